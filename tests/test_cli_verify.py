@@ -1,0 +1,170 @@
+"""``uncobench verify`` / ``schema``: exit codes, JSON output, certificates, bad input."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.cli_helpers import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "mining_supervisor.json"
+
+
+def test_verify_proves_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(capsys, "verify", str(EXAMPLE))
+    assert result.code == 0
+    assert "Appoint Marcus Vance: 60,000 AUD" in result.out
+    assert "necessity-security" in result.out
+
+
+def test_verify_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(capsys, "verify", str(EXAMPLE), "--json")
+    assert result.code == 0
+    doc = json.loads(result.out)
+    assert doc["gold"]["decision"] == "Appoint" and doc["gold"]["number"] == "60000"
+    assert doc["verdict"] == "proved"
+    kinds = {c["kind"] for c in doc["checks"]}
+    assert {"structure", "uniqueness", "necessity"} <= kinds
+    necessity = [c for c in doc["checks"] if c["kind"] == "necessity"]
+    assert all(c["role"] and c["verdict"] == "proved" and c["witness"] for c in necessity)
+
+
+def test_refuted_exit_code_and_core_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(
+        capsys, "verify", str(ROOT / "examples/invalid/unnecessary_role.json"), "--json"
+    )
+    assert result.code == 1
+    doc = json.loads(result.out)
+    refuted = [c for c in doc["checks"] if c["verdict"] == "refuted"]
+    assert refuted[0]["core"]
+
+
+def test_structural_failure_lists_paths(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(capsys, "verify", str(ROOT / "examples/invalid/unknown_fact.json"))
+    assert result.code == 1
+    assert "$.conditions[0].fact" in result.out
+
+
+def test_unknown_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(capsys, "verify", str(EXAMPLE), "--rlimit", "1")
+    assert result.code == 3
+
+
+def test_several_files_and_globs_print_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(capsys, "verify", str(ROOT / "examples" / "*.json"))
+    assert result.code == 0
+    assert "verification summary" in result.out
+    mixed = run_cli(
+        capsys, "verify", str(EXAMPLE), str(ROOT / "examples/invalid/two_eligible.json")
+    )
+    assert mixed.code == 1
+
+
+def test_unreadable_input_exit_2_without_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"id": "x", "candidates": 3}')
+    result = run_cli(capsys, "verify", str(bad))
+    assert result.code == 2
+    assert str(bad) in result.err and "$." in result.err
+    assert "Traceback" not in result.err + result.out
+    missing = run_cli(capsys, "verify", str(tmp_path / "missing.json"))
+    assert missing.code == 2 and "no such file" in missing.err
+    notjson = tmp_path / "notjson.json"
+    notjson.write_text("{not json")
+    assert run_cli(capsys, "verify", str(notjson)).code == 2
+    nomatch = run_cli(capsys, "verify", str(tmp_path / "*.nothing"))
+    assert nomatch.code == 2
+
+
+def test_emit_smt2_writes_one_file_per_query(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_cli(capsys, "verify", str(EXAMPLE), "--emit-smt2", str(tmp_path))
+    assert result.code == 0
+    files = sorted(p.name for p in (tmp_path / "mining_supervisor").iterdir())
+    assert "uniqueness.smt2" in files and "gold.smt2" in files
+    assert sum(name.startswith("necessity-") for name in files) == 6
+    text = (tmp_path / "mining_supervisor" / "uniqueness.smt2").read_text()
+    assert "; expected: unsat" in text and "(check-sat)" in text
+
+
+def test_schema_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    result = run_cli(capsys, "schema")
+    schema = json.loads(result.out)
+    assert result.code == 0
+    assert {"candidates", "roles", "facts", "conditions", "rule"} <= set(schema["properties"])
+    out = tmp_path / "schema.json"
+    assert run_cli(capsys, "schema", "--out", str(out)).code == 0
+    assert json.loads(out.read_text()) == schema
+
+
+BASE: dict[str, Any] = json.loads(EXAMPLE.read_text())
+junk = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@st.composite
+def mutated_specs(draw: st.DrawFn) -> Any:
+    doc: Any = copy.deepcopy(BASE)
+    for _ in range(draw(st.integers(1, 3))):
+        node = doc
+        path = []
+        while isinstance(node, dict | list) and node and draw(st.booleans()):
+            key = draw(
+                st.sampled_from(sorted(node))
+                if isinstance(node, dict)
+                else st.integers(0, len(node) - 1)
+            )
+            path.append(key)
+            parent, node = node, node[key]
+        if not path:
+            doc = draw(junk) if draw(st.integers(0, 9)) == 0 else doc
+            continue
+        action = draw(st.sampled_from(["replace", "delete"]))
+        if action == "delete" and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif action == "delete" and isinstance(parent, list):
+            parent.pop(path[-1])
+        else:
+            parent[path[-1]] = draw(junk)
+    return doc
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutated_specs())
+def test_malformed_specs_never_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: Any
+) -> None:
+    path = tmp_path / "mutant.json"
+    path.write_text(json.dumps(doc))
+    result = run_cli(capsys, "verify", str(path))
+    assert result.code in (0, 1, 2, 3)
+    assert "Traceback" not in result.err + result.out
+    if result.code == 2:
+        assert str(path) in result.err
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=60))
+def test_random_bytes_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], blob: bytes
+) -> None:
+    path = tmp_path / "blob.json"
+    path.write_bytes(blob)
+    result = run_cli(capsys, "verify", str(path))
+    assert result.code == 2
+    assert "Traceback" not in result.err

@@ -1,0 +1,5 @@
+"""The ``uncobench`` command line."""
+
+from ._app import cli, main
+
+__all__ = ["cli", "main"]

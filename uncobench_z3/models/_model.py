@@ -1,0 +1,242 @@
+"""The policy around every provider: retries, concurrency, timeouts, cache and usage.
+
+Providers make one attempt and classify its failure; :class:`Model` decides whether to
+try again and how long to wait (exponential backoff, never shorter than what the server
+asked for in Retry-After, capped), bounds how many calls run at once, bounds each
+attempt with a timeout, answers repeated requests from the on-disk cache, and adds up
+the tokens spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeAlias
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_base
+
+from ..errors import ModelAPIError
+from ._cache import ResponseCache, cache_key
+from ._secrets import logger, redact
+from ._types import (
+    ChatMessage,
+    GenerateConfig,
+    ModelOutput,
+    ModelUsage,
+    ToolChoice,
+    ToolDef,
+    ToolFunction,
+    ToolMode,
+    resolve_tool_choice,
+)
+from ._usage import ModelPrice, price_for, priced, record_usage
+from .providers._base import ModelProvider, ProviderCallError
+
+__all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_TIMEOUT",
+    "Model",
+    "RetryCallback",
+    "Sleep",
+]
+
+RetryCallback: TypeAlias = Callable[[str, int, float, str], None]
+"""``on_retry(model_name, failed_attempt, wait_seconds, reason)``, called before a wait."""
+Sleep: TypeAlias = Callable[[float], Awaitable[None]]
+
+DEFAULT_MAX_CONNECTIONS = 8
+DEFAULT_MAX_ATTEMPTS = 5
+DEFAULT_TIMEOUT = 300.0
+_INITIAL_BACKOFF = 1.0
+# Spread of the random extra wait, as a fraction of the backoff, so that many agents
+# throttled together do not come back together.
+_JITTER = 0.1
+
+
+def _is_retryable(error: BaseException) -> bool:
+    return isinstance(error, ProviderCallError) and error.retryable
+
+
+class _BackoffHonouringRetryAfter(wait_base):
+    """``min(cap, max(exponential backoff + jitter, Retry-After))``."""
+
+    def __init__(self, initial: float, cap: float) -> None:
+        self.initial = initial
+        self.cap = cap
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        backoff = self.initial * 2 ** (retry_state.attempt_number - 1)
+        backoff += random.uniform(0, _JITTER * backoff)
+        error = retry_state.outcome.exception() if retry_state.outcome else None
+        retry_after = getattr(error, "retry_after", None) or 0.0
+        return float(min(self.cap, max(backoff, retry_after)))
+
+
+class Model:
+    """A provider wrapped in this package's calling policy; see :func:`get_model`."""
+
+    def __init__(
+        self,
+        provider: ModelProvider,
+        *,
+        config: GenerateConfig | None = None,
+        cache: ResponseCache | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_retry_wait: float = 60.0,
+        on_retry: RetryCallback | None = None,
+        sleep: Sleep | None = None,
+        price: ModelPrice | None = None,
+    ) -> None:
+        if max_connections < 1 or max_attempts < 1 or max_retry_wait < 0:
+            raise ValueError("max_connections and max_attempts must be >= 1, max_retry_wait >= 0")
+        self.provider = provider
+        self.config = config or GenerateConfig()
+        self.cache = cache
+        self.max_connections = max_connections
+        self.max_attempts = max_attempts
+        self.max_retry_wait = max_retry_wait
+        self.on_retry = on_retry
+        self.price = price or price_for(provider.name)
+        self._sleep: Sleep = sleep or asyncio.sleep
+        self.usage = ModelUsage()
+        """Tokens spent by this model's provider calls (cache hits spend none)."""
+        self.provider_calls = 0
+        self.cache_hits = 0
+        # One semaphore per event loop: a semaphore that ever made a task wait belongs
+        # to that loop, and tests (or a CLI) may drive one Model from several loops.
+        self._semaphores: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Semaphore
+        ] = weakref.WeakKeyDictionary()
+
+    @property
+    def name(self) -> str:
+        return self.provider.name
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r})"
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolDef] | None = None,
+        tool_choice: ToolChoice | None = None,
+        config: GenerateConfig | None = None,
+    ) -> ModelOutput:
+        """One answer to ``messages``, from the cache or the provider.
+
+        ``config`` overrides this model's default settings field by field. Raises
+        :class:`ModelAPIError` when the provider fails and retries do not cure it.
+        """
+        message_list = list(messages)
+        if not message_list:
+            raise ValueError("generate needs at least one message")
+        tool_list = list(tools or [])
+        choice = resolve_tool_choice(tool_choice, tool_list)
+        settings = self.config.merged(config)
+
+        key: str | None = None
+        if self.cache is not None:
+            key = cache_key(
+                self.name, self.provider.cache_identity, message_list, tool_list, choice, settings
+            )
+            cached = self.cache.get(key)
+            if cached is not None:
+                self.cache_hits += 1
+                logger.debug("%s: cache hit %s", self.name, key[:12])
+                return cached
+
+        output = await self._generate_with_retries(message_list, tool_list, choice, settings)
+        output = output.model_copy(
+            update={"usage": priced(output.usage, self.price), "from_cache": False}
+        )
+        self.usage += output.usage
+        record_usage(self.name, output.usage)
+        if self.cache is not None and key is not None:
+            self.cache.put(key, self.name, output)
+        return output
+
+    async def _generate_with_retries(
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolDef],
+        tool_choice: ToolMode | ToolFunction | None,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=_BackoffHonouringRetryAfter(_INITIAL_BACKOFF, self.max_retry_wait),
+            retry=retry_if_exception(_is_retryable),
+            sleep=self._sleep,
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+        attempts = 0
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    return await self._attempt(messages, tools, tool_choice, config)
+        except ProviderCallError as error:
+            tried = f" (after {attempts} attempts)" if attempts > 1 else ""
+            raise ModelAPIError(
+                redact(f"{self.name}: {error}{tried}"), status_code=error.status_code
+            ) from error
+        raise AssertionError("unreachable: tenacity either returns or re-raises")
+
+    async def _attempt(
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolDef],
+        tool_choice: ToolMode | ToolFunction | None,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        timeout = config.timeout or DEFAULT_TIMEOUT
+        # The SDK gets the same bound, so its connection pool gives up in step with us.
+        config = config.model_copy(update={"timeout": timeout})
+        async with self._semaphore():
+            self.provider_calls += 1
+            try:
+                async with asyncio.timeout(timeout):
+                    return await self.provider.generate(messages, tools, tool_choice, config)
+            except TimeoutError:
+                raise ProviderCallError(f"no answer within {timeout:g} s", retryable=True) from None
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        semaphore = self._semaphores.get(loop)
+        if semaphore is None:
+            semaphore = asyncio.Semaphore(self.max_connections)
+            self._semaphores[loop] = semaphore
+        return semaphore
+
+    def _before_sleep(self, retry_state: RetryCallState) -> None:
+        error = retry_state.outcome.exception() if retry_state.outcome else None
+        wait = retry_state.next_action.sleep if retry_state.next_action else 0.0
+        reason = redact(str(error)) if error else "unknown error"
+        logger.warning(
+            "%s: attempt %d failed (%s); retrying in %.1f s",
+            self.name,
+            retry_state.attempt_number,
+            reason,
+            wait,
+        )
+        if self.on_retry is not None:
+            try:
+                self.on_retry(self.name, retry_state.attempt_number, wait, reason)
+            except Exception:  # a broken progress display must not stop the run
+                logger.exception("%s: the on_retry callback failed", self.name)
+
+    async def aclose(self) -> None:
+        """Close the SDK clients the provider created (injected clients stay open)."""
+        await self.provider.aclose()
+
+    async def __aenter__(self) -> Model:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()

@@ -1,0 +1,33 @@
+"""The one place solvers are made: fixed seeds, a timeout and a resource limit per query."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+
+@dataclass(frozen=True)
+class SolverBudget:
+    """Bounds of every query.
+
+    ``timeout_ms`` is wall-clock per ``check``; ``rlimit`` is Z3's deterministic resource
+    count per ``check`` (the same input stops at the same point on any machine), so a verdict
+    of "unknown" caused by the rlimit is reproducible, one caused by the timeout may not be.
+    """
+
+    timeout_ms: int = 2000
+    rlimit: int = 50_000_000
+    seed: int = 0
+
+
+DEFAULT_BUDGET = SolverBudget()
+
+
+def make_solver(budget: SolverBudget = DEFAULT_BUDGET) -> z3.Solver:
+    solver = z3.Solver()
+    solver.set("random_seed", budget.seed)
+    solver.set("timeout", budget.timeout_ms)
+    solver.set("rlimit", budget.rlimit)
+    solver.set("core.minimize", True)
+    return solver

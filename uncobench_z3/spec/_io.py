@@ -1,0 +1,126 @@
+"""Reading and writing JSON documents exactly, with errors that name the file and JSON path."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import SpecReadError
+from ._model import TaskSpec
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def parse_json_text(text: str, source: str) -> Any:
+    """Parse JSON keeping decimals exact (``Decimal``, never ``float``)."""
+    try:
+        return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise SpecReadError(
+            source, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except ValueError as exc:
+        raise SpecReadError(source, f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise SpecReadError(source, "not valid JSON: nested too deeply") from None
+
+
+def load_json(path: str | Path) -> Any:
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecReadError(source, "no such file") from None
+    except IsADirectoryError:
+        raise SpecReadError(source, "is a directory, not a file") from None
+    except UnicodeDecodeError:
+        raise SpecReadError(source, "not UTF-8 text") from None
+    except OSError as exc:
+        raise SpecReadError(source, f"cannot be read ({exc.strerror})") from None
+    return parse_json_text(text, source)
+
+
+def json_path(location: Sequence[int | str]) -> str:
+    """``('facts', 2, 'min')`` -> ``$.facts[2].min``."""
+    out = "$"
+    for part in location:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def validate_document(data: Any, model: type[ModelT], source: str) -> ModelT:
+    """Validate parsed JSON into ``model``; schema violations become one :class:`SpecReadError`."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        located = [
+            (json_path([p for p in e["loc"] if not _is_union_tag(p)]), _clean_message(e))
+            for e in errors
+        ]
+        first_path, first_message = located[0]
+        others = [f"{where}: {message}" for where, message in located[1:6]]
+        if len(located) > 6:
+            others.append(f"and {len(located) - 6} more")
+        detail = first_message + (f" (also: {'; '.join(others)})" if others else "")
+        raise SpecReadError(source, detail, json_path=first_path) from None
+    except RecursionError:
+        raise SpecReadError(source, "document nested too deeply") from None
+
+
+def _is_union_tag(part: int | str) -> bool:
+    # pydantic adds the union member's type name to the location; readers do not need it
+    return isinstance(part, str) and "[" in part
+
+
+def _clean_message(error: Any) -> str:
+    message = str(error.get("msg", "invalid"))
+    if error.get("type") == "missing":
+        return "a required field is missing"
+    if error.get("type") == "extra_forbidden":
+        return "unknown field (check the spelling; `uncobench schema` lists the fields)"
+    return message.removeprefix("Value error, ")
+
+
+def load_spec(path: str | Path) -> TaskSpec:
+    """Read one task spec file. Raises :class:`SpecReadError` with the file and JSON path."""
+    data = load_json(path)
+    if not isinstance(data, dict):
+        raise SpecReadError(str(path), "a spec is a JSON object", json_path="$")
+    return validate_document(data, TaskSpec, str(path))
+
+
+def dump_json(data: Any) -> str:
+    """Stable, human-diffable JSON (sorted keys are *not* used: field order is meaningful)."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write a file so that readers see the old or the new content, never a half."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def spec_to_json(spec: TaskSpec) -> str:
+    return dump_json(spec.model_dump(mode="json", exclude_none=True))

@@ -1,0 +1,294 @@
+"""The typed view of a structurally valid spec, and the reference semantics.
+
+:class:`TypedTask` is what every later stage works on: facts with exact domains, conditions
+with typed operands, the rule with exact weights, and the instance values per candidate.
+Its ``holds`` / ``value`` methods are the *definition* of what a condition and a rule mean,
+written directly on values (Fractions, dates, members). The solver encoding is a second,
+independent implementation on integer codes; tests cross-check the two.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+from ._model import Operation, Operator, TaskSpec
+from ._rounding import RoundingMode, round_fraction
+from ._values import FactType, Value, day_number, from_day_number
+
+Slot = tuple[str, str]
+"""(candidate id, fact key): one cell of the records."""
+
+
+@dataclass(frozen=True)
+class TypedFact:
+    key: str
+    owner: str
+    label: str
+    type: FactType
+    unit: str | None
+    context: str
+    other_contexts: tuple[str, ...]
+    low: Value | None = None
+    high: Value | None = None
+    step: Fraction = Fraction(1)
+    members: tuple[str, ...] = ()
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.type in ("int", "decimal")
+
+    @property
+    def is_ordered(self) -> bool:
+        return self.type in ("int", "decimal", "date")
+
+    # -- integer codes: how the solver sees a value ------------------------------------------
+    def code(self, value: Value) -> int | bool:
+        """The solver code of a value: multiples of ``step``, day numbers, member indexes."""
+        if self.type == "bool":
+            assert isinstance(value, bool)
+            return value
+        if self.type == "date":
+            assert isinstance(value, _dt.date)
+            return day_number(value)
+        if self.type == "enum":
+            assert isinstance(value, str)
+            return self.members.index(value)
+        assert isinstance(value, int | Fraction) and not isinstance(value, bool)
+        units = Fraction(value) / self.step
+        if units.denominator != 1:
+            raise ValueError(f"{value} is not a multiple of the step {self.step}")
+        return int(units)
+
+    def value_of(self, code: int | bool) -> Value:
+        if self.type == "bool":
+            return bool(code)
+        assert not isinstance(code, bool)
+        if self.type == "date":
+            return from_day_number(code)
+        if self.type == "enum":
+            return self.members[code]
+        value = code * self.step
+        if self.type == "int":
+            return int(value)
+        return value
+
+    def code_range(self) -> tuple[int, int]:
+        """Inclusive range of codes (not for booleans)."""
+        if self.type == "enum":
+            return 0, len(self.members) - 1
+        assert self.low is not None and self.high is not None
+        low, high = self.code(self.low), self.code(self.high)
+        assert not isinstance(low, bool) and not isinstance(high, bool)
+        return low, high
+
+    def domain_size(self) -> int:
+        if self.type == "bool":
+            return 2
+        low, high = self.code_range()
+        return high - low + 1
+
+    def domain_values(self) -> list[Value]:
+        """Every admissible value, in order (only for small domains)."""
+        if self.type == "bool":
+            return [False, True]
+        low, high = self.code_range()
+        return [self.value_of(code) for code in range(low, high + 1)]
+
+    def contains(self, value: Value) -> bool:
+        if self.type == "bool":
+            return isinstance(value, bool)
+        if self.type == "enum":
+            return value in self.members
+        try:
+            code = self.code(value)
+        except (ValueError, AssertionError):
+            return False
+        low, high = self.code_range()
+        return isinstance(code, int) and low <= code <= high
+
+
+def _compare(value: Value, op: str, threshold: Value) -> bool:
+    if op == "==":
+        return value == threshold
+    if op == "!=":
+        return value != threshold
+    if isinstance(value, bool) or isinstance(threshold, bool):
+        raise TypeError("booleans are only compared with == and !=")
+    if isinstance(value, str) or isinstance(threshold, str):
+        raise TypeError("enum members are only compared with ==, !=, in, not in")
+    a: Fraction | int = day_number(value) if isinstance(value, _dt.date) else value
+    b: Fraction | int = day_number(threshold) if isinstance(threshold, _dt.date) else threshold
+    if op == ">=":
+        return a >= b
+    if op == ">":
+        return a > b
+    if op == "<=":
+        return a <= b
+    if op == "<":
+        return a < b
+    raise ValueError(f"unknown comparison {op}")
+
+
+@dataclass(frozen=True)
+class TypedCondition:
+    id: str
+    fact: str
+    op: Operator
+    operand: Value | tuple[Value, ...]
+    text: str | None = None
+
+    def holds(self, value: Value) -> bool:
+        """The reference meaning of the condition on one value."""
+        if self.op == "in":
+            assert isinstance(self.operand, tuple)
+            return value in self.operand
+        if self.op == "not in":
+            assert isinstance(self.operand, tuple)
+            return value not in self.operand
+        if self.op == "between":
+            assert isinstance(self.operand, tuple)
+            low, high = self.operand
+            return _compare(value, ">=", low) and _compare(value, "<=", high)
+        assert not isinstance(self.operand, tuple)
+        return _compare(value, self.op, self.operand)
+
+
+@dataclass(frozen=True)
+class TypedRule:
+    operation: Operation
+    operands: tuple[str, ...]
+    label: str
+    unit: str
+    digits: int
+    mode: RoundingMode
+    weights: tuple[Fraction, ...] = ()
+
+    def value(self, operands: Sequence[Fraction]) -> Fraction:
+        """The unrounded result, exactly (the reference definition of each operation)."""
+        a = [Fraction(x) for x in operands]
+        op = self.operation
+        if op == "sum":
+            return sum(a, Fraction(0))
+        if op == "difference":
+            return a[0] - a[1]
+        if op == "product":
+            result = Fraction(1)
+            for x in a:
+                result *= x
+            return result
+        if op == "ratio":
+            return a[0] / a[1]
+        if op == "percentage_of":
+            return a[0] * a[1] / 100
+        if op == "weighted_average":
+            total = sum(self.weights, Fraction(0))
+            return sum((w * x for w, x in zip(self.weights, a, strict=True)), Fraction(0)) / total
+        if op == "capped_sum":
+            return min(sum(a[:-1], Fraction(0)), a[-1])
+        if op == "percentage_change":
+            return (a[1] - a[0]) / a[0] * 100
+        raise ValueError(f"unknown operation {op}")
+
+    def rounded(self, operands: Sequence[Fraction]) -> Fraction:
+        return round_fraction(self.value(operands), self.digits, self.mode)
+
+
+OutcomeKind = Literal["eligible", "none", "ambiguous"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a full assignment of facts decides.
+
+    ``eligible``: exactly one candidate qualifies (with the rounded number);
+    ``none``: nobody qualifies (no number); ``ambiguous``: two or more qualify, which is
+    never a valid answer and always counts as differing from gold.
+    """
+
+    kind: OutcomeKind
+    candidate: str | None = None
+    number: Fraction | None = None
+    eligible: tuple[str, ...] = ()
+
+    def same_output(self, other: Outcome) -> bool:
+        if self.kind != other.kind:
+            return False
+        if self.kind == "ambiguous":
+            return True
+        return self.candidate == other.candidate and self.number == other.number
+
+
+@dataclass
+class TypedTask:
+    """A structurally valid spec, typed. Build it with ``check_structure``."""
+
+    spec: TaskSpec
+    candidates: tuple[str, ...]
+    roles: tuple[str, ...]
+    facts: dict[str, TypedFact]
+    conditions: tuple[TypedCondition, ...]
+    rule: TypedRule
+    values: dict[Slot, Value] = field(default_factory=dict)
+    alternatives: dict[Slot, dict[str, Value]] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def has_values(self) -> bool:
+        return bool(self.values)
+
+    def facts_of(self, role: str) -> list[str]:
+        return [key for key, fact in self.facts.items() if fact.owner == role]
+
+    def slots_of(self, role: str) -> list[Slot]:
+        return [(c, f) for c in self.candidates for f in self.facts_of(role)]
+
+    def all_slots(self) -> list[Slot]:
+        return [(c, f) for c in self.candidates for f in self.facts]
+
+    def candidate_name(self, candidate: str) -> str:
+        for entry in self.spec.candidates:
+            if entry.id == candidate:
+                return entry.name
+        raise KeyError(candidate)
+
+    def role_name(self, role: str) -> str:
+        for entry in self.spec.roles:
+            if entry.id == role:
+                return entry.name
+        raise KeyError(role)
+
+    def decision_facts(self) -> set[str]:
+        """Facts that some condition or the rule reads."""
+        return {c.fact for c in self.conditions} | set(self.rule.operands)
+
+    # -- reference semantics -----------------------------------------------------------------
+    def eligible(self, candidate: str, values: Mapping[Slot, Value]) -> bool:
+        return all(cond.holds(values[(candidate, cond.fact)]) for cond in self.conditions)
+
+    def outcome(self, values: Mapping[Slot, Value] | None = None) -> Outcome:
+        """Decide from ``values`` (default: the instance values), exactly."""
+        values = self.values if values is None else values
+        eligible = tuple(c for c in self.candidates if self.eligible(c, values))
+        if not eligible:
+            return Outcome("none")
+        if len(eligible) > 1:
+            return Outcome("ambiguous", eligible=eligible)
+        chosen = eligible[0]
+        operands = []
+        for key in self.rule.operands:
+            value = values[(chosen, key)]
+            assert isinstance(value, int | Fraction) and not isinstance(value, bool)
+            operands.append(Fraction(value))
+        return Outcome("eligible", chosen, self.rule.rounded(operands), eligible)
+
+    def with_values(self, changes: Mapping[Slot, Value]) -> dict[Slot, Value]:
+        merged = dict(self.values)
+        merged.update(changes)
+        return merged

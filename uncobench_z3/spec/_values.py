@@ -1,0 +1,180 @@
+"""Exact values: parsing JSON scalars into typed values and formatting them back.
+
+A fact's value is one of ``int``, ``Fraction`` (type ``decimal``), ``datetime.date``,
+``str`` (an enum member) or ``bool``. Decimals are never floats: JSON numbers are read as
+:class:`decimal.Decimal` (see ``_io.load_json``) and strings such as ``"12.50"`` are accepted
+too, both converted exactly to :class:`fractions.Fraction`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Literal
+
+FactType = Literal["int", "decimal", "date", "enum", "bool"]
+FACT_TYPES: tuple[FactType, ...] = ("int", "decimal", "date", "enum", "bool")
+
+#: What a fact value is once typed.
+Value = int | Fraction | _dt.date | str | bool
+#: What a JSON document may hold where a value is expected.
+RawScalar = bool | int | Decimal | str
+
+EPOCH = _dt.date(1970, 1, 1)
+
+
+class ValueParseError(ValueError):
+    """A raw scalar cannot be read as the expected type (message is user-facing)."""
+
+
+def parse_fraction(raw: object) -> Fraction:
+    """Read an exact rational from an int, a Decimal or a decimal string (never a float)."""
+    if isinstance(raw, bool):
+        raise ValueParseError(f"expected a number, got the boolean {str(raw).lower()}")
+    if isinstance(raw, int):
+        return Fraction(raw)
+    if isinstance(raw, Decimal):
+        if not raw.is_finite():
+            raise ValueParseError(f"expected a finite number, got {raw}")
+        return Fraction(raw)
+    if isinstance(raw, Fraction):
+        return raw
+    if isinstance(raw, str):
+        text = raw.strip().replace("_", "")
+        try:
+            parsed = Decimal(text)
+        except InvalidOperation:
+            raise ValueParseError(f"expected a decimal number, got {raw!r}") from None
+        if not parsed.is_finite():
+            raise ValueParseError(f"expected a finite number, got {raw!r}")
+        return Fraction(parsed)
+    if isinstance(raw, float):
+        raise ValueParseError(
+            f'got the binary float {raw!r}; write exact decimals as strings such as "12.5"'
+        )
+    raise ValueParseError(f"expected a number, got {type(raw).__name__}")
+
+
+def parse_int(raw: object) -> int:
+    value = parse_fraction(raw)
+    if value.denominator != 1:
+        raise ValueParseError(f"expected an integer, got {format_fraction(value)}")
+    return int(value)
+
+
+def parse_date(raw: object) -> _dt.date:
+    if isinstance(raw, _dt.date):
+        return raw
+    if not isinstance(raw, str):
+        raise ValueParseError(f"expected an ISO date string YYYY-MM-DD, got {type(raw).__name__}")
+    try:
+        return _dt.date.fromisoformat(raw.strip())
+    except ValueError:
+        raise ValueParseError(f"expected an ISO date YYYY-MM-DD, got {raw!r}") from None
+
+
+def parse_bool(raw: object) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    raise ValueParseError(f"expected true or false, got {raw!r}")
+
+
+def parse_value(fact_type: FactType, raw: object, members: list[str] | None = None) -> Value:
+    """Read ``raw`` as a value of ``fact_type``; enum members are checked against ``members``."""
+    if fact_type == "int":
+        return parse_int(raw)
+    if fact_type == "decimal":
+        return parse_fraction(raw)
+    if fact_type == "date":
+        return parse_date(raw)
+    if fact_type == "bool":
+        return parse_bool(raw)
+    if not isinstance(raw, str):
+        raise ValueParseError(f"expected an enum member (a string), got {raw!r}")
+    if members is not None and raw not in members:
+        raise ValueParseError(f"{raw!r} is not one of the declared values {members}")
+    return raw
+
+
+def day_number(day: _dt.date) -> int:
+    """Days since 1970-01-01: how dates are encoded for the solver."""
+    return (day - EPOCH).days
+
+
+def from_day_number(days: int) -> _dt.date:
+    return EPOCH + _dt.timedelta(days=days)
+
+
+def format_fraction(value: Fraction, digits: int | None = None) -> str:
+    """An exact decimal string; ``digits`` fixes the number of decimals (after rounding)."""
+    if digits is not None:
+        if digits <= 0:
+            return str(int(value)) if value.denominator == 1 else _long_decimal(value)
+        scaled = value * 10**digits
+        if scaled.denominator != 1:
+            return _long_decimal(value)
+        sign = "-" if scaled < 0 else ""
+        whole, frac = divmod(abs(int(scaled)), 10**digits)
+        return f"{sign}{whole}.{frac:0{digits}d}"
+    if value.denominator == 1:
+        return str(value.numerator)
+    return _long_decimal(value)
+
+
+def _long_decimal(value: Fraction) -> str:
+    """Exact decimal expansion when finite, otherwise the fraction ``p/q``."""
+    denominator = value.denominator
+    twos = fives = 0
+    while denominator % 2 == 0:
+        denominator //= 2
+        twos += 1
+    while denominator % 5 == 0:
+        denominator //= 5
+        fives += 1
+    if denominator != 1:
+        return f"{value.numerator}/{value.denominator}"
+    digits = max(twos, fives)
+    return format_fraction(value, digits) if digits > 0 else str(int(value))
+
+
+def to_json_scalar(value: Value) -> bool | int | str:
+    """How a typed value is written back into JSON (decimals as exact strings)."""
+    if isinstance(value, bool | int):
+        return value
+    if isinstance(value, Fraction):
+        return format_fraction(value)
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    return value
+
+
+def format_value(
+    value: Value,
+    unit: str | None = None,
+    fact_type: FactType | None = None,
+    digits: int | None = None,
+) -> str:
+    """Human-readable text of a value: thousands separators for numbers, ISO dates.
+
+    ``digits`` fixes the decimals shown for a number (a rounded result keeps its zeros).
+    """
+    if isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif isinstance(value, int) and digits is None:
+        text = f"{value:,}"
+    elif isinstance(value, int | Fraction):
+        exact = format_fraction(Fraction(value), None if digits is None else max(digits, 0))
+        if "/" in exact:
+            text = exact
+        else:
+            whole, _, frac = exact.partition(".")
+            sign = "-" if whole.startswith("-") else ""
+            text = f"{sign}{int(whole.lstrip('-')):,}" + (f".{frac}" if frac else "")
+    elif isinstance(value, _dt.date):
+        text = value.isoformat()
+    else:
+        text = value
+    if unit and fact_type not in ("enum", "bool", "date"):
+        return f"{text} {unit}" if unit != "%" else f"{text}%"
+    return text
