@@ -214,6 +214,15 @@ def small_specs(draw: st.DrawFn, operation: str | None = None) -> TaskSpec:
                     "value": draw(st.sampled_from(_domain_values(fact))),
                 }
             )
+            if draw(st.integers(0, 2)) == 0:  # a record of another context
+                records.append(
+                    {
+                        "candidate": cand["id"],
+                        "fact": fact["key"],
+                        "context": "before",
+                        "value": draw(st.sampled_from(_domain_values(fact))),
+                    }
+                )
     doc = {
         "id": "random_task",
         "domain": "testing",

@@ -28,7 +28,7 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from . import _verify  # noqa: F401  (commands register themselves on import)
+    from . import _perturb, _verify  # noqa: F401  (commands register themselves on import)
 
 
 def main(argv: list[str] | None = None) -> None:

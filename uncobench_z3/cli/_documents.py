@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import SpecReadError
+from ..settings import GROUP_KIND, TaskGroup, verify_group
 from ..solver import SolverBudget, VerificationReport, verify_spec
 from ..spec import TaskSpec, load_json, validate_document
 
@@ -14,15 +15,21 @@ def verify_path(
     budget: SolverBudget,
     certificates: dict[str, dict[str, str]] | None,
 ) -> list[VerificationReport]:
-    """Verify one file (a spec) and return its report(s)."""
+    """Verify one file (a spec or a task group) and return its report(s)."""
     if Path(path).is_dir():
-        raise SpecReadError(path, "is a directory, not a spec file")
+        raise SpecReadError(path, "is a directory, not a spec, group or built benchmark")
     data = load_json(path)
     if not isinstance(data, dict):
-        raise SpecReadError(path, "expected a JSON object (a task spec)", json_path="$")
-    spec = validate_document(data, TaskSpec, path)
+        raise SpecReadError(path, "expected a JSON object (a task spec or group)", json_path="$")
     files: dict[str, str] | None = {} if certificates is not None else None
-    report = verify_spec(spec, path, budget, files)
+    if data.get("kind") == GROUP_KIND:
+        group = validate_document(data, TaskGroup, path)
+        report = verify_group(group, path, budget, files)
+        task_id = group.id
+    else:
+        spec = validate_document(data, TaskSpec, path)
+        report = verify_spec(spec, path, budget, files)
+        task_id = spec.id
     if certificates is not None and files:
-        certificates[spec.id] = files
+        certificates[task_id] = files
     return [report]

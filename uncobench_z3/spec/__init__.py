@@ -24,6 +24,7 @@ from ._model import (
     Record,
     Role,
     Rounding,
+    Scalar,
     TaskSpec,
 )
 from ._rounding import ROUNDING_MODES, Interval, RoundingMode, preimage, round_fraction
@@ -65,6 +66,7 @@ __all__ = [
     "Role",
     "Rounding",
     "RoundingMode",
+    "Scalar",
     "Slot",
     "StructureReport",
     "TaskSpec",

@@ -1,0 +1,203 @@
+"""The paired settings: defects chosen with proofs, follow-up rules as data, group files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.cli_helpers import run_cli
+from uncobench_z3.settings import (
+    SETTING_NAMES,
+    DefectBalance,
+    TaskGroup,
+    is_targeted,
+    perturb,
+    stated_imprecision,
+    stated_value,
+    verify_group,
+)
+from uncobench_z3.solver import Verdict, verify_spec
+from uncobench_z3.spec import check_structure, load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+WELL_POSED = sorted(p for p in (ROOT / "examples").glob("*.json"))
+
+
+def _necessary_alone(spec_path: Path) -> set[str]:
+    report = verify_spec(load_spec(spec_path))
+    return {
+        c.role
+        for c in report.checks
+        if c.kind == "necessity" and c.witness and c.witness["mode"] == "alone" and c.role
+    }
+
+
+@settings(max_examples=15)
+@given(st.sampled_from(WELL_POSED), st.integers(0, 10_000))
+def test_every_produced_defect_is_proved_and_well_formed(path: Path, seed: int) -> None:
+    spec = load_spec(path)
+    result = perturb(spec, seed=seed)
+    assert result.group is not None
+    assert result.report.verdict == Verdict.PROVED
+    group = result.group
+    task = check_structure(spec).task
+    assert task is not None
+    alone = _necessary_alone(path)
+    assert [s.name for s in group.settings] == list(SETTING_NAMES)
+    assert group.setting("reliable").available and not group.setting("reliable").defects
+    for setting in group.settings:
+        for defect in setting.defects:
+            assert defect.role in alone  # never a role that is not necessary (alone)
+            if defect.kind == "misaligned":
+                assert defect.fact is not None
+                for stated in defect.first_reply or []:
+                    if stated.candidate in defect.candidates:
+                        slot = (stated.candidate, stated.fact)
+                        assert stated.context != task.facts[stated.fact].context
+                        assert stated_value(task, stated) != task.values[slot]
+                        assert task.alternatives[slot][stated.context] == stated_value(task, stated)
+            if defect.kind == "incomplete":
+                for stated in defect.first_reply or []:
+                    if stated.candidate in defect.candidates:
+                        fact = task.facts[stated.fact]
+                        statement = stated_imprecision(task, stated)
+                        assert statement.contains(
+                            fact, task.values[(stated.candidate, stated.fact)]
+                        )
+            if defect.kind == "missed":
+                assert defect.first_reply is None and defect.targeted_follow_up.any_request
+            for stated in defect.resolved_reply or []:
+                assert stated_value(task, stated) == task.values[(stated.candidate, stated.fact)]
+        if setting.name == "mixed" and setting.available:
+            assert sorted(d.kind for d in setting.defects) == ["incomplete", "misaligned", "missed"]
+            assert len({d.role for d in setting.defects}) == 3
+    # the full, correct evidence determines the gold answer in every setting
+    assert group.gold.to_outcome().same_output(task.outcome())
+    # and the group re-verifies from its data alone
+    assert verify_group(group).verdict == Verdict.PROVED
+
+
+def test_same_seed_same_group_different_seed_may_differ() -> None:
+    spec = load_spec(ROOT / "examples/mining_supervisor.json")
+    a = perturb(spec, seed=3).group
+    b = perturb(spec, seed=3).group
+    assert a is not None and b is not None
+    assert a.model_dump_json() == b.model_dump_json()
+    groups = {perturb(spec, seed=s).group.model_dump_json() for s in range(6)}  # type: ignore[union-attr]
+    assert len(groups) > 1
+
+
+def test_balance_spreads_defects_over_roles() -> None:
+    spec = load_spec(ROOT / "examples/semiconductor_packaging_contract.json")
+    balance = DefectBalance()
+    roles = set()
+    for seed in range(8):
+        group = perturb(spec, seed=seed, balance=balance).group
+        assert group is not None
+        roles.add(group.setting("missed").defects[0].role)
+    assert len(roles) >= 4  # the missed defect moves over the team instead of repeating
+
+
+def test_no_eligible_candidate_has_no_mixed_setting() -> None:
+    result = perturb(load_spec(ROOT / "examples/healthcare_nurse_manager.json"), seed=0)
+    assert result.group is not None
+    mixed = result.group.setting("mixed")
+    assert not mixed.available and mixed.reason and "three roles" in mixed.reason
+    assert "mixed" in result.unavailable
+    for name in ("misaligned", "incomplete", "missed"):
+        assert result.group.setting(name).available  # type: ignore[arg-type]
+
+
+def test_ill_posed_spec_gives_no_group() -> None:
+    result = perturb(load_spec(ROOT / "examples/invalid/unnecessary_role.json"))
+    assert result.group is None and result.report.verdict == Verdict.REFUTED
+
+
+def test_follow_up_rules() -> None:
+    group = TaskGroup.model_validate_json(
+        (ROOT / "examples/groups/mining_supervisor.group.json").read_text()
+    )
+    rules = {d.kind: d.targeted_follow_up for s in group.settings for d in s.defects}
+    generic = "Could you double-check your records and send them again?"
+    for kind in ("misaligned", "incomplete"):
+        assert not is_targeted(rules[kind], generic)
+    assert is_targeted(rules["missed"], generic)
+    mis = next(d for d in group.setting("misaligned").defects)
+    fact = group.spec.facts[[f.key for f in group.spec.facts].index(mis.fact)]
+    assert is_targeted(
+        mis.targeted_follow_up,
+        f"Please send the {fact.label} for the {fact.context}, not another one.",
+    )
+    assert is_targeted(mis.targeted_follow_up, f"That {fact.label} looks like a mismatch.")
+    assert not is_targeted(mis.targeted_follow_up, f"What about the {fact.label}?")
+    inc = next(d for d in group.setting("incomplete").defects)
+    inc_fact = group.spec.facts[[f.key for f in group.spec.facts].index(inc.fact)]
+    assert is_targeted(inc.targeted_follow_up, f"What is the EXACT {inc_fact.label.upper()}?!")
+    assert not is_targeted(inc.targeted_follow_up, "What is the exact figure?")
+
+
+@pytest.mark.parametrize(
+    ("name", "failing"),
+    [
+        ("misaligned_irrelevant", "validity-misaligned-hr"),
+        ("incomplete_irrelevant", "validity-incomplete-hr"),
+        ("incomplete_untruthful", "validity-incomplete-hr-records"),
+        ("wrong_gold", "gold-identical"),
+    ],
+)
+def test_invalid_group_examples_are_refuted(name: str, failing: str) -> None:
+    path = ROOT / "examples/groups/invalid" / f"{name}.group.json"
+    group = TaskGroup.model_validate_json(path.read_text())
+    report = verify_group(group)
+    assert report.verdict == Verdict.REFUTED
+    assert [c.name for c in report.checks if c.verdict == Verdict.REFUTED] == [failing]
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "examples/groups").glob("*.json")), ids=lambda p: p.stem
+)
+def test_group_examples_verify(path: Path) -> None:
+    group = TaskGroup.model_validate_json(path.read_text())
+    assert verify_group(group).verdict == Verdict.PROVED
+
+
+def test_cli_perturb_then_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "group.json"
+    result = run_cli(
+        capsys,
+        "perturb",
+        str(ROOT / "examples/aerospace_test_stand.json"),
+        "--out",
+        str(out),
+        "--quiet",
+    )
+    assert result.code == 0 and out.exists()
+    checked = run_cli(capsys, "verify", str(out), "--json")
+    assert checked.code == 0
+    doc = json.loads(checked.out)
+    assert doc["document"] == "group"
+    validity = [c for c in doc["checks"] if c["kind"] == "validity"]
+    assert {c["setting"] for c in validity} == {"misaligned", "incomplete", "missed", "mixed"}
+    assert all(c["verdict"] == "proved" and c["witness"] for c in validity)
+    certs = tmp_path / "certs"
+    assert run_cli(capsys, "verify", str(out), "--emit-smt2", str(certs)).code == 0
+    names = {p.stem for p in (certs / "aerospace_test_stand").glob("*.smt2")}
+    assert any(n.startswith("validity-misaligned") for n in names)
+    assert "validity-mixed-combined" in names
+
+
+def test_cli_perturb_refuses_ill_posed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "group.json"
+    result = run_cli(
+        capsys,
+        "perturb",
+        str(ROOT / "examples/invalid/two_eligible.json"),
+        "--out",
+        str(out),
+        "--quiet",
+    )
+    assert result.code == 1 and not out.exists()

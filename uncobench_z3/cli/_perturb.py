@@ -1,0 +1,48 @@
+"""``uncobench perturb``: the paired task group of one spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from ..settings import perturb as build_group
+from ..solver import SolverBudget, Verdict
+from ..spec import dump_json, load_spec, write_text_atomic
+from ._app import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, cli
+from ._verify import _print_report, console
+
+
+@cli.command()
+@click.argument("spec_path", type=click.Path(dir_okay=False))
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the task group (JSON).",
+)
+@click.option("--seed", default=0, show_default=True, help="Chooses the designated defects.")
+@click.option("--timeout-ms", default=2000, show_default=True, help="Solver timeout per query.")
+@click.option("--quiet", is_flag=True, help="Print only a one-line summary.")
+def perturb(spec_path: str, out: Path, seed: int, timeout_ms: int, quiet: bool) -> int:
+    """Derive the Reliable/Misaligned/Incomplete/Missed/Mixed group of a verified spec.
+
+    Every defect comes with a solver proof that it matters; the group is written only when
+    the spec itself is well-posed.
+    """
+    spec = load_spec(spec_path)
+    result = build_group(
+        spec, seed=seed, budget=SolverBudget(timeout_ms=timeout_ms), source=spec_path
+    )
+    if not quiet:
+        _print_report(result.report)
+    if result.group is None:
+        console.print("[bold red]no group written:[/] the spec is not well-posed")
+        return EXIT_UNKNOWN if result.report.verdict == Verdict.UNKNOWN else EXIT_REFUTED
+    write_text_atomic(out, dump_json(result.group.model_dump(mode="json", exclude_none=True)))
+    available = [s.name for s in result.group.settings if s.available]
+    console.print(f"wrote {escape(str(out))}: settings {', '.join(available)}")
+    for name, reason in result.unavailable.items():
+        console.print(f"  [yellow]{name} unavailable:[/] {escape(reason)}")
+    return EXIT_OK if result.report.verdict == Verdict.PROVED else EXIT_UNKNOWN
