@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.cli_helpers import run_cli
+from uncobench_z3.construct import InstantiationError, SpecGenerator, instantiate, load_library
 from uncobench_z3.settings import (
     SETTING_NAMES,
     DefectBalance,
@@ -20,33 +21,26 @@ from uncobench_z3.settings import (
     stated_value,
     verify_group,
 )
-from uncobench_z3.solver import Verdict, verify_spec
-from uncobench_z3.spec import check_structure, load_spec
+from uncobench_z3.solver import Verdict, brute_force_differs
+from uncobench_z3.spec import TaskSpec, check_structure, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 WELL_POSED = sorted(p for p in (ROOT / "examples").glob("*.json"))
 
 
-def _necessary_alone(spec_path: Path) -> set[str]:
-    report = verify_spec(load_spec(spec_path))
-    return {
-        c.role
-        for c in report.checks
-        if c.kind == "necessity" and c.witness and c.witness["mode"] == "alone" and c.role
-    }
-
-
-@settings(max_examples=15)
-@given(st.sampled_from(WELL_POSED), st.integers(0, 10_000))
-def test_every_produced_defect_is_proved_and_well_formed(path: Path, seed: int) -> None:
-    spec = load_spec(path)
+def assert_group_properties(spec: TaskSpec, seed: int) -> None:
+    """The properties every produced group must have (used on examples and generated specs)."""
     result = perturb(spec, seed=seed)
     assert result.group is not None
     assert result.report.verdict == Verdict.PROVED
     group = result.group
     task = check_structure(spec).task
     assert task is not None
-    alone = _necessary_alone(path)
+    alone = {
+        c.role
+        for c in result.report.checks
+        if c.kind == "necessity" and c.witness and c.witness["mode"] == "alone" and c.role
+    }
     assert [s.name for s in group.settings] == list(SETTING_NAMES)
     assert group.setting("reliable").available and not group.setting("reliable").defects
     for setting in group.settings:
@@ -60,14 +54,21 @@ def test_every_produced_defect_is_proved_and_well_formed(path: Path, seed: int) 
                         assert stated.context != task.facts[stated.fact].context
                         assert stated_value(task, stated) != task.values[slot]
                         assert task.alternatives[slot][stated.context] == stated_value(task, stated)
+                        # independent check: exact evaluation with the wrong value differs
+                        changed = task.outcome(task.with_values({slot: stated_value(task, stated)}))
+                        assert not changed.same_output(task.outcome())
             if defect.kind == "incomplete":
                 for stated in defect.first_reply or []:
                     if stated.candidate in defect.candidates:
+                        slot = (stated.candidate, stated.fact)
                         fact = task.facts[stated.fact]
                         statement = stated_imprecision(task, stated)
-                        assert statement.contains(
-                            fact, task.values[(stated.candidate, stated.fact)]
+                        assert statement.contains(fact, task.values[slot])
+                        allowed = [v for v in _bounded_domain(fact) if statement.contains(fact, v)]
+                        brute = brute_force_differs(
+                            task, task.outcome(), [slot], restrict={slot: allowed}
                         )
+                        assert brute.status == "found"  # the answer is open under the reply
             if defect.kind == "missed":
                 assert defect.first_reply is None and defect.targeted_follow_up.any_request
             for stated in defect.resolved_reply or []:
@@ -77,8 +78,41 @@ def test_every_produced_defect_is_proved_and_well_formed(path: Path, seed: int) 
             assert len({d.role for d in setting.defects}) == 3
     # the full, correct evidence determines the gold answer in every setting
     assert group.gold.to_outcome().same_output(task.outcome())
+    # the same seed gives the same group
+    again = perturb(spec, seed=seed).group
+    assert again is not None and again.model_dump_json() == group.model_dump_json()
     # and the group re-verifies from its data alone
     assert verify_group(group).verdict == Verdict.PROVED
+
+
+def _bounded_domain(fact):  # type: ignore[no-untyped-def]
+    if fact.type in ("bool", "enum") or fact.domain_size() <= 5000:
+        return fact.domain_values()
+    low, high = fact.code_range()
+    step = max(1, (high - low) // 4000)
+    return [fact.value_of(c) for c in range(low, high + 1, step)]
+
+
+@settings(max_examples=12)
+@given(st.sampled_from(WELL_POSED), st.integers(0, 10_000))
+def test_every_produced_defect_is_proved_and_well_formed(path: Path, seed: int) -> None:
+    assert_group_properties(load_spec(path), seed)
+
+
+LIBRARY = load_library()
+
+
+@settings(max_examples=20)
+@given(st.integers(0, 2**20), st.integers(0, 400), st.booleans())
+def test_properties_hold_on_generated_instances(seed: int, index: int, plan_none: bool) -> None:
+    draft = SpecGenerator(LIBRARY, seed).draft(index, plan_none)
+    try:
+        spec = instantiate(draft, seed)
+    except InstantiationError:
+        assume(False)
+    result = perturb(spec, seed=seed)
+    assume(result.group is not None)
+    assert_group_properties(spec, seed)
 
 
 def test_same_seed_same_group_different_seed_may_differ() -> None:

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import __version__
-from ..errors import ConsistencyError, InputError, UncobenchError
+from ..errors import ConsistencyError, InputError, ResumeError, UncobenchError
 
 EXIT_OK, EXIT_REFUTED, EXIT_INPUT, EXIT_UNKNOWN, EXIT_BUG = 0, 1, 2, 3, 4
 
@@ -28,7 +28,7 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from . import _perturb, _verify  # noqa: F401  (commands register themselves on import)
+    from . import _build, _perturb, _verify  # noqa: F401  (commands register on import)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_INPUT if exc.exit_code == 2 else exc.exit_code)
-    except InputError as exc:
+    except (InputError, ResumeError) as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
         sys.exit(EXIT_INPUT)
     except ConsistencyError as exc:

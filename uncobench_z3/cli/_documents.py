@@ -17,7 +17,9 @@ def verify_path(
 ) -> list[VerificationReport]:
     """Verify one file (a spec or a task group) and return its report(s)."""
     if Path(path).is_dir():
-        raise SpecReadError(path, "is a directory, not a spec, group or built benchmark")
+        from ..construct import verify_benchmark
+
+        return verify_benchmark(path, budget)
     data = load_json(path)
     if not isinstance(data, dict):
         raise SpecReadError(path, "expected a JSON object (a task spec or group)", json_path="$")

@@ -84,6 +84,21 @@ def _print_summary(reports: list[VerificationReport], unreadable: list[str]) -> 
     console.print(table)
 
 
+def _print_aggregate(reports: list[VerificationReport], unreadable: list[str]) -> None:
+    """For a built benchmark: counts instead of a thousand rows."""
+    table = Table(title="verification summary", header_style="bold")
+    table.add_column("documents")
+    for verdict in Verdict:
+        table.add_column(verdict.label, justify="right")
+    table.add_column("checks", justify="right")
+    counts = {v: sum(1 for r in reports if r.verdict == v) for v in Verdict}
+    checks = sum(len(r.checks) for r in reports)
+    table.add_row(str(len(reports)), *[str(counts[v]) for v in Verdict], str(checks))
+    console.print(table)
+    if unreadable:
+        console.print(f"[bold red]{len(unreadable)} unreadable input(s)[/]")
+
+
 def exit_code_of(reports: list[VerificationReport], unreadable: int) -> int:
     if unreadable:
         return EXIT_INPUT
@@ -150,9 +165,13 @@ def verify(
                 )
             )
     else:
+        many = len(reports) > 20
         for report in reports:
-            _print_report(report)
-        if len(reports) + len(unreadable) > 1:
+            if not many or report.verdict != Verdict.PROVED:
+                _print_report(report)
+        if many:
+            _print_aggregate(reports, unreadable)
+        elif len(reports) + len(unreadable) > 1:
             _print_summary(reports, unreadable)
         if emit_dir is not None:
             console.print(f"[dim]certificates written under {escape(str(emit_dir))}[/]")

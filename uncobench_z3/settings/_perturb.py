@@ -6,14 +6,19 @@ kind of defect in the batch (:class:`DefectBalance`), ties broken by a seeded sh
 the first option whose validity the solver proves is taken. Only roles proved necessary
 *alone* carry defects. When no option of a kind is valid, the setting is marked unavailable
 with the reason (the construction pipeline then re-instantiates or drops the instance).
+
+Options are screened by exact evaluation first (does substituting the wrong-context value,
+or some value the imprecise statement allows, change the answer?), so the solver is asked
+mostly to *prove* what will be kept rather than to refute what will be thrown away.
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TypeVar
 
 from ..solver import (
@@ -26,14 +31,14 @@ from ..solver import (
     combine,
     prove_task,
 )
-from ..spec import Answer, Outcome, TaskSpec, TypedTask, to_json_scalar
+from ..spec import Answer, Outcome, Slot, TaskSpec, TypedTask, Value, to_json_scalar
 from ._followup import incomplete_rule, misaligned_rule, missed_rule
 from ._imprecise import Imprecision, imprecise_statements
 from ._model import SETTING_NAMES, Defect, ProofSummary, Setting, StatedValue, TaskGroup
 from ._validity import DefectChecker
 
-MAX_VALIDITY_QUERIES = 60
 MIXED_POOL = 4
+MIXED_TRIES = 12
 T = TypeVar("T")
 
 
@@ -51,6 +56,21 @@ class DefectBalance:
         fact_type = task.facts[defect.fact].type if defect.fact else "role"
         self.by_type[(defect.kind, fact_type)] += 1
         self.by_role[(defect.kind, task.role_name(defect.role))] += 1
+
+    @classmethod
+    def rotating(cls, index: int) -> DefectBalance:
+        """A balance that prefers a different fact type for each index of a batch.
+
+        Parallel builders cannot share a running balance; rotating the preference by the
+        group's index spreads defects over fact types just as well, and deterministically.
+        """
+        balance = cls()
+        types = ["int", "decimal", "date", "enum", "bool"]
+        shift = index % len(types)
+        for rank, fact_type in enumerate(types[shift:] + types[:shift]):
+            for kind in ("misaligned", "incomplete"):
+                balance.by_type[(kind, fact_type)] = rank
+        return balance
 
 
 @dataclass
@@ -72,16 +92,42 @@ def _true_values(task: TypedTask, fact: str) -> list[StatedValue]:
     ]
 
 
+def _probe_values(task: TypedTask, slot: Slot, statement: Imprecision | None) -> list[Value]:
+    """Values worth evaluating for a slot: the ends, the middle, and around each threshold."""
+    fact = task.facts[slot[1]]
+    if statement is not None and statement.options is not None:
+        return list(statement.options)
+    if fact.type in ("bool", "enum"):
+        return fact.domain_values()
+    if statement is not None:
+        assert statement.low is not None and statement.high is not None
+        low, high = fact.code(statement.low), fact.code(statement.high)
+    else:
+        low, high = fact.code_range()
+    assert not isinstance(low, bool) and not isinstance(high, bool)
+    codes = {low, high, (low + high) // 2}
+    for cond in task.conditions:
+        if cond.fact != slot[1]:
+            continue
+        operands = cond.operand if isinstance(cond.operand, tuple) else (cond.operand,)
+        for operand in operands:
+            centre = fact.code(operand) if fact.type == "date" else None
+            if centre is None:
+                assert isinstance(operand, int) or hasattr(operand, "denominator")
+                centre = int(operand / fact.step)  # type: ignore[operator]
+            assert not isinstance(centre, bool)
+            codes.update(centre + d for d in (-1, 0, 1, 2))
+    return [fact.value_of(c) for c in sorted(codes) if low <= c <= high]
+
+
 class _Chooser:
     def __init__(self, proof: TaskProof, seed: int, balance: DefectBalance) -> None:
         assert proof.task is not None and proof.gold is not None and proof.checker is not None
         self.task: TypedTask = proof.task
         self.gold: Outcome = proof.gold
-        self.checks = DefectChecker(proof.checker, proof.gold)
+        self.checks = DefectChecker(proof.checker, proof.gold, want_cores=False)
         self.balance = balance
         self.rng = random.Random(f"{seed}:{self.task.id}")
-        self.queries = 0
-        self._validity: dict[str, bool] = {}
         self.alone = [
             c.role
             for c in proof.report.checks
@@ -91,6 +137,24 @@ class _Chooser:
             and c.witness is not None
             and c.witness.get("mode") == "alone"
         ]
+        self._proved: dict[str, list[CheckResult] | None] = {}
+        failing = {
+            c: {cond.fact for cond in self.task.conditions
+                if not cond.holds(self.task.values[(c, cond.fact)])}
+            for c in self.task.candidates
+        }  # fmt: skip
+        chosen = self.gold.candidate
+
+        def can_matter(slot: Slot) -> bool:
+            # One changed value changes the answer only for the chosen candidate, or for a
+            # candidate excluded by that fact alone (which would then qualify).
+            return slot[0] == chosen or failing[slot[0]] == {slot[1]}
+
+        self.can_matter = can_matter
+
+    def changes(self, changed: dict[Slot, Value]) -> bool:
+        """Exact evaluation: does the answer differ with these values?"""
+        return not self.task.outcome(self.task.with_values(changed)).same_output(self.gold)
 
     def _ordered(self, options: list[tuple[str, str, str, T]]) -> list[T]:
         """Options (kind, fact type, role, payload) by balance score, then a seeded shuffle."""
@@ -100,25 +164,32 @@ class _Chooser:
         ]
         return [options[i][3] for _, _, i in sorted(keyed)]
 
-    # -- option generators (payloads are ready-made defects, validated lazily) ----------------
-    def misaligned_options(self) -> list[Defect]:
+    def proved(self, setting: str, defect: Defect) -> list[CheckResult] | None:
+        """The defect's checks when all are proved (each defect is proved at most once)."""
+        key = defect.model_dump_json()
+        if key not in self._proved:
+            checks = self.checks.check(setting, defect)
+            valid = combine([c.verdict for c in checks]) == Verdict.PROVED
+            self._proved[key] = checks if valid else None
+        return self._proved[key]
+
+    # -- candidates that exact evaluation says will matter ------------------------------------
+    def misaligned_defects(self) -> list[Defect]:
         options: list[tuple[str, str, str, Defect]] = []
         for role in self.alone:
             for fact in self.task.facts_of(role):
                 for candidate in self.task.candidates:
-                    for context, value in sorted(
-                        self.task.alternatives.get((candidate, fact), {}).items()
-                    ):
-                        if value == self.task.values[(candidate, fact)]:
+                    slot = (candidate, fact)
+                    if not self.can_matter(slot):
+                        continue
+                    for context, value in sorted(self.task.alternatives.get(slot, {}).items()):
+                        if value == self.task.values[slot] or not self.changes({slot: value}):
                             continue
                         reply = [
-                            s
-                            if s.candidate != candidate
-                            else s.model_copy(
-                                update={"context": context, "value": to_json_scalar(value)}
-                            )
+                            s if s.candidate != candidate else s.model_copy(
+                                update={"context": context, "value": to_json_scalar(value)})
                             for s in _true_values(self.task, fact)
-                        ]
+                        ]  # fmt: skip
                         defect = Defect(
                             kind="misaligned",
                             role=role,
@@ -134,34 +205,47 @@ class _Chooser:
                         options.append(("misaligned", self.task.facts[fact].type, role, defect))
         return self._ordered(options)
 
-    def incomplete_options(self) -> list[tuple[Defect, list[Imprecision]]]:
-        options: list[tuple[str, str, str, tuple[Defect, list[Imprecision]]]] = []
+    def incomplete_defects(self) -> Iterator[Defect]:
+        """Incomplete defects in balance order; the statement is found lazily (it costs)."""
+        options: list[tuple[str, str, str, Slot]] = []
         decision = self.task.decision_facts()
         for role in self.alone:
             for fact in self.task.facts_of(role):
-                if fact not in decision:
-                    continue
                 for candidate in self.task.candidates:
                     slot = (candidate, fact)
-                    statements = imprecise_statements(self.task.facts[fact], self.task.values[slot])
-                    if statements:
-                        base = Defect(
-                            kind="incomplete",
-                            role=role,
-                            fact=fact,
-                            candidates=[candidate],
-                            first_reply=[],
-                            targeted_follow_up=incomplete_rule(self.task, fact),
-                            resolved_reply=_true_values(self.task, fact),
-                            rationale=f"{self.task.candidate_name(candidate)}'s "
-                            f"{self.task.facts[fact].label} is given imprecisely",
-                        )
-                        options.append(
-                            ("incomplete", self.task.facts[fact].type, role, (base, statements))
-                        )
-        return self._ordered(options)
+                    if fact in decision and self.can_matter(slot):
+                        options.append(("incomplete", self.task.facts[fact].type, role, slot))
+        for candidate, fact in self._ordered(options):
+            chosen = self._first_open_statement((candidate, fact))
+            if chosen is None:
+                continue
+            reply = [
+                s if s.candidate != candidate else StatedValue(
+                    candidate=candidate, fact=fact, context=s.context, **chosen.json_fields())
+                for s in _true_values(self.task, fact)
+            ]  # fmt: skip
+            yield Defect(
+                kind="incomplete",
+                role=self.task.facts[fact].owner,
+                fact=fact,
+                candidates=[candidate],
+                first_reply=reply,
+                targeted_follow_up=incomplete_rule(self.task, fact),
+                resolved_reply=_true_values(self.task, fact),
+                rationale=f"{self.task.candidate_name(candidate)}'s "
+                f"{self.task.facts[fact].label} is given imprecisely",
+            )
 
-    def missed_options(self) -> list[Defect]:
+    def _first_open_statement(self, slot: Slot) -> Imprecision | None:
+        """The most precise truthful statement under which some allowed value changes the answer."""
+        fact = self.task.facts[slot[1]]
+        for statement in imprecise_statements(fact, self.task.values[slot]):
+            for value in _probe_values(self.task, slot, statement):
+                if self.changes({slot: value}):
+                    return statement
+        return None
+
+    def missed_defects(self) -> list[Defect]:
         options: list[tuple[str, str, str, Defect]] = [
             (
                 "missed",
@@ -180,60 +264,13 @@ class _Chooser:
         ]
         return self._ordered(options)
 
-    # -- validation ---------------------------------------------------------------------------
-    def _valid(self, setting: str, defect: Defect) -> list[CheckResult] | None:
-        """The defect's checks when all are proved (each option is tried at most once)."""
-        key = defect.model_dump_json()
-        if self._validity.get(key) is False:
-            return None
-        if key not in self._validity:
-            if self.queries >= MAX_VALIDITY_QUERIES:
-                return None
-            self.queries += 1
-        checks = self.checks.check(setting, defect)
-        valid = combine([c.verdict for c in checks]) == Verdict.PROVED
-        self._validity[key] = valid
-        return checks if valid else None
-
-    def valid_misaligned(self, setting: str) -> Iterator[tuple[Defect, list[CheckResult]]]:
-        for defect in self.misaligned_options():
-            checks = self._valid(setting, defect)
+    def valid(
+        self, setting: str, defects: Iterable[Defect]
+    ) -> Iterator[tuple[Defect, list[CheckResult]]]:
+        for defect in defects:
+            checks = self.proved(setting, defect)
             if checks is not None:
                 yield defect, checks
-
-    def valid_incomplete(self, setting: str) -> Iterator[tuple[Defect, list[CheckResult]]]:
-        for base, statements in self.incomplete_options():
-            assert base.fact is not None
-            candidate = base.candidates[0]
-            for statement in statements:
-                reply = [
-                    s
-                    if s.candidate != candidate
-                    else StatedValue(
-                        candidate=candidate,
-                        fact=base.fact,
-                        context=s.context,
-                        **statement.json_fields(),
-                    )
-                    for s in _true_values(self.task, base.fact)
-                ]
-                defect = base.model_copy(update={"first_reply": reply})
-                checks = self._valid(setting, defect)
-                if checks is not None:
-                    yield defect, checks
-                    break
-
-    def valid_missed(self, setting: str) -> Iterator[tuple[Defect, list[CheckResult]]]:
-        for defect in self.missed_options():
-            checks = self.checks.check(setting, defect)
-            if combine([c.verdict for c in checks]) == Verdict.PROVED:
-                yield defect, checks
-
-
-def _first(
-    found: Iterator[tuple[Defect, list[CheckResult]]],
-) -> tuple[Defect, list[CheckResult]] | None:
-    return next(found, None)
 
 
 def perturb(
@@ -254,17 +291,18 @@ def perturb(
     checks: list[CheckResult] = list(proof.report.checks)
     settings: dict[str, Setting] = {"reliable": Setting(name="reliable")}
     unavailable: dict[str, str] = {}
-    single = {
-        "misaligned": _first(chooser.valid_misaligned("misaligned")),
-        "incomplete": _first(chooser.valid_incomplete("incomplete")),
-        "missed": _first(chooser.valid_missed("missed")),
+    pools: dict[str, list[Defect]] = {
+        "misaligned": chooser.misaligned_defects(),
+        "incomplete": _Lazy(chooser.incomplete_defects()),
+        "missed": chooser.missed_defects(),
     }
     reasons = {
         "misaligned": "no wrong-context record of a necessary role changes the answer",
         "incomplete": "no imprecise statement of a necessary role leaves the answer open",
         "missed": "no role is necessary on its own",
     }
-    for name, found in single.items():
+    for name, pool in pools.items():
+        found = next(chooser.valid(name, pool), None)
         if found is None:
             unavailable[name] = reasons[name]
             settings[name] = Setting(name=name, available=False, reason=reasons[name])
@@ -272,7 +310,7 @@ def perturb(
         defect, defect_checks = found
         checks += defect_checks
         settings[name] = Setting(name=name, defects=[defect])
-    mixed = _choose_mixed(chooser)
+    mixed = _choose_mixed(chooser, pools)
     if mixed is None:
         reason = "no three different roles each carry a valid defect" + (
             " (with no eligible candidate at most three roles can be necessary alone)"
@@ -292,12 +330,11 @@ def perturb(
     report = proof.report.model_copy(
         update={"checks": checks, "verdict": verdict, "document": "group"}
     )
-    gold = Answer.from_outcome(task, chooser.gold)
     group = TaskGroup(
         id=spec.id,
         seed=seed,
         spec=spec,
-        gold=gold,
+        gold=Answer.from_outcome(task, chooser.gold),
         settings=[settings[name] for name in SETTING_NAMES],
         proofs=ProofSummary(
             verdict=verdict.label, checks={c.name: c.verdict.label for c in checks}
@@ -306,26 +343,50 @@ def perturb(
     return Perturbation(group, report, unavailable)
 
 
-def _choose_mixed(chooser: _Chooser) -> tuple[list[Defect], list[CheckResult]] | None:
+class _Lazy(list[Defect]):
+    """A list filled from an iterator on demand, so a pool can be walked twice cheaply."""
+
+    def __init__(self, source: Iterator[Defect]) -> None:
+        super().__init__()
+        self._source = source
+
+    def __iter__(self) -> Iterator[Defect]:
+        index = 0
+        while True:
+            if index < len(self):
+                yield self[index]
+            else:
+                item = next(self._source, None)
+                if item is None:
+                    return
+                self.append(item)
+                yield item
+            index += 1
+
+
+def _choose_mixed(
+    chooser: _Chooser, pools: dict[str, list[Defect]]
+) -> tuple[list[Defect], list[CheckResult]] | None:
     """Three valid defects on three different roles whose combination also matters."""
-    mis = [
-        found
-        for _, found in zip(range(MIXED_POOL), chooser.valid_misaligned("mixed"), strict=False)
-    ]
-    inc = [
-        found
-        for _, found in zip(range(MIXED_POOL), chooser.valid_incomplete("mixed"), strict=False)
-    ]
-    missed = list(chooser.valid_missed("mixed"))
-    for m_defect, m_checks in mis:
-        for i_defect, i_checks in inc:
+    mis = list(islice(chooser.valid("misaligned", pools["misaligned"]), MIXED_POOL))
+    inc = list(islice(chooser.valid("incomplete", pools["incomplete"]), MIXED_POOL))
+    missed = list(chooser.valid("missed", pools["missed"]))
+    tries = 0
+    for m_defect, _ in mis:
+        for i_defect, _ in inc:
             if i_defect.role == m_defect.role:
                 continue
-            for s_defect, s_checks in missed:
+            for s_defect, _ in missed:
                 if s_defect.role in (m_defect.role, i_defect.role):
                     continue
+                tries += 1
+                if tries > MIXED_TRIES:
+                    return None
                 defects = [m_defect, i_defect, s_defect]
                 combined = chooser.checks.combined("mixed", defects)
-                if combined.verdict == Verdict.PROVED:
-                    return defects, [*m_checks, *i_checks, *s_checks, combined]
+                if combined.verdict != Verdict.PROVED:
+                    continue
+                named = [check for d in defects for check in chooser.checks.check("mixed", d)]
+                if combine([c.verdict for c in named]) == Verdict.PROVED:
+                    return defects, [*named, combined]
     return None

@@ -45,10 +45,11 @@ def stated_imprecision(task: TypedTask, stated: StatedValue) -> Imprecision:
 class DefectChecker:
     """Runs the validity checks of defects on a task's live solver."""
 
-    def __init__(self, checker: Checker, gold: Outcome) -> None:
+    def __init__(self, checker: Checker, gold: Outcome, want_cores: bool = True) -> None:
         self.checker = checker
         self.task = checker.task
         self.gold = gold
+        self.want_cores = want_cores
 
     # -- helpers ------------------------------------------------------------------------------
     def _result(
@@ -182,7 +183,7 @@ class DefectChecker:
             return checks
         pinned = [s for s in self.task.all_slots() if s not in substituted]
         extras = [self.checker.ts.encoding.value_equals_term(s, v) for s, v in substituted.items()]
-        result = self.checker.ts.query(base, pinned, GOAL_DIFFERS, extras)
+        result = self.checker.ts.query(base, pinned, GOAL_DIFFERS, extras, self.want_cores)
         contexts = sorted(
             {s.context for s in defect.first_reply or [] if (s.candidate, s.fact) in substituted}
         )
@@ -216,7 +217,7 @@ class DefectChecker:
             return checks
         pinned = [s for s in self.task.all_slots() if s not in imprecise]
         extras = [self.range_term(slot, st) for slot, st in imprecise.items()]
-        result = self.checker.ts.query(base, pinned, GOAL_DIFFERS, extras)
+        result = self.checker.ts.query(base, pinned, GOAL_DIFFERS, extras, self.want_cores)
         claim = f"{defect.role}'s imprecise reply allows another value"
         checks.append(
             self._result(
@@ -286,7 +287,7 @@ class DefectChecker:
         enc = self.checker.ts.encoding
         extras = [enc.value_equals_term(s, v) for s, v in substituted.items()]
         extras += [self.range_term(s, st) for s, st in imprecise.items()]
-        result = self.checker.ts.query(name, pinned, GOAL_DIFFERS, extras)
+        result = self.checker.ts.query(name, pinned, GOAL_DIFFERS, extras, self.want_cores)
         roles = ", ".join(d.role for d in defects)
         return self._result(
             name,

@@ -55,6 +55,9 @@ class TaskSolver:
         self._ints: dict[str, z3.ArithRef] = {}
         self._extra_guards: dict[str, str] = {}
         self._extra_text: list[str] = []
+        self._recorded_codes = {
+            slot: task.facts[slot[1]].code(value) for slot, value in task.values.items()
+        }
         self.queries = 0
 
     # -- z3 handles, created once -----------------------------------------------------------
@@ -69,6 +72,16 @@ class TaskSolver:
         if ref is None:
             ref = self._ints[name] = z3.Int(name, self.solver.ctx)
         return ref
+
+    def _check(self, literals: Sequence[str]) -> z3.CheckSatResult:
+        """``Solver.check(*assumptions)`` without z3py's per-assumption casting, which costs
+        more than the check itself for a small task (the literals are Bool constants already)."""
+        array = (z3.Ast * len(literals))()
+        for i, literal in enumerate(literals):
+            array[i] = self._bool(literal).as_ast()
+        ctx = self.solver.ctx.ref()
+        result = z3.Z3_solver_check_assumptions(ctx, self.solver.solver, len(literals), array)
+        return z3.CheckSatResult(result)
 
     def guard(self, term: str) -> str:
         """A literal that switches on the constraint ``term`` (added once)."""
@@ -88,29 +101,41 @@ class TaskSolver:
         pinned: Iterable[Slot],
         goal: str | None = None,
         extras: Sequence[str] = (),
+        want_core: bool = True,
     ) -> QueryResult:
-        """Is there an assignment with ``pinned`` slots at their values, ``goal`` and ``extras``?"""
+        """Is there an assignment with ``pinned`` slots at their values, ``goal`` and ``extras``?
+
+        ``want_core=False`` skips extracting (and minimising) the unsat core, the costly part of
+        an unsatisfiable answer, when only the status matters (search, not reporting).
+        """
+        pinned = list(pinned)
         literals = [pin_literal(slot) for slot in pinned]
         literals += [self.guard(term) for term in extras]
         if goal is not None:
             literals.append(goal)
         self.queries += 1
-        status = self.solver.check(*[self._bool(lit) for lit in literals])
+        status = self._check(literals)
         result = QueryResult(name, _status(status), literals, list(extras))
         if status == z3.sat:
             model = self.solver.model()
-            result.codes = self._read_codes(model)
+            result.codes = self._read_codes(model, set(pinned))
             result.solver_outcome = self._read_outcome(model)
         elif status == z3.unsat:
-            result.core = sorted(str(lit) for lit in self.solver.unsat_core())
+            if want_core:
+                result.core = sorted(lit.decl().name() for lit in self.solver.unsat_core())
         else:
             result.reason = self.solver.reason_unknown()
         return result
 
-    def _read_codes(self, model: z3.ModelRef) -> dict[Slot, int | bool]:
+    def _read_codes(self, model: z3.ModelRef, pinned: set[Slot]) -> dict[Slot, int | bool]:
+        """Every slot's code: pinned slots hold their recorded value, the rest come from the
+        model (reading a model through the Python API is the slow part of a query)."""
         codes: dict[Slot, int | bool] = {}
         for slot in self.task.all_slots():
             fact = self.task.facts[slot[1]]
+            if slot in pinned:
+                codes[slot] = self._recorded_codes[slot]
+                continue
             var = slot_var(slot)
             if fact.type == "bool":
                 codes[slot] = z3.is_true(model.eval(self._bool(var), model_completion=True))

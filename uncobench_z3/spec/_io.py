@@ -16,6 +16,8 @@ from ..errors import SpecReadError
 from ._model import TaskSpec
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 def _reject_constant(name: str) -> Any:
@@ -116,6 +118,7 @@ def write_text_atomic(path: str | Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,121 @@
+"""Reading task groups from disk: a built benchmark folder, a JSON Lines file or group files.
+
+A built benchmark is a folder with ``manifest.json`` and ``groups.jsonl`` (one task group a
+line). Errors name the file, the line and the JSON path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from ..errors import SpecReadError
+from ..settings import GROUP_KIND, TaskGroup, verify_group
+from ..solver import CheckResult, SolverBudget, Verdict, VerificationReport
+from ..spec import check_structure, load_json, parse_json_text, validate_document
+from ._render import RenderedTask, render_task
+
+GROUPS_FILE = "groups.jsonl"
+MANIFEST_FILE = "manifest.json"
+
+
+def iter_jsonl_groups(path: Path) -> list[TaskGroup]:
+    groups = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecReadError(str(path), f"cannot be read ({exc.strerror})") from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        source = f"{path}:{number}"
+        data = parse_json_text(line, source)
+        if not isinstance(data, dict) or data.get("kind") != GROUP_KIND:
+            raise SpecReadError(source, "expected a task group object", json_path="$")
+        groups.append(validate_document(data, TaskGroup, source))
+    return groups
+
+
+def load_groups(path: str | Path) -> list[TaskGroup]:
+    """Task groups from a benchmark folder, a ``.jsonl`` file or a single group file."""
+    target = Path(path)
+    if target.is_dir():
+        jsonl = target / GROUPS_FILE
+        if not jsonl.exists():
+            raise SpecReadError(str(target), f"is not a built benchmark (no {GROUPS_FILE})")
+        return iter_jsonl_groups(jsonl)
+    if target.suffix == ".jsonl":
+        return iter_jsonl_groups(target)
+    data = load_json(target)
+    if not isinstance(data, dict) or data.get("kind") != GROUP_KIND:
+        raise SpecReadError(
+            str(target), "expected a task group (kind: uncobench-task-group)", json_path="$"
+        )
+    return [validate_document(data, TaskGroup, str(target))]
+
+
+def rendered_of(group: TaskGroup) -> RenderedTask:
+    """The group's rendered text (rendered now, from its seed, if the file has none)."""
+    if group.rendered is not None:
+        return RenderedTask.model_validate(group.rendered)
+    task = check_structure(group.spec).task
+    if task is None:
+        raise SpecReadError(group.id, "the group's spec is not structurally valid")
+    return render_task(task, group.seed)
+
+
+def _verify_chunk(lines: list[str], source: str, budget: SolverBudget) -> list[VerificationReport]:
+    reports = []
+    for line in lines:
+        group = TaskGroup.model_validate_json(line)
+        reports.append(verify_group(group, f"{source}#{group.id}", budget))
+    return reports
+
+
+def verify_benchmark(
+    path: str | Path, budget: SolverBudget, workers: int | None = None
+) -> list[VerificationReport]:
+    """Re-prove every group of a built benchmark (in parallel), and its content hash."""
+    target = Path(path)
+    groups_file = target / GROUPS_FILE
+    load_groups(target)  # validates every line first: bad input is an error, not a verdict
+    text = groups_file.read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.strip()]
+    reports: list[VerificationReport] = []
+    manifest = load_json(target / MANIFEST_FILE) if (target / MANIFEST_FILE).exists() else None
+    expected = manifest.get("content_hash") if isinstance(manifest, dict) else None
+    actual = hashlib.sha256(text.encode()).hexdigest()
+    reports.append(
+        VerificationReport(
+            source=str(target / MANIFEST_FILE),
+            task_id="manifest",
+            verdict=Verdict.PROVED if expected == actual else Verdict.REFUTED,
+            checks=[
+                CheckResult(
+                    name="content-hash",
+                    kind="consistency",
+                    verdict=Verdict.PROVED if expected == actual else Verdict.REFUTED,
+                    summary="groups.jsonl matches the manifest's content hash"
+                    if expected == actual
+                    else f"groups.jsonl hash {actual[:12]} differs from the manifest's "
+                    f"{str(expected)[:12]}",
+                )
+            ],
+        )
+    )
+    workers = max(1, workers or os.cpu_count() or 1)
+    size = max(1, len(lines) // (workers * 4) or 1)
+    chunks = [lines[i : i + size] for i in range(0, len(lines), size)]
+    source = str(groups_file)
+    if workers == 1 or len(chunks) == 1:
+        for chunk in chunks:
+            reports += _verify_chunk(chunk, source, budget)
+        return reports
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for found in pool.map(
+            _verify_chunk, chunks, [source] * len(chunks), [budget] * len(chunks)
+        ):
+            reports += found
+    return reports

@@ -1,0 +1,121 @@
+"""One candidate group through stages 3-7: instantiate, prove, perturb, render, read back.
+
+:func:`process_candidate` is a plain function of serializable inputs with no hidden state,
+so the pipeline can run it in worker processes (or on a cluster) and get the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel
+
+from ..settings import DefectBalance, perturb
+from ..solver import DEFAULT_BUDGET, SolverBudget, Verdict
+from ..spec import check_structure
+from ._generate import Draft
+from ._instantiate import InstantiationError, instantiate
+from ._reader import validate_rendering
+from ._render import render_task
+
+Stage = Literal["spec_validation", "logical_verification", "rendering_validation"]
+REQUIRED_SETTINGS = ("misaligned", "incomplete", "missed")
+
+
+class CandidateOutcome(BaseModel):
+    """What became of one candidate group (a line of the build's work files)."""
+
+    index: int
+    domain: str
+    operation: str
+    scenario: str
+    plan_none: bool
+    retained: bool
+    stage: Stage | None = None
+    reason: str | None = None
+    attempts: int = 0
+    group_json: str | None = None
+
+
+def _failure_reason(report_checks: list[tuple[str, Verdict, str]]) -> str:
+    for name, verdict, summary in report_checks:
+        if verdict != Verdict.PROVED:
+            kind = name.split("-")[0]
+            return f"{kind}: {summary}"
+    return "not well-posed"
+
+
+def process_candidate(
+    draft: Draft,
+    seed: int,
+    index: int,
+    attempts: int = 3,
+    budget: SolverBudget = DEFAULT_BUDGET,
+) -> CandidateOutcome:
+    """Instantiate (up to ``attempts`` times), prove, perturb, render and validate a draft."""
+    base = {
+        "index": index,
+        "domain": draft.domain,
+        "operation": draft.operation,
+        "scenario": draft.scenario_id,
+        "plan_none": draft.plan_none,
+    }
+    reason = "no attempt made"
+    for attempt in range(attempts):
+        try:
+            spec = instantiate(draft, seed, attempt, budget)
+        except InstantiationError as exc:
+            reason = f"instantiation: {exc}"
+            continue
+        result = perturb(spec, seed=seed, balance=DefectBalance.rotating(index), budget=budget)
+        if result.group is None:
+            checks = [(c.name, c.verdict, c.summary) for c in result.report.checks]
+            reason = _failure_reason(checks)
+            continue
+        missing = [name for name in REQUIRED_SETTINGS if name in result.unavailable]
+        if "mixed" in result.unavailable and result.group.gold.eligible:
+            missing.append("mixed")
+        if missing:
+            reason = f"settings: no valid {', '.join(missing)} defect"
+            continue
+        task = check_structure(spec).task
+        assert task is not None
+        rendered = render_task(task, seed)
+        problems = validate_rendering(task, rendered, task.outcome(), seed)
+        if problems:
+            return CandidateOutcome(
+                **base,
+                retained=False,
+                stage="rendering_validation",
+                reason=problems[0],
+                attempts=attempt + 1,
+            )
+        group = result.group.model_copy(
+            update={
+                "rendered": rendered.model_dump(mode="json"),
+                "provenance": {
+                    "scenario": draft.scenario_id,
+                    "domain": draft.domain,
+                    "operation": draft.operation,
+                    "index": index,
+                    "attempt": attempt,
+                    "generator": "offline",
+                    "renderer": "template",
+                },
+            }
+        )
+        return CandidateOutcome(
+            **base,
+            retained=True,
+            attempts=attempt + 1,
+            group_json=compact_json(group.model_dump(mode="json", exclude_none=True)),
+        )
+    return CandidateOutcome(
+        **base, retained=False, stage="logical_verification", reason=reason, attempts=attempts
+    )
+
+
+def compact_json(data: object) -> str:
+    """One JSON Lines line: compact, key order as given, exact (no floats anywhere)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,322 @@
+"""Solver-guided instantiation (construction stage 3): values chosen by Z3, not sampled.
+
+A *plan* fixes the shape of the answer first: which candidate is eligible (or none), and
+which condition facts each other candidate fails. The plan becomes hard constraints on the
+task's own SMT encoding (a condition holds / fails for a candidate). Plausible values - inside
+the scenario's typical range, on round figures - enter as *soft targets*: one assumption
+literal per value; when the targets contradict the plan, the unsat core names the culprits,
+they are dropped and the solver chooses those values itself. One solver, a handful of checks.
+
+With no eligible candidate, every role must still be necessary (jointly; see the engine): the
+roles are split into three groups, one per candidate, each candidate failing a condition of
+every role of its group and nothing else; one group is a single role, which makes that role
+necessary alone and gives the unreliable settings a defect to carry.
+
+Records of the *other* contexts are then added: for the slots that decide the answer, a value
+that would flip it (the April clearance that failed), elsewhere a plausible different value.
+The perturbation stage proves which of them matter.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import z3
+
+from ..solver import DEFAULT_BUDGET, SolverBudget, TaskEncoding, make_solver, slot_var
+from ..spec import (
+    Record,
+    Slot,
+    TaskSpec,
+    TypedCondition,
+    TypedFact,
+    TypedTask,
+    Value,
+    check_structure,
+    parse_value,
+    to_json_scalar,
+)
+from ._generate import Draft
+
+MAX_RELAXATIONS = 12
+ALTERNATIVE_SHARE = 0.35
+
+
+class InstantiationError(Exception):
+    """The plan cannot be realised for this draft (a reason for the pass-rate table)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    eligible: str | None
+    failing: dict[str, tuple[str, ...]]
+    """Per ineligible candidate, the condition facts it fails (it passes all others)."""
+
+
+def _typed(draft: Draft) -> TypedTask:
+    report = check_structure(draft.spec)
+    if report.task is None:
+        raise InstantiationError("the draft is not structurally valid")
+    return report.task
+
+
+def _condition_facts_by_role(task: TypedTask) -> dict[str, list[str]]:
+    by_role: dict[str, list[str]] = {}
+    for cond in task.conditions:
+        owner = task.facts[cond.fact].owner
+        if cond.fact not in by_role.setdefault(owner, []):
+            by_role[owner].append(cond.fact)
+    return by_role
+
+
+def make_plan(task: TypedTask, plan_none: bool, rng: random.Random) -> Plan:
+    candidates = list(task.candidates)
+    by_role = _condition_facts_by_role(task)
+    if not plan_none:
+        chosen = rng.choice(candidates)
+        failing = {}
+        condition_facts = [c.fact for c in task.conditions]
+        for candidate in candidates:
+            if candidate == chosen:
+                continue
+            count = 1 if rng.random() < 0.7 else 2
+            failing[candidate] = tuple(
+                rng.sample(condition_facts, min(count, len(condition_facts)))
+            )
+        return Plan(chosen, failing)
+    roles = list(by_role)
+    if len(roles) < 3 or len(roles) != len(task.roles):
+        raise InstantiationError("with no eligible candidate every role needs a condition")
+    rng.shuffle(roles)
+    # sizes: one singleton group, the rest split as evenly as possible
+    rest = len(roles) - 1
+    sizes = [1, rest // 2, rest - rest // 2]
+    groups, start = [], 0
+    for size in sizes:
+        groups.append(roles[start : start + size])
+        start += size
+    rng.shuffle(candidates)
+    failing = {
+        candidate: tuple(rng.choice(by_role[role]) for role in group)
+        for candidate, group in zip(candidates, groups, strict=True)
+    }
+    return Plan(None, failing)
+
+
+def _grid(fact: TypedFact, typical: tuple[object, object] | None) -> tuple[int, int]:
+    """Code range of the typical values (the whole domain when no hint applies)."""
+    low, high = fact.code_range()
+    if typical is None or fact.type in ("enum", "bool"):
+        return low, high
+    try:
+        t_low = fact.code(parse_value(fact.type, typical[0]))
+        t_high = fact.code(parse_value(fact.type, typical[1]))
+    except (ValueError, AssertionError):
+        return low, high
+    assert not isinstance(t_low, bool) and not isinstance(t_high, bool)
+    t_low, t_high = max(low, t_low), min(high, t_high)
+    return (t_low, t_high) if t_low <= t_high else (low, high)
+
+
+def _round_code(fact: TypedFact, code: int, rng: random.Random, low: int, high: int) -> int:
+    """Prefer round figures: snap to a multiple of 10 or 5 steps when that stays in range."""
+    if fact.type not in ("int", "decimal"):
+        return code
+    for unit in (10, 5, 2):
+        if rng.random() < 0.6:
+            snapped = round(code / unit) * unit
+            if low <= snapped <= high:
+                return snapped
+    return code
+
+
+def _target(
+    fact: TypedFact,
+    typical: tuple[object, object] | None,
+    rng: random.Random,
+    wanted: bool | None,
+    conditions: list[TypedCondition],
+) -> int | bool:
+    """A plausible code, drawn so that the fact's conditions hold (``wanted`` True) or fail
+    (False) when a few draws allow it; the solver repairs the rest."""
+    best: int | bool = False
+    for _ in range(24):
+        if fact.type == "bool":
+            code: int | bool = rng.random() < 0.5
+        else:
+            low, high = _grid(fact, typical)
+            code = _round_code(fact, rng.randint(low, high), rng, low, high)
+        best = code
+        if wanted is None or all(c.holds(fact.value_of(code)) for c in conditions) == wanted:
+            return code
+    return best
+
+
+def _alternative(
+    task: TypedTask,
+    slot: Slot,
+    value: Value,
+    want_flip: bool | None,
+    rng: random.Random,
+    typical: tuple[object, object] | None,
+) -> Value | None:
+    """Another plausible value; ``want_flip`` asks that the fact's conditions change outcome."""
+    fact = task.facts[slot[1]]
+    conditions = [c for c in task.conditions if c.fact == slot[1]]
+    holds_now = all(c.holds(value) for c in conditions)
+    options: list[Value] = []
+    if fact.type in ("bool", "enum"):
+        options = [v for v in fact.domain_values() if v != value]
+    else:
+        low, high = _grid(fact, typical)
+        span = high - low
+        code = fact.code(value)
+        assert not isinstance(code, bool)
+        for _ in range(24):
+            delta = rng.randint(1, max(1, span // 3 or 1)) * rng.choice((-1, 1))
+            candidate = _round_code(fact, min(high, max(low, code + delta)), rng, low, high)
+            if candidate != code:
+                options.append(fact.value_of(candidate))
+        if want_flip and conditions:
+            d_low, d_high = fact.code_range()
+            options += [fact.value_of(c) for c in _flip_codes(task, slot, d_low, d_high, rng)]
+    if want_flip is not None and conditions:
+        options = [v for v in options if all(c.holds(v) for c in conditions) != holds_now]
+    return rng.choice(options) if options else None
+
+
+def _flip_codes(task: TypedTask, slot: Slot, low: int, high: int, rng: random.Random) -> list[int]:
+    """A few codes across the domain, so a flipping value exists even far from typical."""
+    return sorted({rng.randint(low, high) for _ in range(24)})
+
+
+class Instantiator:
+    """Chooses the values of one draft with Z3."""
+
+    def __init__(self, draft: Draft, budget: SolverBudget = DEFAULT_BUDGET) -> None:
+        self.draft = draft
+        self.task = _typed(draft)
+        self.budget = budget
+
+    def values(self, plan: Plan, rng: random.Random) -> dict[Slot, Value]:
+        task = self.task
+        encoding = TaskEncoding(task)
+        solver = make_solver(self.budget)
+        solver.set("core.minimize", False)  # any core will do: half of it is dropped anyway
+        solver.from_string(encoding.text)
+        hard = []
+        for candidate in task.candidates:
+            for fact_key in {c.fact for c in task.conditions}:
+                names = [f"cond.{candidate}.{c.id}" for c in task.conditions if c.fact == fact_key]
+                holds = names[0] if len(names) == 1 else f"(and {' '.join(names)})"
+                fails = candidate in plan.failing and fact_key in plan.failing[candidate]
+                hard.append(f"(not {holds})" if fails else holds)
+        solver.from_string("\n".join(f"(assert {term})" for term in hard))
+        targets: dict[str, tuple[Slot, int | bool]] = {}
+        lines = []
+        for slot in task.all_slots():
+            fact = task.facts[slot[1]]
+            conditions = [c for c in task.conditions if c.fact == slot[1]]
+            wanted = None
+            if conditions:
+                wanted = not (slot[0] in plan.failing and slot[1] in plan.failing[slot[0]])
+            code = _target(fact, self._typical(slot[1]), rng, wanted, conditions)
+            literal = f"t.{slot[0]}.{slot[1]}"
+            value = (
+                ("true" if code else "false")
+                if isinstance(code, bool)
+                else (str(code) if code >= 0 else f"(- {-code})")
+            )
+            lines.append(f"(declare-const {literal} Bool)")
+            lines.append(f"(assert (=> {literal} (= {slot_var(slot)} {value})))")
+            targets[literal] = (slot, code)
+        solver.from_string("\n".join(lines))
+        active = dict.fromkeys(targets)
+        for _ in range(MAX_RELAXATIONS):
+            status = solver.check(*[z3.Bool(lit, solver.ctx) for lit in active])
+            if status == z3.sat:
+                return self._read(solver)
+            if status != z3.unsat:
+                raise InstantiationError(f"the solver gave up: {solver.reason_unknown()}")
+            core = [str(lit) for lit in solver.unsat_core()]
+            if not core:
+                raise InstantiationError("the plan contradicts the fact domains")
+            for literal in core[: max(1, len(core) // 2)]:
+                active.pop(literal, None)
+        status = solver.check()
+        if status != z3.sat:
+            raise InstantiationError("the plan contradicts the fact domains")
+        return self._read(solver)
+
+    def _typical(self, fact_key: str) -> tuple[object, object] | None:
+        hint = self.draft.hints.get(fact_key)
+        return hint.typical if hint else None
+
+    def _read(self, solver: z3.Solver) -> dict[Slot, Value]:
+        model = solver.model()
+        out: dict[Slot, Value] = {}
+        for slot in self.task.all_slots():
+            fact = self.task.facts[slot[1]]
+            var = slot_var(slot)
+            if fact.type == "bool":
+                code: int | bool = z3.is_true(model.eval(z3.Bool(var, solver.ctx), True))
+            else:
+                code = model.eval(z3.Int(var, solver.ctx), True).as_long()
+            out[slot] = fact.value_of(code)
+        return out
+
+    def alternatives(
+        self, plan: Plan, values: dict[Slot, Value], rng: random.Random
+    ) -> list[Record]:
+        """Records of other contexts: decisive flips where they matter, noise elsewhere."""
+        task = self.task
+        decisive: dict[Slot, bool] = {}
+        if plan.eligible is not None:
+            for cond in task.conditions:
+                decisive[(plan.eligible, cond.fact)] = True
+            for key in task.rule.operands:
+                decisive.setdefault((plan.eligible, key), False)
+        for candidate, facts in plan.failing.items():
+            if len(facts) == 1:
+                decisive[(candidate, facts[0])] = True
+        records = []
+        for slot in task.all_slots():
+            fact = task.facts[slot[1]]
+            if not fact.other_contexts:
+                continue
+            chance = 0.6 if slot in decisive else ALTERNATIVE_SHARE
+            if rng.random() >= chance:
+                continue
+            want_flip = decisive.get(slot)
+            alt = _alternative(
+                task,
+                slot,
+                values[slot],
+                want_flip if want_flip else None,
+                rng,
+                self._typical(slot[1]),
+            )
+            if alt is None or alt == values[slot]:
+                continue
+            context = rng.choice(fact.other_contexts)
+            records.append(
+                Record(candidate=slot[0], fact=slot[1], context=context, value=to_json_scalar(alt))
+            )
+        return records
+
+
+def instantiate(
+    draft: Draft, seed: int, attempt: int = 0, budget: SolverBudget = DEFAULT_BUDGET
+) -> TaskSpec:
+    """The draft with records: a plan realised by the solver, plus other-context records."""
+    rng = random.Random(f"instantiate:{seed}:{draft.spec.id}:{attempt}")
+    instantiator = Instantiator(draft, budget)
+    plan = make_plan(instantiator.task, draft.plan_none, rng)
+    values = instantiator.values(plan, rng)
+    records = [
+        Record(candidate=c, fact=f, value=to_json_scalar(values[(c, f)]))
+        for c, f in instantiator.task.all_slots()
+    ]
+    records += instantiator.alternatives(plan, values, rng)
+    return draft.spec.model_copy(update={"records": records})

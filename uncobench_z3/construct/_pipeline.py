@@ -1,0 +1,279 @@
+"""``uncobench build``: candidate groups through every stage, in parallel, resumably.
+
+Candidates are drafted in order (drafting balances domains and operations over the batch, so
+it is sequential and cheap), then processed in chunks by worker processes. Each finished chunk
+is written atomically to ``<out>/.work/``; an interrupted build resumes by skipping finished
+chunks. The output keeps the first ``groups`` retained candidates in index order, so a
+resumed build writes the same bytes as an uninterrupted one, with any number of workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .. import __version__
+from .._assets import asset_path
+from ..errors import ConfigError, ResumeError
+from ..solver import SolverBudget
+from ..spec import dump_json, load_json, write_text_atomic
+from ._benchfile import GROUPS_FILE, MANIFEST_FILE
+from ._candidate import CandidateOutcome, process_candidate
+from ._generate import Draft, SpecGenerator
+from ._library import load_library
+from ._stats import benchmark_stats
+
+WORK_DIR = ".work"
+BENCHMARK_KIND = "uncobench-benchmark"
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """Everything that determines the output bytes (workers do not)."""
+
+    groups: int = 1000
+    seed: int = 7
+    none_share: float = 0.2
+    attempts: int = 3
+    chunk: int = 20
+    timeout_ms: int = 2000
+    library: str = ""
+
+    def digest(self) -> str:
+        text = json.dumps({**asdict(self), "version": __version__}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    manifest: dict[str, object]
+    resumed_chunks: int
+    reused: bool
+
+
+ProgressHook = Callable[[int, int, int], None]
+"""``(candidates done, groups retained, groups wanted)``."""
+
+
+def library_digest(path: Path | None = None) -> str:
+    """A hash of the scenario library's files: a changed library is a changed build."""
+    root = path or asset_path("generators")
+    digest = hashlib.sha256()
+    for file in sorted(root.rglob("*.json")):
+        digest.update(file.relative_to(root).as_posix().encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def plan_none(seed: int, index: int, share: float) -> bool:
+    return random.Random(f"plan:{seed}:{index}").random() < share
+
+
+def _process_chunk(
+    drafts: list[tuple[int, Draft | None, str | None]], config: BuildConfig
+) -> list[CandidateOutcome]:
+    budget = SolverBudget(timeout_ms=config.timeout_ms)
+    out = []
+    for index, draft, error in drafts:
+        if draft is None:
+            out.append(CandidateOutcome(
+                index=index, domain="?", operation="?", scenario="?", plan_none=False,
+                retained=False, stage="spec_validation", reason=error,
+            ))  # fmt: skip
+            continue
+        out.append(process_candidate(draft, config.seed, index, config.attempts, budget))
+    return out
+
+
+class _Drafter:
+    """Drafts candidates strictly in index order (the generator's balance is sequential)."""
+
+    def __init__(self, config: BuildConfig) -> None:
+        from ._generate import DraftError
+
+        self.config = config
+        self.generator = SpecGenerator(load_library(), config.seed)
+        self.next_index = 0
+        self._error = DraftError
+
+    def chunk(self, number: int) -> list[tuple[int, Draft | None, str | None]]:
+        start = number * self.config.chunk
+        assert start == self.next_index, "chunks are drafted in order"
+        out: list[tuple[int, Draft | None, str | None]] = []
+        for index in range(start, start + self.config.chunk):
+            none = plan_none(self.config.seed, index, self.config.none_share)
+            try:
+                out.append((index, self.generator.draft(index, none), None))
+            except self._error as exc:
+                out.append((index, None, str(exc)))
+        self.next_index = start + self.config.chunk
+        return out
+
+
+def _chunk_path(out: Path, number: int) -> Path:
+    return out / WORK_DIR / f"chunk-{number:05d}.jsonl"
+
+
+def _read_chunk(path: Path) -> list[CandidateOutcome]:
+    return [
+        CandidateOutcome.model_validate_json(line) for line in path.read_text().splitlines() if line
+    ]
+
+
+def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[CandidateOutcome]]:
+    """Check the output folder against the configuration; return finished chunks."""
+    work = out / WORK_DIR
+    stamp = work / "config.json"
+    if (out / MANIFEST_FILE).exists() and not work.exists():
+        manifest = load_json(out / MANIFEST_FILE)
+        if isinstance(manifest, dict) and manifest.get("config_hash") == config.digest():
+            return {}
+        if not force:
+            raise ResumeError(
+                f"{out} holds a benchmark built with another configuration; "
+                "use --force to rebuild it or choose another --out"
+            )
+    if work.exists():
+        previous = load_json(stamp) if stamp.exists() else {}
+        if isinstance(previous, dict) and previous.get("config_hash") != config.digest():
+            if not force:
+                raise ResumeError(
+                    f"{out} holds an interrupted build with another configuration; "
+                    "use --force to discard it"
+                )
+            shutil.rmtree(work)
+    if force and (out / MANIFEST_FILE).exists():
+        (out / MANIFEST_FILE).unlink()
+    work.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(stamp, dump_json({"config_hash": config.digest(), "config": asdict(config)}))
+    done = {}
+    for path in sorted(work.glob("chunk-*.jsonl")):
+        done[int(path.stem.split("-")[1])] = _read_chunk(path)
+    return done
+
+
+def _retained(chunks: dict[int, list[CandidateOutcome]]) -> tuple[int, int]:
+    """Groups retained in the contiguous finished prefix of chunks, and its length."""
+    count = prefix = 0
+    while prefix in chunks:
+        count += sum(o.retained for o in chunks[prefix])
+        prefix += 1
+    return count, prefix
+
+
+def build_benchmark(
+    out: str | Path,
+    groups: int = 1000,
+    seed: int = 7,
+    none_share: float = 0.2,
+    workers: int | None = None,
+    force: bool = False,
+    progress: ProgressHook | None = None,
+    timeout_ms: int = 2000,
+) -> BuildResult:
+    """Build (or resume, or reuse) a verified benchmark of ``groups`` task groups."""
+    if groups < 1:
+        raise ConfigError("--groups must be at least 1")
+    if not 0 <= none_share <= 1:
+        raise ConfigError("--none-share must lie between 0 and 1")
+    target = Path(out)
+    config = BuildConfig(
+        groups=groups,
+        seed=seed,
+        none_share=none_share,
+        timeout_ms=timeout_ms,
+        library=library_digest(),
+    )
+    chunks = _prepare(target, config, force)
+    if not (target / WORK_DIR).exists():
+        manifest = load_json(target / MANIFEST_FILE)
+        assert isinstance(manifest, dict)
+        return BuildResult(target, manifest, 0, reused=True)
+    resumed = len(chunks)
+    workers = max(1, workers or os.cpu_count() or 1)
+    drafter = _Drafter(config)
+
+    def report() -> None:
+        if progress is not None:
+            done = sum(len(c) for c in chunks.values())
+            progress(done, min(groups, sum(o.retained for c in chunks.values() for o in c)), groups)
+
+    report()
+    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
+    pending: dict[Future[list[CandidateOutcome]], int] = {}
+    number = 0
+
+    def projected() -> float:
+        # retained so far plus what the chunks in flight will probably add
+        done = sum(o.retained for c in chunks.values() for o in c)
+        return done + 0.9 * config.chunk * len(pending)
+
+    try:
+        while _retained(chunks)[0] < groups:
+            while len(pending) < 2 * workers and (projected() < groups or not pending):
+                drafts = drafter.chunk(number)
+                number += 1
+                if number - 1 in chunks:
+                    continue  # finished before an interruption: drafted only to replay the order
+                if pool is None:
+                    chunks[number - 1] = _process_chunk(drafts, config)
+                    _store(target, number - 1, chunks[number - 1])
+                    report()
+                    break
+                pending[pool.submit(_process_chunk, drafts, config)] = number - 1
+            if pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    done_number = pending.pop(future)
+                    chunks[done_number] = future.result()
+                    _store(target, done_number, chunks[done_number])
+                    report()
+    finally:
+        for future in pending:
+            future.cancel()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    manifest = _assemble(target, config, chunks)
+    shutil.rmtree(target / WORK_DIR, ignore_errors=True)
+    return BuildResult(target, manifest, resumed, reused=False)
+
+
+def _store(out: Path, number: int, outcomes: list[CandidateOutcome]) -> None:
+    text = "".join(o.model_dump_json() + "\n" for o in outcomes)
+    write_text_atomic(_chunk_path(out, number), text)
+
+
+def _assemble(
+    out: Path, config: BuildConfig, chunks: dict[int, list[CandidateOutcome]]
+) -> dict[str, object]:
+    considered: list[CandidateOutcome] = []
+    lines: list[str] = []
+    for number in sorted(chunks):
+        for outcome in chunks[number]:
+            if len(lines) >= config.groups:
+                break
+            considered.append(outcome)
+            if outcome.retained and outcome.group_json is not None:
+                lines.append(outcome.group_json)
+    text = "".join(line + "\n" for line in lines)
+    write_text_atomic(out / GROUPS_FILE, text)
+    groups = [json.loads(line) for line in lines]
+    manifest: dict[str, object] = {
+        "kind": BENCHMARK_KIND,
+        "schema_version": 1,
+        "version": __version__,
+        "config": asdict(config),
+        "config_hash": config.digest(),
+        "content_hash": hashlib.sha256(text.encode()).hexdigest(),
+        "stats": benchmark_stats(considered, groups),
+    }
+    write_text_atomic(out / MANIFEST_FILE, dump_json(manifest))
+    return manifest

@@ -1,0 +1,430 @@
+"""The deterministic reader (construction stage 6): recover a task from its rendered text alone.
+
+It sees what a full-information validator sees - the task text and every role's records -
+and nothing of the structured instance. It parses the candidate directory, the record keys,
+the conditions, the calculation rule and every record line, evaluates the answer exactly, and
+the pipeline compares that with gold over three independently shuffled record orders. A
+record lost or altered in rendering becomes a rejection that names the fact.
+
+The record-line parser is also what the built-in agents use to read colleagues' replies.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..spec import FactType, Outcome, TypedCondition, TypedRule, TypedTask, Value, parse_value
+from ._render import (
+    MODE_TEXT,
+    SECTION_ANSWER,
+    SECTION_CANDIDATES,
+    SECTION_CONDITIONS,
+    SECTION_KEYS,
+    SECTION_ROLES,
+    SECTION_RULE,
+    RenderedTask,
+)
+from ._text import (
+    CONDITION_VERBS,
+    find_booleans,
+    find_dates,
+    find_members,
+    find_numbers,
+    strip_dates,
+)
+
+
+class ReadError(ValueError):
+    """The text does not follow the rendering grammar (message names the line)."""
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    key: str
+    label: str
+    type: FactType
+    unit: str | None
+    members: tuple[str, ...]
+    owner: str
+
+
+@dataclass
+class Catalog:
+    """What the task text declares: candidates, roles, record keys."""
+
+    candidates: list[str]
+    roles: dict[str, str]
+    keys: dict[str, KeyEntry]
+
+    def labels_longest_first(self) -> list[KeyEntry]:
+        return sorted(self.keys.values(), key=lambda k: len(k.label), reverse=True)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One parsed record line: exact value, inclusive range, or set of options."""
+
+    candidate: str
+    fact: str
+    context: str
+    value: Value | None = None
+    low: Value | None = None
+    high: Value | None = None
+    options: tuple[Value, ...] | None = None
+
+
+@dataclass
+class ReadTask:
+    catalog: Catalog
+    required_context: dict[str, str]
+    conditions: list[TypedCondition]
+    rule: TypedRule
+    positive: str
+    negative: str
+    values: dict[tuple[str, str], Value] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def outcome(self) -> Outcome:
+        """The answer from the recovered facts (candidates are named, not ids)."""
+        eligible = tuple(
+            name
+            for name in self.catalog.candidates
+            if all(c.holds(self.values[(name, c.fact)]) for c in self.conditions)
+        )
+        if not eligible:
+            return Outcome("none")
+        if len(eligible) > 1:
+            return Outcome("ambiguous", eligible=eligible)
+        operands = [Fraction(self.values[(eligible[0], k)]) for k in self.rule.operands]  # type: ignore[arg-type]
+        return Outcome("eligible", eligible[0], self.rule.rounded(operands), eligible)
+
+
+def _section(lines: list[str], title: str) -> list[str]:
+    try:
+        start = lines.index(title) + 1
+    except ValueError:
+        raise ReadError(f"the task text has no section {title!r}") from None
+    out = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        out.append(line)
+    return out
+
+
+def _parse_type(text: str) -> tuple[FactType, str | None, tuple[str, ...]]:
+    if text == "yes or no":
+        return "bool", None, ()
+    if text.startswith("one of "):
+        return "enum", None, tuple(re.findall(r'"([^"]*)"', text))
+    if text == "a date":
+        return "date", None, ()
+    match = re.fullmatch(r"a (whole|decimal) number(?: in (.+))?", text)
+    if not match:
+        raise ReadError(f"unknown record type {text!r}")
+    return ("int" if match[1] == "whole" else "decimal"), match[2], ()
+
+
+def parse_catalog(text: str) -> Catalog:
+    lines = text.splitlines()
+    candidates = [line[2:].strip() for line in _section(lines, SECTION_CANDIDATES)]
+    roles = {}
+    for line in _section(lines, SECTION_ROLES):
+        match = re.match(r"- (.+?) \[(\w+)\]", line)
+        if not match:
+            raise ReadError(f"cannot read the colleague line {line!r}")
+        roles[match[2]] = match[1]
+    keys = {}
+    for line in _section(lines, SECTION_KEYS):
+        match = re.fullmatch(r"- (\w+): (.+?); (.+?); held by .+? \[(\w+)\]", line)
+        if not match:
+            raise ReadError(f"cannot read the record key {line!r}")
+        fact_type, unit, members = _parse_type(match[3])
+        keys[match[1]] = KeyEntry(match[1], match[2], fact_type, unit, members, match[4])
+    return Catalog(candidates, roles, keys)
+
+
+def parenthesised(text: str, start: int = 0) -> tuple[str, int, int] | None:
+    """The first balanced ``( ... )`` group at or after ``start``: (inside, begin, end).
+
+    Context labels may hold parentheses of their own ("heads of terms (April 2026)")."""
+    begin = text.find("(", start)
+    if begin < 0:
+        return None
+    depth = 0
+    for i in range(begin, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[begin + 1 : i].strip(), begin, i + 1
+    return None
+
+
+def _find_label(text: str, catalog: Catalog) -> tuple[KeyEntry, int, int] | None:
+    lowered = text.lower()
+    for entry in catalog.labels_longest_first():
+        position = lowered.find(entry.label.lower())
+        if position >= 0:
+            return entry, position, position + len(entry.label)
+    return None
+
+
+def _typed_values(entry: KeyEntry, text: str) -> list[Value]:
+    """Every value of the entry's type mentioned in ``text``, in order."""
+    if entry.type in ("int", "decimal"):
+        if entry.unit and entry.unit.strip() != "%":
+            text = text.replace(entry.unit, " ")  # a unit may hold digits ("per 100000 hours")
+        numbers = find_numbers(strip_dates(text))
+        if entry.type == "int":
+            return [int(n) for n in numbers if n.denominator == 1]
+        return list(numbers)
+    if entry.type == "date":
+        return list(find_dates(text))
+    if entry.type == "enum":
+        return list(find_members(text, entry.members))
+    return list(find_booleans(text))
+
+
+def parse_statement(line: str, catalog: Catalog) -> Statement:
+    """Read one record line (of the records or of a colleague's reply)."""
+    text = line.strip().lstrip("-* ").strip()
+    names = [n for n in sorted(catalog.candidates, key=len, reverse=True) if n in text]
+    if not names:
+        raise ReadError(f"no candidate named in {line!r}")
+    candidate = names[0]
+    text = text.replace(candidate, " ", 1)
+    found = _find_label(text, catalog)
+    if found is None:
+        raise ReadError(f"no record key named in {line!r}")
+    entry, start, end = found
+    text = text[:start] + " " + text[end:]
+    group = parenthesised(text)
+    if group is None:
+        raise ReadError(f"no context (in parentheses) in {line!r}")
+    context, begin, end_context = group
+    rest = text[:begin] + " " + text[end_context:]
+    values = _typed_values(entry, rest)
+    if not values:
+        raise ReadError(f"no {entry.type} value in {line!r}")
+    if len(values) == 1:
+        return Statement(candidate, entry.key, context, value=values[0])
+    if entry.type in ("int", "decimal", "date") and "between" in rest.lower():
+        return Statement(candidate, entry.key, context, low=values[0], high=values[1])
+    return Statement(candidate, entry.key, context, options=tuple(dict.fromkeys(values)))
+
+
+_OPS_BY_PHRASE = [
+    ("anything other than", "!="), ("any date other than", "!="), ("on or after", ">="),
+    ("on or before", "<="), ("at least", ">="), ("at most", "<="), ("more than", ">"),
+    ("less than", "<"), ("exactly", "=="), ("none of", "not in"), ("one of", "in"),
+    ("between", "between"), ("after", ">"), ("before", "<"), ("on", "=="),
+]  # fmt: skip
+
+
+def _parse_condition(line: str, index: int, catalog: Catalog) -> tuple[TypedCondition, str]:
+    body = re.sub(r"^\d+\.\s*", "", line.strip()).rstrip(".")
+    found = _find_label(body, catalog)
+    if found is None:
+        raise ReadError(f"condition {line!r} names no record key")
+    entry, _, end = found
+    after = body[end:]
+    group = parenthesised(after)
+    if group is None or after[: group[1]].strip():
+        raise ReadError(f"condition {line!r} states no context")
+    context, _, context_end = group
+    rest = after[context_end:].lstrip()
+    for verb in CONDITION_VERBS:
+        if rest.startswith(verb + " "):
+            rest = rest[len(verb) + 1 :]
+            break
+    else:
+        raise ReadError(f"condition {line!r} has no verb")
+    op = "=="
+    for phrase, candidate_op in _OPS_BY_PHRASE:
+        if rest.startswith(phrase + " "):
+            op, rest = candidate_op, rest[len(phrase) + 1 :]
+            break
+    values = _typed_values(entry, rest)
+    if not values:
+        raise ReadError(f"condition {line!r} has no {entry.type} value")
+    operand: Value | tuple[Value, ...]
+    operand = tuple(values) if op in ("in", "not in", "between") else values[0]
+    return TypedCondition(f"k{index}", entry.key, op, operand), context  # type: ignore[arg-type]
+
+
+_MODES_BY_TEXT = {text: mode for mode, text in MODE_TEXT.items()}
+
+
+def _parse_rule(paragraph: str, catalog: Catalog) -> tuple[TypedRule, dict[str, str]]:
+    head = re.match(r"The (.+?) in (.+?) is (.+?)\. Use exact arithmetic", paragraph)
+    if head is None:
+        raise ReadError("cannot read the calculation rule")
+    label, unit, body = head[1], head[2], head[3]
+    operands: list[tuple[int, str]] = []
+    contexts: dict[str, str] = {}
+    weights: list[tuple[int, Fraction]] = []
+    remaining = body
+    while True:
+        found = _find_label(remaining, catalog)
+        if found is None:
+            break
+        entry, start, end = found
+        group = parenthesised(remaining, end)
+        if group is None or remaining[end : group[1]].strip():
+            raise ReadError(f"the rule names {entry.label!r} without its context")
+        operands.append((start, entry.key))
+        contexts[entry.key] = group[0]
+        weight = re.match(r"\s*with weight ([\d./]+)", remaining[group[2] :])
+        if weight:
+            weights.append((start, Fraction(weight[1])))
+        remaining = remaining[:start] + "\0" * (end - start) + remaining[end:]
+    ordered = [key for _, key in sorted(operands)]
+    ordered_weights = tuple(w for _, w in sorted(weights))
+    if "percentage change" in body:
+        operation = "percentage_change"
+    elif "capped at" in body:
+        operation = "capped_sum"
+    elif "weighted average" in body:
+        operation = "weighted_average"
+    elif "divided by 100" in body:
+        operation = "percentage_of"
+    elif "the sum of" in body:
+        operation = "sum"
+    elif " minus " in body:
+        operation = "difference"
+    elif "multiplied by" in body:
+        operation = "product"
+    elif "divided by" in body:
+        operation = "ratio"
+    else:
+        raise ReadError("the calculation rule names no operation")
+    places = re.search(r"to (\d+) decimal places", paragraph)
+    nearest = re.search(r"to the nearest ([\d,]+)", paragraph)
+    if places:
+        digits = int(places[1])
+    elif nearest:
+        digits = -(len(nearest[1].replace(",", "")) - 1)
+    else:
+        raise ReadError("the calculation rule states no rounding")
+    mode_match = re.search(r"rounding (.+?)\.$", paragraph.strip())
+    if mode_match is None or mode_match[1] not in _MODES_BY_TEXT:
+        raise ReadError("the calculation rule states no rounding mode")
+    rule = TypedRule(
+        operation=operation,  # type: ignore[arg-type]
+        operands=tuple(ordered),
+        label=label,
+        unit="%" if unit == "percent" else unit,
+        digits=digits,
+        mode=_MODES_BY_TEXT[mode_match[1]],  # type: ignore[arg-type]
+        weights=ordered_weights,
+    )
+    return rule, contexts
+
+
+def parse_task_text(text: str) -> ReadTask:
+    lines = text.splitlines()
+    catalog = parse_catalog(text)
+    required: dict[str, str] = {}
+    conditions = []
+    for i, line in enumerate(_section(lines, SECTION_CONDITIONS), start=1):
+        cond, context = _parse_condition(line, i, catalog)
+        conditions.append(cond)
+        required[cond.fact] = context
+    rule_lines = _section(lines, SECTION_RULE)
+    rule, rule_contexts = _parse_rule(" ".join(rule_lines), catalog)
+    required.update(rule_contexts)
+    answer = _section(lines, SECTION_ANSWER)
+    decision = re.fullmatch(r"Decision: (.+) or (.+)", answer[0]) if answer else None
+    if decision is None:
+        raise ReadError("the answer format states no decision words")
+    return ReadTask(catalog, required, conditions, rule, decision[1], decision[2])
+
+
+def read_full_information(task_text: str, records: dict[str, list[str]]) -> ReadTask:
+    """Recover every decision-relevant fact from the text; problems are listed, not raised."""
+    read = parse_task_text(task_text)
+    seen: dict[tuple[str, str], Value] = {}
+    for role, lines in records.items():
+        for line in lines:
+            try:
+                statement = parse_statement(line, read.catalog)
+            except ReadError as exc:
+                read.problems.append(f"unreadable record of {role}: {exc}")
+                continue
+            if read.catalog.keys[statement.fact].owner != role:
+                read.problems.append(
+                    f"{role} holds a record of {statement.fact}, owned by another role"
+                )
+            if statement.context != read.required_context.get(statement.fact):
+                continue
+            slot = (statement.candidate, statement.fact)
+            if statement.value is None:
+                read.problems.append(f"the record of {slot} is not exact")
+            elif slot in seen and seen[slot] != statement.value:
+                read.problems.append(f"two different values for {slot} in the required context")
+            else:
+                seen[slot] = statement.value
+    needed = {c.fact for c in read.conditions} | set(read.rule.operands)
+    for name in read.catalog.candidates:
+        for key in sorted(needed):
+            if (name, key) not in seen:
+                read.problems.append(
+                    f"fact lost: {name}'s {read.catalog.keys[key].label} "
+                    f"({read.required_context[key]})"
+                )
+    read.values = seen
+    return read
+
+
+def parse_value_as(entry: KeyEntry, raw: str) -> Value:
+    """Parse a plain value string of a record key (used by answer parsing and tests)."""
+    return parse_value(entry.type, raw, list(entry.members) or None)
+
+
+def validate_rendering(
+    task: TypedTask, rendered: RenderedTask, gold: Outcome, seed: int, runs: int = 3
+) -> list[str]:
+    """Full-information validation: ``runs`` readings over shuffled records must give gold.
+
+    Returns the reasons for rejection (empty when the rendering is valid).
+    """
+    problems: list[str] = []
+    names = {task.candidate_name(c): c for c in task.candidates}
+    for run in range(runs):
+        rng = random.Random(f"validate:{seed}:{task.id}:{run}")
+        roles = list(rendered.records)
+        rng.shuffle(roles)
+        shuffled = {}
+        for role in roles:
+            lines = list(rendered.records[role])
+            rng.shuffle(lines)
+            shuffled[role] = lines
+        try:
+            read = read_full_information(rendered.task_text, shuffled)
+        except ReadError as exc:
+            return [f"unreadable task text: {exc}"]
+        if read.problems:
+            return sorted(set(read.problems))
+        for (name, key), value in read.values.items():
+            if task.values.get((names[name], key)) != value:
+                problems.append(f"fact altered: {name}'s {task.facts[key].label}")
+        if problems:
+            return sorted(set(problems))
+        outcome = read.outcome()
+        translated = Outcome(
+            outcome.kind,
+            names.get(outcome.candidate or ""),
+            outcome.number,
+            tuple(names[n] for n in outcome.eligible),
+        )
+        if not translated.same_output(gold):
+            return [
+                f"reading {run + 1} gives {outcome.kind} {outcome.candidate} "
+                f"{outcome.number}, not the gold answer"
+            ]
+    return []

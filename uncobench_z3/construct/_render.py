@@ -1,0 +1,250 @@
+"""Template rendering (construction stage 5): the task text and each role's private records.
+
+The program writes the calculation rule, the record keys and the candidate directory itself;
+nothing here ever states who is eligible or what the number is. Wording varies per group
+(record-line frame, condition verb, date format) from the seed.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+from pydantic import BaseModel, ConfigDict
+
+from ..settings import StatedValue, stated_imprecision, stated_value
+from ..spec import Slot, TypedCondition, TypedFact, TypedTask, Value
+from ._text import (
+    CONDITION_VERBS,
+    DATE_STYLES,
+    RECORD_FRAMES,
+    Style,
+    format_options,
+    format_range,
+    format_typed,
+    record_line,
+)
+
+MODE_TEXT = {
+    "half_up": "halves away from zero",
+    "half_even": "halves to the even neighbour",
+    "half_down": "halves toward zero",
+    "up": "always away from zero",
+    "down": "always toward zero (truncating)",
+    "floor": "always down (toward minus infinity)",
+    "ceiling": "always up (toward plus infinity)",
+}
+SECTION_CONDITIONS = "Eligibility conditions (a candidate is eligible only if all of them hold):"
+SECTION_RULE = "Calculation rule (for the eligible candidate only):"
+SECTION_KEYS = "Record keys (what the colleagues' records hold):"
+SECTION_CANDIDATES = "Candidates (the candidate directory):"
+SECTION_ROLES = "Your colleagues (each holds private records about every candidate):"
+SECTION_ANSWER = "Answer format:"
+
+
+class RoleCard(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    id: str
+    name: str
+    description: str
+
+
+class RenderedTask(BaseModel):
+    """What an agent and the colleagues see: the task text and the records, as text."""
+
+    style: Style
+    task_text: str
+    role_directory: list[RoleCard]
+    records: dict[str, list[str]]
+
+    def records_text(self, role: str) -> str:
+        return "\n".join(self.records[role])
+
+
+def choose_style(seed: int, task_id: str) -> Style:
+    rng = random.Random(f"style:{seed}:{task_id}")
+    return Style(
+        frame=rng.randrange(len(RECORD_FRAMES)),
+        verb=rng.randrange(len(CONDITION_VERBS)),
+        dates=rng.choice(DATE_STYLES),
+    )
+
+
+def fact_phrase(fact: TypedFact) -> str:
+    return f"{fact.label} ({fact.context})"
+
+
+def _quoted(fact: TypedFact, value: Value, style: Style) -> str:
+    text = format_typed(fact, value, style)
+    return f'"{text}"' if fact.type == "enum" else text
+
+
+def condition_text(fact: TypedFact, cond: TypedCondition, style: Style) -> str:
+    """One condition as a sentence the reader can parse back."""
+    verb = style.condition_verb
+    subject = f"The {fact_phrase(fact)} {verb}"
+    op, operand = cond.op, cond.operand
+    if fact.type == "bool":
+        wanted = operand if op == "==" else not operand
+        return f"{subject} {'yes' if wanted else 'no'}."
+    if op in ("in", "not in"):
+        assert isinstance(operand, tuple)
+        items = ", ".join(_quoted(fact, v, style) for v in operand)
+        return f"{subject} {'one of' if op == 'in' else 'none of'} {items}."
+    if op == "between":
+        assert isinstance(operand, tuple)
+        low, high = (_quoted(fact, v, style) for v in operand)
+        return f"{subject} between {low} and {high} (inclusive)."
+    assert not isinstance(operand, tuple)
+    value = _quoted(fact, operand, style)
+    if fact.type == "date":
+        words = {
+            ">=": "on or after",
+            ">": "after",
+            "<=": "on or before",
+            "<": "before",
+            "==": "on",
+            "!=": "any date other than",
+        }
+    elif fact.type == "enum":
+        words = {"==": "", "!=": "anything other than"}
+    else:
+        words = {
+            ">=": "at least",
+            ">": "more than",
+            "<=": "at most",
+            "<": "less than",
+            "==": "exactly",
+            "!=": "anything other than",
+        }
+    phrase = words[op]
+    return f"{subject} {phrase + ' ' if phrase else ''}{value}."
+
+
+def _weights(weights: tuple[Fraction, ...]) -> list[str]:
+    return [str(w) if w.denominator != 1 else str(w.numerator) for w in weights]
+
+
+def rule_text(task: TypedTask) -> str:
+    rule = task.rule
+    parts = [fact_phrase(task.facts[k]) for k in rule.operands]
+    op = rule.operation
+    if op == "sum":
+        body = "the sum of " + ", ".join(parts[:-1]) + f" and {parts[-1]}"
+    elif op == "difference":
+        body = f"{parts[0]} minus {parts[1]}"
+    elif op == "product":
+        body = f"{parts[0]} multiplied by {parts[1]}"
+    elif op == "ratio":
+        body = f"{parts[0]} divided by {parts[1]}"
+    elif op == "percentage_of":
+        body = f"{parts[0]} multiplied by {parts[1]}, divided by 100"
+    elif op == "weighted_average":
+        pairs = [f"{p} with weight {w}" for p, w in zip(parts, _weights(rule.weights), strict=True)]
+        body = "the weighted average of " + ", ".join(pairs[:-1]) + f" and {pairs[-1]}"
+    elif op == "capped_sum":
+        amount = ", ".join(parts[:-2]) + (" and " if len(parts) > 2 else "") + parts[-2]
+        body = f"the sum of {amount}, capped at {parts[-1]} (whichever is lower)"
+    else:
+        body = (
+            f"the percentage change from {parts[0]} to {parts[1]}, that is (new - old) / old x 100"
+        )
+    if rule.digits >= 0:
+        rounding = f"to {rule.digits} decimal places"
+    else:
+        rounding = f"to the nearest {10 ** (-rule.digits):,}"
+    unit = rule.unit if rule.unit.strip() != "%" else "percent"
+    return (
+        f"The {rule.label} in {unit} is {body}. Use exact arithmetic and round only the final "
+        f"result, {rounding}, rounding {MODE_TEXT[rule.mode]}."
+    )
+
+
+def type_text(fact: TypedFact) -> str:
+    if fact.type == "bool":
+        return "yes or no"
+    if fact.type == "enum":
+        return "one of " + ", ".join(f'"{m}"' for m in fact.members)
+    if fact.type == "date":
+        return "a date"
+    kind = "a whole number" if fact.type == "int" else "a decimal number"
+    return f"{kind} in {fact.unit}" if fact.unit else kind
+
+
+def render_task_text(task: TypedTask, style: Style) -> str:
+    spec = task.spec
+    lines = [spec.title, "", spec.question, "", SECTION_CANDIDATES]
+    lines += [f"- {c.name}" for c in spec.candidates]
+    lines += ["", SECTION_ROLES]
+    lines += [f"- {r.name} [{r.id}]: {r.description}".rstrip(": ") for r in spec.roles]
+    lines += ["", SECTION_CONDITIONS]
+    for i, cond in enumerate(task.conditions, start=1):
+        lines.append(f"{i}. {condition_text(task.facts[cond.fact], cond, style)}")
+    lines += ["", SECTION_RULE, rule_text(task), "", SECTION_KEYS]
+    for key, fact in task.facts.items():
+        owner = task.role_name(fact.owner)
+        lines.append(f"- {key}: {fact.label}; {type_text(fact)}; held by {owner} [{fact.owner}]")
+    unit = task.rule.unit
+    lines += [
+        "",
+        SECTION_ANSWER,
+        f"Decision: {spec.decision.positive} or {spec.decision.negative}",
+        "Candidate: the eligible candidate's name, or none",
+        f"{task.rule.label[0].upper()}{task.rule.label[1:]} ({unit}): the number, or null",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def statement_text(task: TypedTask, stated: StatedValue, style: Style) -> str:
+    """One record line for a stated value: exact, a range, or a set of options."""
+    fact = task.facts[stated.fact]
+    if stated.is_exact:
+        value_text = format_typed(fact, stated_value(task, stated), style)
+    else:
+        statement = stated_imprecision(task, stated)
+        if statement.options is not None:
+            value_text = format_options(fact, statement.options, style)
+        else:
+            assert statement.low is not None and statement.high is not None
+            value_text = format_range(fact, statement.low, statement.high, style)
+    return record_line(
+        task.candidate_name(stated.candidate), fact.label, stated.context, value_text, style
+    )
+
+
+def exact_line(task: TypedTask, slot: Slot, context: str, value: Value, style: Style) -> str:
+    fact = task.facts[slot[1]]
+    return record_line(
+        task.candidate_name(slot[0]), fact.label, context, format_typed(fact, value, style), style
+    )
+
+
+def role_record_lines(task: TypedTask, role: str, style: Style) -> list[str]:
+    """Every record of a role: each candidate's value in the required and the other contexts."""
+    lines = []
+    for candidate in task.candidates:
+        for key in task.facts_of(role):
+            fact = task.facts[key]
+            slot = (candidate, key)
+            lines.append(exact_line(task, slot, fact.context, task.values[slot], style))
+            for context, value in sorted(task.alternatives.get(slot, {}).items()):
+                lines.append(exact_line(task, slot, context, value, style))
+    return lines
+
+
+def render_task(task: TypedTask, seed: int) -> RenderedTask:
+    style = choose_style(seed, task.id)
+    rng = random.Random(f"records:{seed}:{task.id}")
+    records = {}
+    for role in task.roles:
+        lines = role_record_lines(task, role, style)
+        rng.shuffle(lines)
+        records[role] = lines
+    return RenderedTask(
+        style=style,
+        task_text=render_task_text(task, style),
+        role_directory=[
+            RoleCard(id=r.id, name=r.name, description=r.description) for r in task.spec.roles
+        ],
+        records=records,
+    )
