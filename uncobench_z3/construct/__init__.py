@@ -13,6 +13,17 @@ from ._library import (
     check_library,
     load_library,
 )
+from ._llm_stages import (
+    ANSWER_TOOL,
+    LLMStages,
+    ModelRef,
+    SpecRejected,
+    answer_matches,
+    generate_spec,
+    render_with_llm,
+    surviving_problems,
+    validate_with_llm,
+)
 from ._pipeline import BuildConfig, BuildResult, build_benchmark, library_digest
 from ._reader import (
     Catalog,
@@ -30,6 +41,7 @@ from ._render import RenderedTask, RoleCard, render_task, statement_text
 from ._text import Style
 
 __all__ = [
+    "ANSWER_TOOL",
     "GROUPS_FILE",
     "MANIFEST_FILE",
     "BuildConfig",
@@ -43,7 +55,9 @@ __all__ = [
     "InstantiationError",
     "Instantiator",
     "KeyEntry",
+    "LLMStages",
     "LibraryProblem",
+    "ModelRef",
     "Plan",
     "ReadError",
     "ReadTask",
@@ -52,10 +66,13 @@ __all__ = [
     "ScenarioLibrary",
     "ScenarioTemplate",
     "SpecGenerator",
+    "SpecRejected",
     "Statement",
     "Style",
+    "answer_matches",
     "build_benchmark",
     "check_library",
+    "generate_spec",
     "instantiate",
     "library_digest",
     "load_groups",
@@ -67,8 +84,11 @@ __all__ = [
     "process_candidate",
     "read_full_information",
     "render_task",
+    "render_with_llm",
     "rendered_of",
     "statement_text",
+    "surviving_problems",
     "validate_rendering",
+    "validate_with_llm",
     "verify_benchmark",
 ]

@@ -6,6 +6,7 @@ so the pipeline can run it in worker processes (or on a cluster) and get the sam
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Literal
 
@@ -16,6 +17,14 @@ from ..solver import DEFAULT_BUDGET, SolverBudget, Verdict
 from ..spec import check_structure
 from ._generate import Draft
 from ._instantiate import InstantiationError, instantiate
+from ._llm_stages import (
+    LLMStages,
+    SpecRejected,
+    generate_spec,
+    render_with_llm,
+    run_with_model,
+    validate_with_llm,
+)
 from ._reader import validate_rendering
 from ._render import render_task
 
@@ -52,8 +61,35 @@ def process_candidate(
     index: int,
     attempts: int = 3,
     budget: SolverBudget = DEFAULT_BUDGET,
+    stages: LLMStages | None = None,
+    recent: tuple[str, ...] = (),
 ) -> CandidateOutcome:
-    """Instantiate (up to ``attempts`` times), prove, perturb, render and validate a draft."""
+    """Instantiate (up to ``attempts`` times), prove, perturb, render and validate a draft.
+
+    With LLM ``stages`` the spec is written by the generator model (one repair attempt), the
+    records are phrased by the renderer model and the full-information check is run by the
+    validator model; model errors that retries did not cure propagate (the build stops and
+    can be resumed), while a spec or rendering that fails its checks is a counted rejection.
+    """
+    stages = stages or LLMStages()
+    if stages.generator is not None:
+        try:
+            draft = asyncio.run(
+                run_with_model(stages.generator, generate_spec, draft, list(recent))
+            )
+        except SpecRejected as exc:
+            return CandidateOutcome(
+                index=index,
+                domain=draft.domain,
+                operation=draft.operation,
+                scenario=draft.scenario_id,
+                plan_none=draft.plan_none,
+                retained=False,
+                stage="spec_validation",
+                reason=f"generated spec: {exc.problems[0]}"
+                if exc.problems
+                else "generated spec rejected",
+            )
     base = {
         "index": index,
         "domain": draft.domain,
@@ -82,7 +118,17 @@ def process_candidate(
         task = check_structure(spec).task
         assert task is not None
         rendered = render_task(task, seed)
-        problems = validate_rendering(task, rendered, task.outcome(), seed)
+        if stages.renderer is not None:
+            rendered, problems = asyncio.run(
+                run_with_model(stages.renderer, render_with_llm, task, rendered)
+            )
+        else:
+            problems = validate_rendering(task, rendered, task.outcome(), seed)
+        validator = stages.validator or stages.renderer
+        if not problems and validator is not None:
+            problems = asyncio.run(
+                run_with_model(validator, validate_with_llm, task, rendered, task.outcome(), seed)
+            )
         if problems:
             return CandidateOutcome(
                 **base,
@@ -100,8 +146,7 @@ def process_candidate(
                     "operation": draft.operation,
                     "index": index,
                     "attempt": attempt,
-                    "generator": "offline",
-                    "renderer": "template",
+                    **stages.describe(),
                 },
             }
         )

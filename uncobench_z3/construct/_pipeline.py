@@ -9,11 +9,13 @@ resumed build writes the same bytes as an uninterrupted one, with any number of 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
 import random
 import shutil
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
@@ -28,9 +30,11 @@ from ._benchfile import GROUPS_FILE, MANIFEST_FILE
 from ._candidate import CandidateOutcome, process_candidate
 from ._generate import Draft, SpecGenerator
 from ._library import load_library
+from ._llm_stages import LLMStages
 from ._stats import benchmark_stats
 
 WORK_DIR = ".work"
+RECENT_SUMMARIES = 10
 BENCHMARK_KIND = "uncobench-benchmark"
 
 
@@ -45,6 +49,9 @@ class BuildConfig:
     chunk: int = 20
     timeout_ms: int = 2000
     library: str = ""
+    generator: str = "offline"
+    renderer: str = "template"
+    validator: str = "reader"
 
     def digest(self) -> str:
         text = json.dumps({**asdict(self), "version": __version__}, sort_keys=True)
@@ -77,19 +84,24 @@ def plan_none(seed: int, index: int, share: float) -> bool:
     return random.Random(f"plan:{seed}:{index}").random() < share
 
 
+Drafted = tuple[int, Draft | None, str | None, tuple[str, ...]]
+
+
 def _process_chunk(
-    drafts: list[tuple[int, Draft | None, str | None]], config: BuildConfig
+    drafts: list[Drafted], config: BuildConfig, stages: LLMStages
 ) -> list[CandidateOutcome]:
     budget = SolverBudget(timeout_ms=config.timeout_ms)
     out = []
-    for index, draft, error in drafts:
+    for index, draft, error, recent in drafts:
         if draft is None:
             out.append(CandidateOutcome(
                 index=index, domain="?", operation="?", scenario="?", plan_none=False,
                 retained=False, stage="spec_validation", reason=error,
             ))  # fmt: skip
             continue
-        out.append(process_candidate(draft, config.seed, index, config.attempts, budget))
+        out.append(
+            process_candidate(draft, config.seed, index, config.attempts, budget, stages, recent)
+        )
     return out
 
 
@@ -103,17 +115,22 @@ class _Drafter:
         self.generator = SpecGenerator(load_library(), config.seed)
         self.next_index = 0
         self._error = DraftError
+        self.recent: deque[str] = deque(maxlen=RECENT_SUMMARIES)
 
-    def chunk(self, number: int) -> list[tuple[int, Draft | None, str | None]]:
+    def chunk(self, number: int) -> list[Drafted]:
         start = number * self.config.chunk
         assert start == self.next_index, "chunks are drafted in order"
-        out: list[tuple[int, Draft | None, str | None]] = []
+        out: list[Drafted] = []
         for index in range(start, start + self.config.chunk):
             none = plan_none(self.config.seed, index, self.config.none_share)
+            recent = tuple(self.recent)
             try:
-                out.append((index, self.generator.draft(index, none), None))
+                draft = self.generator.draft(index, none)
             except self._error as exc:
-                out.append((index, None, str(exc)))
+                out.append((index, None, str(exc), recent))
+                continue
+            out.append((index, draft, None, recent))
+            self.recent.append(f"{draft.domain} / {draft.operation}: {draft.spec.title}")
         self.next_index = start + self.config.chunk
         return out
 
@@ -178,20 +195,32 @@ def build_benchmark(
     force: bool = False,
     progress: ProgressHook | None = None,
     timeout_ms: int = 2000,
+    stages: LLMStages | None = None,
 ) -> BuildResult:
-    """Build (or resume, or reuse) a verified benchmark of ``groups`` task groups."""
+    """Build (or resume, or reuse) a verified benchmark of ``groups`` task groups.
+
+    ``stages`` replaces the offline generator, renderer or validator by language models.
+    """
     if groups < 1:
         raise ConfigError("--groups must be at least 1")
     if not 0 <= none_share <= 1:
         raise ConfigError("--none-share must lie between 0 and 1")
     target = Path(out)
+    llm = stages or LLMStages()
+    validator = llm.validator or llm.renderer
     config = BuildConfig(
         groups=groups,
         seed=seed,
         none_share=none_share,
         timeout_ms=timeout_ms,
         library=library_digest(),
+        generator=llm.generator.describe() if llm.generator else "offline",
+        renderer=llm.renderer.describe() if llm.renderer else "template",
+        validator=validator.describe() if validator else "reader",
     )
+    for ref in (llm.generator, llm.renderer, llm.validator):
+        if ref is not None:  # a missing key or unknown provider fails now, not in every worker
+            asyncio.run(ref.create().aclose())
     chunks = _prepare(target, config, force)
     if not (target / WORK_DIR).exists():
         manifest = load_json(target / MANIFEST_FILE)
@@ -224,11 +253,11 @@ def build_benchmark(
                 if number - 1 in chunks:
                     continue  # finished before an interruption: drafted only to replay the order
                 if pool is None:
-                    chunks[number - 1] = _process_chunk(drafts, config)
+                    chunks[number - 1] = _process_chunk(drafts, config, llm)
                     _store(target, number - 1, chunks[number - 1])
                     report()
                     break
-                pending[pool.submit(_process_chunk, drafts, config)] = number - 1
+                pending[pool.submit(_process_chunk, drafts, config, llm)] = number - 1
             if pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:

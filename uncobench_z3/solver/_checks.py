@@ -130,13 +130,18 @@ class Checker:
         )
 
     # -- necessity ----------------------------------------------------------------------------
-    def hidden_query(self, roles: frozenset[str]) -> QueryResult:
-        """Hide ``roles``: is there a completion whose output differs from gold? (memoized)"""
+    def hidden_query(self, roles: frozenset[str], want_core: bool = False) -> QueryResult:
+        """Hide ``roles``: is there a completion whose output differs from gold? (memoized)
+
+        The unsat core is extracted only when asked for (it is what reports explain with,
+        and the costly part of an unsatisfiable answer); a cached answer without a core is
+        asked again when a core is wanted.
+        """
         cached = self._hidden.get(roles)
-        if cached is None:
+        if cached is None or (want_core and cached.status == "unsat" and cached.core is None):
             pinned = [s for s in self.task.all_slots() if self.task.facts[s[1]].owner not in roles]
             name = "hide-" + "+".join(sorted(roles))
-            cached = self._hidden[roles] = self.ts.query(name, pinned, GOAL_DIFFERS)
+            cached = self._hidden[roles] = self.ts.query(name, pinned, GOAL_DIFFERS, (), want_core)
         return cached
 
     def _witness(self, result: QueryResult, roles: frozenset[str]) -> dict[str, object]:
@@ -198,6 +203,7 @@ class Checker:
             joint = self._joint_necessity(role, gold, name, title)
             if joint is not None:
                 return joint
+        alone = self.hidden_query(frozenset({role}), want_core=True)
         certs = self._keep(name, alone, f"hide role {role}; unsat = the other roles fix the answer")
         core = core_names(alone.core)
         pinning = ", ".join(core[:4]) + (" ..." if len(core) > 4 else "")
@@ -231,6 +237,7 @@ class Checker:
                     continue
                 if result_without.status == "sat":
                     continue
+                result_without = self.hidden_query(without, want_core=True)
                 certs = self._keep(
                     f"{name}-jointly",
                     result_with,

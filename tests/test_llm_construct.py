@@ -1,0 +1,191 @@
+"""LLM construction stages over a scripted provider: generator (with one repair), renderer
+(values must survive), validator (three shuffled runs), and the build pipeline with them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.construct import (
+    LLMStages,
+    ModelRef,
+    SpecGenerator,
+    SpecRejected,
+    build_benchmark,
+    generate_spec,
+    instantiate,
+    load_groups,
+    load_library,
+    read_full_information,
+    render_task,
+    render_with_llm,
+    surviving_problems,
+    validate_with_llm,
+)
+from uncobench_z3.errors import ConfigError
+from uncobench_z3.models import (
+    ChatMessage,
+    ModelOutput,
+    ToolCall,
+    ToolDef,
+    get_model,
+    register_provider,
+)
+from uncobench_z3.models.providers._mock import MockProvider
+from uncobench_z3.spec import check_structure
+
+LIBRARY = load_library()
+
+
+def _reference_spec(messages: list[ChatMessage]) -> dict:  # type: ignore[type-arg]
+    system = messages[0].content
+    start = system.index("{")
+    end = system.index("\n\nRecently written tasks")
+    return json.loads(system[start:end])
+
+
+def _answer_from_text(text: str) -> dict:  # type: ignore[type-arg]
+    task_text, _, records = text.partition("Records of ")
+    blocks = ("Records of " + records).split("\n\nRecords of ")
+    lines = {f"r{i}": [ln for ln in b.splitlines()[1:] if ln.strip()] for i, b in enumerate(blocks)}
+    task_part = task_text[task_text.index("\n\n") + 2 :]
+    read = read_full_information(task_part, lines)
+    outcome = read.outcome()
+    if outcome.kind != "eligible":
+        return {"decision": read.negative, "candidate": None, "number": None}
+    return {
+        "decision": read.positive,
+        "candidate": outcome.candidate,
+        "number": str(outcome.number),
+    }
+
+
+def fake_llm(messages: list[ChatMessage], tools: list[ToolDef]) -> ModelOutput | str:
+    names = {t.name for t in tools}
+    if "submit_spec" in names:
+        spec = _reference_spec(messages)
+        spec["title"] = spec["title"] + " (rewritten)"
+        return ModelOutput(tool_calls=(ToolCall(id="c1", function="submit_spec", arguments=spec),))
+    if "submit_answer" in names:
+        answer = _answer_from_text(messages[-1].content)
+        return ModelOutput(
+            tool_calls=(ToolCall(id="c2", function="submit_answer", arguments=answer),)
+        )
+    text = messages[-1].content
+    if text.startswith("Rephrase"):
+        return "Please decide: " + text.split("Question: ", 1)[1].split("\n\n")[0]
+    return text.split("Records:\n", 1)[1].split("\n\nAnswer with the rewritten records only.")[0]
+
+
+register_provider("fakellm", lambda rest, **_: MockProvider(f"fakellm/{rest}", fake_llm))
+
+
+def test_model_ref_parsing() -> None:
+    ref = ModelRef.parse("openai/gpt-x,temperature=0.2,max_tokens=900")
+    assert ref.name == "openai/gpt-x" and dict(ref.settings) == {
+        "temperature": 0.2,
+        "max_tokens": 900,
+    }
+    assert ref.describe() == "openai/gpt-x,temperature=0.2,max_tokens=900"
+    with pytest.raises(ConfigError):
+        ModelRef.parse("openai/gpt-x,colour=blue")
+    with pytest.raises(ConfigError):
+        ModelRef.parse("openai/gpt-x,max_tokens=lots")
+
+
+async def test_generator_repairs_once() -> None:
+    draft = SpecGenerator(LIBRARY, 3).draft(0)
+    good = json.loads(draft.spec.model_dump_json(exclude={"records"}))
+    bad = {**good, "candidates": good["candidates"][:2]}
+    calls = [
+        ModelOutput(tool_calls=(ToolCall(id="a", function="submit_spec", arguments=bad),)),
+        ModelOutput(tool_calls=(ToolCall(id="b", function="submit_spec", arguments=good),)),
+    ]
+    model = get_model("mock/gen", outputs=calls)
+    repaired = await generate_spec(model, draft, ["mining / sum: something"])
+    assert repaired.spec.id == draft.spec.id and len(repaired.spec.candidates) == 3
+    sent = model.provider.calls  # type: ignore[attr-defined]
+    assert len(sent) == 2
+    assert "exactly 3 candidates" in sent[1].messages[-1].content  # the problems went back
+    worse = [ModelOutput(tool_calls=(ToolCall(id="a", function="submit_spec", arguments=bad),))] * 2
+    with pytest.raises(SpecRejected) as caught:
+        await generate_spec(get_model("mock/gen2", outputs=worse), draft, [])
+    assert any("candidate" in p for p in caught.value.problems)
+    no_call = await _rejects(get_model("mock/gen3", outputs=["I refuse", "still no"]), draft)
+    assert "no submit_spec" in no_call
+
+
+async def _rejects(model, draft) -> str:  # type: ignore[no-untyped-def]
+    with pytest.raises(SpecRejected) as caught:
+        await generate_spec(model, draft, [])
+    return str(caught.value)
+
+
+def _instance():  # type: ignore[no-untyped-def]
+    draft = SpecGenerator(LIBRARY, 5).draft(1)
+    spec = instantiate(draft, 5)
+    task = check_structure(spec).task
+    assert task is not None
+    return task, render_task(task, 5)
+
+
+async def test_renderer_keeps_values_and_check_catches_losses() -> None:
+    task, template = _instance()
+    rendered, problems = await render_with_llm(get_model("fakellm/r"), task, template)
+    assert problems == []
+    assert "Please decide:" in rendered.task_text
+    role = next(iter(template.records))
+    text = "\n".join(template.records[role])
+    assert surviving_problems(task, role, text) == []
+    first_value_line = template.records[role][0]
+    damaged = text.replace(first_value_line, first_value_line.rsplit(":", 1)[0] + ": unknown")
+    if damaged == text:  # frames ending in "is <value>."
+        damaged = text.replace(
+            first_value_line, first_value_line.rsplit(" is ", 1)[0] + " is unknown."
+        )
+    assert any(
+        p.startswith("fact lost in rendering") for p in surviving_problems(task, role, damaged)
+    )
+
+
+async def test_validator_needs_three_matching_runs() -> None:
+    task, template = _instance()
+    assert await validate_with_llm(get_model("fakellm/v"), task, template, task.outcome(), 5) == []
+    wrong = ModelOutput(
+        tool_calls=(
+            ToolCall(
+                id="w",
+                function="submit_answer",
+                arguments={"decision": "nonsense", "candidate": None, "number": None},
+            ),
+        )
+    )
+    problems = await validate_with_llm(
+        get_model("mock/v", outputs=[wrong] * 3), task, template, task.outcome(), 5
+    )
+    assert problems and "not the gold answer" in problems[0]
+    unreadable = await validate_with_llm(
+        get_model("mock/v2", outputs=["just text"] * 3), task, template, task.outcome(), 5
+    )
+    assert unreadable and "no readable answer" in unreadable[0]
+
+
+def test_build_with_llm_stages(tmp_path: Path) -> None:
+    stages = LLMStages(
+        generator=ModelRef("fakellm/gen", cache=False),
+        renderer=ModelRef("fakellm/render", cache=False),
+        validator=ModelRef("fakellm/validate", cache=False),
+    )
+    out = tmp_path / "llm-bench"
+    result = build_benchmark(out, groups=3, seed=2, workers=1, stages=stages)
+    assert result.manifest["config"]["generator"] == "fakellm/gen"  # type: ignore[index]
+    groups = load_groups(out)
+    assert len(groups) == 3
+    for group in groups:
+        assert group.spec.title.endswith("(rewritten)")
+        assert group.provenance["renderer"] == "fakellm/render"
+        assert group.rendered is not None and "Please decide:" in str(group.rendered["task_text"])
+    assert re.search(r"generator", json.dumps(result.manifest["config"]))
