@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..construct import MANIFEST_FILE, LLMStages, ModelRef, build_benchmark
+from ..construct import MANIFEST_FILE, build_benchmark
 from ..errors import SpecReadError
 from ..spec import load_json
 from ._app import EXIT_OK, cli

@@ -345,16 +345,39 @@ def parse_task_text(text: str) -> ReadTask:
     return ReadTask(catalog, required, conditions, rule, decision[1], decision[2])
 
 
-def read_full_information(task_text: str, records: dict[str, list[str]]) -> ReadTask:
-    """Recover every decision-relevant fact from the text; problems are listed, not raised."""
-    read = parse_task_text(task_text)
+def read_full_information(
+    task_text: str,
+    records: dict[str, list[str]],
+    parsed: ReadTask | None = None,
+    line_cache: dict[str, Statement | ReadError] | None = None,
+) -> ReadTask:
+    """Recover every decision-relevant fact from the text; problems are listed, not raised.
+
+    ``parsed`` and ``line_cache`` let repeated readings of the same text (shuffled records)
+    reuse the parse of the task text and of each line: each line is read on its own, so only
+    the aggregation depends on the order.
+    """
+    base = parsed or parse_task_text(task_text)
+    read = ReadTask(
+        base.catalog,
+        base.required_context,
+        base.conditions,
+        base.rule,
+        base.positive,
+        base.negative,
+    )
+    cache = line_cache if line_cache is not None else {}
     seen: dict[tuple[str, str], Value] = {}
     for role, lines in records.items():
         for line in lines:
-            try:
-                statement = parse_statement(line, read.catalog)
-            except ReadError as exc:
-                read.problems.append(f"unreadable record of {role}: {exc}")
+            if line not in cache:
+                try:
+                    cache[line] = parse_statement(line, read.catalog)
+                except ReadError as exc:
+                    cache[line] = exc
+            statement = cache[line]
+            if isinstance(statement, ReadError):
+                read.problems.append(f"unreadable record of {role}: {statement}")
                 continue
             if read.catalog.keys[statement.fact].owner != role:
                 read.problems.append(
@@ -395,6 +418,11 @@ def validate_rendering(
     """
     problems: list[str] = []
     names = {task.candidate_name(c): c for c in task.candidates}
+    try:
+        parsed = parse_task_text(rendered.task_text)
+    except ReadError as exc:
+        return [f"unreadable task text: {exc}"]
+    line_cache: dict[str, Statement | ReadError] = {}
     for run in range(runs):
         rng = random.Random(f"validate:{seed}:{task.id}:{run}")
         roles = list(rendered.records)
@@ -404,10 +432,7 @@ def validate_rendering(
             lines = list(rendered.records[role])
             rng.shuffle(lines)
             shuffled[role] = lines
-        try:
-            read = read_full_information(rendered.task_text, shuffled)
-        except ReadError as exc:
-            return [f"unreadable task text: {exc}"]
+        read = read_full_information(rendered.task_text, shuffled, parsed, line_cache)
         if read.problems:
             return sorted(set(read.problems))
         for (name, key), value in read.values.items():

@@ -367,16 +367,20 @@ class _Lazy(list[Defect]):
 def _choose_mixed(
     chooser: _Chooser, pools: dict[str, list[Defect]]
 ) -> tuple[list[Defect], list[CheckResult]] | None:
-    """Three valid defects on three different roles whose combination also matters."""
-    mis = list(islice(chooser.valid("misaligned", pools["misaligned"]), MIXED_POOL))
-    inc = list(islice(chooser.valid("incomplete", pools["incomplete"]), MIXED_POOL))
-    missed = list(chooser.valid("missed", pools["missed"]))
+    """Three valid defects on three different roles whose combination also matters.
+
+    Pools are walked lazily (the first options usually combine), and each defect's proof is
+    reused under the Mixed setting's name: the query is the same one.
+    """
     tries = 0
-    for m_defect, _ in mis:
-        for i_defect, _ in inc:
+    missed = list(chooser.valid("missed", pools["missed"]))
+    for m_defect, m_checks in islice(chooser.valid("misaligned", pools["misaligned"]), MIXED_POOL):
+        for i_defect, i_checks in islice(
+            chooser.valid("incomplete", pools["incomplete"]), MIXED_POOL
+        ):
             if i_defect.role == m_defect.role:
                 continue
-            for s_defect, _ in missed:
+            for s_defect, s_checks in missed:
                 if s_defect.role in (m_defect.role, i_defect.role):
                     continue
                 tries += 1
@@ -386,7 +390,24 @@ def _choose_mixed(
                 combined = chooser.checks.combined("mixed", defects)
                 if combined.verdict != Verdict.PROVED:
                     continue
-                named = [check for d in defects for check in chooser.checks.check("mixed", d)]
-                if combine([c.verdict for c in named]) == Verdict.PROVED:
-                    return defects, [*named, combined]
+                if chooser.checks.checker.certificates is not None:
+                    named = [c for d in defects for c in chooser.checks.check("mixed", d)]
+                else:
+                    named = [
+                        _renamed(check, defect, chooser.checks)
+                        for defect, checks in zip(
+                            defects, (m_checks, i_checks, s_checks), strict=True
+                        )
+                        for check in checks
+                    ]
+                return defects, [*named, combined]
     return None
+
+
+def _renamed(check: CheckResult, defect: Defect, checks: DefectChecker) -> CheckResult:
+    """A single setting's proof of ``defect`` under the Mixed setting's check name."""
+    single = checks.check_name(defect.kind, defect)
+    mixed = checks.check_name("mixed", defect)
+    return check.model_copy(
+        update={"name": check.name.replace(single, mixed, 1), "setting": "mixed"}
+    )

@@ -35,6 +35,7 @@ class QueryResult:
     solver_outcome: Outcome | None = None
     core: list[str] | None = None
     reason: str | None = None
+    pinned: frozenset[Slot] = frozenset()
 
 
 class TaskSolver:
@@ -115,7 +116,9 @@ class TaskSolver:
             literals.append(goal)
         self.queries += 1
         status = self._check(literals)
-        result = QueryResult(name, _status(status), literals, list(extras))
+        result = QueryResult(
+            name, _status(status), literals, list(extras), pinned=frozenset(pinned)
+        )
         if status == z3.sat:
             model = self.solver.model()
             result.codes = self._read_codes(model, set(pinned))
@@ -170,7 +173,11 @@ class TaskSolver:
         """The model's values (typed), for ``slots`` or for every slot."""
         assert result.codes is not None
         wanted = self.task.all_slots() if slots is None else list(slots)
-        return {slot: self.task.facts[slot[1]].value_of(result.codes[slot]) for slot in wanted}
+        facts, recorded, codes = self.task.facts, self.task.values, result.codes
+        return {
+            slot: recorded[slot] if slot in result.pinned else facts[slot[1]].value_of(codes[slot])
+            for slot in wanted
+        }
 
     def checked_outcome(self, result: QueryResult) -> Outcome:
         """The witness's output, computed twice (solver model and Python); they must agree."""
