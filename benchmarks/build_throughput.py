@@ -36,8 +36,9 @@ from uncobench_z3.spec import check_structure
 
 def stage_times(seed: int, sample: int) -> dict[str, float]:
     generator = SpecGenerator(load_library(), seed)
-    times: dict[str, list[float]] = {k: [] for k in
-                                     ("draft", "instantiate", "prove+settings", "render", "read x3")}
+    times: dict[str, list[float]] = {
+        k: [] for k in ("draft", "instantiate", "prove+settings", "render", "read x3")
+    }
     for index in range(sample):
         start = time.perf_counter()
         draft = generator.draft(index, random.Random(index).random() < 0.2)

@@ -60,8 +60,8 @@ def test_rule_terms_match_exact_arithmetic_for_every_candidate(spec: TaskSpec) -
     assert result.status == "sat"
     model = ts.solver.model()
     for candidate in task.candidates:
-        num = model.eval(z3.Int(f"out.num.{candidate}")).as_long()
-        den = model.eval(z3.Int(f"out.den.{candidate}")).as_long()
+        num = model.eval(z3.Int(f"out.num.{candidate}", ts.solver.ctx)).as_long()
+        den = model.eval(z3.Int(f"out.den.{candidate}", ts.solver.ctx)).as_long()
         assert den > 0
         operands = [Fraction(task.values[(candidate, k)]) for k in task.rule.operands]  # type: ignore[arg-type]
         assert Fraction(num, den) == task.rule.value(operands)

@@ -24,8 +24,15 @@ class SolverBudget:
 DEFAULT_BUDGET = SolverBudget()
 
 
-def make_solver(budget: SolverBudget = DEFAULT_BUDGET) -> z3.Solver:
-    solver = z3.Solver()
+def make_solver(budget: SolverBudget = DEFAULT_BUDGET, fresh_context: bool = True) -> z3.Solver:
+    """A solver with the budget's seed, timeout and resource limit.
+
+    By default it gets a Z3 context of its own: models depend on everything a context has
+    solved before, so sharing the process-wide context would make witnesses (and the values
+    the instantiation reads from models) depend on the order tasks happen to run in - one
+    worker or two, resumed or not. A private context costs a few milliseconds per task.
+    """
+    solver = z3.Solver(ctx=z3.Context()) if fresh_context else z3.Solver()
     solver.set("random_seed", budget.seed)
     solver.set("timeout", budget.timeout_ms)
     solver.set("rlimit", budget.rlimit)

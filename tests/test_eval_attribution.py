@@ -1,0 +1,195 @@
+"""Solver error attribution on hand-made traces.
+
+The mining task: Marcus Vance is the only eligible candidate (relocation grant 45,000 + field
+allowance 15,000 = 60,000 AUD). Traces state records exactly as the colleagues would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.construct import load_groups
+from uncobench_z3.evaluation import (
+    AnswerAction,
+    AnswerKey,
+    ParsedAnswer,
+    ReplyRecord,
+    RoundRecord,
+    attribute_error,
+    parse_answer,
+    received_evidence,
+    typed_task,
+)
+from uncobench_z3.settings import StatedValue
+from uncobench_z3.spec import Slot, to_json_scalar
+
+ROOT = Path(__file__).resolve().parent.parent
+GROUP = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+TASK = typed_task(GROUP)
+KEY = AnswerKey.from_task(TASK)
+GOLD = GROUP.gold
+
+
+def truth(slot: Slot) -> StatedValue:
+    candidate, fact = slot
+    return StatedValue(
+        candidate=candidate,
+        fact=fact,
+        context=TASK.facts[fact].context,
+        value=to_json_scalar(TASK.values[slot]),
+    )
+
+
+def stated(candidate: str, fact: str, context: str | None = None, **value: object) -> StatedValue:
+    return StatedValue.model_validate(
+        {
+            "candidate": candidate,
+            "fact": fact,
+            "context": context or TASK.facts[fact].context,
+            **value,
+        }
+    )
+
+
+def trace(*rounds: list[StatedValue]) -> list[RoundRecord]:
+    return [
+        RoundRecord(
+            round=i,
+            action="ask",
+            replies=(ReplyRecord(role="x", question="q", text="t", stated=tuple(statements)),),
+        )
+        for i, statements in enumerate(rounds, start=1)
+    ]
+
+
+def everything_but(*missing: Slot) -> list[StatedValue]:
+    return [truth(slot) for slot in TASK.all_slots() if slot not in missing]
+
+
+def answer(decision: str, candidate: str | None = None, number: str | None = None) -> ParsedAnswer:
+    return parse_answer(AnswerAction(decision=decision, candidate=candidate, number=number), KEY)
+
+
+WRONG_ALLOWANCE = stated("vance", "field_allowance", "FY2025 site allowance table", value="12500")
+
+
+def test_full_evidence_and_a_wrong_answer_is_an_integration_error() -> None:
+    result = attribute_error(TASK, GOLD, trace(everything_but()), answer("Do not appoint"))
+    assert result.label == "integration_error"
+    assert result.received == result.needed == 21
+
+
+def test_a_wrong_context_value_that_explains_the_answer_is_misled() -> None:
+    slot = ("vance", "field_allowance")
+    result = attribute_error(
+        TASK,
+        GOLD,
+        trace([*everything_but(slot), WRONG_ALLOWANCE]),
+        answer("Appoint", "Marcus Vance", "57500"),
+    )
+    assert result.label == "misled"
+    assert result.accepted == (
+        "Marcus Vance's field establishment allowance for "
+        "'FY2025 site allowance table' (wrong context)",
+    )
+    assert result.received == 20
+
+
+def test_an_accepted_defect_that_does_not_explain_the_answer_is_a_gathering_failure() -> None:
+    slot = ("vance", "field_allowance")
+    result = attribute_error(
+        TASK,
+        GOLD,
+        trace([*everything_but(slot), WRONG_ALLOWANCE]),
+        answer("Appoint", "Marcus Vance", "99999"),
+    )
+    assert result.label == "gathering_failure"
+
+
+def test_an_imprecise_statement_taken_at_face_value_is_misled() -> None:
+    slot = ("vance", "clearance")
+    vague = stated("vance", "clearance", options=["passed", "failed"])
+    result = attribute_error(
+        TASK, GOLD, trace([*everything_but(slot), vague]), answer("Do not appoint")
+    )
+    assert result.label == "misled" and "stated imprecisely" in result.accepted[0]
+
+
+def test_a_range_taken_at_face_value_is_misled() -> None:
+    slot = ("vance", "hardrock_years")  # 17 years; the condition needs >= 12
+    vague = stated("vance", "hardrock_years", low=10, high=25)
+    result = attribute_error(
+        TASK, GOLD, trace([*everything_but(slot), vague]), answer("Do not appoint")
+    )
+    assert result.label == "misled"
+
+
+def test_a_corrected_defect_is_not_accepted() -> None:
+    slot = ("vance", "field_allowance")
+    corrected = trace([*everything_but(slot), WRONG_ALLOWANCE], [truth(slot)])
+    evidence, accepted = received_evidence(TASK, corrected)
+    assert slot in evidence and accepted == {}
+    result = attribute_error(TASK, GOLD, corrected, answer("Appoint", "Marcus Vance", "57500"))
+    assert result.label == "integration_error"
+
+
+def test_missing_records_that_leave_the_answer_open_are_a_gathering_failure() -> None:
+    finance = [
+        ("vance", "relocation_grant"),
+        ("natarajan", "relocation_grant"),
+        ("ruiz", "relocation_grant"),
+    ]
+    result = attribute_error(
+        TASK, GOLD, trace(everything_but(*finance)), answer("Appoint", "Marcus Vance", "50000")
+    )
+    assert result.label == "gathering_failure" and result.received == 18
+
+
+def test_records_that_do_not_matter_missing_still_determine_the_answer() -> None:
+    # Priya Natarajan is excluded by her 9 years alone; not knowing her grant changes nothing
+    result = attribute_error(
+        TASK,
+        GOLD,
+        trace(everything_but(("natarajan", "relocation_grant"))),
+        answer("Appoint", "Priya Natarajan", "53000"),
+    )
+    assert result.label == "integration_error"
+
+
+def test_conflicting_values_count_as_not_received() -> None:
+    slot = ("vance", "relocation_grant")
+    other = stated("vance", "relocation_grant", value="40000")
+    evidence, _ = received_evidence(TASK, trace(everything_but(), [other]))
+    assert slot not in evidence and len(evidence) == len(TASK.all_slots()) - 1
+
+
+@pytest.mark.parametrize(
+    ("statements", "label"),
+    [(everything_but(), "integration_error"), ([], "gathering_failure")],
+)
+def test_no_answer_at_all(statements: list[StatedValue], label: str) -> None:
+    result = attribute_error(TASK, GOLD, trace(statements), None)
+    assert result.label == label
+
+
+def test_a_defect_does_not_make_a_missing_answer_misled() -> None:
+    slot = ("vance", "field_allowance")
+    result = attribute_error(TASK, GOLD, trace([*everything_but(slot), WRONG_ALLOWANCE]), None)
+    assert result.label == "gathering_failure"
+
+
+def test_attribution_is_the_same_in_any_order() -> None:
+    slot = ("vance", "field_allowance")
+    cases = [
+        (trace(everything_but()), answer("Do not appoint")),
+        (
+            trace([*everything_but(slot), WRONG_ALLOWANCE]),
+            answer("Appoint", "Marcus Vance", "57500"),
+        ),
+        (trace([]), None),
+    ]
+    forward = [attribute_error(TASK, GOLD, t, a) for t, a in cases]
+    backward = [attribute_error(TASK, GOLD, t, a) for t, a in reversed(cases)]
+    assert forward == list(reversed(backward))

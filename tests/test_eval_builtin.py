@@ -1,0 +1,129 @@
+"""The built-in agents: careful scores 100% in every available setting (examples and a built
+benchmark); naive drops in Misaligned and Incomplete; the behaviour each one documents."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.construct import load_groups
+from uncobench_z3.evaluation import (
+    NAIVE_QUESTION,
+    CarefulAgent,
+    Environment,
+    SampleJob,
+    SampleRecord,
+    example_groups,
+    make_agent,
+    run_episode,
+    run_sample,
+)
+from uncobench_z3.settings import SETTING_NAMES, TaskGroup
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def groups() -> list[TaskGroup]:
+    """The example groups on disk and the five example specs perturbed afresh."""
+    on_disk = [
+        load_groups(path)[0] for path in sorted((ROOT / "examples" / "groups").glob("*.json"))
+    ]
+    return on_disk + example_groups(seed=3)
+
+
+async def run_all(groups: list[TaskGroup], agent: str) -> list[SampleRecord]:
+    records = []
+    for group in groups:
+        for setting in SETTING_NAMES:
+            if group.setting(setting).available:
+                records.append(await run_sample(SampleJob.make(group, setting, agent)))
+    return records
+
+
+def accuracy(records: list[SampleRecord]) -> dict[str, float]:
+    by_setting: dict[str, list[bool]] = defaultdict(list)
+    for record in records:
+        by_setting[record.setting].append(record.correct)
+    return {s: sum(v) / len(v) for s, v in by_setting.items()}
+
+
+@pytest.mark.parametrize("agent", ["builtin/careful", "builtin/patient"])
+async def test_careful_agents_score_100_percent_everywhere(
+    groups: list[TaskGroup], agent: str
+) -> None:
+    records = await run_all(groups, agent)
+    assert {r.setting for r in records} == set(SETTING_NAMES)
+    wrong = [(r.group_id, r.setting, r.answer) for r in records if not r.correct]
+    assert wrong == []
+
+
+async def test_naive_drops_in_misaligned_and_incomplete(groups: list[TaskGroup]) -> None:
+    scores = accuracy(await run_all(groups, "builtin/naive"))
+    assert scores["reliable"] == 1.0
+    assert scores["misaligned"] < scores["reliable"]
+    assert scores["incomplete"] < scores["reliable"]
+
+
+async def test_careful_scores_100_percent_on_a_built_benchmark(tmp_path: Path) -> None:
+    from uncobench_z3.construct import build_benchmark
+
+    build_benchmark(tmp_path / "bench", groups=4, seed=5, workers=1)
+    built = load_groups(tmp_path / "bench")
+    assert len(built) == 4
+    records = await run_all(built, "builtin/careful")
+    assert records and all(r.correct for r in records)
+
+
+async def test_naive_asks_everyone_once_and_never_follows_up() -> None:
+    group = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+    env = await run_episode(Environment(group, "misaligned"), make_agent("builtin/naive", 0))
+    assert env.rounds == 2
+    asked = env.trace[0].replies
+    assert {r.role for r in asked} == {r.id for r in group.spec.roles}
+    assert {r.question for r in asked} == {NAIVE_QUESTION}
+    assert env.answer is not None and env.answer.number == "57500"  # 45,000 + the FY2025 12,500
+
+
+async def test_careful_follows_up_with_targeted_questions() -> None:
+    group = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+    for setting, kind in (
+        ("misaligned", "misaligned"),
+        ("incomplete", "incomplete"),
+        ("missed", "missed"),
+    ):
+        env = await run_episode(Environment(group, setting), make_agent("builtin/careful", 0))
+        assert env.rounds == 3, setting
+        follow_ups = [r for r in env.trace[1].replies]
+        assert [r.follow_up for r in follow_ups] == ["targeted"], setting
+        assert follow_ups[0].resolved == (kind,)
+    env = await run_episode(Environment(group, "mixed"), make_agent("builtin/careful", 0))
+    assert env.rounds == 3  # all three follow-ups in one round
+    assert sorted(k for r in env.trace[1].replies for k in r.resolved) == [
+        "incomplete",
+        "misaligned",
+        "missed",
+    ]
+
+
+async def test_patient_waits_once_after_a_silence() -> None:
+    group = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+    env = await run_episode(Environment(group, "missed"), make_agent("builtin/patient", 0))
+    assert [r.action for r in env.trace] == ["ask", "wait", "ask", "answer"]
+
+
+async def test_careful_answers_in_its_last_round() -> None:
+    group = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+    env = await run_episode(Environment(group, "missed", budget=2), CarefulAgent())
+    assert env.status == "answered" and env.rounds == 2
+
+
+async def test_agents_are_deterministic(groups: list[TaskGroup]) -> None:
+    first = await run_all(groups[:3], "builtin/naive")
+    second = await run_all(groups[:3], "builtin/naive")
+    strip = {"elapsed_seconds"}
+    assert [r.model_dump(exclude=strip) for r in first] == [
+        r.model_dump(exclude=strip) for r in second
+    ]

@@ -1,0 +1,167 @@
+"""``uncobench eval``, ``report`` and ``demo`` from the command line: results, files, and one
+readable message (never a traceback) for every user error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.evaluation import SAMPLES_FILE, example_benchmark
+
+from .cli_helpers import run_cli
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return example_benchmark(tmp_path_factory.mktemp("cli") / "bench", groups=2)
+
+
+def test_eval_then_report(bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    result = run_cli(
+        capsys,
+        "eval",
+        str(bench),
+        "--agent",
+        "builtin/careful",
+        "--agent",
+        "builtin/naive",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
+    assert result.code == 0, result.err
+    assert "builtin/careful" in result.out and "100.0%" in result.out
+    assert "mixed: 1 group(s)" in result.out  # the nurse manager group has no Mixed
+    lines = (out / SAMPLES_FILE).read_text().splitlines()
+    assert len(lines) == (5 + 4) * 2
+    again = run_cli(
+        capsys,
+        "eval",
+        str(bench),
+        "--agent",
+        "builtin/careful",
+        "--agent",
+        "builtin/naive",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
+    assert again.code == 0 and "0 sample(s) run, 18 reused" in again.out
+    report = run_cli(capsys, "report", str(out), "--out", str(tmp_path / "report"))
+    assert report.code == 0, report.err
+    assert (tmp_path / "report" / "report.html").is_file()
+    assert (tmp_path / "report" / "report.md").is_file()
+
+
+def test_eval_options(bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    result = run_cli(
+        capsys,
+        "eval",
+        str(bench),
+        "--agent",
+        "builtin/naive",
+        "--out",
+        str(out),
+        "--setting",
+        "missed",
+        "--setting",
+        "reliable",
+        "--limit",
+        "1",
+        "--seed",
+        "3",
+        "--budget",
+        "4",
+        "--concurrency",
+        "2",
+        "--no-progress",
+    )
+    assert result.code == 0, result.err
+    records = [json.loads(x) for x in (out / SAMPLES_FILE).read_text().splitlines()]
+    assert sorted(r["setting"] for r in records) == ["missed", "reliable"]
+    assert {(r["seed"], r["budget"]) for r in records} == {(3, 4)}
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "code"),
+    [
+        (["--agent", "builtin/nobody"], "unknown agent", 2),
+        (["--agent", "builtin/naive", "--limit", "0"], "--limit must be at least 1", 2),
+        (["--agent", "builtin/naive", "--concurrency", "0"], "--concurrency", 2),
+        (["--agent", "builtin/naive", "--setting", "sometimes"], "sometimes", 2),
+    ],
+)
+def test_eval_errors_are_one_message(
+    bench: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+    code: int,
+) -> None:
+    result = run_cli(capsys, "eval", str(bench), "--out", str(tmp_path / "r"), *args)
+    assert result.code == code
+    assert message in result.err and "Traceback" not in result.err
+
+
+def test_a_changed_configuration_is_refused(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "run")
+    base = ["eval", str(bench), "--out", out, "--limit", "1", "--no-progress"]
+    assert run_cli(capsys, *base, "--agent", "builtin/naive").code == 0
+    refused = run_cli(capsys, *base, "--agent", "builtin/careful")
+    assert refused.code == 2 and "another configuration (changed: agents)" in refused.err
+    assert "Traceback" not in refused.err
+    forced = run_cli(capsys, *base, "--agent", "builtin/careful", "--force")
+    assert forced.code == 0 and "5 sample(s) run, 0 reused" in forced.out
+    restarted = run_cli(capsys, *base, "--agent", "builtin/careful", "--restart")
+    assert restarted.code == 0 and "5 sample(s) run, 0 reused" in restarted.out
+
+
+def test_a_broken_benchmark_file_is_one_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "groups.jsonl"
+    broken.write_text('{"kind": "uncobench-task-group", "id": 3}\n')
+    result = run_cli(
+        capsys, "eval", str(broken), "--agent", "builtin/naive", "--out", str(tmp_path / "r")
+    )
+    assert result.code == 2 and "groups.jsonl:1" in result.err and "Traceback" not in result.err
+
+
+def test_report_of_nothing_is_one_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_cli(capsys, "report", str(tmp_path), "--out", str(tmp_path / "out"))
+    assert result.code == 2 and "no evaluation run" in result.err
+
+
+def test_demo_builds_verifies_evaluates_and_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_cli(capsys, "demo", "--out", str(tmp_path), "--groups", "2", "--no-progress")
+    assert result.code == 0, result.err
+    for step in ("1. built", "2. verified 2 group(s)", "3. evaluating", "4. report"):
+        assert step in result.out
+    assert (tmp_path / "bench" / "manifest.json").is_file()
+    assert (tmp_path / "report" / "report.html").is_file()
+    records = [json.loads(x) for x in (tmp_path / "run" / SAMPLES_FILE).read_text().splitlines()]
+    careful = [r for r in records if r["agent"] == "builtin/careful"]
+    assert careful and all(r["correct"] for r in careful)
+
+
+def test_demo_falls_back_to_the_examples_without_the_builder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uncobench_z3.construct as construct
+
+    monkeypatch.delattr(construct, "build_benchmark")
+    result = run_cli(capsys, "demo", "--out", str(tmp_path), "--groups", "2", "--no-progress")
+    assert result.code == 0, result.err
+    manifest = json.loads((tmp_path / "bench" / "manifest.json").read_text())
+    assert manifest["stats"]["source"].startswith("examples")

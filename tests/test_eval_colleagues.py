@@ -1,0 +1,204 @@
+"""The scripted colleagues: what a question concerns, faithful replies, and each defect's policy
+(first reply, generic vs targeted follow-up, Missed silence), deterministically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.construct import load_groups, rendered_of, statement_text
+from uncobench_z3.evaluation import RecordBook, ScriptedColleagues, named_candidates, typed_task
+from uncobench_z3.settings import SettingName, StatedValue, TaskGroup, is_targeted, stated_value
+from uncobench_z3.spec import Value
+
+ROOT = Path(__file__).resolve().parent.parent
+GROUP = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+TASK = typed_task(GROUP)
+STYLE = rendered_of(GROUP).style
+
+
+def colleagues(setting: SettingName, group: TaskGroup = GROUP) -> ScriptedColleagues:
+    return ScriptedColleagues(TASK, group.setting(setting).defects, STYLE)
+
+
+def value(stated: StatedValue) -> Value:
+    return stated_value(TASK, stated)
+
+
+def by_slot(stated: tuple[StatedValue, ...]) -> dict[tuple[str, str], StatedValue]:
+    return {(s.candidate, s.fact): s for s in stated}
+
+
+# -- what a question concerns ------------------------------------------------------------------
+def test_a_question_naming_nothing_gets_every_record_of_the_role() -> None:
+    slots = colleagues("reliable").concerned_slots("operations", "Please send me everything.")
+    assert slots == [(c, f) for c in TASK.candidates for f in ("available_from", "field_allowance")]
+
+
+def test_named_candidates_and_facts_narrow_the_reply() -> None:
+    team = colleagues("reliable")
+    assert team.concerned_slots("operations", "What is Priya Natarajan's availability date?") == [
+        ("natarajan", "available_from")
+    ]
+    # a fact named by its key, a candidate by a unique last name
+    assert team.concerned_slots("operations", "field_allowance of Ruiz, please") == [
+        ("ruiz", "field_allowance")
+    ]
+    # a distinctive word of the label ("allowance") names the fact
+    assert team.concerned_slots("operations", "and the allowance for Marcus Vance?") == [
+        ("vance", "field_allowance")
+    ]
+
+
+def test_another_roles_fact_gets_all_of_this_roles_facts() -> None:
+    slots = colleagues("reliable").concerned_slots("operations", "Vance's security clearance?")
+    assert slots == [("vance", "available_from"), ("vance", "field_allowance")]
+
+
+def test_a_last_name_counts_only_capitalised() -> None:
+    assert named_candidates(TASK, "Is Ruiz available?") == ["ruiz"]
+    assert named_candidates(TASK, "is ruiz available?") == []
+    assert named_candidates(TASK, "TOMAS RUIZ's records") == ["ruiz"]  # a full name: any case
+
+
+# -- faithful replies ---------------------------------------------------------------------------
+def test_a_faithful_reply_states_the_required_context_in_record_lines() -> None:
+    reply = colleagues("reliable").reply("finance", "All your records, please.")
+    assert reply.defects == () and reply.follow_up is None
+    assert [s.context for s in reply.stated] == ["2026 relocation schedule"] * 3
+    assert [value(s) for s in reply.stated] == [45000, 38000, 52000]
+    lines = [statement_text(TASK, s, STYLE) for s in reply.stated]
+    assert reply.text == "\n".join(lines)
+    assert "Marcus Vance" in lines[0] and "45,000 AUD" in lines[0]
+
+
+def test_unknown_role_is_an_error() -> None:
+    with pytest.raises(KeyError):
+        colleagues("reliable").reply("nobody", "hello")
+
+
+# -- misaligned ---------------------------------------------------------------------------------
+MISALIGNED = GROUP.setting("misaligned").defects[0]
+TARGETED_MIS = (
+    "Your reply gave Marcus Vance's field establishment allowance for the FY2025 table; "
+    "I need the FY2026 site allowance table."
+)
+
+
+def test_misaligned_first_reply_then_generic_then_targeted() -> None:
+    assert (MISALIGNED.role, MISALIGNED.fact) == ("operations", "field_allowance")
+    team = colleagues("misaligned")
+    first = team.reply("operations", "Please send all your records.")
+    wrong = by_slot(first.stated)[("vance", "field_allowance")]
+    assert (wrong.context, value(wrong)) == ("FY2025 site allowance table", 12500)
+    assert "FY2025 site allowance table" in (first.text or "")
+    assert first.defects == ("misaligned",) and first.follow_up is None
+    # the other records of the reply are faithful
+    assert by_slot(first.stated)[("vance", "available_from")].context == "confirmed start date"
+
+    generic = team.reply("operations", "Could you double-check your records?")
+    assert not is_targeted(MISALIGNED.targeted_follow_up, "Could you double-check your records?")
+    assert generic.stated == first.stated and generic.text == first.text
+    assert generic.follow_up == "generic" and generic.defects == ("misaligned",)
+
+    assert is_targeted(MISALIGNED.targeted_follow_up, TARGETED_MIS)
+    fixed = team.reply("operations", TARGETED_MIS)
+    assert fixed.follow_up == "targeted" and fixed.resolved == ("misaligned",)
+    assert [(s.candidate, s.context, value(s)) for s in fixed.stated] == [
+        ("vance", "FY2026 site allowance table", 15000)
+    ]
+    # resolved for good: a generic request now gets the truth
+    later = team.reply("operations", "Send everything again.")
+    assert value(by_slot(later.stated)[("vance", "field_allowance")]) == 15000
+    assert later.defects == () and later.follow_up is None
+
+
+def test_the_first_reply_about_the_fact_is_defective_however_it_is_asked() -> None:
+    team = colleagues("misaligned")
+    reply = team.reply("operations", TARGETED_MIS)  # precise, but it is the first reply
+    assert reply.defects == ("misaligned",) and reply.resolved == ()
+    assert reply.stated[0].context == "FY2025 site allowance table"
+
+
+def test_a_reply_not_touching_the_designated_record_does_not_arm_the_defect() -> None:
+    team = colleagues("misaligned")
+    other = team.reply("operations", "What is Priya Natarajan's field allowance?")
+    assert other.defects == () and value(other.stated[0]) == 15000
+    dates = team.reply("operations", "Marcus Vance's availability date?")
+    assert dates.defects == ()
+    first = team.reply("operations", "Marcus Vance's field allowance?")
+    assert first.defects == ("misaligned",) and value(first.stated[0]) == 12500
+
+
+# -- incomplete ---------------------------------------------------------------------------------
+def test_incomplete_repeats_on_generic_and_resolves_on_precision() -> None:
+    team = colleagues("incomplete")
+    first = team.reply("security", "Send me the clearance results of every candidate.")
+    vague = by_slot(first.stated)[("vance", "clearance")]
+    assert vague.options == ["passed", "failed"] and vague.value is None
+    assert "either passed or failed" in (first.text or "")
+    again = team.reply("security", "Are you sure about Marcus Vance?")
+    assert again.follow_up == "generic" and again.stated[0].options == ["passed", "failed"]
+    fixed = team.reply("security", "What is Marcus Vance's exact clearance result?")
+    assert fixed.follow_up == "targeted" and fixed.resolved == ("incomplete",)
+    assert fixed.stated[0].value == "passed"
+
+
+# -- missed -------------------------------------------------------------------------------------
+def test_missed_first_request_is_silent_then_answered_normally() -> None:
+    team = colleagues("missed")
+    silent = team.reply("security", "Send me your clearance records.")
+    assert silent.text is None and silent.stated == () and silent.defects == ("missed",)
+    assert silent.concerned  # what it would have covered is still recorded
+    answered = team.reply("security", "Hello?")
+    assert answered.text is not None and answered.resolved == ("missed",)
+    assert answered.follow_up == "targeted"
+    assert [s.value for s in answered.stated] == ["passed", "passed", "pending"]
+    third = team.reply("security", "Thanks, once more please.")
+    assert third.resolved == () and third.follow_up is None
+
+
+def test_missed_affects_only_its_role() -> None:
+    team = colleagues("missed")
+    assert team.reply("finance", "records?").text is not None
+    assert team.reply("security", "records?").text is None
+
+
+# -- mixed and determinism ------------------------------------------------------------------------
+def test_mixed_defects_act_on_their_own_roles() -> None:
+    team = colleagues("mixed")
+    kinds = {d.role: d.kind for d in GROUP.setting("mixed").defects}
+    replies = {role: team.reply(role, "All records please.") for role in TASK.roles}
+    for role, reply in replies.items():
+        expected = (kinds[role],) if role in kinds else ()
+        assert reply.defects == expected, role
+    hr = by_slot(replies["hr"].stated)[("vance", "hardrock_years")]
+    assert (hr.low, hr.high) == (10, 25)
+
+
+CONVERSATION = [
+    ("operations", "All records please."),
+    ("security", "All records please."),
+    ("operations", "Could you double-check?"),
+    ("operations", TARGETED_MIS),
+    ("security", "exact clearance of Marcus Vance"),
+    ("health", "fitness?"),
+]
+
+
+@pytest.mark.parametrize("setting", ["reliable", "misaligned", "incomplete", "missed", "mixed"])
+def test_the_same_conversation_gets_the_same_replies(setting: SettingName) -> None:
+    runs = []
+    for _ in range(2):
+        team = colleagues(setting)
+        runs.append([team.reply(role, question) for role, question in CONVERSATION])
+    assert runs[0] == runs[1]
+
+
+def test_a_shared_record_book_gives_the_same_replies() -> None:
+    book = RecordBook(TASK, STYLE)
+    shared = ScriptedColleagues(TASK, GROUP.setting("mixed").defects, STYLE, book)
+    own = colleagues("mixed")
+    for role, question in CONVERSATION:
+        assert shared.reply(role, question) == own.reply(role, question)

@@ -1,0 +1,186 @@
+"""The environment: rounds, replies, budget, invalid actions, the trace; and the tool schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.construct import load_groups
+from uncobench_z3.errors import ConfigError
+from uncobench_z3.evaluation import (
+    ANSWER_TOOL,
+    ASK_TOOL,
+    TOOL_NAMES,
+    WAIT_TOOL,
+    Action,
+    AnswerAction,
+    AskAction,
+    Conversation,
+    Environment,
+    InvalidAction,
+    RoleRequest,
+    WaitAction,
+    action_from_tool_call,
+    conversation_messages,
+    observation_text,
+    run_episode,
+    tool_arguments,
+)
+from uncobench_z3.models import ChatMessage, ToolCall, ToolDef
+
+ROOT = Path(__file__).resolve().parent.parent
+MINING = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+NURSE = load_groups(ROOT / "examples" / "groups" / "healthcare_nurse_manager.group.json")[0]
+
+
+def ask(*pairs: tuple[str, str]) -> AskAction:
+    return AskAction(requests=tuple(RoleRequest(role=r, question=q) for r, q in pairs))
+
+
+def test_briefing_shows_the_task_roles_tools_and_budget() -> None:
+    env = Environment(MINING, "reliable", budget=7)
+    briefing = env.briefing
+    assert "Eligibility conditions" in briefing.task_text
+    assert [r.id for r in briefing.roles] == [r.id for r in MINING.spec.roles]
+    assert [t.name for t in briefing.tools] == [ASK_TOOL, WAIT_TOOL, ANSWER_TOOL]
+    assert briefing.budget == 7 and "colleagues" in briefing.instructions
+    schema = briefing.tools[0].parameters["properties"]["requests"]["items"]["properties"]
+    assert schema["role"]["enum"] == [r.id for r in MINING.spec.roles]
+    for tool in briefing.tools:  # plain JSON, acceptable to the providers as it is
+        ToolDef.model_validate(json.loads(tool.model_dump_json()))
+
+
+def test_several_roles_answer_in_the_same_round_and_the_trace_records_it() -> None:
+    env = Environment(MINING, "misaligned")
+    observation = env.step(ask(("operations", "all records"), ("finance", "all records")))
+    assert observation.round == 1 and observation.rounds_left == 19
+    assert [r.role for r in observation.replies] == ["operations", "finance"]
+    assert all(r.text for r in observation.replies)
+    record = env.trace[0]
+    assert record.action == "ask"
+    assert [r.question for r in record.replies] == ["all records", "all records"]
+    operations, finance = record.replies
+    assert operations.defects == ("misaligned",) and finance.defects == ()
+    assert {s.context for s in operations.stated} >= {"FY2025 site allowance table"}
+    assert operations.text == observation.replies[0].text
+
+
+def test_wait_costs_a_round_and_a_missed_reply_never_arrives() -> None:
+    env = Environment(MINING, "missed")
+    first = env.step(ask(("security", "clearances please")))
+    assert first.replies[0].text is None
+    assert "No reply from Security office [security]" in observation_text(first)
+    waited = env.step(WaitAction())
+    assert waited.replies == () and waited.note and env.trace[1].action == "wait"
+    again = env.step(ask(("security", "clearances please")))
+    assert again.replies[0].text and env.trace[2].replies[0].resolved == ("missed",)
+
+
+@pytest.mark.parametrize(
+    ("action", "error"),
+    [
+        (ask(("nobody", "hi")), "no colleague 'nobody'"),
+        (ask(("hr", "a"), ("hr", "b")), "asked twice"),
+        (AskAction(requests=()), "at least one"),
+        (InvalidAction(reason="the arguments are not JSON", raw="{"), "not JSON"),
+    ],
+)
+def test_invalid_actions_are_rejected_and_cost_a_round(action: Action, error: str) -> None:
+    env = Environment(MINING, "reliable")
+    observation = env.step(action)
+    assert observation.error is not None and error in observation.error
+    assert observation.replies == () and env.trace[0].action == "invalid"
+    assert env.rounds == 1 and not env.finished
+
+
+def test_an_answer_ends_the_episode() -> None:
+    env = Environment(MINING, "reliable")
+    env.step(AnswerAction(decision="Appoint", candidate="Marcus Vance", number="60000"))
+    assert env.finished and env.status == "answered" and env.answer is not None
+    with pytest.raises(RuntimeError):
+        env.step(WaitAction())
+
+
+class Waiter:
+    async def act(self, conversation: Conversation) -> Action:
+        return WaitAction()
+
+
+async def test_running_out_of_rounds_is_budget_exhausted() -> None:
+    env = await run_episode(Environment(MINING, "reliable", budget=3), Waiter())
+    assert env.status == "budget_exhausted" and env.answer is None and env.rounds == 3
+    assert env.conversation.turns[-1].observation.rounds_left == 0
+
+
+def test_an_agent_must_return_an_action() -> None:
+    with pytest.raises(TypeError):
+        Environment(MINING, "reliable").step("answer: Appoint")  # type: ignore[arg-type]
+
+
+def test_unavailable_setting_and_bad_budget_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="unavailable"):
+        Environment(NURSE, "mixed")
+    with pytest.raises(ConfigError, match="budget"):
+        Environment(MINING, "reliable", budget=0)
+
+
+# -- the tool schema as an LLM agent uses it ----------------------------------------------------
+ACTIONS: list[Action] = [
+    ask(("hr", "Marcus Vance's experience?"), ("finance", "grants")),
+    WaitAction(),
+    AnswerAction(decision="Appoint", candidate="Marcus Vance", number="60000", unit="AUD"),
+    AnswerAction(decision="Do not appoint", candidate=None, number=None),
+]
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_tool_calls_round_trip(action: Action) -> None:
+    name, arguments = tool_arguments(action)
+    call = ToolCall(id="c1", function=name, arguments=arguments)
+    assert action_from_tool_call(call) == action
+
+
+@pytest.mark.parametrize(
+    ("call", "reason"),
+    [
+        (ToolCall(id="c", function="ask_colleagues", arguments={"requests": []}), "non-empty"),
+        (
+            ToolCall(id="c", function="ask_colleagues", arguments={"requests": [{"role": "hr"}]}),
+            "'role' and 'question'",
+        ),
+        (ToolCall(id="c", function="teleport", arguments={}), "unknown tool"),
+        (ToolCall(id="c", function="wait", raw_arguments="{", parse_error="bad json"), "not JSON"),
+    ],
+)
+def test_malformed_tool_calls_become_invalid_actions(call: ToolCall, reason: str) -> None:
+    action = action_from_tool_call(call)
+    assert isinstance(action, InvalidAction) and reason in action.reason
+    name, _ = tool_arguments(action)  # replayed under a tool the providers know
+    assert name == (call.function if call.function in TOOL_NAMES else ASK_TOOL)
+
+
+def test_numbers_in_answer_calls_become_text() -> None:
+    call = ToolCall(
+        id="c",
+        function=ANSWER_TOOL,
+        arguments={"decision": "Appoint", "candidate": "Marcus Vance", "number": 60000.5},
+    )
+    action = action_from_tool_call(call)
+    assert isinstance(action, AnswerAction) and action.number == "60000.5"
+
+
+def test_conversation_renders_as_chat_messages() -> None:
+    env = Environment(MINING, "missed")
+    env.step(ask(("security", "clearances")))
+    env.step(InvalidAction(reason="oops", raw="{"))
+    env.step(WaitAction())
+    messages = conversation_messages(env.conversation)
+    assert [m.role for m in messages] == ["system", "user"] + ["assistant", "tool"] * 3
+    assert all(isinstance(m, ChatMessage) for m in messages)
+    assert "Eligibility conditions" in messages[1].content
+    assert messages[2].tool_calls[0].function == ASK_TOOL
+    assert "No reply from" in messages[3].content
+    assert messages[5].is_error and "oops" in messages[5].content
+    assert messages[6].tool_calls[0].function == WAIT_TOOL

@@ -1,0 +1,233 @@
+"""The runner: the log, resumption after an interruption, the configuration guard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from uncobench_z3.construct import load_groups
+from uncobench_z3.errors import ConfigError, ResumeError, UncobenchError
+from uncobench_z3.evaluation import (
+    RUN_FILE,
+    SAMPLES_FILE,
+    Action,
+    Agent,
+    Conversation,
+    SampleJob,
+    SampleRecord,
+    evaluate,
+    example_benchmark,
+    make_agent,
+    make_config,
+    plan_jobs,
+    read_log,
+    run_evaluation,
+    run_sample,
+)
+from uncobench_z3.settings import TaskGroup
+
+AGENTS = ["builtin/naive", "builtin/careful"]
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny mock benchmark: the example specs, perturbed, in a built-benchmark folder."""
+    return example_benchmark(tmp_path_factory.mktemp("bench") / "bench")
+
+
+@pytest.fixture(scope="module")
+def groups(bench: Path) -> list[TaskGroup]:
+    return load_groups(bench)
+
+
+def content(records: list[SampleRecord]) -> list[str]:
+    """The records without wall-clock time, as a sorted list (comparison up to order)."""
+    return sorted(r.model_dump_json(exclude={"elapsed_seconds"}) for r in records)
+
+
+def log_lines(out: Path) -> list[str]:
+    return (out / SAMPLES_FILE).read_text(encoding="utf-8").splitlines()
+
+
+class Interrupter:
+    """Makes real agents, but the agent of sample number ``after + 1`` presses Ctrl-C."""
+
+    def __init__(self, after: int) -> None:
+        self.after = after
+        self.made = 0
+
+    def __call__(self, name: str, seed: int) -> Agent:
+        self.made += 1
+        if self.made > self.after:
+            return _CtrlC()
+        return make_agent(name, seed)
+
+
+class _CtrlC:
+    async def act(self, conversation: Conversation) -> Action:
+        raise KeyboardInterrupt
+
+
+def test_the_plan_skips_and_counts_unavailable_settings(groups: list[TaskGroup]) -> None:
+    config = make_config("bench", groups, AGENTS)
+    jobs, unavailable = plan_jobs(groups, config)
+    assert unavailable == {"mixed": ["healthcare_nurse_manager"]}
+    assert len(jobs) == (5 * 5 - 1) * len(AGENTS)
+    assert len({job.key for job in jobs}) == len(jobs)
+
+
+def test_a_run_logs_every_sample_once(groups: list[TaskGroup], tmp_path: Path) -> None:
+    config = make_config("bench", groups, AGENTS, limit=2)
+    summary = evaluate(groups, config, tmp_path, concurrency=4)
+    lines = log_lines(tmp_path)
+    # aerospace: 5 settings; healthcare: 4 (no Mixed); two agents
+    assert summary.ran == len(lines) == (5 + 4) * 2 and summary.reused == 0
+    assert summary.unavailable == {"mixed": ["healthcare_nurse_manager"]}
+    records, truncated = read_log(tmp_path / SAMPLES_FILE)
+    assert not truncated and content(records) == content(summary.records)
+    meta = json.loads((tmp_path / RUN_FILE).read_text())
+    assert meta["config_hash"] == config.digest() and meta["samples"] == len(lines)
+
+
+def test_resume_after_an_interruption_redoes_nothing(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    config = make_config("bench", groups, AGENTS)
+    reference = evaluate(groups, config, tmp_path / "reference", concurrency=3)
+
+    out = tmp_path / "interrupted"
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(groups, config, out, concurrency=1, agents=Interrupter(after=7))
+    assert len(log_lines(out)) == 7  # the finished samples are on disk, whole
+    done_before = {json.loads(line)["key"] for line in log_lines(out)}
+
+    ran: list[str] = []
+
+    def watching(name: str, seed: int) -> Agent:
+        ran.append(name)
+        return make_agent(name, seed)
+
+    resumed = evaluate(groups, config, out, concurrency=5, agents=watching)
+    assert resumed.reused == 7 and resumed.ran == len(ran) == len(reference.records) - 7
+    final = read_log(out / SAMPLES_FILE)[0]
+    assert len({r.key for r in final}) == len(final) == len(reference.records)
+    assert done_before <= {r.key for r in final}
+    assert content(final) == content(reference.records)
+
+    again = evaluate(groups, config, out, agents=watching)  # nothing left to do
+    assert again.ran == 0 and again.reused == len(reference.records)
+
+
+def test_a_changed_configuration_refuses_to_resume(groups: list[TaskGroup], tmp_path: Path) -> None:
+    first = make_config("bench", groups, ["builtin/naive"], limit=2)
+    evaluate(groups, first, tmp_path)
+    edited = [groups[0].model_copy(update={"seed": 99}), *groups[1:]]  # other content
+    for changed_groups, changed in (
+        (groups, make_config("bench", groups, AGENTS, limit=2)),
+        (groups, make_config("bench", groups, ["builtin/naive"], limit=2, seed=1)),
+        (groups, make_config("bench", groups, ["builtin/naive"], limit=2, budget=5)),
+        (groups, make_config("bench", groups, ["builtin/naive"], limit=3)),
+        (groups, make_config("bench", groups, ["builtin/naive"], ["reliable"], limit=2)),
+        (edited, make_config("bench", edited, ["builtin/naive"], limit=2)),
+    ):
+        assert changed.digest() != first.digest()
+        with pytest.raises(ResumeError, match="another configuration"):
+            evaluate(changed_groups, changed, tmp_path)
+    # the benchmark's path is not part of the hash: a moved benchmark still resumes
+    moved = make_config("elsewhere/bench", groups, ["builtin/naive"], limit=2)
+    assert moved.digest() == first.digest()
+    assert evaluate(groups, moved, tmp_path).ran == 0
+
+
+def test_a_configuration_made_for_other_groups_is_refused(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    config = make_config("bench", groups[:3], ["builtin/naive"])
+    with pytest.raises(ConfigError, match="other task groups"):
+        evaluate(groups, config, tmp_path)
+
+
+def test_force_keeps_the_samples_that_still_apply(groups: list[TaskGroup], tmp_path: Path) -> None:
+    evaluate(groups, make_config("bench", groups, ["builtin/naive"], limit=2), tmp_path)
+    wider = make_config("bench", groups, AGENTS, limit=2)
+    summary = evaluate(groups, wider, tmp_path, force=True)
+    assert summary.reused == 9 and summary.ran == 9
+    narrower = make_config("bench", groups, ["builtin/careful"], limit=1)
+    summary = evaluate(groups, narrower, tmp_path, force=True)
+    assert summary.reused == 5 and summary.ran == 0
+    assert len(log_lines(tmp_path)) == 5  # the others are set aside, not lost
+    assert (tmp_path / "samples.discarded-1.jsonl").exists()
+
+
+def test_restart_sets_the_old_log_aside(groups: list[TaskGroup], tmp_path: Path) -> None:
+    config = make_config("bench", groups, ["builtin/naive"], limit=1)
+    evaluate(groups, config, tmp_path)
+    summary = evaluate(groups, config, tmp_path, restart=True)
+    assert summary.ran == 5 and summary.reused == 0
+    assert len((tmp_path / "samples.discarded-1.jsonl").read_text().splitlines()) == 5
+
+
+def test_a_log_without_run_file_is_refused(groups: list[TaskGroup], tmp_path: Path) -> None:
+    (tmp_path / SAMPLES_FILE).write_text("")
+    config = make_config("bench", groups, ["builtin/naive"], limit=1)
+    with pytest.raises(ResumeError, match="unknown run"):
+        evaluate(groups, config, tmp_path)
+
+
+def test_a_cut_off_last_line_is_dropped_and_redone(groups: list[TaskGroup], tmp_path: Path) -> None:
+    config = make_config("bench", groups, ["builtin/naive"], limit=1)
+    evaluate(groups, config, tmp_path)
+    lines = log_lines(tmp_path)
+    (tmp_path / SAMPLES_FILE).write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])
+    summary = evaluate(groups, config, tmp_path)
+    assert summary.reused == 4 and summary.ran == 1
+    assert len(log_lines(tmp_path)) == 5
+    assert all(json.loads(line) for line in log_lines(tmp_path))
+
+
+def test_a_corrupt_line_in_the_middle_is_an_error(groups: list[TaskGroup], tmp_path: Path) -> None:
+    config = make_config("bench", groups, ["builtin/naive"], limit=1)
+    evaluate(groups, config, tmp_path)
+    lines = log_lines(tmp_path)
+    lines[1] = "{not json"
+    (tmp_path / SAMPLES_FILE).write_text("\n".join(lines) + "\n")
+    with pytest.raises(ResumeError, match="line 2"):
+        evaluate(groups, config, tmp_path)
+
+
+class Broken:
+    async def act(self, conversation: Conversation) -> Action:
+        raise ValueError("the agent broke")
+
+
+async def test_a_failing_sample_stops_the_run_with_one_message(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    config = make_config("bench", groups, ["builtin/naive"], limit=1)
+    with pytest.raises(UncobenchError, match="ValueError: the agent broke") as caught:
+        await run_evaluation(groups, config, tmp_path, agents=lambda name, seed: Broken())
+    assert "resume" in str(caught.value)
+    assert "Traceback" in (tmp_path / "errors.log").read_text()
+
+
+async def test_an_unknown_agent_or_setting_is_a_config_error(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError, match="unknown agent"):
+        await run_evaluation(groups, make_config("b", groups, ["gpt/none"]), tmp_path)
+    with pytest.raises(ConfigError, match="unknown setting"):
+        make_config("b", groups, AGENTS, ["sometimes"])  # type: ignore[list-item]
+    with pytest.raises(ConfigError):
+        make_config("b", groups, [])
+
+
+async def test_a_sample_is_a_plain_function_of_its_job(groups: list[TaskGroup]) -> None:
+    job = SampleJob.make(groups[0], "misaligned", "builtin/naive")
+    copy = SampleJob.model_validate_json(job.model_dump_json())
+    assert copy.key == job.key
+    first, second = await run_sample(job), await run_sample(copy)
+    strip: Any = {"elapsed_seconds"}
+    assert first.model_dump(exclude=strip) == second.model_dump(exclude=strip)

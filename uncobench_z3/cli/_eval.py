@@ -1,0 +1,230 @@
+"""``uncobench eval``, ``uncobench report`` and ``uncobench demo``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import cast
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..construct import load_groups
+from ..errors import ConfigError, UncobenchError
+from ..evaluation import (
+    DEFAULT_BUDGET,
+    DEFAULT_CONCURRENCY,
+    SettingMetrics,
+    compute_metrics,
+    example_benchmark,
+    group_digest,
+    make_config,
+    run_evaluation,
+)
+from ..settings import SETTING_NAMES, SettingName, verify_group
+from ..solver import SolverBudget, Verdict
+from ._app import EXIT_OK, cli
+
+console = Console(highlight=False, soft_wrap=True)
+DEMO_AGENTS = ("builtin/naive", "builtin/careful", "builtin/patient")
+
+
+def _summary(metrics: list[SettingMetrics]) -> Table:
+    """One row per agent and setting (narrow enough for any terminal)."""
+    table = Table(title="results")
+    for name, justify in (
+        ("agent", "left"),
+        ("setting", "left"),
+        ("accuracy", "right"),
+        ("95% CI", "right"),
+        ("n", "right"),
+        ("rounds", "right"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=name != "agent")  # type: ignore[arg-type]
+    for m in metrics:
+        table.add_row(
+            escape(m.agent),
+            m.setting,
+            f"{100 * m.accuracy:.1f}%",
+            f"{100 * m.ci_low:.0f}-{100 * m.ci_high:.0f}%",
+            str(m.samples),
+            f"{m.mean_rounds:.2f}",
+        )
+    return table
+
+
+def run_eval(
+    bench: str,
+    agents: tuple[str, ...],
+    out: Path,
+    settings: tuple[str, ...] = (),
+    seed: int = 0,
+    budget: int = DEFAULT_BUDGET,
+    limit: int | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    restart: bool = False,
+    force: bool = False,
+    progress: bool = True,
+) -> list[SettingMetrics]:
+    """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics."""
+    groups = load_groups(bench)
+    if not groups:
+        raise ConfigError(f"{bench} holds no task groups")
+    chosen = cast("list[SettingName]", list(settings)) or None  # click.Choice checked them
+    digests = [group_digest(g) for g in groups]
+    config = make_config(bench, groups, list(agents), chosen, seed, budget, limit, digests)
+    summary = asyncio.run(
+        run_evaluation(groups, config, out, concurrency=concurrency, restart=restart,
+                       force=force, progress=progress, digests=digests)
+    )  # fmt: skip
+    metrics = compute_metrics(summary.records, summary.unavailable)
+    console.print(_summary(metrics))
+    skipped = {s: len(g) for s, g in summary.unavailable.items() if g}
+    if skipped:
+        listed = ", ".join(f"{s}: {n} group(s)" for s, n in skipped.items())
+        console.print(f"unavailable settings skipped: {escape(listed)}")
+    console.print(
+        f"{summary.ran} sample(s) run, {summary.reused} reused from an earlier run; "
+        f"log in {escape(str(out))}"
+    )
+    return metrics
+
+
+@cli.command("eval")
+@click.argument("bench", type=click.Path(exists=True))
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    required=True,
+    help="Agent to evaluate (repeatable): builtin/naive, builtin/careful, ...",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Run directory (created; an existing one is resumed).",
+)
+@click.option(
+    "--setting",
+    "settings",
+    multiple=True,
+    type=click.Choice(SETTING_NAMES),
+    help="Setting to run (repeatable; default: all five).",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed given to the agents.")
+@click.option(
+    "--budget",
+    default=DEFAULT_BUDGET,
+    show_default=True,
+    help="Rounds per episode before it ends as budget_exhausted.",
+)
+@click.option("--limit", type=int, default=None, help="Only the first N groups.")
+@click.option(
+    "--concurrency",
+    default=DEFAULT_CONCURRENCY,
+    show_default=True,
+    help="Samples run at the same time.",
+)
+@click.option("--restart", is_flag=True, help="Set the existing log aside and run everything.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Resume despite a changed configuration, keeping samples that still apply.",
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def eval_command(
+    bench: str,
+    agents: tuple[str, ...],
+    out: Path,
+    settings: tuple[str, ...],
+    seed: int,
+    budget: int,
+    limit: int | None,
+    concurrency: int,
+    restart: bool,
+    force: bool,
+    no_progress: bool,
+) -> int:
+    """Evaluate agents on a benchmark (a built folder, a .jsonl file or a group file).
+
+    Every group runs in every requested setting it has (unavailable settings are skipped and
+    counted). Each finished sample is appended to OUT/samples.jsonl; running the same command
+    again resumes where it stopped.
+    """
+    run_eval(bench, agents, out, settings, seed, budget, limit, concurrency, restart, force,
+             progress=not no_progress)  # fmt: skip
+    return EXIT_OK
+
+
+@cli.command("report")
+@click.argument("runs", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for report.md, report.html and plots/.",
+)
+@click.option("--title", default="uncobench evaluation report", show_default=True)
+@click.option("--no-plots", is_flag=True, help="Skip the plots (no matplotlib needed).")
+def report_command(runs: Path, out: Path, title: str, no_plots: bool) -> int:
+    """Write a Markdown and a self-contained HTML report of every run under RUNS."""
+    from ..report import write_report
+
+    files = write_report(runs, out, title=title, plots=not no_plots)
+    console.print(f"wrote {escape(str(files.markdown))} and {escape(str(files.html))}")
+    if files.note:
+        console.print(f"[yellow]plots omitted:[/] {escape(files.note)}")
+    return EXIT_OK
+
+
+# -- demo ------------------------------------------------------------------------------------
+def build_demo_benchmark(out: Path, groups: int) -> Path:
+    """The demo's benchmark: the builder's, or the perturbed examples if it is missing."""
+    try:
+        from ..construct import build_benchmark
+    except ImportError:  # builder not available: the same folder layout from the examples
+        return example_benchmark(out, groups)
+    build_benchmark(out, groups=groups, seed=7)
+    return out
+
+
+def verify_benchmark_groups(bench: Path) -> int:
+    """Re-prove every group of the benchmark; raises if one is not proved."""
+    groups = load_groups(bench)
+    for group in groups:
+        report = verify_group(group, f"{bench}:{group.id}", SolverBudget())
+        if report.verdict != Verdict.PROVED:
+            raise UncobenchError(
+                f"demo benchmark group {group.id} is {report.verdict.label}, not proved"
+            )
+    return len(groups)
+
+
+@cli.command("demo")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("demo"),
+    show_default=True,
+    help="Folder for the benchmark, the run and the report.",
+)
+@click.option("--groups", default=5, show_default=True, help="Task groups to build.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def demo_command(out: Path, groups: int, no_progress: bool) -> int:
+    """Build a small benchmark, verify it, evaluate the built-in agents, write a report."""
+    if groups < 1:
+        raise ConfigError("--groups must be at least 1")
+    bench = build_demo_benchmark(out / "bench", groups)
+    console.print(f"[bold]1. built[/] {escape(str(bench))}")
+    proved = verify_benchmark_groups(bench)
+    console.print(f"[bold]2. verified[/] {proved} group(s): every check proved")
+    console.print("[bold]3. evaluating[/] " + ", ".join(DEMO_AGENTS))
+    run_eval(str(bench), DEMO_AGENTS, out / "run", restart=True, progress=not no_progress)
+    from ..report import write_report
+
+    files = write_report(out / "run", out / "report", title="uncobench demo report")
+    console.print(f"[bold]4. report[/] {escape(str(files.html))}")
+    return EXIT_OK

@@ -1,0 +1,271 @@
+"""The built-in agents: reference points that read only the text they are shown.
+
+Both parse the task text and every reply line with the construction reader
+(:func:`~uncobench_z3.construct.parse_task_text`, :func:`~uncobench_z3.construct.parse_statement`)
+and decide with exact arithmetic. They are pure functions of the conversation, like an LLM
+agent that re-reads its history each turn.
+
+* ``builtin/naive`` asks every colleague once for all their records, takes whatever value a
+  reply states for a record (whatever context it names; the midpoint of a range - the middle
+  day for dates; the first of a set of options), never follows up, and answers in round 2.
+* ``builtin/careful`` asks each colleague for its decision-relevant records *in the required
+  contexts*, then checks every reply line against the task text: a line in another context
+  gets a follow-up naming the fact and the required context; a range or a set of options gets
+  a follow-up asking for the exact value; a record that never arrived (a silent colleague) is
+  asked for again. All problems of one colleague go into one question, all colleagues with
+  problems are asked in the same round. It answers once every record is exact and in the
+  required context, or when only the answering round is left.
+* ``builtin/patient`` is ``careful`` that first waits one round after a colleague stays
+  silent before asking again (waiting never helps here: it exists to exercise the wait metric).
+
+A decision from incomplete or contradictory facts (naive after a silence or a wrong-context
+reply, careful out of rounds) skips the conditions whose facts are unknown; when several
+candidates pass, it picks one by a choice seeded with the agent's seed and the task text (not
+the first in the directory, which would favour whatever order the directory has); it gives
+no number if one of the chosen candidate's operands is unknown.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..construct import ReadError, ReadTask, Statement, parse_statement, parse_task_text
+from ..spec import Value, day_number, format_fraction, from_day_number
+from ._protocol import (
+    Action,
+    AnswerAction,
+    AskAction,
+    Conversation,
+    RoleRequest,
+    WaitAction,
+)
+
+NAIVE_QUESTION = "Please send me all your records for every candidate."
+
+ReadSlot = tuple[str, str]
+"""(candidate name, fact key): how the agents index what they read."""
+
+
+def reply_statements(conversation: Conversation, read: ReadTask) -> Iterator[Statement]:
+    """Every readable record line of every reply, in the order received."""
+    for turn in conversation.turns:
+        for reply in turn.observation.replies:
+            for line in (reply.text or "").splitlines():
+                if not line.strip():
+                    continue
+                try:
+                    yield parse_statement(line, read.catalog)
+                except ReadError:
+                    continue  # a line that is not a record (chatter) carries no fact
+
+
+def latest_statements(conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Statement]:
+    latest: dict[ReadSlot, Statement] = {}
+    for statement in reply_statements(conversation, read):
+        latest[(statement.candidate, statement.fact)] = statement
+    return latest
+
+
+def midpoint(low: Value, high: Value) -> Value:
+    if isinstance(low, _dt.date) and isinstance(high, _dt.date):
+        return from_day_number((day_number(low) + day_number(high)) // 2)
+    assert isinstance(low, int | Fraction) and isinstance(high, int | Fraction)
+    return (Fraction(low) + Fraction(high)) / 2
+
+
+def face_value(statement: Statement) -> Value | None:
+    """What a trusting reader takes a statement to say."""
+    if statement.value is not None:
+        return statement.value
+    if statement.low is not None and statement.high is not None:
+        return midpoint(statement.low, statement.high)
+    if statement.options:
+        return statement.options[0]
+    return None
+
+
+def decide(read: ReadTask, values: dict[ReadSlot, Value], tie_break: random.Random) -> AnswerAction:
+    """The answer from the facts at hand, exactly (unknown facts: see the module docstring)."""
+
+    def passes(name: str) -> bool:
+        for condition in read.conditions:
+            value = values.get((name, condition.fact))
+            if value is not None and not condition.holds(value):
+                return False
+        return True
+
+    eligible = [name for name in read.catalog.candidates if passes(name)]
+    if not eligible:
+        return AnswerAction(decision=read.negative, candidate=None, number=None)
+    chosen = eligible[0] if len(eligible) == 1 else tie_break.choice(eligible)
+    operands: list[Fraction] = []
+    for key in read.rule.operands:
+        value = values.get((chosen, key))
+        if not isinstance(value, int | Fraction) or isinstance(value, bool):
+            return AnswerAction(decision=read.positive, candidate=chosen, unit=read.rule.unit)
+        operands.append(Fraction(value))
+    try:
+        number = read.rule.rounded(operands)
+    except ZeroDivisionError:
+        return AnswerAction(decision=read.positive, candidate=chosen, unit=read.rule.unit)
+    return AnswerAction(
+        decision=read.positive,
+        candidate=chosen,
+        number=format_fraction(number, max(read.rule.digits, 0)),
+        unit=read.rule.unit,
+    )
+
+
+class _TextAgent:
+    """Parses the task text once (it never changes within an episode)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self._read: ReadTask | None = None
+        self._text: str | None = None
+
+    def tie_break(self, conversation: Conversation) -> random.Random:
+        digest = hashlib.sha256(conversation.briefing.task_text.encode()).hexdigest()[:16]
+        return random.Random(f"{self.seed}:{digest}")
+
+    def read(self, conversation: Conversation) -> ReadTask:
+        text = conversation.briefing.task_text
+        if self._read is None or self._text != text:
+            self._read, self._text = parse_task_text(text), text
+        return self._read
+
+
+class NaiveAgent(_TextAgent):
+    """Asks everyone once, trusts every reply, never follows up."""
+
+    async def act(self, conversation: Conversation) -> Action:
+        if not conversation.turns:
+            return AskAction(
+                requests=tuple(
+                    RoleRequest(role=card.id, question=NAIVE_QUESTION)
+                    for card in conversation.briefing.roles
+                )
+            )
+        read = self.read(conversation)
+        values: dict[ReadSlot, Value] = {}
+        for statement in reply_statements(conversation, read):
+            value = face_value(statement)
+            if value is not None:
+                values[(statement.candidate, statement.fact)] = value
+        return decide(read, values, self.tie_break(conversation))
+
+
+@dataclass(frozen=True)
+class _Problem:
+    kind: str  # "missing", "context" or "imprecise"
+    candidate: str
+    fact: str
+    given_context: str | None = None
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+class CarefulAgent(_TextAgent):
+    """Checks every reply against the task text and follows up until every record is exact."""
+
+    def __init__(self, seed: int = 0, wait_for_silence: bool = False) -> None:
+        super().__init__(seed)
+        self.wait_for_silence = wait_for_silence
+
+    def needed(self, read: ReadTask) -> dict[str, list[str]]:
+        """Decision-relevant facts per owning role, in record-key order."""
+        by_role: dict[str, list[str]] = {}
+        for key, entry in read.catalog.keys.items():
+            if key in read.required_context:
+                by_role.setdefault(entry.owner, []).append(key)
+        return by_role
+
+    def fact_text(self, read: ReadTask, key: str) -> str:
+        return f"{read.catalog.keys[key].label} ({read.required_context[key]})"
+
+    def first_questions(self, read: ReadTask) -> AskAction:
+        requests = []
+        for role, keys in self.needed(read).items():
+            wanted = "; ".join(self.fact_text(read, key) for key in keys)
+            requests.append(
+                RoleRequest(
+                    role=role,
+                    question=f"For every candidate, please send your records of: {wanted}. "
+                    "I need exactly these contexts and exact values.",
+                )
+            )
+        return AskAction(requests=tuple(requests))
+
+    def problems(self, read: ReadTask, latest: dict[ReadSlot, Statement]) -> list[_Problem]:
+        found = []
+        for keys in self.needed(read).values():
+            for key in keys:
+                required = read.required_context[key]
+                for name in read.catalog.candidates:
+                    statement = latest.get((name, key))
+                    if statement is None:
+                        found.append(_Problem("missing", name, key))
+                    elif statement.context.lower() != required.lower():
+                        found.append(_Problem("context", name, key, statement.context))
+                    elif statement.value is None:
+                        found.append(_Problem("imprecise", name, key))
+        return found
+
+    def follow_up(self, read: ReadTask, problems: list[_Problem]) -> str:
+        """One question covering every problem of one colleague."""
+        sentences = []
+        for key in dict.fromkeys(p.fact for p in problems):
+            label = read.catalog.keys[key].label
+            required = read.required_context[key]
+            of_fact = [p for p in problems if p.fact == key]
+            for given in dict.fromkeys(p.given_context for p in of_fact if p.kind == "context"):
+                names = _names([p.candidate for p in of_fact if p.given_context == given])
+                sentences.append(
+                    f"Your reply gave the {label} of {names} for the {given}, but the task "
+                    f"needs the {required}. Please send the {label} ({required}) of {names}."
+                )
+            imprecise = [p.candidate for p in of_fact if p.kind == "imprecise"]
+            if imprecise:
+                sentences.append(
+                    f"Please give the exact {label} ({required}) of {_names(imprecise)}: a "
+                    "single value, not a range or a set of options."
+                )
+            missing = [p.candidate for p in of_fact if p.kind == "missing"]
+            if missing:
+                sentences.append(f"Please send the {label} ({required}) of {_names(missing)}.")
+        return " ".join(sentences)
+
+    async def act(self, conversation: Conversation) -> Action:
+        read = self.read(conversation)
+        if not conversation.turns:
+            return self.first_questions(read)
+        latest = latest_statements(conversation, read)
+        problems = self.problems(read, latest)
+        if not problems or conversation.rounds_left <= 1:
+            values = {
+                slot: s.value
+                for slot, s in latest.items()
+                if s.value is not None
+                and s.context.lower() == read.required_context.get(s.fact, "").lower()
+            }
+            return decide(read, values, self.tie_break(conversation))
+        last = conversation.turns[-1]
+        silent = any(reply.text is None for reply in last.observation.replies)
+        if self.wait_for_silence and silent and not isinstance(last.action, WaitAction):
+            return WaitAction()
+        by_role: dict[str, list[_Problem]] = {}
+        for problem in problems:
+            by_role.setdefault(read.catalog.keys[problem.fact].owner, []).append(problem)
+        return AskAction(
+            requests=tuple(
+                RoleRequest(role=role, question=self.follow_up(read, found))
+                for role, found in by_role.items()
+            )
+        )

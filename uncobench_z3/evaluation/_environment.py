@@ -1,0 +1,234 @@
+"""The environment: one task in one setting, played round by round, with a structured trace.
+
+Each action is one round. ``ask`` reaches one or several colleagues (each at most once per
+round) and their replies arrive in the same round; a colleague that misses a request never
+sends that reply later, so waiting only costs a round. ``answer`` ends the episode. After
+``budget`` rounds without an answer the episode ends as ``budget_exhausted`` (scored wrong,
+with its own label). A malformed action (unknown role, a role asked twice in one round, a
+tool call that cannot be read) is rejected with an error message and still costs its round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..construct import RenderedTask, render_task
+from ..errors import ConfigError
+from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
+from ..spec import TypedTask, check_structure
+from ._colleagues import FollowUpKind, RecordBook, ScriptedColleagues
+from ._protocol import (
+    DEFAULT_BUDGET,
+    Action,
+    Agent,
+    AnswerAction,
+    AskAction,
+    Briefing,
+    Conversation,
+    InvalidAction,
+    Observation,
+    ReplyView,
+    Turn,
+    WaitAction,
+    default_instructions,
+    tool_definitions,
+)
+
+ActionKind = Literal["ask", "wait", "answer", "invalid"]
+EpisodeStatus = Literal["running", "answered", "budget_exhausted"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ReplyRecord(_Frozen):
+    """One request and what came back, with the data attribution and metrics need."""
+
+    role: str
+    question: str
+    text: str | None
+    stated: tuple[StatedValue, ...] = ()
+    concerned: tuple[tuple[str, str], ...] = ()
+    defects: tuple[DefectKind, ...] = ()
+    resolved: tuple[DefectKind, ...] = ()
+    follow_up: FollowUpKind | None = None
+
+
+class RoundRecord(_Frozen):
+    round: int
+    action: ActionKind
+    replies: tuple[ReplyRecord, ...] = ()
+    answer: AnswerAction | None = None
+    error: str | None = None
+
+
+def typed_task(group: TaskGroup) -> TypedTask:
+    task = check_structure(group.spec).task
+    if task is None or not task.has_values:
+        raise ConfigError(f"group {group.id}: its spec is not a structurally valid instance")
+    return task
+
+
+@dataclass(frozen=True)
+class PreparedGroup:
+    """What every episode of a group derives from it: the typed task and the rendered text.
+
+    Deriving them costs milliseconds (structure check, rendering), more than a whole episode
+    of scripted replies, so a runner prepares each group once and shares it read-only.
+    """
+
+    group: TaskGroup
+    task: TypedTask
+    rendered: RenderedTask
+    book: RecordBook
+
+    @classmethod
+    def of(cls, group: TaskGroup) -> PreparedGroup:
+        task = typed_task(group)
+        # as construct.rendered_of, without checking the spec's structure a second time
+        if group.rendered is not None:
+            rendered = RenderedTask.model_validate(group.rendered)
+        else:
+            rendered = render_task(task, group.seed)
+        return cls(group=group, task=task, rendered=rendered, book=RecordBook(task, rendered.style))
+
+
+class Environment:
+    """One episode: a task group in one setting, with scripted colleagues."""
+
+    def __init__(
+        self,
+        group: TaskGroup,
+        setting: SettingName,
+        budget: int = DEFAULT_BUDGET,
+        instructions: str | None = None,
+        prepared: PreparedGroup | None = None,
+    ) -> None:
+        if budget < 1:
+            raise ConfigError(f"the round budget must be at least 1, not {budget}")
+        chosen = group.setting(setting)
+        if not chosen.available:
+            raise ConfigError(f"group {group.id}: setting {setting} is unavailable")
+        if prepared is None or prepared.group is not group:
+            prepared = PreparedGroup.of(group)
+        self.group = group
+        self.setting = setting
+        self.task = prepared.task
+        rendered = prepared.rendered
+        self.colleagues = ScriptedColleagues(
+            self.task, chosen.defects, rendered.style, prepared.book
+        )
+        self.role_names = {card.id: card.name for card in rendered.role_directory}
+        self.briefing = Briefing(
+            task_text=rendered.task_text,
+            roles=tuple(rendered.role_directory),
+            budget=budget,
+            instructions=instructions if instructions is not None else default_instructions(),
+            tools=tool_definitions(rendered.role_directory),
+        )
+        self._turns: list[Turn] = []
+        self.trace: list[RoundRecord] = []
+        self.answer: AnswerAction | None = None
+        self.status: EpisodeStatus = "running"
+
+    @property
+    def conversation(self) -> Conversation:
+        return Conversation.model_construct(briefing=self.briefing, turns=tuple(self._turns))
+
+    @property
+    def finished(self) -> bool:
+        return self.status != "running"
+
+    @property
+    def rounds(self) -> int:
+        return len(self.trace)
+
+    def _ask_error(self, action: AskAction) -> str | None:
+        if not action.requests:
+            return "ask at least one colleague"
+        seen: set[str] = set()
+        for request in action.requests:
+            if request.role not in self.role_names:
+                known = ", ".join(self.role_names)
+                return f"there is no colleague {request.role!r} (role ids: {known})"
+            if request.role in seen:
+                return f"{request.role} is asked twice in one round; ask one question each"
+            seen.add(request.role)
+        return None
+
+    def step(self, action: Action) -> Observation:
+        """Carry out one action (one round) and return what the agent observes."""
+        if self.finished:
+            raise RuntimeError("the episode is over")
+        if not isinstance(action, AskAction | WaitAction | AnswerAction | InvalidAction):
+            raise TypeError(f"an agent must return an action, not {type(action).__name__}")
+        number = len(self.trace) + 1
+        left = self.briefing.budget - number
+        replies: list[ReplyRecord] = []
+        error: str | None = None
+        note: str | None = None
+        kind: ActionKind = action.kind
+        if isinstance(action, AskAction):
+            error = self._ask_error(action)
+            if error is None:
+                for request in action.requests:
+                    reply = self.colleagues.reply(request.role, request.question)
+                    replies.append(
+                        ReplyRecord.model_construct(
+                            role=request.role,
+                            question=request.question,
+                            text=reply.text,
+                            stated=reply.stated,
+                            concerned=reply.concerned,
+                            defects=reply.defects,
+                            resolved=reply.resolved,
+                            follow_up=reply.follow_up,
+                        )
+                    )
+            else:
+                kind = "invalid"
+        elif isinstance(action, WaitAction):
+            note = "You waited; nothing was asked."
+        elif isinstance(action, InvalidAction):
+            error = action.reason
+        answer = action if isinstance(action, AnswerAction) else None
+        # Every value here is already typed and checked, so the trace and the observation are
+        # built without re-validation: it keeps a round's cost small (see the benchmark).
+        self.trace.append(
+            RoundRecord.model_construct(
+                round=number, action=kind, replies=tuple(replies), answer=answer, error=error
+            )
+        )
+        if answer is not None:
+            self.answer = answer
+            self.status = "answered"
+            note = "Answer received."
+        elif left <= 0:
+            self.status = "budget_exhausted"
+            note = "The round budget is exhausted; the task ends without an answer."
+        observation = Observation.model_construct(
+            round=number,
+            rounds_left=max(left, 0),
+            replies=tuple(
+                ReplyView.model_construct(
+                    role=r.role, role_name=self.role_names[r.role], text=r.text
+                )
+                for r in replies
+            ),
+            note=note,
+            error=error,
+        )
+        self._turns.append(Turn.model_construct(action=action, observation=observation))
+        return observation
+
+
+async def run_episode(environment: Environment, agent: Agent) -> Environment:
+    """Let ``agent`` act until it answers or the budget runs out; returns the environment."""
+    while not environment.finished:
+        action = await agent.act(environment.conversation)
+        environment.step(action)
+    return environment

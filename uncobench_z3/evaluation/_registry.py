@@ -1,0 +1,60 @@
+"""Agents by name: the built-ins, and a hook for agents defined elsewhere (LLM agents).
+
+A name resolves to a *factory* ``(name, seed) -> Agent``; a fresh agent is made for every
+sample, so no state leaks between samples. Built-in names are ``builtin/<kind>``; other
+prefixes (``anthropic/``, ``openai/``...) are served by whatever registered them with
+:func:`register_agent_prefix`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import ConfigError
+from ._builtin import CarefulAgent, NaiveAgent
+from ._protocol import Agent
+
+AgentFactory = Callable[[str, int], Agent]
+
+
+def _naive(name: str, seed: int) -> Agent:
+    return NaiveAgent(seed)
+
+
+def _careful(name: str, seed: int) -> Agent:
+    return CarefulAgent(seed)
+
+
+def _patient(name: str, seed: int) -> Agent:
+    return CarefulAgent(seed, wait_for_silence=True)
+
+
+BUILTIN_AGENTS: dict[str, AgentFactory] = {
+    "builtin/naive": _naive,
+    "builtin/careful": _careful,
+    "builtin/patient": _patient,
+}
+_PREFIXES: dict[str, AgentFactory] = {}
+
+
+def register_agent_prefix(prefix: str, factory: AgentFactory) -> None:
+    """Serve every agent name starting with ``prefix/`` (for example ``anthropic``)."""
+    _PREFIXES[prefix.rstrip("/")] = factory
+
+
+def agent_names() -> list[str]:
+    return sorted(BUILTIN_AGENTS) + [f"{p}/..." for p in sorted(_PREFIXES)]
+
+
+def check_agent_name(name: str) -> None:
+    """Raise :class:`ConfigError` unless ``name`` resolves to an agent."""
+    if name in BUILTIN_AGENTS or name.split("/", 1)[0] in _PREFIXES:
+        return
+    raise ConfigError(f"unknown agent {name!r}; available: {', '.join(agent_names())}")
+
+
+def make_agent(name: str, seed: int) -> Agent:
+    """A fresh agent for one sample."""
+    check_agent_name(name)
+    factory = BUILTIN_AGENTS.get(name) or _PREFIXES[name.split("/", 1)[0]]
+    return factory(name, seed)

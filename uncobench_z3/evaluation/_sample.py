@@ -1,0 +1,220 @@
+"""The unit of work: one group x setting x agent configuration -> one sample record.
+
+:func:`run_sample` is a plain call on serializable arguments (:class:`SampleJob`); the agent is
+made fresh from its name and seed, and nothing outside the call is read or written, so a
+sample can be re-run anywhere and gives the same record (up to ``elapsed_seconds``).
+
+Behaviour counts, per sample:
+
+* ``contacts`` - requests sent (one per colleague per ask action);
+* ``waits`` - wait actions;
+* ``redundant_contacts`` - requests to a colleague already asked in an earlier round, every
+  record of which (by the colleagues' concern rule) had already reached the agent exactly
+  and in the required context. Re-asking a silent colleague, following up a wrong-context or
+  imprecise reply, or asking for records not yet received is never redundant;
+* ``targeted_follow_ups`` / ``generic_follow_ups`` - requests that followed up an
+  outstanding defect and did / did not resolve it (a re-ask after a silence is targeted);
+* ``defects_seen`` / ``defects_resolved`` - defect kinds that showed up in a reply (or a
+  silence) / that a targeted follow-up then resolved;
+* ``invalid_actions`` - actions the environment rejected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..settings import DefectKind, SettingName, TaskGroup
+from ..spec import Answer
+from ._attribution import Attribution, attribute_error
+from ._environment import Environment, EpisodeStatus, PreparedGroup, RoundRecord, run_episode
+from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
+from ._registry import make_agent
+from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
+
+SampleResult = Literal["correct", "wrong_answer", "budget_exhausted"]
+AgentMaker = Callable[[str, int], Agent]
+
+
+def group_digest(group: TaskGroup) -> str:
+    """SHA-256 of a group's canonical JSON: what a sample's validity depends on."""
+    return hashlib.sha256(group.model_dump_json().encode()).hexdigest()
+
+
+class SampleJob(BaseModel):
+    """Everything one sample depends on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    group: TaskGroup
+    setting: SettingName
+    agent: str
+    seed: int = 0
+    budget: int = DEFAULT_BUDGET
+    group_hash: str = ""
+    """filled by :meth:`make` (hashing once per group, not once per job)"""
+
+    @classmethod
+    def make(
+        cls,
+        group: TaskGroup,
+        setting: SettingName,
+        agent: str,
+        seed: int = 0,
+        budget: int = DEFAULT_BUDGET,
+        group_hash: str | None = None,
+    ) -> SampleJob:
+        digest = group_hash or group_digest(group)
+        return cls(
+            group=group, setting=setting, agent=agent, seed=seed, budget=budget, group_hash=digest
+        )
+
+    @property
+    def key(self) -> str:
+        """Identifies the sample: equal keys give equal records, whatever run holds them."""
+        fields = [
+            self.group_hash or group_digest(self.group),
+            self.setting,
+            self.agent,
+            self.seed,
+            self.budget,
+        ]
+        return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
+
+
+class Behaviour(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    contacts: int = 0
+    waits: int = 0
+    redundant_contacts: int = 0
+    targeted_follow_ups: int = 0
+    generic_follow_ups: int = 0
+    defects_seen: tuple[DefectKind, ...] = ()
+    defects_resolved: tuple[DefectKind, ...] = ()
+    invalid_actions: int = 0
+
+    @property
+    def recovered(self) -> bool:
+        """Every defect that showed up was resolved."""
+        return set(self.defects_seen) <= set(self.defects_resolved)
+
+
+def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Behaviour:
+    """Count the behaviour of one episode (``required``: fact key -> required context)."""
+    received: set[tuple[str, str]] = set()
+    asked: set[str] = set()
+    counts = {"contacts": 0, "waits": 0, "redundant": 0, "targeted": 0, "generic": 0, "invalid": 0}
+    seen: dict[DefectKind, None] = {}
+    resolved: dict[DefectKind, None] = {}
+    for record in trace:
+        counts["waits"] += record.action == "wait"
+        counts["invalid"] += record.action == "invalid"
+        for reply in record.replies:
+            counts["contacts"] += 1
+            concerned = {(c, f) for c, f in reply.concerned}
+            if reply.role in asked and concerned <= received:
+                counts["redundant"] += 1
+            counts["targeted"] += reply.follow_up == "targeted"
+            counts["generic"] += reply.follow_up == "generic"
+            seen.update(dict.fromkeys(reply.defects))
+            resolved.update(dict.fromkeys(reply.resolved))
+        # the round's replies count as received from the next round on
+        for reply in record.replies:
+            asked.add(reply.role)
+            for stated in reply.stated:
+                if stated.is_exact and stated.context == required.get(stated.fact):
+                    received.add((stated.candidate, stated.fact))
+    return Behaviour(
+        contacts=counts["contacts"],
+        waits=counts["waits"],
+        redundant_contacts=counts["redundant"],
+        targeted_follow_ups=counts["targeted"],
+        generic_follow_ups=counts["generic"],
+        defects_seen=tuple(seen),
+        defects_resolved=tuple(resolved),
+        invalid_actions=counts["invalid"],
+    )
+
+
+class SampleRecord(BaseModel):
+    """One line of a run's log."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    group_id: str
+    group_hash: str
+    setting: SettingName
+    agent: str
+    seed: int
+    budget: int
+    status: EpisodeStatus
+    result: SampleResult
+    correct: bool
+    gold: Answer
+    answer: AnswerAction | None = None
+    score: AnswerScore | None = None
+    rounds: int
+    behaviour: Behaviour
+    attribution: Attribution | None = None
+    defects: tuple[DefectKind, ...] = ()
+    """the defect kinds the setting injects"""
+    trace: list[RoundRecord] = Field(default_factory=list)
+    elapsed_seconds: float = 0.0
+    """wall time of the episode; the only field that differs between identical re-runs"""
+
+
+async def run_sample(
+    job: SampleJob, agents: AgentMaker = make_agent, prepared: PreparedGroup | None = None
+) -> SampleRecord:
+    """Play one episode and score it; wrong answers get a solver attribution.
+
+    ``prepared`` may pass the group's derived data (:class:`PreparedGroup`) already made;
+    it is used only when it belongs to ``job.group``.
+    """
+    environment = Environment(job.group, job.setting, job.budget, prepared=prepared)
+    agent = agents(job.agent, job.seed)
+    started = time.perf_counter()
+    await run_episode(environment, agent)
+    elapsed = time.perf_counter() - started
+    task, gold = environment.task, job.group.gold
+    score = None
+    if environment.answer is not None:
+        key = AnswerKey.from_task(task)
+        score = score_answer(parse_answer(environment.answer, key), gold, key)
+    correct = score is not None and score.correct
+    result: SampleResult = "correct" if correct else "wrong_answer"
+    if environment.status == "budget_exhausted":
+        result = "budget_exhausted"
+    attribution = None
+    if not correct:
+        parsed = score.parsed if score is not None else None
+        attribution = attribute_error(task, gold, environment.trace, parsed)
+    required = {key: fact.context for key, fact in task.facts.items()}
+    return SampleRecord(
+        key=job.key,
+        group_id=job.group.id,
+        group_hash=job.group_hash or group_digest(job.group),
+        setting=job.setting,
+        agent=job.agent,
+        seed=job.seed,
+        budget=job.budget,
+        status=environment.status,
+        result=result,
+        correct=correct,
+        gold=gold,
+        answer=environment.answer,
+        score=score,
+        rounds=environment.rounds,
+        behaviour=behaviour_of(environment.trace, required),
+        attribution=attribution,
+        defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
+        trace=environment.trace,
+        elapsed_seconds=round(elapsed, 6),
+    )

@@ -1,0 +1,114 @@
+"""Assembling and writing the report: ``report.md`` (+ ``plots/*.png``) and ``report.html``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..evaluation import SettingMetrics, compute_metrics
+from ..spec import write_text_atomic
+from ._load import ReportData, load_report_data
+from ._plots import render_plots
+from ._render import html_page, markdown
+from ._tables import (
+    SETTING_TITLES,
+    Section,
+    Table,
+    accuracy_table,
+    attribution_table,
+    behaviour_table,
+    efficiency_table,
+    retention_table,
+    stats_tables,
+    wrong_examples,
+)
+
+MARKDOWN_FILE = "report.md"
+HTML_FILE = "report.html"
+PLOTS_DIR = "plots"
+DEFAULT_TITLE = "uncobench evaluation report"
+
+
+@dataclass
+class ReportFiles:
+    markdown: Path
+    html: Path
+    plots: list[Path] = field(default_factory=list)
+    note: str | None = None
+    """why plots are missing, if they are"""
+
+
+def _runs_table(data: ReportData) -> Table:
+    rows = []
+    for run in data.runs:
+        config = run.config
+        rows.append(
+            [
+                str(run.path),
+                str(config.get("benchmark", "")),
+                ", ".join(config.get("agents", [])),
+                ", ".join(config.get("settings", [])),
+                str(config.get("seed", "")),
+                str(config.get("budget", "")),
+                f"{run.samples}/{run.planned}",
+                run.config_hash[:12],
+            ]
+        )
+    return Table(
+        ["run", "benchmark", "agents", "settings", "seed", "budget", "samples", "config"],
+        rows,
+    )
+
+
+def _unavailable_text(data: ReportData) -> str:
+    if not any(data.unavailable.values()):
+        return "Every requested setting was available for every group."
+    parts = [
+        f"{SETTING_TITLES.get(s, s)}: {len(groups)} group(s)"
+        for s, groups in data.unavailable.items()
+        if groups
+    ]
+    return "Settings unavailable (skipped, excluded from retention): " + "; ".join(parts) + "."
+
+
+def build_sections(data: ReportData, metrics: list[SettingMetrics]) -> list[Section]:
+    sections = [
+        Section("Runs", _unavailable_text(data), [_runs_table(data)]),
+        Section("Accuracy by setting", "", [accuracy_table(metrics)], ["accuracy"]),
+        Section("Drop from Reliable and retention", "", [retention_table(metrics)]),
+        Section("Rounds, waits and redundant contacts", "", [efficiency_table(metrics)],
+                ["rounds"]),
+        Section("Behaviour after a defect", "", [behaviour_table(metrics)]),
+        Section("Error attribution", "", [attribution_table(metrics)], ["attribution"]),
+        Section("Wrong answers", "", [wrong_examples(data.samples)]),
+    ]  # fmt: skip
+    if data.manifest_stats:
+        where = f"From {data.manifest_path}." if data.manifest_path else ""
+        sections.append(Section("Benchmark statistics", where, stats_tables(data.manifest_stats)))
+    return sections
+
+
+def write_report(
+    runs: str | Path, out: str | Path, title: str = DEFAULT_TITLE, plots: bool = True
+) -> ReportFiles:
+    """Read every run under ``runs`` and write the report into the folder ``out``."""
+    data = load_report_data(runs)
+    metrics = compute_metrics(data.samples, data.unavailable)
+    sections = build_sections(data, metrics)
+    images, note = render_plots(metrics) if plots else ({}, None)
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    plot_paths: list[Path] = []
+    plot_files: dict[str, str] = {}
+    for name, png in images.items():
+        path = target / PLOTS_DIR / f"{name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(png)
+        plot_paths.append(path)
+        plot_files[name] = f"{PLOTS_DIR}/{name}.png"
+    if note:
+        sections[0].text += f" Plots omitted: {note}."
+    md_path, html_path = target / MARKDOWN_FILE, target / HTML_FILE
+    write_text_atomic(md_path, markdown(title, sections, plot_files))
+    write_text_atomic(html_path, html_page(title, sections, images))
+    return ReportFiles(md_path, html_path, plot_paths, note)

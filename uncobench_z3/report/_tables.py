@@ -1,0 +1,235 @@
+"""The report's content as plain tables of strings (rendered to Markdown and HTML elsewhere).
+
+Every string here may come from a benchmark or a model (candidate names, replies, answers):
+the renderers escape all of them; nothing here is markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..evaluation import ATTRIBUTION_LABELS, SampleRecord, SettingMetrics
+from ..settings import SETTING_NAMES
+
+SETTING_TITLES = {
+    "reliable": "Reliable",
+    "misaligned": "Misaligned",
+    "incomplete": "Incomplete",
+    "missed": "Missed",
+    "mixed": "Mixed (stress test)",
+}
+MAX_WRONG_EXAMPLES = 25
+
+
+@dataclass
+class Table:
+    headers: list[str]
+    rows: list[list[str]]
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    title: str
+    text: str = ""
+    tables: list[Table] = field(default_factory=list)
+    plots: list[str] = field(default_factory=list)
+    """names of plots (see :mod:`._plots`) shown in this section"""
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _agents(metrics: list[SettingMetrics]) -> list[str]:
+    return list(dict.fromkeys(m.agent for m in metrics))
+
+
+def _cell(metrics: list[SettingMetrics], agent: str, setting: str) -> SettingMetrics | None:
+    for m in metrics:
+        if m.agent == agent and m.setting == setting:
+            return m
+    return None
+
+
+def accuracy_table(metrics: list[SettingMetrics]) -> Table:
+    settings = [s for s in SETTING_NAMES if any(m.setting == s for m in metrics)]
+    rows = []
+    for agent in _agents(metrics):
+        row = [agent]
+        for setting in settings:
+            m = _cell(metrics, agent, setting)
+            row.append(
+                "–"
+                if m is None
+                else f"{percent(m.accuracy)} [{percent(m.ci_low, 0)}, {percent(m.ci_high, 0)}] "
+                f"n={m.samples}"
+            )
+        rows.append(row)
+    return Table(
+        ["agent", *(SETTING_TITLES[s] for s in settings)],
+        rows,
+        "Accuracy (decision, candidate and number all right) with a 95% Wilson interval.",
+    )
+
+
+def retention_table(metrics: list[SettingMetrics]) -> Table:
+    rows = []
+    for m in metrics:
+        if m.setting == "reliable":
+            continue
+        rows.append(
+            [
+                m.agent,
+                SETTING_TITLES[m.setting],
+                str(m.paired),
+                "–" if m.drop is None else f"{m.drop:+.1f}",
+                f"{percent(m.retention)} ({m.retained}/{m.retention_base})",
+                str(m.excluded_unavailable),
+                str(m.excluded_missing),
+            ]
+        )
+    return Table(
+        ["agent", "setting", "paired groups", "drop (pp)", "retention",
+         "excluded: unavailable", "excluded: not run"],
+        rows,
+        "Drop: Reliable accuracy minus this setting's, on the groups run in both. Retention: "
+        "of the groups answered correctly in Reliable, the share still correct here; groups "
+        "lacking this setting (or not run in it) are excluded and counted.",
+    )  # fmt: skip
+
+
+def efficiency_table(metrics: list[SettingMetrics]) -> Table:
+    rows = [
+        [
+            m.agent,
+            SETTING_TITLES[m.setting],
+            f"{m.mean_rounds:.2f}",
+            f"{m.mean_contacts:.2f}",
+            f"{m.mean_waits:.2f}",
+            f"{m.mean_redundant:.2f}",
+            str(m.budget_exhausted),
+        ]
+        for m in metrics
+    ]
+    return Table(
+        ["agent", "setting", "rounds", "contacts", "waits", "redundant contacts",
+         "budget exhausted"],
+        rows,
+        "Means per sample. A contact is redundant when the colleague was asked before and "
+        "every record the request concerns had already arrived exactly and in the required "
+        "context.",
+    )  # fmt: skip
+
+
+def behaviour_table(metrics: list[SettingMetrics]) -> Table:
+    rows = []
+    for m in metrics:
+        if m.setting == "reliable":
+            continue
+        share = m.recovered / m.with_defect if m.with_defect else None
+        rows.append(
+            [
+                m.agent,
+                SETTING_TITLES[m.setting],
+                str(m.with_defect),
+                f"{m.recovered} ({percent(share)})",
+                str(m.recovered_correct),
+                str(m.no_corrective),
+                str(m.targeted_follow_ups),
+                str(m.generic_follow_ups),
+            ]
+        )
+    return Table(
+        ["agent", "setting", "defect shown", "all recovered", "recovered + correct",
+         "no corrective follow-up", "targeted follow-ups", "generic follow-ups"],
+        rows,
+        "Per setting: samples where a defect showed up, where every such defect was resolved "
+        "by a targeted follow-up, and how many of those ended correct; follow-ups are counted "
+        "over all samples.",
+    )  # fmt: skip
+
+
+def attribution_table(metrics: list[SettingMetrics]) -> Table:
+    rows = []
+    for m in metrics:
+        wrong = m.samples - m.correct
+        rows.append(
+            [m.agent, SETTING_TITLES[m.setting], str(wrong)]
+            + [str(m.attribution.get(label, 0)) for label in ATTRIBUTION_LABELS]
+        )
+    return Table(
+        ["agent", "setting", "wrong", *ATTRIBUTION_LABELS],
+        rows,
+        "Solver attribution of each wrong answer: integration_error = the evidence received "
+        "determined the gold answer; misled = an accepted wrong-context or imprecise statement "
+        "explains the answer; gathering_failure = the evidence left the answer open.",
+    )
+
+
+def answer_text(sample: SampleRecord) -> str:
+    if sample.answer is None:
+        return "(no answer: budget exhausted)"
+    answer = sample.answer
+    parts = [p for p in (answer.decision, answer.candidate, answer.number, answer.unit) if p]
+    text = " / ".join(parts)
+    if answer.text:
+        text = f"{text} | {answer.text}" if text else answer.text
+    return text or "(empty answer)"
+
+
+def gold_text(sample: SampleRecord) -> str:
+    return sample.gold.text()
+
+
+def wrong_examples(samples: list[SampleRecord]) -> Table:
+    wrong = [s for s in samples if not s.correct]
+    wrong.sort(key=lambda s: (s.agent, SETTING_NAMES.index(s.setting), s.group_id))
+    rows = []
+    for sample in wrong[:MAX_WRONG_EXAMPLES]:
+        attribution = sample.attribution
+        rows.append(
+            [
+                sample.agent,
+                SETTING_TITLES[sample.setting],
+                sample.group_id,
+                gold_text(sample),
+                answer_text(sample),
+                "" if attribution is None else f"{attribution.label}: {attribution.detail}",
+            ]
+        )
+    caption = f"{len(wrong)} wrong answers" + (
+        f"; the first {MAX_WRONG_EXAMPLES} shown" if len(wrong) > MAX_WRONG_EXAMPLES else ""
+    )
+    return Table(["agent", "setting", "group", "gold", "answer", "attribution"], rows, caption)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def stats_tables(stats: dict[str, Any], title: str = "benchmark") -> list[Table]:
+    """The manifest's statistics, whatever their shape: the scalars of a mapping in one table,
+    a mapping of flat mappings as a matrix, deeper mappings recursively."""
+    tables = []
+    scalars = [[key, _scalar(value)] for key, value in stats.items() if not isinstance(value, dict)]
+    if scalars:
+        tables.append(Table(["statistic", "value"], scalars, title))
+    for key, value in stats.items():
+        if not isinstance(value, dict):
+            continue
+        name = key if title == "benchmark" else f"{title}: {key}"
+        inner = list(value.values())
+        flat_rows = all(
+            isinstance(v, dict) and not any(isinstance(x, dict) for x in v.values()) for v in inner
+        )
+        if inner and flat_rows:
+            columns = list(dict.fromkeys(c for v in inner for c in v))
+            rows = [[row, *(_scalar(v.get(c, "")) for c in columns)] for row, v in value.items()]
+            tables.append(Table(["", *columns], rows, name))
+        else:
+            tables += stats_tables(value, name)
+    return tables
