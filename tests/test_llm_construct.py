@@ -181,11 +181,11 @@ def test_build_with_llm_stages(tmp_path: Path) -> None:
     )
     out = tmp_path / "llm-bench"
     result = build_benchmark(out, groups=3, seed=2, workers=1, stages=stages)
-    assert result.manifest["config"]["generator"] == "fakellm/gen"  # type: ignore[index]
+    assert result.manifest["config"]["generator"] == "fakellm/gen,cache=false"  # type: ignore[index]
     groups = load_groups(out)
     assert len(groups) == 3
     for group in groups:
         assert group.spec.title.endswith("(rewritten)")
-        assert group.provenance["renderer"] == "fakellm/render"
+        assert group.provenance["renderer"] == "fakellm/render,cache=false"
         assert group.rendered is not None and "Please decide:" in str(group.rendered["task_text"])
     assert re.search(r"generator", json.dumps(result.manifest["config"]))

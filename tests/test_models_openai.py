@@ -138,7 +138,7 @@ async def test_tool_call_round_trip() -> None:
     sent = transport.requests[1].json["messages"]
     assert sent[1] == {
         "role": "assistant",
-        "content": None,
+        "content": "",  # a string, not null: llama.cpp's server rejects null
         "tool_calls": [
             {
                 "id": "call_1",

@@ -16,10 +16,13 @@ from ..errors import ConfigError, UncobenchError
 from ..evaluation import (
     DEFAULT_BUDGET,
     DEFAULT_CONCURRENCY,
+    INTERVENTION_ARMS,
+    InterventionArm,
     SettingMetrics,
     compute_metrics,
     example_benchmark,
     group_digest,
+    intervention_metrics,
     make_config,
     run_evaluation,
 )
@@ -67,6 +70,8 @@ def run_eval(
     restart: bool = False,
     force: bool = False,
     progress: bool = True,
+    colleague: str = "scripted",
+    interventions: tuple[str, ...] = (),
 ) -> list[SettingMetrics]:
     """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics."""
     groups = load_groups(bench)
@@ -74,13 +79,30 @@ def run_eval(
         raise ConfigError(f"{bench} holds no task groups")
     chosen = cast("list[SettingName]", list(settings)) or None  # click.Choice checked them
     digests = [group_digest(g) for g in groups]
-    config = make_config(bench, groups, list(agents), chosen, seed, budget, limit, digests)
+    arms = cast(
+        "list[InterventionArm]",
+        list(INTERVENTION_ARMS) if "all" in interventions else list(interventions or ("none",)),
+    )
+    config = make_config(bench, groups, list(agents), chosen, seed, budget, limit, digests,
+                         colleague=colleague, interventions=arms)  # fmt: skip
     summary = asyncio.run(
         run_evaluation(groups, config, out, concurrency=concurrency, restart=restart,
                        force=force, progress=progress, digests=digests)
     )  # fmt: skip
     metrics = compute_metrics(summary.records, summary.unavailable)
     console.print(_summary(metrics))
+    arms_table = intervention_metrics(summary.records)
+    if arms_table:
+        table = Table(title="causal interventions (accuracy by arm)")
+        for name in ("agent", "setting", "arm", "accuracy", "n", "delivered", "reliable"):
+            table.add_column(
+                name, justify="left" if name in ("agent", "setting", "arm") else "right"
+            )
+        for m in arms_table:
+            reliable = "-" if m.reliable_accuracy is None else f"{100 * m.reliable_accuracy:.1f}%"
+            table.add_row(escape(m.agent), m.setting, m.arm, f"{100 * m.accuracy:.1f}%",
+                          str(m.samples), str(m.delivered), reliable)  # fmt: skip
+        console.print(table)
     skipped = {s: len(g) for s, g in summary.unavailable.items() if g}
     if skipped:
         listed = ", ".join(f"{s}: {n} group(s)" for s, n in skipped.items())
@@ -134,6 +156,21 @@ def run_eval(
     is_flag=True,
     help="Resume despite a changed configuration, keeping samples that still apply.",
 )
+@click.option(
+    "--colleague-model",
+    default="scripted",
+    show_default=True,
+    help="Colleagues: 'scripted', or a model that phrases their replies "
+    "(provider/model[,key=value]); the policy and the records stay the same.",
+)
+@click.option(
+    "--intervention",
+    "interventions",
+    multiple=True,
+    type=click.Choice([*INTERVENTION_ARMS, "all"]),
+    help="Causal intervention arm(s) to run in each defective setting (repeatable; 'all' "
+    "runs the five nested arms; default: none).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def eval_command(
     bench: str,
@@ -146,6 +183,8 @@ def eval_command(
     concurrency: int,
     restart: bool,
     force: bool,
+    colleague_model: str,
+    interventions: tuple[str, ...],
     no_progress: bool,
 ) -> int:
     """Evaluate agents on a benchmark (a built folder, a .jsonl file or a group file).
@@ -155,7 +194,8 @@ def eval_command(
     again resumes where it stopped.
     """
     run_eval(bench, agents, out, settings, seed, budget, limit, concurrency, restart, force,
-             progress=not no_progress)  # fmt: skip
+             progress=not no_progress, colleague=colleague_model,
+             interventions=interventions)  # fmt: skip
     return EXIT_OK
 
 

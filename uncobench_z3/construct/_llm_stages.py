@@ -62,10 +62,13 @@ class ModelRef:
         settings = []
         for pair in pairs:
             key, sep, raw = pair.partition("=")
+            if key == "cache" and raw in ("true", "false"):
+                cache = raw == "true"
+                continue
             if not sep or key not in _GENERATION_KEYS:
                 raise ConfigError(
                     f"model option {pair!r} of {name!r}: use key=value with key among "
-                    f"{', '.join(_GENERATION_KEYS)}"
+                    f"{', '.join(_GENERATION_KEYS)}, or cache=true|false"
                 )
             try:
                 settings.append((key, _GENERATION_KEYS[key](raw)))
@@ -77,7 +80,8 @@ class ModelRef:
         return get_model(self.name, config=GenerateConfig(**dict(self.settings)), cache=self.cache)
 
     def describe(self) -> str:
-        return ",".join([self.name, *(f"{k}={v}" for k, v in self.settings)])
+        extra = [] if self.cache else ["cache=false"]
+        return ",".join([self.name, *(f"{k}={v}" for k, v in self.settings), *extra])
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from .._assets import asset_path
 from ..errors import ConfigError, ResumeError
 from ..solver import SolverBudget
 from ..spec import dump_json, load_json, write_text_atomic
+from ._audit import REJECTED_FILE, rejected_text
 from ._benchfile import GROUPS_FILE, MANIFEST_FILE
 from ._candidate import CandidateOutcome, process_candidate
 from ._generate import Draft, SpecGenerator
@@ -294,6 +295,7 @@ def _assemble(
                 lines.append(outcome.group_json)
     text = "".join(line + "\n" for line in lines)
     write_text_atomic(out / GROUPS_FILE, text)
+    write_text_atomic(out / REJECTED_FILE, rejected_text(considered))
     groups = [json.loads(line) for line in lines]
     manifest: dict[str, object] = {
         "kind": BENCHMARK_KIND,

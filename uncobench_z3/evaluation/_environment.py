@@ -10,16 +10,20 @@ tool call that cannot be read) is rejected with an error message and still costs
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..construct import RenderedTask, render_task
+from ..construct import ModelRef, RenderedTask, render_task
 from ..errors import ConfigError
 from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
 from ..spec import TypedTask, check_structure
-from ._colleagues import FollowUpKind, RecordBook, ScriptedColleagues
+from ._colleagues import ColleagueReply, FollowUpKind, RecordBook, ScriptedColleagues
+from ._interventions import InterventionArm, intervention_text
+from ._llm_colleague import FidelityCheck, LLMPhraser
 from ._protocol import (
     DEFAULT_BUDGET,
     Action,
@@ -56,6 +60,8 @@ class ReplyRecord(_Frozen):
     defects: tuple[DefectKind, ...] = ()
     resolved: tuple[DefectKind, ...] = ()
     follow_up: FollowUpKind | None = None
+    fidelity: FidelityCheck | None = None
+    """the programmatic check of an LLM colleague's wording (None for scripted replies)"""
 
 
 class RoundRecord(_Frozen):
@@ -64,6 +70,8 @@ class RoundRecord(_Frozen):
     replies: tuple[ReplyRecord, ...] = ()
     answer: AnswerAction | None = None
     error: str | None = None
+    intervention: str | None = None
+    """the intervention text delivered with this round's observation, if any"""
 
 
 def typed_task(group: TaskGroup) -> TypedTask:
@@ -107,6 +115,8 @@ class Environment:
         budget: int = DEFAULT_BUDGET,
         instructions: str | None = None,
         prepared: PreparedGroup | None = None,
+        colleague: str = "scripted",
+        intervention: InterventionArm = "none",
     ) -> None:
         if budget < 1:
             raise ConfigError(f"the round budget must be at least 1, not {budget}")
@@ -122,6 +132,15 @@ class Environment:
         self.colleagues = ScriptedColleagues(
             self.task, chosen.defects, rendered.style, prepared.book
         )
+        self.phraser = (
+            None
+            if colleague == "scripted"
+            else LLMPhraser(ModelRef.parse(colleague), self.task, prepared.book)
+        )
+        self.defects = list(chosen.defects)
+        self.style = rendered.style
+        self.intervention: InterventionArm = intervention
+        self.intervention_delivered = False
         self.role_names = {card.id: card.name for card in rendered.role_directory}
         self.briefing = Briefing(
             task_text=rendered.task_text,
@@ -160,8 +179,45 @@ class Environment:
             seen.add(request.role)
         return None
 
+    def _scripted(self, action: Action) -> tuple[list[tuple[str, ColleagueReply]], str | None]:
+        """The policy's replies to an ask action (in request order), or the action's error."""
+        if not isinstance(action, AskAction):
+            return [], None
+        error = self._ask_error(action)
+        if error is not None:
+            return [], error
+        return [
+            (r.question, self.colleagues.reply(r.role, r.question)) for r in action.requests
+        ], None
+
     def step(self, action: Action) -> Observation:
+        """Carry out one action (one round) with scripted wording; see :meth:`astep`."""
+        if self.phraser is not None:
+            raise RuntimeError("an environment with LLM colleagues is stepped with astep()")
+        scripted, error = self._scripted(action)
+        return self._finish(action, [(q, r, r.text, None) for q, r in scripted], error)
+
+    async def astep(self, action: Action) -> Observation:
         """Carry out one action (one round) and return what the agent observes."""
+        scripted, error = self._scripted(action)
+        phrased: list[tuple[str, ColleagueReply, str | None, FidelityCheck | None]]
+        if self.phraser is None:
+            phrased = [(q, r, r.text, None) for q, r in scripted]
+        else:
+            results = await asyncio.gather(
+                *(self.phraser.phrase(r.role, q, r) for q, r in scripted)
+            )
+            phrased = [
+                (q, r, text, check) for (q, r), (text, check) in zip(scripted, results, strict=True)
+            ]
+        return self._finish(action, phrased, error)
+
+    def _finish(
+        self,
+        action: Action,
+        phrased: Sequence[tuple[str, ColleagueReply, str | None, FidelityCheck | None]],
+        ask_error: str | None,
+    ) -> Observation:
         if self.finished:
             raise RuntimeError("the episode is over")
         if not isinstance(action, AskAction | WaitAction | AnswerAction | InvalidAction):
@@ -169,38 +225,39 @@ class Environment:
         number = len(self.trace) + 1
         left = self.briefing.budget - number
         replies: list[ReplyRecord] = []
-        error: str | None = None
+        error: str | None = ask_error
         note: str | None = None
-        kind: ActionKind = action.kind
-        if isinstance(action, AskAction):
-            error = self._ask_error(action)
-            if error is None:
-                for request in action.requests:
-                    reply = self.colleagues.reply(request.role, request.question)
-                    replies.append(
-                        ReplyRecord.model_construct(
-                            role=request.role,
-                            question=request.question,
-                            text=reply.text,
-                            stated=reply.stated,
-                            concerned=reply.concerned,
-                            defects=reply.defects,
-                            resolved=reply.resolved,
-                            follow_up=reply.follow_up,
-                        )
-                    )
-            else:
-                kind = "invalid"
-        elif isinstance(action, WaitAction):
+        kind: ActionKind = "invalid" if ask_error is not None else action.kind
+        for question, reply, text, check in phrased:
+            replies.append(
+                ReplyRecord.model_construct(
+                    role=reply.role,
+                    question=question,
+                    text=text,
+                    stated=reply.stated,
+                    concerned=reply.concerned,
+                    defects=reply.defects,
+                    resolved=reply.resolved,
+                    follow_up=reply.follow_up,
+                    fidelity=check,
+                )
+            )
+        if isinstance(action, WaitAction):
             note = "You waited; nothing was asked."
         elif isinstance(action, InvalidAction):
             error = action.reason
         answer = action if isinstance(action, AnswerAction) else None
+        delivered = self._intervention(replies)
         # Every value here is already typed and checked, so the trace and the observation are
         # built without re-validation: it keeps a round's cost small (see the benchmark).
         self.trace.append(
             RoundRecord.model_construct(
-                round=number, action=kind, replies=tuple(replies), answer=answer, error=error
+                round=number,
+                action=kind,
+                replies=tuple(replies),
+                answer=answer,
+                error=error,
+                intervention=delivered,
             )
         )
         if answer is not None:
@@ -210,6 +267,8 @@ class Environment:
         elif left <= 0:
             self.status = "budget_exhausted"
             note = "The round budget is exhausted; the task ends without an answer."
+        if delivered is not None and answer is None:
+            note = f"{note} {delivered}" if note else delivered
         observation = Observation.model_construct(
             round=number,
             rounds_left=max(left, 0),
@@ -225,10 +284,21 @@ class Environment:
         self._turns.append(Turn.model_construct(action=action, observation=observation))
         return observation
 
+    def _intervention(self, replies: list[ReplyRecord]) -> str | None:
+        """The intervention text, once: with the first round in which a defect shows."""
+        if self.intervention == "none" or self.intervention_delivered:
+            return None
+        shown = {kind for reply in replies for kind in reply.defects}
+        if not shown:
+            return None
+        self.intervention_delivered = True
+        defects = [d for d in self.defects if d.kind in shown]
+        return intervention_text(self.intervention, self.task, defects, self.style)
+
 
 async def run_episode(environment: Environment, agent: Agent) -> Environment:
     """Let ``agent`` act until it answers or the budget runs out; returns the environment."""
     while not environment.finished:
         action = await agent.act(environment.conversation)
-        environment.step(action)
+        await environment.astep(action)
     return environment

@@ -146,6 +146,8 @@ def compute_metrics(
     unavailable = unavailable or {}
     grouped: dict[str, dict[str, list[SampleRecord]]] = {}
     for sample in samples:
+        if sample.intervention != "none":
+            continue  # intervention arms have their own table (intervention_metrics)
         grouped.setdefault(sample.agent, {}).setdefault(sample.setting, []).append(sample)
     out = []
     for agent, by_setting in grouped.items():
@@ -161,4 +163,64 @@ def compute_metrics(
                         unavailable.get(setting, ()),
                     )
                 )
+    return out
+
+
+class InterventionMetrics(BaseModel):
+    """Accuracy of one agent in one defective setting under one intervention arm."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: str
+    setting: str
+    arm: str
+    samples: int
+    correct: int
+    accuracy: float
+    ci_low: float
+    ci_high: float
+    delivered: int
+    """samples in which the intervention was delivered (a defect showed)"""
+    reliable_accuracy: float | None = None
+    """the agent's Reliable accuracy on the same groups (the reference line)"""
+
+
+def intervention_metrics(samples: Iterable[SampleRecord]) -> list[InterventionMetrics]:
+    """Per agent, defective setting and intervention arm (only when arms other than ``none``
+    were run), in arm order, with the Reliable accuracy on the same groups."""
+    from ._interventions import INTERVENTION_ARMS
+
+    records = list(samples)
+    if all(r.intervention == "none" for r in records):
+        return []
+    reliable = {(r.agent, r.group_id): r.correct for r in records if r.setting == "reliable"}
+    grouped: dict[tuple[str, str, str], list[SampleRecord]] = {}
+    for record in records:
+        if record.setting != "reliable":
+            grouped.setdefault((record.agent, record.setting, record.intervention), []).append(
+                record
+            )
+    out = []
+    order: dict[str, int] = {name: i for i, name in enumerate(SETTING_NAMES)}
+    arms: dict[str, int] = {name: i for i, name in enumerate(INTERVENTION_ARMS)}
+    for (agent, setting, arm), group in sorted(
+        grouped.items(), key=lambda item: (item[0][0], order[item[0][1]], arms[item[0][2]])
+    ):
+        correct = sum(r.correct for r in group)
+        low, high = wilson_interval(correct, len(group))
+        base = [reliable[(agent, r.group_id)] for r in group if (agent, r.group_id) in reliable]
+        out.append(
+            InterventionMetrics(
+                agent=agent,
+                setting=setting,
+                arm=arm,
+                samples=len(group),
+                correct=correct,
+                accuracy=correct / len(group),
+                ci_low=low,
+                ci_high=high,
+                delivered=sum(r.intervention_delivered for r in group),
+                reliable_accuracy=sum(base) / len(base) if base else None,
+            )
+        )
     return out

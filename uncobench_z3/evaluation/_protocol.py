@@ -136,8 +136,7 @@ def tool_definitions(roles: list[RoleCard] | tuple[RoleCard, ...]) -> tuple[Tool
     ask = ToolDef(
         name=ASK_TOOL,
         description="Ask one or several colleagues at once (one question each). Their replies "
-        "arrive in this round. A colleague may not answer, may answer imprecisely or may give "
-        f"the record of the wrong context. Colleagues: {directory}.",
+        f"arrive in this round. Colleagues: {directory}.",
         parameters={
             "type": "object",
             "properties": {
@@ -298,13 +297,15 @@ def conversation_messages(conversation: Conversation) -> list[ChatMessage]:
         ChatMessage.user(briefing_text(briefing)),
     ]
     for turn in conversation.turns:
+        if isinstance(turn.action, InvalidAction):
+            # what the model wrote could not be read as a tool call: send it back as text (a
+            # provider rejects a tool call whose arguments are not JSON) with the error
+            said = turn.action.raw[:2000] or "(an unreadable action)"
+            messages.append(ChatMessage.assistant(said))
+            messages.append(ChatMessage.user(observation_text(turn.observation)))
+            continue
         name, arguments = tool_arguments(turn.action)
-        call = ToolCall(
-            id=f"call_{turn.observation.round}",
-            function=name,
-            arguments=arguments,
-            raw_arguments=turn.action.raw if isinstance(turn.action, InvalidAction) else None,
-        )
+        call = ToolCall(id=f"call_{turn.observation.round}", function=name, arguments=arguments)
         messages.append(ChatMessage.assistant(tool_calls=(call,)))
         messages.append(
             ChatMessage.tool(

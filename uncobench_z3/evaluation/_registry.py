@@ -46,15 +46,31 @@ def agent_names() -> list[str]:
     return sorted(BUILTIN_AGENTS) + [f"{p}/..." for p in sorted(_PREFIXES)]
 
 
+def _factory(name: str) -> AgentFactory | None:
+    if name in BUILTIN_AGENTS:
+        return BUILTIN_AGENTS[name]
+    prefix = name.split("/", 1)[0]
+    if prefix in _PREFIXES:
+        return _PREFIXES[prefix]
+    from ..models import provider_names  # any model provider, also one registered later
+
+    if prefix in {p.split("/", 1)[0] for p in provider_names()}:
+        from ._llm_agent import llm_agent
+
+        return llm_agent
+    return None
+
+
 def check_agent_name(name: str) -> None:
     """Raise :class:`ConfigError` unless ``name`` resolves to an agent."""
-    if name in BUILTIN_AGENTS or name.split("/", 1)[0] in _PREFIXES:
-        return
-    raise ConfigError(f"unknown agent {name!r}; available: {', '.join(agent_names())}")
+    if _factory(name) is None:
+        raise ConfigError(f"unknown agent {name!r}; available: {', '.join(agent_names())}")
 
 
 def make_agent(name: str, seed: int) -> Agent:
     """A fresh agent for one sample."""
-    check_agent_name(name)
-    factory = BUILTIN_AGENTS.get(name) or _PREFIXES[name.split("/", 1)[0]]
+    factory = _factory(name)
+    if factory is None:
+        check_agent_name(name)
+    assert factory is not None
     return factory(name, seed)

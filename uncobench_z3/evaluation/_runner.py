@@ -33,10 +33,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import __version__
+from ..construct import ModelRef
 from ..errors import ConfigError, ResumeError, UncobenchError
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
 from ..spec import dump_json, load_json, write_text_atomic
 from ._environment import PreparedGroup
+from ._interventions import INTERVENTION_ARMS, InterventionArm
+from ._models import close_models
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, make_agent
 from ._sample import AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
@@ -62,9 +65,16 @@ class RunConfig(BaseModel):
     limit: int | None = None
     instructions_hash: str = ""
     """SHA-256 of the main agent's instructions (what an LLM agent is told changes results)"""
+    colleague: str = "scripted"
+    interventions: tuple[InterventionArm, ...] = ("none",)
 
     def digest(self) -> str:
+        # fields left at their defaults stay out of the hash, so earlier runs still resume
         fields = self.model_dump(mode="json", exclude={"benchmark"})
+        if self.colleague == "scripted":
+            fields.pop("colleague")
+        if self.interventions == ("none",):
+            fields.pop("interventions")
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
@@ -83,8 +93,14 @@ def make_config(
     budget: int = DEFAULT_BUDGET,
     limit: int | None = None,
     digests: Sequence[str] | None = None,
+    colleague: str = "scripted",
+    interventions: Sequence[InterventionArm] = ("none",),
 ) -> RunConfig:
-    """The configuration of a run (``digests``: the groups' content hashes, if computed)."""
+    """The configuration of a run (``digests``: the groups' content hashes, if computed).
+
+    ``colleague`` is ``scripted`` or a model that phrases the replies; ``interventions`` are
+    the arms each defective setting runs in (``none`` is the plain evaluation).
+    """
     if not agents:
         raise ConfigError("name at least one agent (--agent builtin/careful)")
     if limit is not None and limit < 1:
@@ -104,7 +120,16 @@ def make_config(
         budget=budget,
         limit=limit,
         instructions_hash=hashlib.sha256(default_instructions().encode()).hexdigest()[:16],
+        colleague=_check_colleague(colleague),
+        interventions=tuple(a for a in INTERVENTION_ARMS if a in set(interventions or ("none",)))
+        or ("none",),
     )
+
+
+def _check_colleague(colleague: str) -> str:
+    if colleague == "scripted":
+        return colleague
+    return ModelRef.parse(colleague).describe()  # normalised, and bad options fail early
 
 
 def plan_jobs(
@@ -123,10 +148,22 @@ def plan_jobs(
             if not group.setting(setting).available:
                 unavailable.setdefault(setting, []).append(group.id)
                 continue
+            # interventions only mean something where a defect can show
+            arms = config.interventions if setting != "reliable" else ("none",)
             for agent in config.agents:
-                jobs.append(
-                    SampleJob.make(group, setting, agent, config.seed, config.budget, digest)
-                )
+                for arm in arms:
+                    jobs.append(
+                        SampleJob.make(
+                            group,
+                            setting,
+                            agent,
+                            config.seed,
+                            config.budget,
+                            digest,
+                            config.colleague,
+                            arm,
+                        )
+                    )
     return jobs, unavailable
 
 
@@ -358,6 +395,7 @@ async def run_evaluation(
             await asyncio.gather(*workers)
     finally:
         log.close()
+        await close_models()
     if failures:
         raise _failure(target, failures)
     return RunSummary(

@@ -33,6 +33,7 @@ from ..settings import DefectKind, SettingName, TaskGroup
 from ..spec import Answer
 from ._attribution import Attribution, attribute_error
 from ._environment import Environment, EpisodeStatus, PreparedGroup, RoundRecord, run_episode
+from ._interventions import InterventionArm
 from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
 from ._registry import make_agent
 from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
@@ -56,6 +57,9 @@ class SampleJob(BaseModel):
     agent: str
     seed: int = 0
     budget: int = DEFAULT_BUDGET
+    colleague: str = "scripted"
+    """``scripted``, or the model (``provider/model[,key=value]``) that phrases the replies"""
+    intervention: InterventionArm = "none"
     group_hash: str = ""
     """filled by :meth:`make` (hashing once per group, not once per job)"""
 
@@ -68,10 +72,19 @@ class SampleJob(BaseModel):
         seed: int = 0,
         budget: int = DEFAULT_BUDGET,
         group_hash: str | None = None,
+        colleague: str = "scripted",
+        intervention: InterventionArm = "none",
     ) -> SampleJob:
         digest = group_hash or group_digest(group)
         return cls(
-            group=group, setting=setting, agent=agent, seed=seed, budget=budget, group_hash=digest
+            group=group,
+            setting=setting,
+            agent=agent,
+            seed=seed,
+            budget=budget,
+            colleague=colleague,
+            intervention=intervention,
+            group_hash=digest,
         )
 
     @property
@@ -84,6 +97,11 @@ class SampleJob(BaseModel):
             self.seed,
             self.budget,
         ]
+        # the defaults leave earlier keys unchanged, so old logs still resume
+        if self.colleague != "scripted":
+            fields.append(f"colleague={self.colleague}")
+        if self.intervention != "none":
+            fields.append(f"intervention={self.intervention}")
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
@@ -154,6 +172,9 @@ class SampleRecord(BaseModel):
     agent: str
     seed: int
     budget: int
+    colleague: str = "scripted"
+    intervention: InterventionArm = "none"
+    intervention_delivered: bool = False
     status: EpisodeStatus
     result: SampleResult
     correct: bool
@@ -178,7 +199,14 @@ async def run_sample(
     ``prepared`` may pass the group's derived data (:class:`PreparedGroup`) already made;
     it is used only when it belongs to ``job.group``.
     """
-    environment = Environment(job.group, job.setting, job.budget, prepared=prepared)
+    environment = Environment(
+        job.group,
+        job.setting,
+        job.budget,
+        prepared=prepared,
+        colleague=job.colleague,
+        intervention=job.intervention,
+    )
     agent = agents(job.agent, job.seed)
     started = time.perf_counter()
     await run_episode(environment, agent)
@@ -205,6 +233,9 @@ async def run_sample(
         agent=job.agent,
         seed=job.seed,
         budget=job.budget,
+        colleague=job.colleague,
+        intervention=job.intervention,
+        intervention_delivered=environment.intervention_delivered,
         status=environment.status,
         result=result,
         correct=correct,

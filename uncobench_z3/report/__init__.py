@@ -17,6 +17,7 @@ from ._load import ReportData, RunInfo, find_run_dirs, load_report_data
 from ._plots import PLOTS, PlottingUnavailable, render_plots
 from ._render import html_page, markdown, md_text
 from ._tables import SETTING_TITLES, Section, Table, stats_tables
+from ._validity import llm_table, programmatic_table, validity_section
 
 __all__ = [
     "DEFAULT_TITLE",
@@ -34,10 +35,13 @@ __all__ = [
     "build_sections",
     "find_run_dirs",
     "html_page",
+    "llm_table",
     "load_report_data",
     "markdown",
     "md_text",
+    "programmatic_table",
     "render_plots",
     "stats_tables",
+    "validity_section",
     "write_report",
 ]

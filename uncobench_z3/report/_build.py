@@ -22,6 +22,7 @@ from ._tables import (
     stats_tables,
     wrong_examples,
 )
+from ._validity import validity_section
 
 MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"
@@ -80,6 +81,7 @@ def build_sections(data: ReportData, metrics: list[SettingMetrics]) -> list[Sect
                 ["rounds"]),
         Section("Behaviour after a defect", "", [behaviour_table(metrics)]),
         Section("Error attribution", "", [attribution_table(metrics)], ["attribution"]),
+        validity_section(data),
         Section("Wrong answers", "", [wrong_examples(data.samples)]),
     ]  # fmt: skip
     if data.manifest_stats:

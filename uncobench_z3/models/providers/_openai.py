@@ -83,7 +83,7 @@ def openai_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
             translated.append(
                 {
                     "role": "assistant",
-                    "content": message.content or None,
+                    "content": message.content,  # "" not null: llama.cpp's server requires a string
                     "tool_calls": [
                         {
                             "id": call.id,

@@ -1,0 +1,182 @@
+"""LLM main agents and LLM colleagues over scripted providers (no network), and interventions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.construct import build_benchmark, load_groups
+from uncobench_z3.evaluation import (
+    AnswerAction,
+    AskAction,
+    Environment,
+    InvalidAction,
+    LLMAgent,
+    RunSummary,
+    WaitAction,
+    make_config,
+    parse_agent_name,
+    parse_text_action,
+    read_log,
+    run_episode,
+)
+from uncobench_z3.evaluation import evaluate as run_config
+from uncobench_z3.models import ChatMessage, ModelOutput, ToolCall, ToolDef, register_provider
+from uncobench_z3.models.providers._mock import MockProvider
+
+
+def evaluate(
+    bench: Path,
+    agents: list[str],
+    out: Path,
+    settings: list[str],  # type: ignore[no-untyped-def]
+    colleague: str = "scripted",
+    interventions=("none",),
+) -> RunSummary:
+    groups = load_groups(bench)
+    config = make_config(
+        bench,
+        groups,
+        agents,
+        settings,
+        colleague=colleague,  # type: ignore[arg-type]
+        interventions=interventions,
+    )
+    return run_config(groups, config, out)
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("llm-eval") / "bench"
+    build_benchmark(out, groups=3, seed=4, workers=1)
+    return out
+
+
+def _scripted_agent(messages: list[ChatMessage], tools: list[ToolDef]) -> ModelOutput:
+    """Round 1: ask everyone; round 2: a malformed call; round 3: answer."""
+    assistant_turns = sum(1 for m in messages if m.role == "assistant")
+    if assistant_turns == 0:
+        roles = next(t for t in tools if t.name == "ask_colleagues").parameters["properties"][
+            "requests"
+        ]["items"]["properties"]["role"]["enum"]
+        requests = [{"role": r, "question": "Please send all your records."} for r in roles]
+        call = ToolCall(id="a", function="ask_colleagues", arguments={"requests": requests})
+        return ModelOutput(tool_calls=(call,))
+    if assistant_turns == 1:
+        return ModelOutput(
+            tool_calls=(
+                ToolCall(
+                    id="b", function="ask_colleagues", raw_arguments="{not json", parse_error="bad"
+                ),
+            )
+        )
+    answer = {"decision": "Do not appoint", "candidate": None, "number": None}
+    return ModelOutput(tool_calls=(ToolCall(id="c", function="submit_answer", arguments=answer),))
+
+
+def _echo_colleague(messages: list[ChatMessage], tools: list[ToolDef]) -> str:
+    prompt = messages[-1].content
+    return prompt.split("and nothing else:\n\n", 1)[1].split("\n\nRules:", 1)[0]
+
+
+def _lossy_colleague(messages: list[ChatMessage], tools: list[ToolDef]) -> str:
+    return "I have nothing useful to say."
+
+
+register_provider("mockagent", lambda rest, **_: MockProvider(f"mockagent/{rest}", _scripted_agent))
+register_provider(
+    "mockcolleague", lambda rest, **_: MockProvider(f"mockcolleague/{rest}", _echo_colleague)
+)
+register_provider(
+    "mocklossy", lambda rest, **_: MockProvider(f"mocklossy/{rest}", _lossy_colleague)
+)
+
+
+def test_text_protocol_parsing() -> None:
+    ask = parse_text_action("ASK hr: What is Ann's experience?\nASK [finance]: the grant?")
+    assert isinstance(ask, AskAction) and [r.role for r in ask.requests] == ["hr", "finance"]
+    assert isinstance(parse_text_action("wait"), WaitAction)
+    answer = parse_text_action("ANSWER\nDecision: Appoint\nCandidate: Ann\nNumber: 60,000 AUD")
+    assert isinstance(answer, AnswerAction) and "60,000" in (answer.text or "")
+    assert isinstance(parse_text_action("I am thinking..."), InvalidAction)
+
+
+def test_agent_names_carry_settings() -> None:
+    ref, protocol = parse_agent_name("openai-api/vllm/Qwen3-8B,temperature=0,protocol=text")
+    assert ref.name == "openai-api/vllm/Qwen3-8B" and dict(ref.settings) == {"temperature": 0.0}
+    assert protocol == "text"
+
+
+async def test_llm_agent_round_trip_with_a_malformed_call(bench: Path) -> None:
+    group = load_groups(bench)[0]
+    environment = Environment(group, "reliable")
+    await run_episode(environment, LLMAgent(parse_agent_name("mockagent/x")[0]))
+    kinds = [r.action for r in environment.trace]
+    assert kinds == ["ask", "invalid", "answer"]
+    assert environment.trace[1].error and "not JSON" in environment.trace[1].error
+    assert all(reply.text for reply in environment.trace[0].replies)
+
+
+def test_eval_with_llm_agent_and_colleagues(bench: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    summary = evaluate(
+        bench,
+        ["mockagent/x,cache=false"],
+        out,
+        settings=["reliable", "misaligned"],
+        colleague="mockcolleague/y,cache=false",
+    )
+    records, _ = read_log(out / "samples.jsonl")
+    assert len(records) == len(summary.records) > 0
+    for record in records:
+        assert record.colleague == "mockcolleague/y,cache=false"
+        replies = [reply for rnd in record.trace for reply in rnd.replies if reply.text]
+        assert replies and all(r.fidelity is not None and r.fidelity.passed for r in replies)
+    run = json.loads((out / "run.json").read_text())
+    assert run["config"]["colleague"] == "mockcolleague/y,cache=false"
+
+
+def test_unfaithful_colleague_falls_back_and_is_logged(bench: Path, tmp_path: Path) -> None:
+    out = tmp_path / "lossy"
+    evaluate(
+        bench,
+        ["builtin/careful"],
+        out,
+        settings=["misaligned"],
+        colleague="mocklossy/z,cache=false",
+    )
+    records, _ = read_log(out / "samples.jsonl")
+    checks = [r.fidelity for rec in records for rnd in rec.trace for r in rnd.replies if r.fidelity]
+    assert checks and not any(c.passed for c in checks)
+    assert all(c.rejected_text == "I have nothing useful to say." for c in checks)
+    assert all(rec.correct for rec in records)  # the scripted wording kept the setting intact
+
+
+def test_interventions_are_delivered_once_with_the_defect(bench: Path, tmp_path: Path) -> None:
+    out = tmp_path / "arms"
+    evaluate(
+        bench,
+        ["builtin/careful"],
+        out,
+        settings=["misaligned", "missed"],
+        interventions=["none", "diagnosis", "action"],
+    )
+    records, _ = read_log(out / "samples.jsonl")
+    by_arm: dict[str, list] = {}  # type: ignore[type-arg]
+    for record in records:
+        by_arm.setdefault(record.intervention, []).append(record)
+    assert set(by_arm) == {"none", "diagnosis", "action"}
+    for record in by_arm["none"]:
+        assert not record.intervention_delivered
+        assert all(rnd.intervention is None for rnd in record.trace)
+    for arm in ("diagnosis", "action"):
+        for record in by_arm[arm]:
+            delivered = [rnd.intervention for rnd in record.trace if rnd.intervention]
+            assert record.intervention_delivered and len(delivered) == 1
+            text = delivered[0]
+            assert text.startswith("Note from the task owner")
+            assert record.gold.number is None or record.gold.number not in text  # never the answer
+            if arm == "action":
+                assert "Ask " in text

@@ -1,0 +1,302 @@
+"""The LLM judge of role-agent validity, beside the programmatic one (:mod:`._judge`).
+
+A model reads the role's records, the request, the items the policy required and the reply
+(prompt ``evaluators/judge.md``) and answers through a forced ``submit_judgement`` call:
+``{"fidelity": bool, "coverage": number, "notes": str}``. Each verdict, with the programmatic
+judge's on the same reply, is appended to ``judge.jsonl`` beside the run's samples (one whole
+line per write, flushed and fsynced), keyed by reply (``<sample key>:<round>:<index>``), so an
+interrupted judging resumes where it stopped; a partial last line is dropped.
+:func:`judge_agreement` compares the two judges: fidelity agreement and the mean absolute
+difference of coverage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import random
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .._assets import asset_path
+from ..construct import statement_text
+from ..errors import ConfigError, ResumeError, SpecReadError
+from ..models import ChatMessage, Model, ModelOutput, ToolDef, ToolFunction
+from ..settings import TaskGroup
+from ..spec import write_text_atomic
+from ._environment import ReplyRecord
+from ._judge import GroupJudge, GroupJudges, ReplyJudgement, ReplyRef, colleague_of, sample_replies
+from ._runner import SAMPLES_FILE, read_log
+from ._sample import SampleRecord
+
+JUDGE_FILE = "judge.jsonl"
+JUDGE_PROMPT_FILE = "judge.md"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+JUDGE_TOOL = ToolDef(
+    name="submit_judgement",
+    description="Submit your judgement of the colleague's reply.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "fidelity": {
+                "type": "boolean",
+                "description": "true when every value the reply states agrees with the "
+                "colleague's records for the context the reply names",
+            },
+            "coverage": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": "the share of the required items that the reply conveys",
+            },
+            "notes": {"type": "string", "description": "what is wrong, briefly; or empty"},
+        },
+        "required": ["fidelity", "coverage", "notes"],
+    },
+)
+
+
+class LLMVerdict(BaseModel):
+    """What the judge model submitted (keys it adds beyond these are ignored)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    fidelity: bool
+    coverage: float = Field(ge=0, le=1)
+    notes: str = ""
+
+
+class JudgeLine(_Frozen):
+    """One line of ``judge.jsonl``: both judges' verdicts on one reply."""
+
+    key: str
+    sample_key: str
+    group_id: str
+    setting: str
+    agent: str
+    colleague: str
+    round: int
+    index: int
+    role: str
+    judge_model: str
+    programmatic: ReplyJudgement
+    llm: LLMVerdict | None = None
+    error: str | None = None
+    """why the model's answer gave no verdict (then ``llm`` is None)"""
+
+
+@functools.cache
+def judge_prompt() -> Template:
+    """The judge prompt template (asset ``evaluators/judge.md``)."""
+    return Template((asset_path("evaluators") / JUDGE_PROMPT_FILE).read_text(encoding="utf-8"))
+
+
+def judge_messages(judge: GroupJudge, reply: ReplyRecord) -> list[ChatMessage]:
+    """The judge prompt filled in for one reply: the role's records, the request, the items
+    the policy required (as record lines) and the reply."""
+    style = judge.rendered.style
+    required = [f"- {statement_text(judge.task, item, style)}" for item in reply.stated]
+    text = judge_prompt().substitute(
+        role_name=judge.task.role_name(reply.role),
+        records="\n".join(judge.rendered.records[reply.role]),
+        question=reply.question,
+        required="\n".join(required) or "(nothing)",
+        reply=reply.text or "",
+    )
+    return [ChatMessage.user(text)]
+
+
+def parse_verdict(output: ModelOutput) -> tuple[LLMVerdict | None, str | None]:
+    """The verdict of a judge's answer, or why there is none."""
+    calls = [call for call in output.tool_calls if call.function == JUDGE_TOOL.name]
+    if not calls:
+        return None, f"no {JUDGE_TOOL.name} tool call"
+    call = calls[0]
+    if call.parse_error:
+        return None, f"the arguments are not a JSON object: {call.parse_error}"
+    try:
+        return LLMVerdict.model_validate(call.arguments), None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "arguments"
+        return None, f"{where}: {first['msg']}"
+
+
+def read_judgements(path: Path, repair: bool = True) -> list[JudgeLine]:
+    """The lines of a judge log. A partial last line (a crash) is skipped and, with
+    ``repair``, removed from the file."""
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
+    rows = text.split("\n")
+    lines: list[JudgeLine] = []
+    for number, row in enumerate(rows, start=1):
+        if not row.strip():
+            continue
+        try:
+            lines.append(JudgeLine.model_validate_json(row))
+        except ValidationError:
+            if number == len(rows) and not text.endswith("\n"):
+                if repair:
+                    write_text_atomic(path, "".join(x.model_dump_json() + "\n" for x in lines))
+                continue
+            raise SpecReadError(
+                f"{path}:{number}", "not a judgement line; remove the file or choose another --out"
+            ) from None
+    return lines
+
+
+def _append(path: Path, line: JudgeLine) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8", newline="\n") as handle:
+        handle.write(line.model_dump_json() + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+class JudgeAgreement(_Frozen):
+    """How the LLM judge agrees with the programmatic judge over judge lines."""
+
+    lines: int
+    compared: int
+    """lines with an LLM verdict"""
+    no_verdict: int
+    fidelity_agreed: int
+    fidelity_agreement: float | None
+    only_llm_faithful: int
+    """the LLM judge found the reply faithful, the programmatic judge did not"""
+    only_program_faithful: int
+    mean_coverage_difference: float | None
+    """mean absolute difference of the two coverages"""
+    llm_fidelity_rate: float | None
+    llm_mean_coverage: float | None
+
+
+def judge_agreement(lines: Sequence[JudgeLine]) -> JudgeAgreement:
+    pairs = [(line.programmatic, line.llm) for line in lines if line.llm is not None]
+    n = len(pairs)
+    agreed = sum(p.fidelity == v.fidelity for p, v in pairs)
+    return JudgeAgreement(
+        lines=len(lines),
+        compared=n,
+        no_verdict=len(lines) - n,
+        fidelity_agreed=agreed,
+        fidelity_agreement=agreed / n if n else None,
+        only_llm_faithful=sum(v.fidelity and not p.fidelity for p, v in pairs),
+        only_program_faithful=sum(p.fidelity and not v.fidelity for p, v in pairs),
+        mean_coverage_difference=sum(abs(p.coverage - v.coverage) for p, v in pairs) / n
+        if n
+        else None,
+        llm_fidelity_rate=sum(v.fidelity for _, v in pairs) / n if n else None,
+        llm_mean_coverage=sum(v.coverage for _, v in pairs) / n if n else None,
+    )
+
+
+def select_replies(
+    samples: Iterable[SampleRecord], judges: GroupJudges, limit: int | None, seed: int
+) -> list[ReplyRef]:
+    """The replies to judge, in key order: every given reply of a known group, or a seeded
+    sample of ``limit`` of them."""
+    refs = sorted(
+        (
+            ref
+            for ref in sample_replies(samples)
+            if ref.reply.text is not None and judges.get(ref.sample.group_hash) is not None
+        ),
+        key=lambda ref: ref.key,
+    )
+    if limit is not None and limit < len(refs):
+        refs = sorted(random.Random(f"judge:{seed}").sample(refs, limit), key=lambda r: r.key)
+    return refs
+
+
+@dataclass(repr=False)
+class JudgeRun:
+    out: Path
+    lines: list[JudgeLine]
+    """every line of the log (earlier ones included), in key order"""
+    judged: int
+    reused: int
+    agreement: JudgeAgreement
+
+
+async def judge_run(
+    run_dir: str | Path,
+    model: Model,
+    groups: Iterable[TaskGroup],
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    out: str | Path | None = None,
+    concurrency: int = 4,
+) -> JudgeRun:
+    """Ask ``model`` to judge the replies of a run (or a seeded sample of ``limit``).
+
+    Lines already in the log (``out``, default ``<run_dir>/judge.jsonl``) are not redone; a
+    log written by another judge model is refused. A model error stops the judging with the
+    finished lines kept.
+    """
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be at least 1, not {limit}")
+    if concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1, not {concurrency}")
+    folder = Path(run_dir)
+    samples, _ = read_log(folder / SAMPLES_FILE)
+    if not samples:
+        raise ConfigError(f"{folder} holds no samples ({SAMPLES_FILE}); run `uncobench eval`")
+    target = Path(out) if out is not None else folder / JUDGE_FILE
+    done = {line.key: line for line in read_judgements(target)}
+    others = sorted({line.judge_model for line in done.values()} - {model.name})
+    if others:
+        raise ResumeError(
+            f"{target} holds judgements by {', '.join(others)}; choose another --out for "
+            f"{model.name}"
+        )
+    judges = GroupJudges(groups)
+    queue = deque(
+        ref for ref in select_replies(samples, judges, limit, seed) if ref.key not in done
+    )
+    reused = len(done)
+    failures: list[BaseException] = []
+
+    async def worker() -> None:
+        while queue and not failures:
+            ref = queue.popleft()
+            judge = judges.get(ref.sample.group_hash)
+            assert judge is not None  # select_replies keeps known groups only
+            try:
+                output = await model.generate(
+                    judge_messages(judge, ref.reply),
+                    tools=[JUDGE_TOOL],
+                    tool_choice=ToolFunction(name=JUDGE_TOOL.name),
+                )
+            except Exception as exc:  # the judging stops; finished lines are kept
+                failures.append(exc)
+                return
+            verdict, error = parse_verdict(output)
+            line = JudgeLine(
+                key=ref.key, sample_key=ref.sample.key, group_id=ref.sample.group_id,
+                setting=ref.sample.setting, agent=ref.sample.agent,
+                colleague=colleague_of(ref.sample), round=ref.round, index=ref.index,
+                role=ref.reply.role, judge_model=model.name,
+                programmatic=judge.judge(ref.reply), llm=verdict, error=error,
+            )  # fmt: skip
+            _append(target, line)
+            done[line.key] = line
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(queue)) or 1)))
+    if failures:
+        raise failures[0]
+    lines = sorted(done.values(), key=lambda line: line.key)
+    return JudgeRun(target, lines, len(done) - reused, reused, judge_agreement(lines))

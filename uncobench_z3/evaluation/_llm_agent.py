@@ -1,0 +1,175 @@
+"""Language models as main agents: native tool calling, or a plain-text protocol.
+
+``provider/model[,key=value...]`` names an agent: generation settings (temperature,
+max_tokens, top_p, seed, reasoning_effort) follow the name, and ``protocol=text`` switches to
+the plain-text protocol for servers without tool calling. A malformed tool call, or text that
+follows neither protocol, becomes an :class:`InvalidAction`: it costs a round and the agent
+gets the error back; it never crashes the run.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from ..construct import ModelRef
+from ..errors import ConfigError
+from ..models import ChatMessage
+from ._models import shared_model
+from ._protocol import (
+    ANSWER_TOOL,
+    ASK_TOOL,
+    WAIT_TOOL,
+    Action,
+    AnswerAction,
+    AskAction,
+    Conversation,
+    InvalidAction,
+    RoleRequest,
+    WaitAction,
+    action_from_tool_call,
+    briefing_text,
+    conversation_messages,
+    observation_text,
+)
+from ._registry import register_agent_prefix
+
+Protocol = Literal["tools", "text"]
+LLM_PROVIDERS = ("anthropic", "openai", "openai-api", "local", "mock")
+
+TEXT_PROTOCOL = """
+Reply with exactly one action per message, in one of these forms:
+
+ASK <role id>: <your question>
+    (one line per colleague; several ASK lines ask several colleagues in the same round)
+WAIT
+ANSWER
+Decision: <decision word>
+Candidate: <name, or none>
+Number: <the number with its unit, or null>
+""".strip()
+
+
+def parse_text_action(text: str) -> Action:
+    """Read one action of the plain-text protocol."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    asks = []
+    for line in lines:
+        match = re.match(r"^ASK\s+\[?([A-Za-z][A-Za-z0-9_]*)\]?\s*:\s*(.+)$", line, re.IGNORECASE)
+        if match:
+            asks.append(RoleRequest(role=match[1], question=match[2].strip()))
+    if asks:
+        return AskAction(requests=tuple(asks))
+    if any(re.fullmatch(r"WAIT\.?", line, re.IGNORECASE) for line in lines):
+        return WaitAction()
+    for i, line in enumerate(lines):
+        if re.match(r"^ANSWER\b", line, re.IGNORECASE):
+            body = "\n".join([line[len("ANSWER") :].lstrip(" :"), *lines[i + 1 :]]).strip()
+            return AnswerAction(text=body or None)
+    return InvalidAction(
+        reason="no action found: reply with ASK <role id>: <question>, WAIT, or ANSWER",
+        raw=text[:2000],
+    )
+
+
+def text_messages(conversation: Conversation) -> list[ChatMessage]:
+    """The conversation for the plain-text protocol (no tool messages)."""
+    briefing = conversation.briefing
+    messages = [
+        ChatMessage.system(f"{briefing.instructions}\n\n{TEXT_PROTOCOL}"),
+        ChatMessage.user(briefing_text(briefing)),
+    ]
+    for turn in conversation.turns:
+        action = turn.action
+        if isinstance(action, AskAction):
+            said = "\n".join(f"ASK {r.role}: {r.question}" for r in action.requests)
+        elif isinstance(action, WaitAction):
+            said = "WAIT"
+        elif isinstance(action, AnswerAction):
+            said = "ANSWER\n" + (action.text or "")
+        else:
+            said = action.raw or "(unreadable)"
+        messages.append(ChatMessage.assistant(said))
+        messages.append(ChatMessage.user(observation_text(turn.observation)))
+    return messages
+
+
+class LLMAgent:
+    """A main agent backed by a language model."""
+
+    def __init__(
+        self, ref: ModelRef, protocol: Protocol = "tools", tool_choice: str = "any"
+    ) -> None:
+        self.ref = ref
+        self.protocol = protocol
+        self.tool_choice = tool_choice
+
+    async def act(self, conversation: Conversation) -> Action:
+        model = shared_model(self.ref)
+        if self.protocol == "text":
+            output = await model.generate(text_messages(conversation))
+            return parse_text_action(output.text)
+        output = await model.generate(
+            conversation_messages(conversation),
+            tools=list(conversation.briefing.tools),
+            tool_choice=self.tool_choice,
+        )
+        calls = [c for c in output.tool_calls if c.function in (ASK_TOOL, WAIT_TOOL, ANSWER_TOOL)]
+        if calls:
+            return action_from_tool_call(calls[0])
+        if output.tool_calls:
+            return action_from_tool_call(output.tool_calls[0])  # an unknown tool: invalid
+        fallback = parse_text_action(output.text)
+        if isinstance(fallback, InvalidAction):
+            return InvalidAction(
+                reason="no tool call: use one of the tools", raw=output.text[:2000]
+            )
+        return fallback
+
+
+#: Defaults for providers that need them: llama.cpp's server rejects tool_choice "required"
+#: (it forces a named function or lets the model choose), and a small model rambles.
+PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {
+    "local": {"tool_choice": "auto", "max_tokens": "512"},
+}
+
+
+def parse_agent_name(name: str) -> tuple[ModelRef, Protocol]:
+    """``provider/model[,key=value...][,protocol=text][,tool_choice=auto]`` -> model, protocol."""
+    ref, protocol, _ = parse_agent_options(name)
+    return ref, protocol
+
+
+def parse_agent_options(name: str) -> tuple[ModelRef, Protocol, str]:
+    parts = [p.strip() for p in name.split(",")]
+    defaults = dict(PROVIDER_DEFAULTS.get(parts[0].split("/", 1)[0], {}))
+    protocol: Protocol = "tools"
+    tool_choice = defaults.pop("tool_choice", "any")
+    kept = []
+    for part in parts:
+        key, _, value = part.partition("=")
+        if key == "protocol":
+            if value not in ("tools", "text"):
+                raise ConfigError(f"agent {name!r}: protocol is 'tools' or 'text'")
+            protocol = value  # type: ignore[assignment]
+        elif key == "tool_choice":
+            if value not in ("any", "auto"):
+                raise ConfigError(f"agent {name!r}: tool_choice is 'any' or 'auto'")
+            tool_choice = value
+        else:
+            kept.append(part)
+            defaults.pop(key, None)
+    kept += [f"{k}={v}" for k, v in defaults.items()]
+    return ModelRef.parse(",".join(kept)), protocol, tool_choice
+
+
+def llm_agent(name: str, seed: int) -> LLMAgent:
+    # the run's seed is not passed to the model: not every provider accepts one, and a
+    # model seed belongs in the name (",seed=N") where it is part of the configuration
+    ref, protocol, tool_choice = parse_agent_options(name)
+    return LLMAgent(ref, protocol, tool_choice)
+
+
+def register_llm_agents() -> None:
+    for provider in LLM_PROVIDERS:
+        register_agent_prefix(provider, llm_agent)
