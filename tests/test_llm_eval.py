@@ -20,6 +20,7 @@ from uncobench_z3.evaluation import (
     parse_agent_name,
     parse_text_action,
     read_log,
+    role_validity,
     run_episode,
 )
 from uncobench_z3.evaluation import evaluate as run_config
@@ -152,6 +153,10 @@ def test_unfaithful_colleague_falls_back_and_is_logged(bench: Path, tmp_path: Pa
     assert checks and not any(c.passed for c in checks)
     assert all(c.rejected_text == "I have nothing useful to say." for c in checks)
     assert all(rec.correct for rec in records)  # the scripted wording kept the setting intact
+    # the validity judge judges what the model wrote, not the scripted stand-in
+    rows = role_validity(records, load_groups(bench))
+    lossy = next(r for r in rows if r.colleague.startswith("mocklossy/"))
+    assert lossy.judged > 0 and (lossy.mean_coverage or 0.0) < 0.5
 
 
 def test_interventions_are_delivered_once_with_the_defect(bench: Path, tmp_path: Path) -> None:

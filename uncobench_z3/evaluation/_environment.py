@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..construct import ModelRef, RenderedTask, render_task
 from ..errors import ConfigError
+from ..models import ToolDef
 from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
 from ..spec import TypedTask, check_structure
 from ._colleagues import ColleagueReply, FollowUpKind, RecordBook, ScriptedColleagues
@@ -93,6 +94,7 @@ class PreparedGroup:
     task: TypedTask
     rendered: RenderedTask
     book: RecordBook
+    tools: tuple[ToolDef, ...] = ()
 
     @classmethod
     def of(cls, group: TaskGroup) -> PreparedGroup:
@@ -102,7 +104,13 @@ class PreparedGroup:
             rendered = RenderedTask.model_validate(group.rendered)
         else:
             rendered = render_task(task, group.seed)
-        return cls(group=group, task=task, rendered=rendered, book=RecordBook(task, rendered.style))
+        return cls(
+            group=group,
+            task=task,
+            rendered=rendered,
+            book=RecordBook(task, rendered.style),
+            tools=tool_definitions(rendered.role_directory),
+        )
 
 
 class Environment:
@@ -147,7 +155,7 @@ class Environment:
             roles=tuple(rendered.role_directory),
             budget=budget,
             instructions=instructions if instructions is not None else default_instructions(),
-            tools=tool_definitions(rendered.role_directory),
+            tools=prepared.tools or tool_definitions(rendered.role_directory),
         )
         self._turns: list[Turn] = []
         self.trace: list[RoundRecord] = []

@@ -271,13 +271,20 @@ def judge_reply(task: TypedTask, reply: ReplyRecord, catalog: Catalog) -> ReplyJ
     """
     if reply.text is None:
         raise ValueError(f"the reply of {reply.role} was missed: there is no text to judge")
+    # An LLM colleague's wording that failed its own check was replaced by the scripted
+    # wording before the agent saw it; the judge of the colleague judges what the model wrote.
+    text = (
+        reply.fidelity.rejected_text
+        if reply.fidelity and reply.fidelity.rejected_text
+        else reply.text
+    )
     ids = {task.candidate_name(c): c for c in task.candidates}
     owned = set(task.facts_of(reply.role))
     reads: list[_Read] = []
     unverifiable: list[str] = []
     contradictions: list[str] = []
     statements = 0
-    for segment in _statements(reply.text, catalog, list(ids)):
+    for segment in _statements(text, catalog, list(ids)):
         try:
             statement = parse_statement(segment, catalog)
         except ReadError:

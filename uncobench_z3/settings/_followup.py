@@ -16,6 +16,7 @@ colleague repeats its first reply.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..spec import TypedTask
@@ -58,14 +59,21 @@ _STOPWORDS = {
 }  # fmt: skip
 
 
+_NOT_WORD = re.compile(r"[^0-9a-z%]+")
+
+
 def normalise(text: str) -> str:
     """Lower case, punctuation to spaces, single spaces, padded for word-boundary search."""
-    cleaned = re.sub(r"[^0-9a-z%]+", " ", text.lower())
-    return f" {cleaned.strip()} "
+    return f" {_NOT_WORD.sub(' ', text.lower()).strip()} "
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalised_phrase(phrase: str) -> str:
+    return normalise(phrase)  # phrases repeat across every follow-up check: normalise once
 
 
 def contains_phrase(text: str, phrase: str) -> bool:
-    target = normalise(phrase)
+    target = _normalised_phrase(phrase)
     return target.strip() != "" and target in normalise(text)
 
 
@@ -73,7 +81,11 @@ def is_targeted(rule: FollowUpRule, text: str) -> bool:
     """Does a follow-up message (to the right role) satisfy the rule?"""
     if rule.any_request:
         return True
-    return all(any(contains_phrase(text, p) for p in clause.phrases) for clause in rule.all_of)
+    normalised = normalise(text)
+    return all(
+        any((t := _normalised_phrase(p)).strip() and t in normalised for p in clause.phrases)
+        for clause in rule.all_of
+    )
 
 
 def _words(text: str) -> list[str]:
