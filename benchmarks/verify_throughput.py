@@ -68,9 +68,10 @@ class FreshTaskSolver(TaskSolver):
         goal: str | None = None,
         extras: Sequence[str] = (),
         want_core: bool = True,
+        want_model: bool = True,
     ) -> QueryResult:
         TaskSolver.__init__(self, self.task, self.gold, BUDGET)
-        return super().query(name, pinned, goal, extras, want_core)
+        return super().query(name, pinned, goal, extras, want_core, want_model)
 
 
 def verify_fresh(spec: TaskSpec) -> None:

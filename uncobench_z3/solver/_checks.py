@@ -130,18 +130,26 @@ class Checker:
         )
 
     # -- necessity ----------------------------------------------------------------------------
-    def hidden_query(self, roles: frozenset[str], want_core: bool = False) -> QueryResult:
+    def hidden_query(
+        self, roles: frozenset[str], want_core: bool = False, want_model: bool = True
+    ) -> QueryResult:
         """Hide ``roles``: is there a completion whose output differs from gold? (memoized)
 
-        The unsat core is extracted only when asked for (it is what reports explain with,
-        and the costly part of an unsatisfiable answer); a cached answer without a core is
-        asked again when a core is wanted.
+        The unsat core and the model are read only when asked for (they are what reports
+        explain with, and the costly parts of an answer); a cached answer without them is
+        asked again when they are wanted.
         """
         cached = self._hidden.get(roles)
-        if cached is None or (want_core and cached.status == "unsat" and cached.core is None):
+        if (
+            cached is None
+            or (want_core and cached.status == "unsat" and cached.core is None)
+            or (want_model and cached.status == "sat" and cached.codes is None)
+        ):
             pinned = [s for s in self.task.all_slots() if self.task.facts[s[1]].owner not in roles]
             name = "hide-" + "+".join(sorted(roles))
-            cached = self._hidden[roles] = self.ts.query(name, pinned, GOAL_DIFFERS, (), want_core)
+            cached = self._hidden[roles] = self.ts.query(
+                name, pinned, GOAL_DIFFERS, (), want_core, want_model
+            )
         return cached
 
     def _witness(self, result: QueryResult, roles: frozenset[str]) -> dict[str, object]:
@@ -227,17 +235,18 @@ class Checker:
             for group in combinations(others, size):
                 without = frozenset(group)
                 with_role = without | {role}
-                result_with = self.hidden_query(with_role)
+                result_with = self.hidden_query(with_role, want_model=False)
                 if result_with.status != "sat":
                     undecided |= result_with.status == "unknown"
                     continue
-                result_without = self.hidden_query(without)
+                result_without = self.hidden_query(without, want_model=False)
                 if result_without.status == "unknown":
                     undecided = True
                     continue
                 if result_without.status == "sat":
                     continue
                 result_without = self.hidden_query(without, want_core=True)
+                result_with = self.hidden_query(with_role)  # the witness: now read its model
                 certs = self._keep(
                     f"{name}-jointly",
                     result_with,

@@ -103,11 +103,13 @@ class TaskSolver:
         goal: str | None = None,
         extras: Sequence[str] = (),
         want_core: bool = True,
+        want_model: bool = True,
     ) -> QueryResult:
         """Is there an assignment with ``pinned`` slots at their values, ``goal`` and ``extras``?
 
         ``want_core=False`` skips extracting (and minimising) the unsat core, the costly part of
-        an unsatisfiable answer, when only the status matters (search, not reporting).
+        an unsatisfiable answer, and ``want_model=False`` skips reading the model of a
+        satisfiable one, when only the status matters (search, not reporting).
         """
         pinned = list(pinned)
         literals = [pin_literal(slot) for slot in pinned]
@@ -119,7 +121,7 @@ class TaskSolver:
         result = QueryResult(
             name, _status(status), literals, list(extras), pinned=frozenset(pinned)
         )
-        if status == z3.sat:
+        if status == z3.sat and want_model:
             model = self.solver.model()
             result.codes = self._read_codes(model, set(pinned))
             result.solver_outcome = self._read_outcome(model)
