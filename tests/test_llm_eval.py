@@ -132,6 +132,7 @@ def test_eval_with_llm_agent_and_colleagues(bench: Path, tmp_path: Path) -> None
     records, _ = read_log(out / "samples.jsonl")
     assert len(records) == len(summary.records) > 0
     for record in records:
+        assert set(record.usage) == {"agent", "colleagues"}  # tokens and cost per sample
         assert record.colleague == "mockcolleague/y,cache=false"
         replies = [reply for rnd in record.trace for reply in rnd.replies if reply.text]
         assert replies and all(r.fidelity is not None and r.fidelity.passed for r in replies)
@@ -185,3 +186,8 @@ def test_interventions_are_delivered_once_with_the_defect(bench: Path, tmp_path:
             assert record.gold.number is None or record.gold.number not in text  # never the answer
             if arm == "action":
                 assert "Ask " in text
+    from uncobench_z3.report import write_report
+
+    files = write_report(out, tmp_path / "report", plots=False)
+    markdown = files.markdown.read_text()
+    assert "## Causal interventions" in markdown and "diagnosis" in markdown

@@ -14,6 +14,10 @@ PUBLIC = [
     "uncobench_z3.errors",
     "uncobench_z3.spec",
     "uncobench_z3.solver",
+    "uncobench_z3.settings",
+    "uncobench_z3.construct",
+    "uncobench_z3.evaluation",
+    "uncobench_z3.report",
     "uncobench_z3.models",
 ]
 

@@ -106,6 +106,12 @@ def print_stats(stats: dict[str, Any]) -> None:
         table.add_row(label, str(rates["rejected"][stage]), f"{rates['rejected_percent'][stage]}")
     table.add_row("[bold]retained", str(rates["retained"]), f"{rates['retained_percent']}")
     console.print(table)
+    if rates.get("drafts_redrawn"):
+        codes = ", ".join(f"{k}: {v}" for k, v in rates.get("redraw_problems", {}).items())
+        console.print(
+            f"  [dim]spec validation: {rates['drafts_redrawn']} draft(s) redrawn by the generator "
+            f"before passing ({escape(codes)})[/]"
+        )
     for stage, reasons in rates.get("rejection_reasons", {}).items():
         listing = ", ".join(f"{escape(k)}: {v}" for k, v in sorted(reasons.items()))
         console.print(f"  [dim]{stage}: {listing}[/]")

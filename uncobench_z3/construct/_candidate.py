@@ -45,6 +45,8 @@ class CandidateOutcome(BaseModel):
     reason: str | None = None
     attempts: int = 0
     group_json: str | None = None
+    redrawn: tuple[str, ...] = ()
+    """structural problem codes of drafts the generator threw away before this one"""
 
 
 def _failure_reason(report_checks: list[tuple[str, Verdict, str]]) -> str:

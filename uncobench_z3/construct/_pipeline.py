@@ -15,7 +15,7 @@ import json
 import os
 import random
 import shutil
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
@@ -85,7 +85,8 @@ def plan_none(seed: int, index: int, share: float) -> bool:
     return random.Random(f"plan:{seed}:{index}").random() < share
 
 
-Drafted = tuple[int, Draft | None, str | None, tuple[str, ...]]
+Drafted = tuple[int, Draft | None, str | None, tuple[str, ...], tuple[str, ...]]
+"""(index, draft or None, drafting error, recent task summaries, redrawn problem codes)"""
 
 
 def _process_chunk(
@@ -93,16 +94,17 @@ def _process_chunk(
 ) -> list[CandidateOutcome]:
     budget = SolverBudget(timeout_ms=config.timeout_ms)
     out = []
-    for index, draft, error, recent in drafts:
+    for index, draft, error, recent, redrawn in drafts:
         if draft is None:
             out.append(CandidateOutcome(
                 index=index, domain="?", operation="?", scenario="?", plan_none=False,
                 retained=False, stage="spec_validation", reason=error,
             ))  # fmt: skip
             continue
-        out.append(
-            process_candidate(draft, config.seed, index, config.attempts, budget, stages, recent)
+        outcome = process_candidate(
+            draft, config.seed, index, config.attempts, budget, stages, recent
         )
+        out.append(outcome.model_copy(update={"redrawn": redrawn}) if redrawn else outcome)
     return out
 
 
@@ -125,12 +127,15 @@ class _Drafter:
         for index in range(start, start + self.config.chunk):
             none = plan_none(self.config.seed, index, self.config.none_share)
             recent = tuple(self.recent)
+            before = Counter(self.generator.rejections)
             try:
                 draft = self.generator.draft(index, none)
             except self._error as exc:
-                out.append((index, None, str(exc), recent))
+                redrawn = tuple(sorted((self.generator.rejections - before).elements()))
+                out.append((index, None, str(exc), recent, redrawn))
                 continue
-            out.append((index, draft, None, recent))
+            redrawn = tuple(sorted((self.generator.rejections - before).elements()))
+            out.append((index, draft, None, recent, redrawn))
             self.recent.append(f"{draft.domain} / {draft.operation}: {draft.spec.title}")
         self.next_index = start + self.config.chunk
         return out

@@ -37,6 +37,8 @@ def pass_rates(considered: list[CandidateOutcome]) -> dict[str, Any]:
         "retained_percent": _share(retained, total),
         "rejection_reasons": reasons,
         "attempts": dict(sorted(Counter(o.attempts for o in considered if o.retained).items())),
+        "drafts_redrawn": sum(bool(o.redrawn) for o in considered),
+        "redraw_problems": dict(sorted(Counter(c for o in considered for c in o.redrawn).items())),
     }
 
 

@@ -14,7 +14,7 @@ from typing import Literal
 
 from ..construct import ModelRef
 from ..errors import ConfigError
-from ..models import ChatMessage
+from ..models import ChatMessage, ModelOutput, ModelUsage
 from ._models import shared_model
 from ._protocol import (
     ANSWER_TOOL,
@@ -103,17 +103,24 @@ class LLMAgent:
         self.ref = ref
         self.protocol = protocol
         self.tool_choice = tool_choice
+        self.usage = ModelUsage()
+        """tokens and cost of this agent's calls in its sample (cache hits spend nothing)"""
+
+    def _count(self, output: ModelOutput) -> None:
+        self.usage = self.usage + _spent(output)
 
     async def act(self, conversation: Conversation) -> Action:
         model = shared_model(self.ref)
         if self.protocol == "text":
             output = await model.generate(text_messages(conversation))
+            self._count(output)
             return parse_text_action(output.text)
         output = await model.generate(
             conversation_messages(conversation),
             tools=list(conversation.briefing.tools),
             tool_choice=self.tool_choice,
         )
+        self._count(output)
         calls = [c for c in output.tool_calls if c.function in (ASK_TOOL, WAIT_TOOL, ANSWER_TOOL)]
         if calls:
             return action_from_tool_call(calls[0])
@@ -132,6 +139,10 @@ class LLMAgent:
 PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {
     "local": {"tool_choice": "auto", "max_tokens": "512"},
 }
+
+
+def _spent(output: ModelOutput) -> ModelUsage:
+    return ModelUsage() if output.from_cache else output.usage
 
 
 def parse_agent_name(name: str) -> tuple[ModelRef, Protocol]:

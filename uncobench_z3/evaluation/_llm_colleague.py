@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from .._assets import asset_path
 from ..construct import ModelRef
 from ..construct._llm_stages import value_variants
-from ..models import ChatMessage
+from ..models import ChatMessage, ModelUsage
 from ..settings import StatedValue, stated_value
 from ..spec import TypedTask
 from ._colleagues import ColleagueReply, RecordBook
@@ -80,6 +80,8 @@ class LLMPhraser:
         self.ref = ref
         self.task = task
         self.book = book
+        self.usage = ModelUsage()
+        """tokens and cost of the phrasing calls of one sample (cache hits spend nothing)"""
 
     async def phrase(
         self, role: str, question: str, reply: ColleagueReply
@@ -90,6 +92,8 @@ class LLMPhraser:
             role_name=self.task.role_name(role), question=question, records=reply.text
         )
         output = await shared_model(self.ref).generate([ChatMessage.user(text)])
+        if not output.from_cache:
+            self.usage = self.usage + output.usage
         written = output.text.strip()
         withheld = [
             self.book.faithful[(s.candidate, s.fact)]

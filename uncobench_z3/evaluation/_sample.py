@@ -29,6 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup
 from ..spec import Answer
 from ._attribution import Attribution, attribute_error
@@ -187,8 +188,20 @@ class SampleRecord(BaseModel):
     defects: tuple[DefectKind, ...] = ()
     """the defect kinds the setting injects"""
     trace: list[RoundRecord] = Field(default_factory=list)
+    usage: dict[str, ModelUsage] = Field(default_factory=dict)
+    """tokens and cost spent on this sample: ``agent`` and ``colleagues`` (LLMs only)"""
     elapsed_seconds: float = 0.0
     """wall time of the episode; the only field that differs between identical re-runs"""
+
+
+def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
+    usage: dict[str, ModelUsage] = {}
+    spent = getattr(agent, "usage", None)
+    if isinstance(spent, ModelUsage):
+        usage["agent"] = spent
+    if environment.phraser is not None:
+        usage["colleagues"] = environment.phraser.usage
+    return usage
 
 
 async def run_sample(
@@ -247,5 +260,6 @@ async def run_sample(
         attribution=attribution,
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
         trace=environment.trace,
+        usage=_usage(agent, environment),
         elapsed_seconds=round(elapsed, 6),
     )

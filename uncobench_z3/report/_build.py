@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..evaluation import SettingMetrics, compute_metrics
+from ..evaluation import SettingMetrics, compute_metrics, intervention_metrics
+from ..models import ModelUsage
 from ..spec import write_text_atomic
 from ._load import ReportData, load_report_data
 from ._plots import render_plots
@@ -18,6 +19,7 @@ from ._tables import (
     attribution_table,
     behaviour_table,
     efficiency_table,
+    percent,
     retention_table,
     stats_tables,
     wrong_examples,
@@ -72,6 +74,54 @@ def _unavailable_text(data: ReportData) -> str:
     return "Settings unavailable (skipped, excluded from retention): " + "; ".join(parts) + "."
 
 
+def _interventions_section(data: ReportData) -> Section | None:
+    rows = intervention_metrics(data.samples)
+    if not rows:
+        return None
+    table = Table(
+        ["agent", "setting", "arm", "accuracy", "95% CI", "n", "delivered", "Reliable"],
+        [
+            [
+                m.agent, SETTING_TITLES.get(m.setting, m.setting), m.arm, percent(m.accuracy),
+                f"{percent(m.ci_low, 0)}-{percent(m.ci_high, 0)}", str(m.samples),
+                str(m.delivered), percent(m.reliable_accuracy),
+            ]
+            for m in rows
+        ],
+    )  # fmt: skip
+    text = (
+        "Nested arms, each saying more: none, existence, location, diagnosis, action; the "
+        "text arrives once, with the round in which a defect first shows ('delivered' counts "
+        "the samples "
+        "where it did). The Reliable column is the agent's accuracy on the same groups."
+    )
+    return Section("Causal interventions", text, [table])
+
+
+def _usage_section(data: ReportData) -> Section | None:
+    totals: dict[tuple[str, str], ModelUsage] = {}
+    for sample in data.samples:
+        for part, spent in sample.usage.items():
+            who = sample.agent if part == "agent" else sample.colleague
+            key = (part, who)
+            totals[key] = totals.get(key, ModelUsage()) + spent
+    if not totals:
+        return None
+    rows = [
+        [part, who, f"{u.input_tokens:,}", f"{u.output_tokens:,}",
+         "–" if u.cost_usd is None else f"{u.cost_usd:.4f}"]
+        for (part, who), u in sorted(totals.items())
+    ]  # fmt: skip
+    text = (
+        "Tokens and list-price cost spent by language models (response-cache hits spend nothing)."
+    )
+    return Section(
+        "Model usage",
+        text,
+        [Table(["role", "model", "input tokens", "output tokens", "cost (USD)"], rows)],
+    )
+
+
 def build_sections(data: ReportData, metrics: list[SettingMetrics]) -> list[Section]:
     sections = [
         Section("Runs", _unavailable_text(data), [_runs_table(data)]),
@@ -84,6 +134,8 @@ def build_sections(data: ReportData, metrics: list[SettingMetrics]) -> list[Sect
         validity_section(data),
         Section("Wrong answers", "", [wrong_examples(data.samples)]),
     ]  # fmt: skip
+    extra = [_interventions_section(data), _usage_section(data)]
+    sections[6:6] = [section for section in extra if section is not None]
     if data.manifest_stats:
         where = f"From {data.manifest_path}." if data.manifest_path else ""
         sections.append(Section("Benchmark statistics", where, stats_tables(data.manifest_stats)))
