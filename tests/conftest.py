@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,3 +31,23 @@ EXAMPLES = ROOT / "examples"
 @pytest.fixture(scope="session")
 def examples_dir() -> Path:
     return EXAMPLES
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[str]:
+    """The SmolLM2 llama.cpp server for the ``llama`` tests, started once and stopped at the
+    end; skips, saying why, when llama-cpp-python or the weights are not installed."""
+    from uncobench_z3.errors import ModelConfigError
+    from uncobench_z3.models import find_local_gguf, start_local_server, stop_local_servers
+    from uncobench_z3.models.providers import _local
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (pip install 'llama-cpp-python[server]')")
+    try:
+        find_local_gguf("smollm2")
+    except ModelConfigError as error:
+        pytest.skip(f"SmolLM2 weights not found: {error}")
+    base_url = start_local_server("smollm2")
+    yield base_url
+    stop_local_servers()
+    assert "smollm2" not in _local._servers

@@ -5,33 +5,17 @@ crash), and the trace is complete."""
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from uncobench_z3.construct import build_benchmark, load_groups
-from uncobench_z3.errors import ModelConfigError
 from uncobench_z3.evaluation import evaluate, make_config, read_log
-from uncobench_z3.models import find_local_gguf, start_local_server, stop_local_servers
 
 pytestmark = pytest.mark.llama
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed (pip install 'llama-cpp-python[server]')")
-    try:
-        find_local_gguf("smollm2")
-    except ModelConfigError as error:
-        pytest.skip(f"SmolLM2 weights not found: {error}")
-    yield start_local_server("smollm2")
-    stop_local_servers()
-
-
-def test_full_evaluation_with_a_real_model(server: str, tmp_path: Path) -> None:
+def test_full_evaluation_with_a_real_model(llama_server: str, tmp_path: Path) -> None:
     bench = tmp_path / "bench"
     build_benchmark(bench, groups=1, seed=3, workers=1)
     groups = load_groups(bench)

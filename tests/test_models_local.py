@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,6 @@ from uncobench_z3.models import (
     find_local_gguf,
     get_model,
     start_local_server,
-    stop_local_servers,
 )
 from uncobench_z3.models.providers import _local
 
@@ -83,21 +81,6 @@ def test_a_server_that_exits_reports_its_exit_code(tmp_path: Path) -> None:
     with pytest.raises(ModelConfigError, match=r"exited with code 3(.|\n)*bad gguf"):
         _local._wait_until_ready(server, "smollm2", timeout=5)
     log_file.close()
-
-
-@pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
-    """Starts the SmolLM2 server for this module's tests and stops it afterwards."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed (pip install 'llama-cpp-python[server]')")
-    try:
-        find_local_gguf("smollm2")
-    except ModelConfigError as error:
-        pytest.skip(f"SmolLM2 weights not found: {error}")
-    base_url = start_local_server("smollm2")
-    yield base_url
-    stop_local_servers()
-    assert "smollm2" not in _local._servers
 
 
 @pytest.mark.llama

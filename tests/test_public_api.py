@@ -35,6 +35,7 @@ def test_all_is_complete(name: str) -> None:
     }
     assert sorted(public - exported) == []  # public but not exported
     assert sorted(n for n in exported if not hasattr(module, n)) == []  # exported but missing
+    assert len(module.__all__) == len(exported)  # no duplicates
 
 
 def test_importing_the_package_is_light() -> None:

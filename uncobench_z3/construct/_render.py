@@ -195,18 +195,22 @@ def render_task_text(task: TypedTask, style: Style) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stated_value_text(task: TypedTask, stated: StatedValue, style: Style) -> str:
+    """What a statement says of its value: exact, "between X and Y", or "either A or B"."""
+    fact = task.facts[stated.fact]
+    if stated.is_exact:
+        return format_typed(fact, stated_value(task, stated), style)
+    statement = stated_imprecision(task, stated)
+    if statement.options is not None:
+        return format_options(fact, statement.options, style)
+    assert statement.low is not None and statement.high is not None
+    return format_range(fact, statement.low, statement.high, style)
+
+
 def statement_text(task: TypedTask, stated: StatedValue, style: Style) -> str:
     """One record line for a stated value: exact, a range, or a set of options."""
     fact = task.facts[stated.fact]
-    if stated.is_exact:
-        value_text = format_typed(fact, stated_value(task, stated), style)
-    else:
-        statement = stated_imprecision(task, stated)
-        if statement.options is not None:
-            value_text = format_options(fact, statement.options, style)
-        else:
-            assert statement.low is not None and statement.high is not None
-            value_text = format_range(fact, statement.low, statement.high, style)
+    value_text = stated_value_text(task, stated, style)
     return record_line(
         task.candidate_name(stated.candidate), fact.label, stated.context, value_text, style
     )

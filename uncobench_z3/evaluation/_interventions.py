@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from .._assets import asset_path
-from ..construct._text import Style, format_options, format_range, format_typed
-from ..settings import Defect, stated_imprecision, stated_value
+from ..construct._render import stated_value_text
+from ..construct._text import Style
+from ..settings import Defect
 from ..spec import TypedTask
 
 InterventionArm = Literal["none", "existence", "location", "diagnosis", "action"]
@@ -48,15 +49,7 @@ def _fields(task: TypedTask, defect: Defect, style: Style) -> dict[str, str]:
     for item in defect.first_reply or []:
         if item.candidate == candidate and fact is not None:
             given = item.context
-            if item.is_exact:
-                stated = format_typed(fact, stated_value(task, item), style)
-            else:
-                statement = stated_imprecision(task, item)
-                if statement.options is not None:
-                    stated = format_options(fact, statement.options, style)
-                else:
-                    assert statement.low is not None and statement.high is not None
-                    stated = format_range(fact, statement.low, statement.high, style)
+            stated = stated_value_text(task, item, style)
     return {
         "role": task.role_name(defect.role),
         "candidate": task.candidate_name(candidate) if candidate else "",
