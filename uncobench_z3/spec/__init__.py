@@ -27,8 +27,9 @@ from ._model import (
     Scalar,
     TaskSpec,
 )
+from ._problems import Problem
 from ._rounding import ROUNDING_MODES, Interval, RoundingMode, preimage, round_fraction
-from ._structure import Problem, StructureReport, check_structure
+from ._structure import StructureReport, check_structure
 from ._typed import Outcome, Slot, TypedCondition, TypedFact, TypedRule, TypedTask
 from ._units import Dimension, is_percent, same_unit
 from ._values import (

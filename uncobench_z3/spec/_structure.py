@@ -8,23 +8,19 @@ generator can receive verbatim for its single repair attempt.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from pydantic import BaseModel
-
 from ._model import Condition, Fact, TaskSpec
-from ._typed import Slot, TypedCondition, TypedFact, TypedRule, TypedTask
-from ._units import Dimension, is_percent, same_unit
-from ._values import Value, ValueParseError, day_number, parse_fraction, parse_value
+from ._problems import Collector, Problem, duplicates, order_key
+from ._rule_checks import check_rule
+from ._typed import Slot, TypedCondition, TypedFact, TypedTask
+from ._values import Value, ValueParseError, parse_fraction, parse_value
 
 CANDIDATE_COUNT = 3
 ROLE_RANGE = (5, 7)
 CONDITION_RANGE = (5, 7)
 MIN_CONDITION_ROLES = 4
-MIN_OPERAND_ROLES = 2
 
 ORDERED_OPS = (">=", ">", "<=", "<", "==", "!=", "between")
 OPS_BY_TYPE: dict[str, tuple[str, ...]] = {
@@ -34,27 +30,6 @@ OPS_BY_TYPE: dict[str, tuple[str, ...]] = {
     "enum": ("==", "!=", "in", "not in"),
     "bool": ("==", "!="),
 }
-OPERAND_COUNTS: dict[str, tuple[int, int]] = {
-    "sum": (2, 6),
-    "difference": (2, 2),
-    "product": (2, 2),
-    "ratio": (2, 2),
-    "percentage_of": (2, 2),
-    "weighted_average": (2, 6),
-    "capped_sum": (2, 6),
-    "percentage_change": (2, 2),
-}
-
-
-class Problem(BaseModel):
-    """One structural problem: where (JSON path), what kind (code) and why (message)."""
-
-    path: str
-    code: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
 
 
 @dataclass
@@ -67,25 +42,13 @@ class StructureReport:
         return not self.problems
 
 
-class _Collector:
-    def __init__(self) -> None:
-        self.problems: list[Problem] = []
-
-    def add(self, path: str, code: str, message: str) -> None:
-        self.problems.append(Problem(path=path, code=code, message=message))
-
-
-def _duplicates(ids: Iterable[str]) -> set[str]:
-    return {key for key, count in Counter(ids).items() if count > 1}
-
-
 def check_structure(spec: TaskSpec) -> StructureReport:
     """Run every structural check; build the typed task when there is no problem."""
-    out = _Collector()
+    out = Collector()
     _check_counts(spec, out)
     facts = _check_facts(spec, out)
     conditions = _check_conditions(spec, facts, out)
-    rule = _check_rule(spec, facts, out)
+    rule = check_rule(spec, facts, out)
     values, alternatives = _check_records(spec, facts, out)
     if out.problems or rule is None:
         return StructureReport(out.problems, None)
@@ -102,7 +65,7 @@ def check_structure(spec: TaskSpec) -> StructureReport:
     return StructureReport([], task)
 
 
-def _check_counts(spec: TaskSpec, out: _Collector) -> None:
+def _check_counts(spec: TaskSpec, out: Collector) -> None:
     if len(spec.candidates) != CANDIDATE_COUNT:
         out.add(
             "$.candidates",
@@ -124,18 +87,18 @@ def _check_counts(spec: TaskSpec, out: _Collector) -> None:
         ("roles", [r.id for r in spec.roles]),
         ("conditions", [c.id for c in spec.conditions]),
     ):
-        for dup in sorted(_duplicates(ids)):
+        for dup in sorted(duplicates(ids)):
             out.add(f"$.{name}", "duplicate_id", f"the id {dup!r} is used more than once")
-    for dup in sorted(_duplicates(f.key for f in spec.facts)):
+    for dup in sorted(duplicates(f.key for f in spec.facts)):
         out.add("$.facts", "duplicate_id", f"the fact key {dup!r} is used more than once")
     names = [c.name for c in spec.candidates]
-    for dup in sorted(_duplicates(names)):
+    for dup in sorted(duplicates(names)):
         out.add("$.candidates", "duplicate_name", f"two candidates are both called {dup!r}")
     if spec.decision.positive.strip().lower() == spec.decision.negative.strip().lower():
         out.add("$.decision", "decision_words", "the positive and negative decisions are equal")
 
 
-def _parse_bound(fact: Fact, raw: object, path: str, out: _Collector) -> Value | None:
+def _parse_bound(fact: Fact, raw: object, path: str, out: Collector) -> Value | None:
     try:
         return parse_value(fact.type, raw)
     except ValueParseError as exc:
@@ -143,7 +106,7 @@ def _parse_bound(fact: Fact, raw: object, path: str, out: _Collector) -> Value |
         return None
 
 
-def _check_facts(spec: TaskSpec, out: _Collector) -> dict[str, TypedFact]:
+def _check_facts(spec: TaskSpec, out: Collector) -> dict[str, TypedFact]:
     role_ids = {r.id for r in spec.roles}
     typed: dict[str, TypedFact] = {}
     for i, fact in enumerate(spec.facts):
@@ -157,7 +120,7 @@ def _check_facts(spec: TaskSpec, out: _Collector) -> dict[str, TypedFact]:
                 "context_clash",
                 f"the required context {fact.context!r} is also listed as another context",
             )
-        for dup in sorted(_duplicates(fact.other_contexts)):
+        for dup in sorted(duplicates(fact.other_contexts)):
             out.add(f"{path}.other_contexts", "duplicate_id", f"{dup!r} is listed twice")
         low = high = None
         step = Fraction(1)
@@ -188,7 +151,7 @@ def _check_facts(spec: TaskSpec, out: _Collector) -> dict[str, TypedFact]:
                 if fact.type == "int" and step.denominator != 1:
                     out.add(f"{path}.step", "bad_domain", "an int fact needs an integer step")
             if low is not None and high is not None:
-                if _order_key(low) > _order_key(high):
+                if order_key(low) > order_key(high):
                     out.add(path, "bad_domain", f"min {fact.min} is above max {fact.max}")
                 if fact.type != "date":
                     for bound, raw, name in ((low, fact.min, "min"), (high, fact.max, "max")):
@@ -204,7 +167,7 @@ def _check_facts(spec: TaskSpec, out: _Collector) -> dict[str, TypedFact]:
                 out.add(f"{path}.values", "missing_domain", "an enum fact needs at least 2 values")
             else:
                 members = tuple(fact.values)
-                for dup in sorted(_duplicates(members)):
+                for dup in sorted(duplicates(members)):
                     out.add(f"{path}.values", "duplicate_id", f"{dup!r} is listed twice")
             for name in ("min", "max", "step"):
                 if getattr(fact, name) is not None:
@@ -240,16 +203,8 @@ def _check_facts(spec: TaskSpec, out: _Collector) -> dict[str, TypedFact]:
     return typed
 
 
-def _order_key(value: Value) -> Fraction | int:
-    if isinstance(value, bool | str):
-        raise TypeError("unordered value")
-    if isinstance(value, int | Fraction):
-        return value
-    return day_number(value)
-
-
 def _typed_operand(
-    fact: TypedFact, cond: Condition, path: str, out: _Collector
+    fact: TypedFact, cond: Condition, path: str, out: Collector
 ) -> Value | tuple[Value, ...] | None:
     members = list(fact.members) if fact.type == "enum" else None
 
@@ -275,7 +230,7 @@ def _typed_operand(
         if any(item is None for item in items):
             return None
         typed_items = tuple(item for item in items if item is not None)
-        if cond.op == "between" and _order_key(typed_items[0]) > _order_key(typed_items[1]):
+        if cond.op == "between" and order_key(typed_items[0]) > order_key(typed_items[1]):
             out.add(f"{path}.value", "bad_value", "'between' needs low <= high")
             return None
         return typed_items
@@ -286,7 +241,7 @@ def _typed_operand(
 
 
 def _check_conditions(
-    spec: TaskSpec, facts: dict[str, TypedFact], out: _Collector
+    spec: TaskSpec, facts: dict[str, TypedFact], out: Collector
 ) -> list[TypedCondition]:
     declared = {f.key: f for f in spec.facts}
     typed: list[TypedCondition] = []
@@ -322,147 +277,8 @@ def _check_conditions(
     return typed
 
 
-def _check_rule(spec: TaskSpec, facts: dict[str, TypedFact], out: _Collector) -> TypedRule | None:
-    rule = spec.rule
-    path = "$.rule"
-    declared = {f.key: f for f in spec.facts}
-    low, high = OPERAND_COUNTS[rule.operation]
-    ok = True
-    if not low <= len(rule.operands) <= high:
-        bound = str(low) if low == high else f"{low}-{high}"
-        out.add(
-            f"{path}.operands",
-            "operand_count",
-            f"{rule.operation} takes {bound} operands, found {len(rule.operands)}",
-        )
-        ok = False
-    for dup in sorted(_duplicates(rule.operands)):
-        out.add(f"{path}.operands", "duplicate_id", f"the operand {dup!r} appears twice")
-        ok = False
-    operand_facts: list[TypedFact] = []
-    for k, key in enumerate(rule.operands):
-        if key not in declared:
-            out.add(f"{path}.operands[{k}]", "unknown_reference", f"no fact has the key {key!r}")
-            ok = False
-            continue
-        if declared[key].type not in ("int", "decimal"):
-            out.add(
-                f"{path}.operands[{k}]",
-                "bad_operand",
-                f"operand {key!r} is a {declared[key].type}, operations need int or decimal",
-            )
-            ok = False
-            continue
-        if key in facts:
-            operand_facts.append(facts[key])
-        else:
-            ok = False
-    owners = {declared[k].owner for k in rule.operands if k in declared}
-    if len(owners) < MIN_OPERAND_ROLES:
-        out.add(
-            f"{path}.operands",
-            "operand_roles",
-            f"operands must come from at least {MIN_OPERAND_ROLES} roles, "
-            f"they come from {len(owners)} ({', '.join(sorted(owners))})",
-        )
-        ok = False
-    weights: tuple[Fraction, ...] = ()
-    if rule.operation == "weighted_average":
-        if rule.weights is None or len(rule.weights) != len(rule.operands):
-            out.add(
-                f"{path}.weights", "bad_weights", "weighted_average needs one weight per operand"
-            )
-            ok = False
-        else:
-            parsed: list[Fraction] = []
-            for k, raw in enumerate(rule.weights):
-                try:
-                    weight = parse_fraction(raw)
-                except ValueParseError as exc:
-                    out.add(f"{path}.weights[{k}]", "bad_value", str(exc))
-                    ok = False
-                    continue
-                if weight <= 0:
-                    out.add(f"{path}.weights[{k}]", "bad_weights", "weights must be positive")
-                    ok = False
-                parsed.append(weight)
-            weights = tuple(parsed)
-    elif rule.weights is not None:
-        out.add(f"{path}.weights", "misplaced_field", "only weighted_average takes weights")
-        ok = False
-    if ok and len(operand_facts) == len(rule.operands):
-        ok = _check_rule_units(rule.operation, operand_facts, rule.unit, out) and ok
-        ok = _check_denominators(rule.operation, operand_facts, out) and ok
-    if not ok:
-        return None
-    return TypedRule(
-        operation=rule.operation,
-        operands=tuple(rule.operands),
-        label=rule.label,
-        unit=rule.unit,
-        digits=rule.rounding.digits,
-        mode=rule.rounding.mode,
-        weights=weights,
-    )
-
-
-def _check_rule_units(
-    operation: str, operands: list[TypedFact], unit: str, out: _Collector
-) -> bool:
-    path = "$.rule.unit"
-    units = [f.unit for f in operands]
-    listing = ", ".join(f"{f.key} [{f.unit}]" for f in operands)
-    if operation in ("sum", "difference", "weighted_average", "capped_sum"):
-        if not all(same_unit(u, unit) for u in units):
-            out.add(path, "unit_mismatch", f"{operation} needs operands in {unit!r}: {listing}")
-            return False
-    elif operation == "product":
-        product = Dimension.parse(units[0]) * Dimension.parse(units[1])
-        if product != Dimension.parse(unit):
-            out.add(path, "unit_mismatch", f"{listing} multiply to {product}, not {unit!r}")
-            return False
-    elif operation == "ratio":
-        quotient = Dimension.parse(units[0]) / Dimension.parse(units[1])
-        if quotient != Dimension.parse(unit):
-            out.add(path, "unit_mismatch", f"{listing} divide to {quotient}, not {unit!r}")
-            return False
-    elif operation == "percentage_of":
-        if not is_percent(units[1]):
-            out.add(path, "unit_mismatch", f"the second operand of percentage_of is a %: {listing}")
-            return False
-        if not same_unit(units[0], unit):
-            out.add(path, "unit_mismatch", f"percentage_of keeps the base unit: {listing}")
-            return False
-    elif operation == "percentage_change":
-        if not same_unit(units[0], units[1]):
-            out.add(path, "unit_mismatch", f"percentage_change compares like units: {listing}")
-            return False
-        if not is_percent(unit):
-            out.add(path, "unit_mismatch", "percentage_change gives a result in %")
-            return False
-    return True
-
-
-def _check_denominators(operation: str, operands: list[TypedFact], out: _Collector) -> bool:
-    denominator = {"ratio": 1, "percentage_change": 0}.get(operation)
-    if denominator is None:
-        return True
-    fact = operands[denominator]
-    assert fact.low is not None and fact.high is not None
-    low, high = _order_key(fact.low), _order_key(fact.high)
-    if low <= 0 <= high:
-        out.add(
-            f"$.rule.operands[{denominator}]",
-            "zero_denominator",
-            f"{fact.key!r} divides in {operation} but its domain [{fact.low}, {fact.high}] "
-            "contains zero",
-        )
-        return False
-    return True
-
-
 def _check_records(
-    spec: TaskSpec, facts: dict[str, TypedFact], out: _Collector
+    spec: TaskSpec, facts: dict[str, TypedFact], out: Collector
 ) -> tuple[dict[Slot, Value], dict[Slot, dict[str, Value]]]:
     values: dict[Slot, Value] = {}
     alternatives: dict[Slot, dict[str, Value]] = {}

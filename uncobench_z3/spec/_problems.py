@@ -1,0 +1,45 @@
+"""What structural checks report: a problem with its JSON path, and a collector of them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from fractions import Fraction
+
+from pydantic import BaseModel
+
+from ._values import Value, day_number
+
+
+class Problem(BaseModel):
+    """One structural problem: where (JSON path), what kind (code) and why (message)."""
+
+    path: str
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class Collector:
+    """Gathers every problem of a spec (the checks never stop at the first)."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def add(self, path: str, code: str, message: str) -> None:
+        self.problems.append(Problem(path=path, code=code, message=message))
+
+
+def duplicates(ids: Iterable[str]) -> set[str]:
+    return {key for key, count in Counter(ids).items() if count > 1}
+
+
+def order_key(value: Value) -> Fraction | int:
+    """A comparable number for an ordered value (dates as day numbers)."""
+    if isinstance(value, bool | str):
+        raise TypeError("unordered value")
+    if isinstance(value, int | Fraction):
+        return value
+    return day_number(value)
