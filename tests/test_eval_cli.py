@@ -153,15 +153,3 @@ def test_demo_builds_verifies_evaluates_and_reports(
     records = [json.loads(x) for x in (tmp_path / "run" / SAMPLES_FILE).read_text().splitlines()]
     careful = [r for r in records if r["agent"] == "builtin/careful"]
     assert careful and all(r["correct"] for r in careful)
-
-
-def test_demo_falls_back_to_the_examples_without_the_builder(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import uncobench_z3.construct as construct
-
-    monkeypatch.delattr(construct, "build_benchmark")
-    result = run_cli(capsys, "demo", "--out", str(tmp_path), "--groups", "2", "--no-progress")
-    assert result.code == 0, result.err
-    manifest = json.loads((tmp_path / "bench" / "manifest.json").read_text())
-    assert manifest["stats"]["source"].startswith("examples")

@@ -109,7 +109,8 @@ async def test_attempts_are_bounded_and_the_last_error_is_reported() -> None:
     assert len(transport.requests) == 3
     assert len(clock.waits) == 2
     # Exponential backoff without a header: about 1 s, then about 2 s.
-    assert 1.0 <= clock.waits[0] < 1.2 and 2.0 <= clock.waits[1] < 2.4
+    first, second = clock.waits[:2]
+    assert 1.0 <= first < 1.2 and 2.0 <= second < 2.4
 
 
 async def test_waits_are_capped_even_when_the_server_asks_for_more() -> None:

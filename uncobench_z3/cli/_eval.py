@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..construct import load_groups
+from ..construct import build_benchmark, load_groups
 from ..errors import ConfigError, UncobenchError
 from ..evaluation import (
     DEFAULT_BUDGET,
@@ -20,13 +20,12 @@ from ..evaluation import (
     InterventionArm,
     SettingMetrics,
     compute_metrics,
-    example_benchmark,
     group_digest,
     intervention_metrics,
     make_config,
     run_evaluation,
 )
-from ..settings import SETTING_NAMES, SettingName, verify_group
+from ..settings import SETTING_NAMES, SettingName
 from ..solver import SolverBudget, Verdict
 from ._app import EXIT_OK, cli
 
@@ -221,26 +220,17 @@ def report_command(runs: Path, out: Path, title: str, no_plots: bool) -> int:
 
 
 # -- demo ------------------------------------------------------------------------------------
-def build_demo_benchmark(out: Path, groups: int) -> Path:
-    """The demo's benchmark: the builder's, or the perturbed examples if it is missing."""
-    try:
-        from ..construct import build_benchmark
-    except ImportError:  # builder not available: the same folder layout from the examples
-        return example_benchmark(out, groups)
-    build_benchmark(out, groups=groups, seed=7)
-    return out
+def verify_demo_benchmark(bench: Path) -> int:
+    """Re-prove every group of the demo benchmark; raises if one is not proved."""
+    from ..construct import verify_benchmark
 
-
-def verify_benchmark_groups(bench: Path) -> int:
-    """Re-prove every group of the benchmark; raises if one is not proved."""
-    groups = load_groups(bench)
-    for group in groups:
-        report = verify_group(group, f"{bench}:{group.id}", SolverBudget())
+    reports = verify_benchmark(bench, SolverBudget())
+    for report in reports:
         if report.verdict != Verdict.PROVED:
             raise UncobenchError(
-                f"demo benchmark group {group.id} is {report.verdict.label}, not proved"
+                f"demo benchmark {report.task_id} is {report.verdict.label}, not proved"
             )
-    return len(groups)
+    return len(reports) - 1  # one report is the content hash
 
 
 @cli.command("demo")
@@ -257,9 +247,10 @@ def demo_command(out: Path, groups: int, no_progress: bool) -> int:
     """Build a small benchmark, verify it, evaluate the built-in agents, write a report."""
     if groups < 1:
         raise ConfigError("--groups must be at least 1")
-    bench = build_demo_benchmark(out / "bench", groups)
+    bench = out / "bench"
+    build_benchmark(bench, groups=groups, seed=7)
     console.print(f"[bold]1. built[/] {escape(str(bench))}")
-    proved = verify_benchmark_groups(bench)
+    proved = verify_demo_benchmark(bench)
     console.print(f"[bold]2. verified[/] {proved} group(s): every check proved")
     console.print("[bold]3. evaluating[/] " + ", ".join(DEMO_AGENTS))
     run_eval(str(bench), DEMO_AGENTS, out / "run", restart=True, progress=not no_progress)

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
 from ..solver import CheckResult, SolverBudget, Verdict, VerificationReport
-from ..spec import check_structure, load_json, parse_json_text, validate_document
+from ..spec import TypedTask, check_structure, load_json, parse_json_text, validate_document
 from ._render import RenderedTask, render_task
 
 GROUPS_FILE = "groups.jsonl"
@@ -56,11 +56,14 @@ def load_groups(path: str | Path) -> list[TaskGroup]:
     return [validate_document(data, TaskGroup, str(target))]
 
 
-def rendered_of(group: TaskGroup) -> RenderedTask:
-    """The group's rendered text (rendered now, from its seed, if the file has none)."""
+def rendered_of(group: TaskGroup, task: TypedTask | None = None) -> RenderedTask:
+    """The group's rendered text (rendered now, from its seed, if the file has none).
+
+    ``task`` may pass the group's typed task when the caller has it already.
+    """
     if group.rendered is not None:
         return RenderedTask.model_validate(group.rendered)
-    task = check_structure(group.spec).task
+    task = task or check_structure(group.spec).task
     if task is None:
         raise SpecReadError(group.id, "the group's spec is not structurally valid")
     return render_task(task, group.seed)

@@ -180,13 +180,13 @@ def _alternative(
                 options.append(fact.value_of(candidate))
         if want_flip and conditions:
             d_low, d_high = fact.code_range()
-            options += [fact.value_of(c) for c in _flip_codes(task, slot, d_low, d_high, rng)]
+            options += [fact.value_of(c) for c in _flip_codes(d_low, d_high, rng)]
     if want_flip is not None and conditions:
         options = [v for v in options if all(c.holds(v) for c in conditions) != holds_now]
     return rng.choice(options) if options else None
 
 
-def _flip_codes(task: TypedTask, slot: Slot, low: int, high: int, rng: random.Random) -> list[int]:
+def _flip_codes(low: int, high: int, rng: random.Random) -> list[int]:
     """A few codes across the domain, so a flipping value exists even far from typical."""
     return sorted({rng.randint(low, high) for _ in range(24)})
 

@@ -18,6 +18,7 @@ the worker that uses them.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import random
 import re
@@ -102,6 +103,7 @@ class LLMStages:
         }  # fmt: skip
 
 
+@functools.cache
 def prompt(folder: str, name: str) -> Template:
     return Template((asset_path(folder) / "prompts" / name).read_text(encoding="utf-8"))
 

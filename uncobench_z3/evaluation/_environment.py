@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..construct import ModelRef, RenderedTask, render_task
+from ..construct import ModelRef, RenderedTask, rendered_of
 from ..errors import ConfigError
 from ..models import ToolDef
 from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
@@ -99,11 +99,7 @@ class PreparedGroup:
     @classmethod
     def of(cls, group: TaskGroup) -> PreparedGroup:
         task = typed_task(group)
-        # as construct.rendered_of, without checking the spec's structure a second time
-        if group.rendered is not None:
-            rendered = RenderedTask.model_validate(group.rendered)
-        else:
-            rendered = render_task(task, group.seed)
+        rendered = rendered_of(group, task)
         return cls(
             group=group,
             task=task,

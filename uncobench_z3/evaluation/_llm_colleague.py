@@ -10,6 +10,7 @@ wording, and the check is logged in the trace either way.
 
 from __future__ import annotations
 
+import functools
 from string import Template
 
 from pydantic import BaseModel, ConfigDict
@@ -38,6 +39,7 @@ class FidelityCheck(BaseModel):
     """the model's wording when it failed the check (the scripted wording was used instead)"""
 
 
+@functools.cache
 def _prompt() -> Template:
     return Template((asset_path("evaluators") / PROMPT_FILE).read_text(encoding="utf-8"))
 

@@ -153,6 +153,22 @@ class DefectChecker:
             if not s.is_exact
         }
 
+    def _differs(
+        self,
+        name: str,
+        setting: str,
+        defect: Defect | None,
+        free: list[Slot],
+        extras: list[str],
+        claim: str,
+        comment: str,
+    ) -> CheckResult:
+        """Free the ``free`` slots under ``extras`` and ask for an answer other than gold."""
+        freed = set(free)
+        pinned = [s for s in self.task.all_slots() if s not in freed]
+        result = self.checker.ts.query(name, pinned, GOAL_DIFFERS, extras, self.want_cores)
+        return self._result(name, setting, defect, result, claim, free, comment)
+
     @staticmethod
     def check_name(setting: str, defect: Defect) -> str:
         kind = f"-{defect.kind}" if setting != defect.kind else ""
@@ -181,23 +197,14 @@ class DefectChecker:
         checks = [self._consistency(f"{base}-records", setting, defect, problems)]
         if not substituted:
             return checks
-        pinned = [s for s in self.task.all_slots() if s not in substituted]
         extras = [self.checker.ts.encoding.value_equals_term(s, v) for s, v in substituted.items()]
-        result = self.checker.ts.query(base, pinned, GOAL_DIFFERS, extras, self.want_cores)
         contexts = sorted(
             {s.context for s in defect.first_reply or [] if (s.candidate, s.fact) in substituted}
         )
         claim = f"using {defect.role}'s {', '.join(contexts)} value instead of the required one"
+        comment = "wrong-context values forced; sat = the answer changes"
         checks.append(
-            self._result(
-                base,
-                setting,
-                defect,
-                result,
-                claim,
-                list(substituted),
-                "wrong-context values forced; sat = the answer changes",
-            )
+            self._differs(base, setting, defect, list(substituted), extras, claim, comment)
         )
         return checks
 
@@ -215,21 +222,10 @@ class DefectChecker:
         checks = [self._consistency(f"{base}-records", setting, defect, problems)]
         if not imprecise:
             return checks
-        pinned = [s for s in self.task.all_slots() if s not in imprecise]
         extras = [self.range_term(slot, st) for slot, st in imprecise.items()]
-        result = self.checker.ts.query(base, pinned, GOAL_DIFFERS, extras, self.want_cores)
         claim = f"{defect.role}'s imprecise reply allows another value"
-        checks.append(
-            self._result(
-                base,
-                setting,
-                defect,
-                result,
-                claim,
-                list(imprecise),
-                "imprecise values restricted to the reply; sat = the answer is open",
-            )
-        )
+        comment = "imprecise values restricted to the reply; sat = the answer is open"
+        checks.append(self._differs(base, setting, defect, list(imprecise), extras, claim, comment))
         return checks
 
     def range_term(self, slot: Slot, statement: Imprecision) -> str:
@@ -283,18 +279,10 @@ class DefectChecker:
             | set(imprecise)
             | {s for s in self.task.all_slots() if self.task.facts[s[1]].owner in hidden_roles}
         )
-        pinned = [s for s in self.task.all_slots() if s not in free]
         enc = self.checker.ts.encoding
         extras = [enc.value_equals_term(s, v) for s, v in substituted.items()]
         extras += [self.range_term(s, st) for s, st in imprecise.items()]
-        result = self.checker.ts.query(name, pinned, GOAL_DIFFERS, extras, self.want_cores)
         roles = ", ".join(d.role for d in defects)
-        return self._result(
-            name,
-            setting,
-            None,
-            result,
-            f"the first replies of {roles} together",
-            sorted(free),
-            "all defects at once; sat = the answer is open",
-        )
+        claim = f"the first replies of {roles} together"
+        comment = "all defects at once; sat = the answer is open"
+        return self._differs(name, setting, None, sorted(free), extras, claim, comment)
