@@ -28,7 +28,7 @@ from uncobench_z3.construct import (
 )
 from uncobench_z3.construct import _pipeline as pipeline
 from uncobench_z3.errors import ConfigError, SpecReadError
-from uncobench_z3.evaluation import wilson_interval
+from uncobench_z3.stats import wilson_interval
 
 GROUPS = 6
 # candidate index modulo 5 -> the stage at which the stand-in pipeline rejects it

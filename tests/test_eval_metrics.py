@@ -1,10 +1,10 @@
-"""Metrics: the Wilson interval, paired drop and retention with exclusions, behaviour counts."""
+"""Metrics: epochs as trials, paired drop and retention per epoch with exclusions, pass^k,
+justified accuracy, rounds against the minimum, errors apart, paired comparisons."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
-
-import pytest
 
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import (
@@ -12,37 +12,23 @@ from uncobench_z3.evaluation import (
     Attribution,
     Behaviour,
     Environment,
+    Justification,
     RoleRequest,
     SampleRecord,
+    SettingMetrics,
     WaitAction,
     behaviour_of,
+    compare_agents,
     compute_metrics,
-    wilson_interval,
 )
 from uncobench_z3.settings import SettingName
+from uncobench_z3.stats import mcnemar_exact
 
 ROOT = Path(__file__).resolve().parent.parent
 GROUP = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
 
 
-@pytest.mark.parametrize(
-    ("successes", "total", "low", "high"),
-    [(0, 10, 0.0, 0.2775), (5, 10, 0.2366, 0.7634), (10, 10, 0.7225, 1.0), (1, 1, 0.2065, 1.0)],
-)
-def test_wilson_interval_known_values(successes: int, total: int, low: float, high: float) -> None:
-    got = wilson_interval(successes, total)
-    assert got == pytest.approx((low, high), abs=1e-4)
-
-
-def test_wilson_interval_always_holds_the_proportion() -> None:
-    for total in range(1, 60):
-        for successes in range(total + 1):
-            low, high = wilson_interval(successes, total)
-            assert 0.0 <= low <= successes / total <= high <= 1.0
-
-
-def test_wilson_interval_without_trials_is_uninformative() -> None:
-    assert wilson_interval(0, 0) == (0.0, 1.0)
+F = Fraction
 
 
 def record(
@@ -53,19 +39,30 @@ def record(
     rounds: int = 2,
     label: str | None = None,
     behaviour: Behaviour | None = None,
+    epoch: int = 1,
+    seed: int = 0,
+    justified: str | None = "justified",
+    min_rounds: int | None = None,
+    result: str | None = None,
 ) -> SampleRecord:
     attribution = None
     if label is not None:
         attribution = Attribution.model_validate(
             {"label": label, "detail": "", "received": 0, "needed": 1}
         )
-    return SampleRecord(
-        key=f"{group}/{setting}/{agent}",
+    justification = None
+    if correct and justified is not None:
+        justification = Justification.model_validate(
+            {"label": justified, "detail": "", "received": 0, "needed": 1}
+        )
+    sample = SampleRecord(
+        key=f"{group}/{setting}/{agent}/{seed}/{epoch}",
         group_id=group,
         group_hash="h",
         setting=setting,
         agent=agent,
-        seed=0,
+        seed=seed,
+        epoch=epoch,
         budget=20,
         status="answered",
         result="correct" if correct else "wrong_answer",
@@ -74,7 +71,11 @@ def record(
         rounds=rounds,
         behaviour=behaviour or Behaviour(),
         attribution=attribution,
+        justification=justification,
+        min_rounds=min_rounds,
     )
+    # "error" is the result of a sample the run could not finish (written by the runner)
+    return sample if result is None else sample.model_copy(update={"result": result})
 
 
 def test_drop_and_retention_are_paired_and_exclusions_counted() -> None:
@@ -99,15 +100,17 @@ def test_drop_and_retention_are_paired_and_exclusions_counted() -> None:
         None,
         None,
     )
-    assert mixed.accuracy == pytest.approx(2 / 3) and mixed.paired == 3
+    assert mixed.accuracy == F(2, 3) and mixed.paired == 3
     # paired: reliable on g1, g2, g4 = 2/3; mixed = 2/3 -> no drop, though retention is 1/2
-    assert mixed.drop == pytest.approx(0.0)
-    assert (mixed.retained, mixed.retention_base, mixed.retention) == (1, 2, 0.5)
+    assert mixed.drop == 0 and mixed.reliable_accuracy == F(2, 3)
+    assert (mixed.retained, mixed.retention_base, mixed.retention) == (1, 2, F(1, 2))
     assert (mixed.excluded_unavailable, mixed.excluded_missing) == (1, 0)
-    assert mixed.mean_rounds == pytest.approx(3.0)
+    assert mixed.mean_rounds == 3
     assert mixed.attribution == {"misled": 1}
-    assert misaligned.drop == pytest.approx(100.0) and misaligned.retention == 0.0
+    assert misaligned.drop == 1 and misaligned.retention == 0
     assert (misaligned.excluded_unavailable, misaligned.excluded_missing) == (0, 2)
+    for m in metrics.values():  # every figure is exact
+        assert all(isinstance(x, Fraction | None) for x in (m.accuracy, m.drop, m.retention))
 
 
 def test_metrics_are_per_agent_in_canonical_setting_order() -> None:
@@ -136,8 +139,151 @@ def test_behaviour_counts_in_the_metrics() -> None:
     ]
     m = compute_metrics(samples)[0]
     assert (m.with_defect, m.recovered, m.recovered_correct, m.no_corrective) == (2, 1, 1, 1)
-    assert (m.mean_waits, m.mean_redundant, m.mean_contacts) == (0.5, 1.0, 3.5)
+    assert (m.mean_waits, m.mean_redundant, m.mean_contacts) == (F(1, 2), 1, F(7, 2))
     assert m.targeted_follow_ups == 1 and m.generic_follow_ups == 0
+
+
+def outcomes(setting: SettingName, table: dict[str, str], agent: str = "a") -> list[SampleRecord]:
+    """``{"g1": "110"}``: g1 correct in epochs 1 and 2, wrong in epoch 3."""
+    return [
+        record(group, setting, mark == "1", agent=agent, epoch=epoch)
+        for group, marks in table.items()
+        for epoch, mark in enumerate(marks, start=1)
+    ]
+
+
+def only(metrics: list[SettingMetrics], setting: str, agent: str = "a") -> SettingMetrics:
+    return next(m for m in metrics if m.setting == setting and m.agent == agent)
+
+
+def test_epochs_are_trials_of_a_group_and_accuracy_averages_groups() -> None:
+    samples = outcomes("reliable", {"g1": "110", "g2": "000"})
+    m = only(compute_metrics(samples), "reliable")
+    assert (m.n_groups, m.epochs, m.samples, m.correct) == (2, 3, 6, 2)
+    assert m.accuracy == F(1, 3)
+    # pass^k = mean of C(c,k)/C(3,k): g1 (c=2): 1, 2/3... ; g2: 0
+    assert m.pass_hat_k == {1: F(1, 3), 2: F(1, 6), 3: F(0)}
+    assert m.pass_at_k == {1: F(1, 3), 2: F(1, 2), 3: F(1, 2)}
+    assert m.accuracy_ci is not None and m.accuracy_ci[0] <= m.accuracy <= m.accuracy_ci[1]
+
+
+def test_accuracy_weights_groups_equally_when_epochs_differ() -> None:
+    """A group with one scored epoch (the others errors) counts as much as a full one."""
+    samples = [
+        *outcomes("reliable", {"g1": "111"}),
+        record("g2", "reliable", False, epoch=1),
+        record("g2", "reliable", False, epoch=2, result="error"),
+        record("g2", "reliable", False, epoch=3, result="error"),
+    ]
+    m = only(compute_metrics(samples), "reliable")
+    assert (m.samples, m.errors, m.correct) == (4, 2, 3)
+    assert m.accuracy == F(1, 2)  # (1 + 0) / 2, not the pooled 3/4
+    assert list(m.pass_hat_k) == [1]  # g2 has one scored trial
+
+
+def test_errors_are_left_out_and_counted() -> None:
+    samples = [
+        record("g1", "reliable", True),
+        record("g2", "reliable", False, result="error"),
+        record("g1", "missed", False, result="error"),
+        record("g2", "missed", True),
+    ]
+    metrics = compute_metrics(samples)
+    reliable, missed = only(metrics, "reliable"), only(metrics, "missed")
+    assert (reliable.n_groups, reliable.errors, reliable.accuracy) == (1, 1, 1)
+    # g1's Missed sample is an error: nothing to pair with g1's Reliable; g2's Reliable errored
+    assert (missed.paired, missed.drop, missed.retention) == (0, None, None)
+    assert missed.excluded_missing == 1
+
+
+def test_drop_and_retention_are_per_epoch_then_averaged() -> None:
+    samples = [
+        *outcomes("reliable", {"g1": "11", "g2": "10"}),
+        *outcomes("missed", {"g1": "10", "g2": "00"}),
+    ]
+    m = only(compute_metrics(samples), "missed")
+    # epoch 1: Reliable 2/2, Missed 1/2 -> drop 1/2, retention 1/2
+    # epoch 2: Reliable 1/2, Missed 0/2 -> drop 1/2, retention 0/1
+    assert m.drop == F(1, 2) and m.reliable_accuracy == F(3, 4)
+    assert m.retention == F(1, 4)  # pooled over epochs it would be 1/3
+    assert (m.retained, m.retention_base, m.paired) == (1, 3, 4)
+    assert m.drop_ci is not None and m.drop_ci[0] <= m.drop <= m.drop_ci[1]
+    assert m.retention_ci is not None
+
+
+def test_runs_with_other_seeds_are_further_trials_paired_by_seed() -> None:
+    """Combining --seed 0 and --seed 1 runs: each (seed, epoch) is a trial; drop pairs the
+    Reliable and Missed samples of the same trial, never one seed with another."""
+    samples = [
+        record("g1", "reliable", True, seed=0),
+        record("g1", "reliable", False, seed=1),
+        record("g1", "missed", False, seed=0),
+        record("g1", "missed", False, seed=1),
+    ]
+    m = only(compute_metrics(samples), "missed")
+    assert (m.epochs, m.paired) == (2, 2)
+    assert m.drop == F(1, 2)  # trial (0, 1): 1 - 0; trial (1, 1): 0 - 0
+    assert (m.retention, m.retention_base) == (0, 1)
+
+
+def test_justified_accuracy_counts_correct_answers_the_evidence_determined() -> None:
+    samples = [
+        record("g1", "reliable", True, justified="justified"),
+        record("g2", "reliable", True, justified="lucky"),
+        record("g3", "reliable", True, justified=None),  # written before justification
+        record("g4", "reliable", False, label="gathering_failure"),
+    ]
+    m = only(compute_metrics(samples), "reliable")
+    assert m.accuracy == F(3, 4) and m.justified_accuracy == F(1, 4)
+    assert (m.justified, m.lucky, m.justification_unknown) == (1, 1, 1)
+
+
+def test_rounds_against_the_solver_minimum() -> None:
+    samples = [
+        record("g1", "missed", True, rounds=2, min_rounds=2),
+        record("g2", "missed", True, rounds=4, min_rounds=3),
+        record("g3", "missed", True, rounds=5, min_rounds=None),
+    ]
+    m = only(compute_metrics(samples), "missed")
+    assert m.mean_rounds == F(11, 3) and m.rounds_distribution == {2: 1, 4: 1, 5: 1}
+    assert m.mean_min_rounds == F(5, 2) and m.rounds_ratio == F(6, 5)
+
+
+def test_paired_comparison_uses_majorities_mcnemar_and_holm() -> None:
+    a = {"g1": "111", "g2": "110", "g3": "100", "g4": "011", "g5": "111"}
+    b = {"g1": "000", "g2": "100", "g3": "000", "g4": "001", "g5": "111"}
+    samples = [
+        *outcomes("reliable", a, agent="A"),
+        *outcomes("reliable", b, agent="B"),
+        *outcomes("missed", {"g1": "11", "g2": "10"}, agent="A"),  # a tie for g2
+        *outcomes("missed", {"g1": "00", "g2": "00"}, agent="B"),
+    ]
+    comparisons = {c.setting: c for c in compare_agents(samples)}
+    reliable, missed = comparisons["reliable"], comparisons["missed"]
+    assert (reliable.a, reliable.b, reliable.n_groups) == ("A", "B", 5)
+    # majorities: A right on g1 g2 g4 g5, B right on g5 -> A only 3, both 1, neither 1
+    assert (reliable.a_only, reliable.b_only, reliable.both_correct, reliable.neither) == (
+        3,
+        0,
+        1,
+        1,
+    )
+    assert reliable.p_value == mcnemar_exact(3, 0) == F(1, 4)
+    assert reliable.difference == F(1, 5) * (1 + F(1, 3) + F(1, 3) + F(1, 3) + 0)
+    assert reliable.accuracy_a - reliable.accuracy_b == reliable.difference  # type: ignore[operator]
+    # Missed: g2 is a tie for A (1 of 2): left out of McNemar
+    assert (missed.ties, missed.a_only, missed.p_value) == (1, 1, 1)
+    # Holm over the two settings: sorted 1/4, 1 -> 2 x 1/4 = 1/2, then max(1/2, 1) = 1
+    assert (reliable.p_holm, missed.p_holm) == (F(1, 2), 1)
+    assert not reliable.significant
+    ci = reliable.difference_ci
+    assert ci is not None and ci[0] <= reliable.difference <= ci[1]
+
+
+def test_every_pair_of_agents_is_compared() -> None:
+    samples = [record("g1", "reliable", True, agent=name) for name in ("x", "y", "z")]
+    pairs = [(c.a, c.b) for c in compare_agents(samples)]
+    assert pairs == [("x", "y"), ("x", "z"), ("y", "z")]
 
 
 # -- redundant contacts and follow-ups on real episodes ----------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 import types
@@ -19,6 +20,7 @@ PUBLIC = [
     "uncobench_z3.evaluation",
     "uncobench_z3.report",
     "uncobench_z3.models",
+    "uncobench_z3.stats",
 ]
 
 
@@ -49,3 +51,24 @@ def test_importing_the_package_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def _loaded(code: str, prefixes: tuple[str, ...]) -> list[str]:
+    """The package modules starting with one of ``prefixes`` that ``code`` loads."""
+    probe = f"import sys, json; {code}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return [m for m in json.loads(out.stdout) if m.startswith(prefixes)]
+
+
+def test_the_statistics_sit_below_every_other_subpackage() -> None:
+    """``stats`` imports nothing else of the package, so construction and evaluation can both
+    use it without an import against the layering."""
+    loaded = _loaded("import uncobench_z3.stats", ("uncobench_z3.",))
+    assert [m for m in loaded if not m.startswith("uncobench_z3.stats")] == []
+
+
+def test_construction_does_not_import_the_evaluation() -> None:
+    """Not even the audit's agreement intervals (they come from ``stats``)."""
+    code = "import uncobench_z3.construct as c; c.audit_agreement([])"
+    later = ("uncobench_z3.evaluation", "uncobench_z3.report", "uncobench_z3.cli")
+    assert _loaded(code, later) == []

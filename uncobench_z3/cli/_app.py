@@ -28,7 +28,7 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from . import _audit, _build, _eval, _judge, _perturb, _verify  # noqa: F401  (commands register on import)
+    from . import _audit, _build, _compare, _eval, _judge, _perturb, _verify  # noqa: F401  (commands register on import)
 
 
 def main(argv: list[str] | None = None) -> None:

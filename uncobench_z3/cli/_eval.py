@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
@@ -21,38 +22,50 @@ from ..evaluation import (
     SettingMetrics,
     compute_metrics,
     group_digest,
-    intervention_metrics,
     make_config,
     run_evaluation,
 )
 from ..settings import SETTING_NAMES, SettingName
 from ..solver import SolverBudget, Verdict
+from ..stats import DEFAULT_SAMPLES, BootstrapConfig, decimal_text, percent_text
 from ._app import EXIT_OK, cli
 
 console = Console(highlight=False, soft_wrap=True)
 DEMO_AGENTS = ("builtin/naive", "builtin/careful", "builtin/patient")
 
 
+def _interval(m: SettingMetrics) -> str:
+    if m.accuracy_ci is None:
+        return "–"
+    low, high = m.accuracy_ci
+    return f"{decimal_text(100 * low, 0)}-{decimal_text(100 * high, 0)}"
+
+
 def _summary(metrics: list[SettingMetrics]) -> Table:
-    """One row per agent and setting (narrow enough for any terminal)."""
+    """One row per agent and setting (narrow enough for any terminal): accuracy with its 95%
+    interval, justified accuracy, n = groups x epochs, mean rounds."""
     table = Table(title="results")
     for name, justify in (
         ("agent", "left"),
         ("setting", "left"),
         ("accuracy", "right"),
         ("95% CI", "right"),
+        ("justif.", "right"),
         ("n", "right"),
         ("rounds", "right"),
     ):
         table.add_column(name, justify=justify, no_wrap=name != "agent")  # type: ignore[arg-type]
     for m in metrics:
+        if m.arm != "none":
+            continue
         table.add_row(
             escape(m.agent),
             m.setting,
-            f"{100 * m.accuracy:.1f}%",
-            f"{100 * m.ci_low:.0f}-{100 * m.ci_high:.0f}%",
-            str(m.samples),
-            f"{m.mean_rounds:.2f}",
+            percent_text(m.accuracy),
+            _interval(m),
+            percent_text(m.justified_accuracy),
+            f"{m.n_groups}x{m.epochs}",
+            "–" if m.mean_rounds is None else decimal_text(m.mean_rounds, 2),
         )
     return table
 
@@ -71,6 +84,7 @@ def run_eval(
     progress: bool = True,
     colleague: str = "scripted",
     interventions: tuple[str, ...] = (),
+    epochs: int = 1,
 ) -> list[SettingMetrics]:
     """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics."""
     groups = load_groups(bench)
@@ -83,24 +97,24 @@ def run_eval(
         list(INTERVENTION_ARMS) if "all" in interventions else list(interventions or ("none",)),
     )
     config = make_config(bench, groups, list(agents), chosen, seed, budget, limit, digests,
-                         colleague=colleague, interventions=arms)  # fmt: skip
+                         colleague=colleague, interventions=arms, epochs=epochs)  # fmt: skip
     summary = asyncio.run(
         run_evaluation(groups, config, out, concurrency=concurrency, restart=restart,
                        force=force, progress=progress, digests=digests)
     )  # fmt: skip
     metrics = compute_metrics(summary.records, summary.unavailable)
     console.print(_summary(metrics))
-    arms_table = intervention_metrics(summary.records)
-    if arms_table:
+    arms_table = [m for m in metrics if m.setting != "reliable"]
+    if any(m.arm != "none" for m in metrics):
         table = Table(title="causal interventions (accuracy by arm)")
         for name in ("agent", "setting", "arm", "accuracy", "n", "delivered", "reliable"):
             table.add_column(
                 name, justify="left" if name in ("agent", "setting", "arm") else "right"
             )
         for m in arms_table:
-            reliable = "-" if m.reliable_accuracy is None else f"{100 * m.reliable_accuracy:.1f}%"
-            table.add_row(escape(m.agent), m.setting, m.arm, f"{100 * m.accuracy:.1f}%",
-                          str(m.samples), str(m.delivered), reliable)  # fmt: skip
+            table.add_row(escape(m.agent), m.setting, m.arm, percent_text(m.accuracy),
+                          str(m.samples), str(m.delivered),
+                          percent_text(m.reliable_accuracy))  # fmt: skip
         console.print(table)
     skipped = {s: len(g) for s, g in summary.unavailable.items() if g}
     if skipped:
@@ -135,7 +149,19 @@ def run_eval(
     type=click.Choice(SETTING_NAMES),
     help="Setting to run (repeatable; default: all five).",
 )
-@click.option("--seed", default=0, show_default=True, help="Seed given to the agents.")
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    help="Run seed; each epoch of each group gets a seed derived from it.",
+)
+@click.option(
+    "--epochs",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Independent trials of every sample (a run grows to more epochs without redoing).",
+)
 @click.option(
     "--budget",
     default=DEFAULT_BUDGET,
@@ -177,6 +203,7 @@ def eval_command(
     out: Path,
     settings: tuple[str, ...],
     seed: int,
+    epochs: int,
     budget: int,
     limit: int | None,
     concurrency: int,
@@ -194,8 +221,25 @@ def eval_command(
     """
     run_eval(bench, agents, out, settings, seed, budget, limit, concurrency, restart, force,
              progress=not no_progress, colleague=colleague_model,
-             interventions=interventions)  # fmt: skip
+             interventions=interventions, epochs=epochs)  # fmt: skip
     return EXIT_OK
+
+
+def bootstrap_options(command: Callable[..., int]) -> Callable[..., int]:
+    """``--bootstrap-samples`` and ``--bootstrap-seed``, shared by report and compare."""
+    command = click.option(
+        "--bootstrap-seed",
+        default=0,
+        show_default=True,
+        help="Seed of the bootstrap resampling (intervals are deterministic given it).",
+    )(command)
+    return click.option(
+        "--bootstrap-samples",
+        default=DEFAULT_SAMPLES,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Bootstrap resamples per interval.",
+    )(command)
 
 
 @cli.command("report")
@@ -208,12 +252,25 @@ def eval_command(
 )
 @click.option("--title", default="uncobench evaluation report", show_default=True)
 @click.option("--no-plots", is_flag=True, help="Skip the plots (no matplotlib needed).")
-def report_command(runs: Path, out: Path, title: str, no_plots: bool) -> int:
-    """Write a Markdown and a self-contained HTML report of every run under RUNS."""
+@bootstrap_options
+def report_command(
+    runs: Path,
+    out: Path,
+    title: str,
+    no_plots: bool,
+    bootstrap_samples: int,
+    bootstrap_seed: int,
+) -> int:
+    """Write a Markdown and a self-contained HTML report of every run under RUNS, and
+    metrics.json (every figure, exact)."""
     from ..report import write_report
 
-    files = write_report(runs, out, title=title, plots=not no_plots)
-    console.print(f"wrote {escape(str(files.markdown))} and {escape(str(files.html))}")
+    config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
+    files = write_report(runs, out, title=title, plots=not no_plots, bootstrap=config)
+    console.print(
+        f"wrote {escape(str(files.markdown))}, {escape(str(files.html))} and "
+        f"{escape(str(files.metrics))}"
+    )
     if files.note:
         console.print(f"[yellow]plots omitted:[/] {escape(files.note)}")
     return EXIT_OK

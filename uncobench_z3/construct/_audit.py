@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import ConfigError, SpecReadError
 from ..settings import TaskGroup
 from ..spec import parse_json_text, validate_document, write_text_atomic
+from ..stats import wilson_interval
 from ._benchfile import GROUPS_FILE, load_groups
 from ._candidate import CandidateOutcome, Stage
 
@@ -269,9 +270,6 @@ class StageAgreement(BaseModel):
 
 
 def _agreement(stage: str, items: Sequence[AuditItem]) -> StageAgreement:
-    # imported here: the evaluation package imports this one
-    from ..evaluation._metrics import wilson_interval
-
     judged = [item for item in items if item.human is not None]
     agreed = sum(item.human == item.automated for item in judged)
     low, high = wilson_interval(agreed, len(judged)) if judged else (None, None)

@@ -27,10 +27,23 @@ Labels, in order of precedence:
 ``unknown`` when a query needed for the label was undecided by the solver (never counted as
 any of the three). An episode without a usable answer (budget exhausted, nothing parsed)
 can only be ``integration_error`` or ``gathering_failure``.
+
+**Justification of a correct answer** (:func:`justify_answer`). The evidence taken at *face
+value* is what the replies literally state about the required-context records: the exact
+values above, plus every imprecise statement in the required context as a constraint (a
+range or a set of options is true of the record, only not precise); a wrong-context value
+states nothing about the required context. A resolved reply, once received, is an exact
+value like any other. The answer is ``justified`` when that evidence determines it (no
+completion of the records not received gives another output: ``unsat`` of
+``GOAL_DIFFERS``), ``lucky`` when it does not (``sat``: the agent guessed right), and
+``unknown`` when the solver could not decide (never counted as justified). The same
+question, asked after every round of an ideal agent, gives a group's minimum rounds
+(:mod:`._min_rounds`). :class:`EvidenceJudge` asks it.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Literal
@@ -60,6 +73,8 @@ ATTRIBUTION_LABELS: tuple[AttributionLabel, ...] = (
     "unknown",
 )
 ATTRIBUTION_BUDGET = SolverBudget(timeout_ms=5000)
+JustificationLabel = Literal["justified", "lucky", "unknown"]
+JUSTIFICATION_LABELS: tuple[JustificationLabel, ...] = ("justified", "lucky", "unknown")
 
 
 class Attribution(BaseModel):
@@ -95,6 +110,40 @@ def received_evidence(
     evidence = {slot: values[slot] for slot, seen in exact.items() if len(seen) == 1}
     accepted = {slot: s for slot, s in defective.items() if slot not in exact}
     return evidence, accepted
+
+
+class Justification(BaseModel):
+    """Whether the evidence received determined a correct answer (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    label: JustificationLabel
+    detail: str
+    received: int
+    """decision-relevant records received exactly in the required context"""
+    needed: int
+    """decision-relevant records of the task"""
+    imprecise: int = 0
+    """required-context imprecise statements of records not received exactly, used as
+    constraints"""
+
+
+def face_value_evidence(
+    task: TypedTask, trace: Sequence[RoundRecord]
+) -> tuple[dict[Slot, Value], list[tuple[Slot, StatedValue]]]:
+    """(exact required-context values, imprecise required-context statements of the records
+    not received exactly): what the replies state, taken literally."""
+    evidence, _ = received_evidence(task, trace)
+    imprecise: dict[tuple[Slot, str], tuple[Slot, StatedValue]] = {}
+    for record in trace:
+        for reply in record.replies:
+            for stated in reply.stated:
+                slot = (stated.candidate, stated.fact)
+                required = task.facts[stated.fact].context
+                if stated.is_exact or stated.context != required or slot in evidence:
+                    continue
+                imprecise.setdefault((slot, stated.model_dump_json()), (slot, stated))
+    return evidence, list(imprecise.values())
 
 
 def _describe(task: TypedTask, stated: StatedValue) -> str:
@@ -201,4 +250,126 @@ def attribute_error(
         "gathering_failure",
         f"the evidence received ({received} of {needed} decision records) left the answer "
         "open (another output is consistent with it)",
+    )
+
+
+def _decision_records(task: TypedTask, evidence: dict[Slot, Value]) -> tuple[int, int]:
+    decision = task.decision_facts()
+    received = sum(1 for _, fact in evidence if fact in decision)
+    return received, len(task.candidates) * len(decision)
+
+
+def _true_of(task: TypedTask, slot: Slot, stated: StatedValue) -> bool:
+    """Does the record's true value satisfy an imprecise statement? (False when unsure.)"""
+    truth = task.values.get(slot)
+    try:
+        statement = stated_imprecision(task, stated)
+        if statement.options is not None:
+            return truth in statement.options
+        return statement.low <= truth <= statement.high  # type: ignore[operator]
+    except Exception:  # an unreadable or incomparable statement: let the solver decide
+        return False
+
+
+DeterminedStatus = Literal["sat", "unsat", "unknown"]
+
+
+class EvidenceJudge:
+    """Decides, for one task, whether face-value evidence determines the gold answer, and
+    remembers each verdict by the evidence (samples of one group often receive the same)."""
+
+    def __init__(self, task: TypedTask, gold: Answer, budget: SolverBudget) -> None:
+        self.task = task
+        self.attributor = _Attributor(task, gold, budget)
+        self.verdicts: dict[tuple[object, ...], DeterminedStatus] = {}
+
+    def determines_gold(
+        self, trace: Sequence[RoundRecord]
+    ) -> tuple[DeterminedStatus, dict[Slot, Value], int]:
+        """``unsat``: the face-value evidence of ``trace`` determines gold; ``sat``: another
+        output is consistent with it; ``unknown``: undecided - with the exact evidence and the
+        number of imprecise statements used. Contradictory evidence (which faithful
+        colleagues never give) determines nothing and is reported ``unknown``."""
+        evidence, imprecise = face_value_evidence(self.task, trace)
+        signature = (
+            tuple(sorted((slot, repr(value)) for slot, value in evidence.items())),
+            tuple(sorted(stated.model_dump_json() for _, stated in imprecise)),
+        )
+        status = self.verdicts.get(signature)
+        if status is None:
+            status = self.verdicts[signature] = self._decide(evidence, imprecise)
+        return status, evidence, len(imprecise)
+
+    def _decide(
+        self, evidence: dict[Slot, Value], imprecise: list[tuple[Slot, StatedValue]]
+    ) -> DeterminedStatus:
+        attributor = self.attributor
+        terms = attributor.equals(evidence)
+        terms += [attributor.statement_term(slot, stated) for slot, stated in imprecise]
+        differs = attributor.solver.query(
+            "justification", [], GOAL_DIFFERS, terms, want_core=False, want_model=False
+        )
+        if differs.status != "unsat":
+            return differs.status
+        # unsat is only meaningful for consistent evidence: the true records are a witness
+        # when they satisfy every statement (always, with faithful colleagues), else ask
+        truthful = all(self.task.values.get(slot) == value for slot, value in evidence.items())
+        if truthful and all(_true_of(self.task, slot, s) for slot, s in imprecise):
+            return "unsat"
+        consistent = attributor.solver.query(
+            "justification-consistent", [], None, terms, want_core=False, want_model=False
+        )
+        return "unsat" if consistent.status == "sat" else "unknown"
+
+
+_SHARED_LIMIT = 32
+_shared: OrderedDict[tuple[str, SolverBudget], EvidenceJudge] = OrderedDict()
+
+
+def shared_judge(
+    key: str | None, task: TypedTask, gold: Answer, budget: SolverBudget = ATTRIBUTION_BUDGET
+) -> EvidenceJudge:
+    """The :class:`EvidenceJudge` of a group, shared by all its samples in a process
+    (``key``: the group's content hash; None makes a fresh one). Loading the encoding costs
+    far more than a query, and these queries read only the verdict, which does not depend on
+    what the solver answered before (a model would). The last few groups are kept."""
+    if key is None:
+        return EvidenceJudge(task, gold, budget)
+    found = _shared.get((key, budget))
+    if found is None:
+        found = _shared[(key, budget)] = EvidenceJudge(task, gold, budget)
+        while len(_shared) > _SHARED_LIMIT:
+            _shared.popitem(last=False)
+    else:
+        _shared.move_to_end((key, budget))
+    return found
+
+
+def justify_answer(
+    task: TypedTask,
+    gold: Answer,
+    trace: Sequence[RoundRecord],
+    budget: SolverBudget = ATTRIBUTION_BUDGET,
+    group_hash: str | None = None,
+) -> Justification:
+    """Label a correct answer ``justified``, ``lucky`` or ``unknown`` (module docstring).
+
+    ``group_hash`` (the group's content hash) lets the samples of one group share a solver."""
+    judge = shared_judge(group_hash, task, gold, budget)
+    status, evidence, imprecise = judge.determines_gold(trace)
+    received, needed = _decision_records(task, evidence)
+    seen = f"{received} of {needed} decision records"
+    if imprecise:
+        seen += f" and {imprecise} imprecise statement{'s' if imprecise > 1 else ''}"
+    if status == "unsat":
+        label: JustificationLabel = "justified"
+        detail = f"the evidence received ({seen}) determined the answer"
+    elif status == "sat":
+        label = "lucky"
+        detail = f"the evidence received ({seen}) left the answer open: it was a guess"
+    else:
+        label = "unknown"
+        detail = f"the solver could not decide whether the evidence ({seen}) determined it"
+    return Justification(
+        label=label, detail=detail, received=received, needed=needed, imprecise=imprecise
     )

@@ -121,7 +121,9 @@ class Environment:
         prepared: PreparedGroup | None = None,
         colleague: str = "scripted",
         intervention: InterventionArm = "none",
+        trial: int | None = None,
     ) -> None:
+        """``trial``: the epoch seed, given to LLM colleagues (their seed and cache scope)."""
         if budget < 1:
             raise ConfigError(f"the round budget must be at least 1, not {budget}")
         chosen = group.setting(setting)
@@ -139,7 +141,7 @@ class Environment:
         self.phraser = (
             None
             if colleague == "scripted"
-            else LLMPhraser(ModelRef.parse(colleague), self.task, prepared.book)
+            else LLMPhraser(ModelRef.parse(colleague), self.task, prepared.book, trial=trial)
         )
         self.defects = list(chosen.defects)
         self.style = rendered.style

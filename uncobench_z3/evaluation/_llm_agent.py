@@ -15,7 +15,7 @@ from typing import Literal
 from ..construct import ModelRef
 from ..errors import ConfigError
 from ..models import ChatMessage, ModelOutput, ModelUsage
-from ._models import shared_model
+from ._models import shared_model, trial_config
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -98,11 +98,18 @@ class LLMAgent:
     """A main agent backed by a language model."""
 
     def __init__(
-        self, ref: ModelRef, protocol: Protocol = "tools", tool_choice: str = "any"
+        self,
+        ref: ModelRef,
+        protocol: Protocol = "tools",
+        tool_choice: str = "any",
+        seed: int | None = None,
     ) -> None:
         self.ref = ref
         self.protocol = protocol
         self.tool_choice = tool_choice
+        self.seed = seed
+        """the epoch seed: the model's ``seed`` (unless the name pins one) and the scope of
+        the response cache, so a call repeats from the cache within its epoch only"""
         self.usage = ModelUsage()
         """tokens and cost of this agent's calls in its sample (cache hits spend nothing)"""
 
@@ -111,14 +118,19 @@ class LLMAgent:
 
     async def act(self, conversation: Conversation) -> Action:
         model = shared_model(self.ref)
+        config = trial_config(self.ref, self.seed)
         if self.protocol == "text":
-            output = await model.generate(text_messages(conversation))
+            output = await model.generate(
+                text_messages(conversation), config=config, trial=self.seed
+            )
             self._count(output)
             return parse_text_action(output.text)
         output = await model.generate(
             conversation_messages(conversation),
             tools=list(conversation.briefing.tools),
             tool_choice=self.tool_choice,
+            config=config,
+            trial=self.seed,
         )
         self._count(output)
         calls = [c for c in output.tool_calls if c.function in (ASK_TOOL, WAIT_TOOL, ANSWER_TOOL)]
@@ -175,10 +187,23 @@ def parse_agent_options(name: str) -> tuple[ModelRef, Protocol, str]:
 
 
 def llm_agent(name: str, seed: int) -> LLMAgent:
-    # the run's seed is not passed to the model: not every provider accepts one, and a
-    # model seed belongs in the name (",seed=N") where it is part of the configuration
+    """An LLM agent for one sample; ``seed`` is the epoch seed (see :class:`LLMAgent`)."""
     ref, protocol, tool_choice = parse_agent_options(name)
-    return LLMAgent(ref, protocol, tool_choice)
+    return LLMAgent(ref, protocol, tool_choice, seed)
+
+
+def model_generation(ref: ModelRef) -> dict[str, object]:
+    """What a run records about a model's decoding: the settings its name gives (the
+    provider's default where it gives none) and where its seed comes from."""
+    settings: dict[str, object] = {"temperature": "provider default", **dict(ref.settings)}
+    settings.setdefault("seed", "per epoch")
+    return {**settings, "cache": ref.cache}
+
+
+def generation_settings(name: str) -> dict[str, object]:
+    """:func:`model_generation` of an LLM agent's name, with its protocol and tool choice."""
+    ref, protocol, tool_choice = parse_agent_options(name)
+    return {**model_generation(ref), "protocol": protocol, "tool_choice": tool_choice}
 
 
 def register_llm_agents() -> None:

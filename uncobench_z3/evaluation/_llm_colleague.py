@@ -22,7 +22,7 @@ from ..models import ChatMessage, ModelUsage
 from ..settings import StatedValue, stated_value
 from ..spec import TypedTask
 from ._colleagues import ColleagueReply, RecordBook
-from ._models import shared_model
+from ._models import shared_model, trial_config
 
 PROMPT_FILE = "colleague.md"
 
@@ -78,10 +78,14 @@ def fidelity_problems(
 class LLMPhraser:
     """Phrases scripted replies with a model, checking each one."""
 
-    def __init__(self, ref: ModelRef, task: TypedTask, book: RecordBook) -> None:
+    def __init__(
+        self, ref: ModelRef, task: TypedTask, book: RecordBook, trial: int | None = None
+    ) -> None:
         self.ref = ref
         self.task = task
         self.book = book
+        self.trial = trial
+        """the epoch seed: the model's seed (unless the name pins one) and its cache scope"""
         self.usage = ModelUsage()
         """tokens and cost of the phrasing calls of one sample (cache hits spend nothing)"""
 
@@ -93,7 +97,9 @@ class LLMPhraser:
         text = _prompt().substitute(
             role_name=self.task.role_name(role), question=question, records=reply.text
         )
-        output = await shared_model(self.ref).generate([ChatMessage.user(text)])
+        output = await shared_model(self.ref).generate(
+            [ChatMessage.user(text)], config=trial_config(self.ref, self.trial), trial=self.trial
+        )
         if not output.from_cache:
             self.usage = self.usage + output.usage
         written = output.text.strip()

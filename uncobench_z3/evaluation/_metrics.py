@@ -1,68 +1,129 @@
-"""Aggregate metrics per agent and setting.
+"""Aggregate metrics per agent x setting x intervention arm, exact and with intervals.
 
-* ``accuracy`` - share of samples scored correct, with a 95% Wilson score interval.
-* ``drop`` - Reliable accuracy minus this setting's accuracy, in percentage points, *paired*:
-  both computed on the groups that have a sample in both settings for this agent
-  (``paired`` of them), so groups without this setting do not move the Reliable side.
-* ``retention`` - of the groups whose Reliable sample is correct, the share whose sample in
-  this setting is correct too (``retained`` / ``retention_base``). Groups with a correct
-  Reliable sample but no sample here are excluded and counted: ``excluded_unavailable`` (the
-  setting does not exist for the group) and ``excluded_missing`` (not run, e.g. filtered).
-* ``mean_rounds``, ``mean_waits``, ``mean_redundant``, ``mean_contacts`` - per sample.
+Units. A *trial* is one (run seed, epoch) pair: runs made with other ``--seed`` values are
+further trials, not a larger sample. A *group's* trials in a cell are its scored samples
+there. Samples that ended in an error (``result == "error"``: the run could not finish the
+episode) are not scored: they are left out of every figure and counted in ``errors``.
+Intervals come from a bootstrap over *groups* (:mod:`uncobench_z3.stats`): the trials of one
+group share its task, so they are not independent.
+
+Definitions (every figure a :class:`~fractions.Fraction`; ``None`` when undefined):
+
+* ``accuracy`` - the mean over groups of the group's share of correct trials (with every
+  group run equally often: correct / samples), with ``accuracy_ci``.
+* ``pass_hat_k`` / ``pass_at_k`` - tau-bench's unbiased estimators for k = 1 .. the fewest
+  trials of any group (:mod:`uncobench_z3.stats._passk`).
+* ``justified_accuracy`` - as accuracy, counting only correct answers the solver labels
+  ``justified`` (the evidence received determined them); ``lucky`` counts the correct ones
+  it did not, ``justification_unknown`` the correct ones it could not decide (and records
+  written before justification existed). The gap to accuracy is luck.
+* ``drop`` - per trial: the agent's Reliable accuracy minus its accuracy here, both on the
+  groups that have a scored sample in both in that trial (``paired`` counts these
+  group-trial pairs); then the mean over trials, with ``drop_ci``. A share: 1/5 is 20
+  points. ``reliable_accuracy`` is the Reliable side, averaged the same way.
+* ``retention`` - per trial: of the groups correct in Reliable in that trial and scored here,
+  the share correct here; the mean over trials with any such group, with ``retention_ci``.
+  Its denominator, ``retention_base``, counts those group-trial pairs (``retained`` the
+  correct ones). Reliable-correct group-trials without a sample here are excluded and
+  counted: ``excluded_unavailable`` (the group lacks the setting) and ``excluded_missing``
+  (not run).
+* ``mean_rounds`` and ``rounds_distribution`` (rounds -> samples); ``mean_min_rounds`` the
+  mean of the solver-computed minimum (:mod:`._min_rounds`) over the samples that have it,
+  and ``rounds_ratio`` = sum of rounds / sum of minimum rounds over those samples.
+* ``mean_waits``, ``mean_redundant``, ``mean_contacts`` - per sample.
 * Behaviour: ``with_defect`` samples where a defect showed up; ``recovered`` of them had
   every such defect resolved; ``recovered_correct`` of those answered correctly;
   ``no_corrective`` of them never followed a defect up (no targeted or generic follow-up).
+* ``delivered`` - samples whose intervention text was delivered (arms other than none).
 * ``attribution`` - labels of the wrong answers (see :mod:`._attribution`).
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..settings import SETTING_NAMES
+from ..stats import (
+    BootstrapConfig,
+    Interval,
+    Unit,
+    bootstrap_many,
+    mean_at,
+    pass_k_table,
+    ratios_at,
+)
+from ._interventions import INTERVENTION_ARMS
 from ._sample import SampleRecord
 
-Z_95 = 1.959963984540054
+ERROR_RESULT = "error"
+"""The ``result`` of a sample the run could not finish (not scored, counted apart)."""
+Trial = tuple[int, int]
+"""(run seed, epoch)"""
+CellKey = tuple[str, str, str]
+"""(agent, setting, intervention arm)"""
 
 
-def wilson_interval(successes: int, total: int, z: float = Z_95) -> tuple[float, float]:
-    """The Wilson score interval of a binomial proportion ((0, 1) for no trials)."""
-    if total <= 0:
-        return 0.0, 1.0
-    p = successes / total
-    denominator = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denominator
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    # the interval always holds p; rounding must not push a bound past it (p = 0 or 1)
-    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
+def is_error(sample: SampleRecord) -> bool:
+    """A sample that ended in an error is not scored."""
+    return str(sample.result) == ERROR_RESULT
+
+
+def trial_of(sample: SampleRecord) -> Trial:
+    return sample.seed, sample.epoch
+
+
+def cell_of(sample: SampleRecord) -> CellKey:
+    return sample.agent, sample.setting, sample.intervention
 
 
 class SettingMetrics(BaseModel):
+    """The figures of one agent in one setting under one intervention arm (module docstring).
+
+    Fractions serialise to JSON as exact strings (``"2/3"``, ``"1"``).
+    """
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     agent: str
     setting: str
+    arm: str = "none"
+    n_groups: int
+    epochs: int
+    """distinct trials (run seed, epoch) in the cell"""
     samples: int
+    """scored samples"""
+    errors: int = 0
     correct: int
-    accuracy: float
-    ci_low: float
-    ci_high: float
+    accuracy: Fraction | None
+    accuracy_ci: Interval | None = None
+    pass_hat_k: dict[int, Fraction] = Field(default_factory=dict)
+    pass_at_k: dict[int, Fraction] = Field(default_factory=dict)
+    justified: int = 0
+    lucky: int = 0
+    justification_unknown: int = 0
+    justified_accuracy: Fraction | None = None
+    justified_accuracy_ci: Interval | None = None
     paired: int = 0
-    drop: float | None = None
-    """percentage points, Reliable minus this setting, on the paired groups"""
+    reliable_accuracy: Fraction | None = None
+    drop: Fraction | None = None
+    drop_ci: Interval | None = None
     retention_base: int = 0
     retained: int = 0
-    retention: float | None = None
+    retention: Fraction | None = None
+    retention_ci: Interval | None = None
     excluded_unavailable: int = 0
     excluded_missing: int = 0
-    mean_rounds: float = 0.0
-    mean_waits: float = 0.0
-    mean_redundant: float = 0.0
-    mean_contacts: float = 0.0
+    mean_rounds: Fraction | None = None
+    rounds_distribution: dict[int, int] = Field(default_factory=dict)
+    mean_min_rounds: Fraction | None = None
+    rounds_ratio: Fraction | None = None
+    mean_waits: Fraction | None = None
+    mean_redundant: Fraction | None = None
+    mean_contacts: Fraction | None = None
     budget_exhausted: int = 0
     with_defect: int = 0
     recovered: int = 0
@@ -70,59 +131,149 @@ class SettingMetrics(BaseModel):
     no_corrective: int = 0
     targeted_follow_ups: int = 0
     generic_follow_ups: int = 0
+    delivered: int = 0
     attribution: dict[str, int] = Field(default_factory=dict)
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+def _mean(values: Sequence[int]) -> Fraction | None:
+    return Fraction(sum(values), len(values)) if values else None
+
+
+def by_group_and_trial(
+    samples: Iterable[SampleRecord],
+) -> dict[str, dict[Trial, SampleRecord]]:
+    """Scored samples by group id and trial (the first of a duplicate trial is kept)."""
+    out: dict[str, dict[Trial, SampleRecord]] = {}
+    for sample in samples:
+        if not is_error(sample):
+            out.setdefault(sample.group_id, {}).setdefault(trial_of(sample), sample)
+    return out
+
+
+def _share(trials: Mapping[Trial, SampleRecord], justified: bool = False) -> Fraction:
+    good = sum(s.correct and (not justified or _label(s) == "justified") for s in trials.values())
+    return Fraction(good, len(trials))
+
+
+def _label(sample: SampleRecord) -> str:
+    return "unknown" if sample.justification is None else sample.justification.label
+
+
+def _paired_units(
+    groups: Mapping[str, Mapping[Trial, SampleRecord]],
+    reliable: Mapping[str, Mapping[Trial, SampleRecord]],
+    trials: Sequence[Trial],
+) -> dict[str, tuple[list[int], list[int], list[int]]]:
+    """Per group, per trial: (drop numerator, drop denominator, reliable correct) and
+    (retained, retention base) as flat lists; pairs are zeros where a trial is unpaired."""
+    out: dict[str, tuple[list[int], list[int], list[int]]] = {}
+    for group, here in groups.items():
+        drop: list[int] = []
+        retention: list[int] = []
+        reference: list[int] = []
+        for trial in trials:
+            mine, base = here.get(trial), reliable.get(group, {}).get(trial)
+            if mine is None or base is None:
+                drop += [0, 0]
+                retention += [0, 0]
+                reference += [0, 0]
+                continue
+            drop += [int(base.correct) - int(mine.correct), 1]
+            reference += [int(base.correct), 1]
+            retention += [int(mine.correct), 1] if base.correct else [0, 0]
+        out[group] = (drop, retention, reference)
+    return out
 
 
 def setting_metrics(
-    agent: str,
-    setting: str,
+    cell: CellKey,
     samples: Sequence[SampleRecord],
-    reliable: Mapping[str, SampleRecord],
+    reliable: Mapping[str, Mapping[Trial, SampleRecord]],
     unavailable: Iterable[str] = (),
+    config: BootstrapConfig | None = None,
 ) -> SettingMetrics:
-    """Metrics of one agent in one setting; ``reliable``: its Reliable samples by group id."""
-    correct = sum(s.correct for s in samples)
-    low, high = wilson_interval(correct, len(samples))
-    by_group = {s.group_id: s for s in samples}
-    paired = [g for g in by_group if g in reliable]
-    drop = None
-    if paired and setting != "reliable":
-        reliable_accuracy = sum(reliable[g].correct for g in paired) / len(paired)
-        here = sum(by_group[g].correct for g in paired) / len(paired)
-        drop = 100 * (reliable_accuracy - here)
-    base = [g for g in paired if reliable[g].correct]
-    kept = sum(by_group[g].correct for g in base)
+    """Metrics of one cell; ``reliable``: the agent's scored Reliable samples (arm none) by
+    group and trial; ``unavailable``: groups that lack this setting."""
+    agent, setting, arm = cell
+    config = config or BootstrapConfig()
+    scored = [s for s in samples if not is_error(s)]
+    groups = by_group_and_trial(scored)
+    trials = sorted({t for here in groups.values() for t in here})
+    defective = setting != "reliable"
+    paired = _paired_units(groups, reliable, trials) if defective else {}
+    width = 2 * len(trials)
+    units: list[Unit] = []
+    for group, here in groups.items():
+        unit: list[int | Fraction] = [_share(here), _share(here, justified=True)]
+        if defective:
+            drop, retention, reference = paired[group]
+            unit += [*drop, *retention, *reference]
+        units.append(tuple(unit))
+    statistics = {"accuracy": mean_at(0), "justified": mean_at(1)}
+    if defective:
+        statistics |= {
+            "drop": ratios_at(2, 2 + width),
+            "retention": ratios_at(2 + width, 2 + 2 * width),
+            "reliable": ratios_at(2 + 2 * width, 2 + 3 * width),
+        }
+    estimates = bootstrap_many(units, statistics, config, f"cell|{agent}|{setting}|{arm}")
+    hat, at = pass_k_table([(len(h), sum(s.correct for s in h.values())) for h in groups.values()])
+
+    retention_pairs = [
+        (here[t], reliable[g][t])
+        for g, here in groups.items()
+        for t in here
+        if defective and t in reliable.get(g, {}) and reliable[g][t].correct
+    ]
     unavailable_set = set(unavailable)
-    reliable_correct = {g for g, s in reliable.items() if s.correct}
-    excluded_unavailable = len((reliable_correct - set(by_group)) & unavailable_set)
-    excluded_missing = len(reliable_correct - set(by_group) - unavailable_set)
-    with_defect = [s for s in samples if s.behaviour.defects_seen]
+    lacking = [
+        g
+        for g, by_trial in reliable.items()
+        for t, s in by_trial.items()
+        if defective and s.correct and t not in groups.get(g, {})
+    ]
+    labels = Counter(s.attribution.label for s in scored if s.attribution is not None)
+    with_defect = [s for s in scored if s.behaviour.defects_seen]
     recovered = [s for s in with_defect if s.behaviour.recovered]
-    labels = Counter(s.attribution.label for s in samples if s.attribution is not None)
+    correct = [s for s in scored if s.correct]
+    known_min = [s for s in scored if s.min_rounds is not None]
+    min_total = sum(s.min_rounds or 0 for s in known_min)
     return SettingMetrics(
         agent=agent,
         setting=setting,
-        samples=len(samples),
-        correct=correct,
-        accuracy=correct / len(samples) if samples else 0.0,
-        ci_low=low,
-        ci_high=high,
-        paired=len(paired) if setting != "reliable" else len(samples),
-        drop=drop,
-        retention_base=len(base),
-        retained=kept,
-        retention=kept / len(base) if base and setting != "reliable" else None,
-        excluded_unavailable=excluded_unavailable,
-        excluded_missing=excluded_missing,
-        mean_rounds=_mean([s.rounds for s in samples]),
-        mean_waits=_mean([s.behaviour.waits for s in samples]),
-        mean_redundant=_mean([s.behaviour.redundant_contacts for s in samples]),
-        mean_contacts=_mean([s.behaviour.contacts for s in samples]),
-        budget_exhausted=sum(s.status == "budget_exhausted" for s in samples),
+        arm=arm,
+        n_groups=len(groups),
+        epochs=len(trials),
+        samples=len(scored),
+        errors=len(samples) - len(scored),
+        correct=len(correct),
+        accuracy=estimates["accuracy"].value,
+        accuracy_ci=estimates["accuracy"].interval,
+        pass_hat_k=hat,
+        pass_at_k=at,
+        justified=sum(_label(s) == "justified" for s in correct),
+        lucky=sum(_label(s) == "lucky" for s in correct),
+        justification_unknown=sum(_label(s) == "unknown" for s in correct),
+        justified_accuracy=estimates["justified"].value,
+        justified_accuracy_ci=estimates["justified"].interval,
+        paired=sum(sum(p[0][1::2]) for p in paired.values()),
+        reliable_accuracy=estimates["reliable"].value if defective else None,
+        drop=estimates["drop"].value if defective else None,
+        drop_ci=estimates["drop"].interval if defective else None,
+        retention_base=len(retention_pairs),
+        retained=sum(mine.correct for mine, _ in retention_pairs),
+        retention=estimates["retention"].value if defective else None,
+        retention_ci=estimates["retention"].interval if defective else None,
+        excluded_unavailable=sum(g in unavailable_set for g in lacking),
+        excluded_missing=sum(g not in unavailable_set for g in lacking),
+        mean_rounds=_mean([s.rounds for s in scored]),
+        rounds_distribution=dict(sorted(Counter(s.rounds for s in scored).items())),
+        mean_min_rounds=_mean([s.min_rounds or 0 for s in known_min]),
+        rounds_ratio=(Fraction(sum(s.rounds for s in known_min), min_total) if min_total else None),
+        mean_waits=_mean([s.behaviour.waits for s in scored]),
+        mean_redundant=_mean([s.behaviour.redundant_contacts for s in scored]),
+        mean_contacts=_mean([s.behaviour.contacts for s in scored]),
+        budget_exhausted=sum(s.status == "budget_exhausted" for s in scored),
         with_defect=len(with_defect),
         recovered=len(recovered),
         recovered_correct=sum(s.correct for s in recovered),
@@ -131,96 +282,53 @@ def setting_metrics(
             for s in with_defect
             if s.behaviour.targeted_follow_ups + s.behaviour.generic_follow_ups == 0
         ),
-        targeted_follow_ups=sum(s.behaviour.targeted_follow_ups for s in samples),
-        generic_follow_ups=sum(s.behaviour.generic_follow_ups for s in samples),
+        targeted_follow_ups=sum(s.behaviour.targeted_follow_ups for s in scored),
+        generic_follow_ups=sum(s.behaviour.generic_follow_ups for s in scored),
+        delivered=sum(s.intervention_delivered for s in scored),
         attribution=dict(sorted(labels.items())),
+    )
+
+
+def cells(samples: Iterable[SampleRecord]) -> dict[CellKey, list[SampleRecord]]:
+    """Samples by cell: agents in first-seen order, then settings and arms in canonical
+    order."""
+    grouped: dict[CellKey, list[SampleRecord]] = {}
+    agents: dict[str, None] = {}
+    for sample in samples:
+        agents.setdefault(sample.agent)
+        grouped.setdefault(cell_of(sample), []).append(sample)
+    setting_order: dict[str, int] = {name: i for i, name in enumerate(SETTING_NAMES)}
+    arm_order: dict[str, int] = {name: i for i, name in enumerate(INTERVENTION_ARMS)}
+    agent_order = {name: i for i, name in enumerate(agents)}
+    return dict(
+        sorted(
+            grouped.items(),
+            key=lambda item: (
+                agent_order[item[0][0]],
+                setting_order.get(item[0][1], len(setting_order)),
+                arm_order.get(item[0][2], len(arm_order)),
+            ),
+        )
     )
 
 
 def compute_metrics(
     samples: Iterable[SampleRecord],
     unavailable: Mapping[str, Iterable[str]] | None = None,
+    config: BootstrapConfig | None = None,
 ) -> list[SettingMetrics]:
-    """Metrics for every (agent, setting) present, agents in first-seen order, settings in
-    the canonical order. ``unavailable``: setting -> ids of groups that lack it."""
+    """Metrics for every (agent, setting, arm) present (order: :func:`cells`);
+    ``unavailable``: setting -> ids of groups that lack it."""
     unavailable = unavailable or {}
-    grouped: dict[str, dict[str, list[SampleRecord]]] = {}
-    for sample in samples:
-        if sample.intervention != "none":
-            continue  # intervention arms have their own table (intervention_metrics)
-        grouped.setdefault(sample.agent, {}).setdefault(sample.setting, []).append(sample)
-    out = []
-    for agent, by_setting in grouped.items():
-        reliable = {s.group_id: s for s in by_setting.get("reliable", [])}
-        for setting in SETTING_NAMES:
-            if setting in by_setting:
-                out.append(
-                    setting_metrics(
-                        agent,
-                        setting,
-                        by_setting[setting],
-                        reliable,
-                        unavailable.get(setting, ()),
-                    )
-                )
-    return out
-
-
-class InterventionMetrics(BaseModel):
-    """Accuracy of one agent in one defective setting under one intervention arm."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    agent: str
-    setting: str
-    arm: str
-    samples: int
-    correct: int
-    accuracy: float
-    ci_low: float
-    ci_high: float
-    delivered: int
-    """samples in which the intervention was delivered (a defect showed)"""
-    reliable_accuracy: float | None = None
-    """the agent's Reliable accuracy on the same groups (the reference line)"""
-
-
-def intervention_metrics(samples: Iterable[SampleRecord]) -> list[InterventionMetrics]:
-    """Per agent, defective setting and intervention arm (only when arms other than ``none``
-    were run), in arm order, with the Reliable accuracy on the same groups."""
-    from ._interventions import INTERVENTION_ARMS
-
-    records = list(samples)
-    if all(r.intervention == "none" for r in records):
-        return []
-    reliable = {(r.agent, r.group_id): r.correct for r in records if r.setting == "reliable"}
-    grouped: dict[tuple[str, str, str], list[SampleRecord]] = {}
-    for record in records:
-        if record.setting != "reliable":
-            grouped.setdefault((record.agent, record.setting, record.intervention), []).append(
-                record
-            )
-    out = []
-    order: dict[str, int] = {name: i for i, name in enumerate(SETTING_NAMES)}
-    arms: dict[str, int] = {name: i for i, name in enumerate(INTERVENTION_ARMS)}
-    for (agent, setting, arm), group in sorted(
-        grouped.items(), key=lambda item: (item[0][0], order[item[0][1]], arms[item[0][2]])
-    ):
-        correct = sum(r.correct for r in group)
-        low, high = wilson_interval(correct, len(group))
-        base = [reliable[(agent, r.group_id)] for r in group if (agent, r.group_id) in reliable]
-        out.append(
-            InterventionMetrics(
-                agent=agent,
-                setting=setting,
-                arm=arm,
-                samples=len(group),
-                correct=correct,
-                accuracy=correct / len(group),
-                ci_low=low,
-                ci_high=high,
-                delivered=sum(r.intervention_delivered for r in group),
-                reliable_accuracy=sum(base) / len(base) if base else None,
-            )
+    by_cell = cells(samples)
+    reliable = {
+        agent: by_group_and_trial(group)
+        for (agent, setting, arm), group in by_cell.items()
+        if setting == "reliable" and arm == "none"
+    }
+    return [
+        setting_metrics(
+            cell, group, reliable.get(cell[0], {}), unavailable.get(cell[1], ()), config
         )
-    return out
+        for cell, group in by_cell.items()
+    ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from ..construct import ModelRef
-from ..models import Model
+from ..models import GenerateConfig, Model
 
 _POOL: dict[tuple[int, str, bool], Model] = {}
 
@@ -31,3 +31,11 @@ async def close_models() -> None:
     loop = id(asyncio.get_running_loop())
     for key in [k for k in _POOL if k[0] == loop]:
         await _POOL.pop(key).aclose()
+
+
+def trial_config(ref: ModelRef, seed: int | None) -> GenerateConfig | None:
+    """The generation settings an epoch adds: its seed, unless the name pins one (then the
+    name's seed is what the user asked for; the cache is still scoped by the epoch)."""
+    if seed is None or any(key == "seed" for key, _ in ref.settings):
+        return None
+    return GenerateConfig(seed=seed)

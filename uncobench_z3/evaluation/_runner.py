@@ -12,6 +12,13 @@ runs again) or ``force`` (samples whose job key - group content, setting, agent,
 budget - belongs to the new configuration are kept; the others are set aside).
 
 A crash can leave at most a partial last line; it is dropped on resume.
+
+**Epochs.** ``epochs`` K runs every (group, setting, agent, arm) K times, epoch by epoch (all
+of epoch 1 first), each with its own seed (:func:`~._sample.epoch_seed`). The epoch count is
+not part of the configuration hash: a run made with K epochs is extended to K' > K by running
+the same command with ``--epochs K'``, which only adds the new epochs' samples. Asking for
+fewer epochs than the directory holds is refused (unless ``force``, which sets the extra
+epochs aside), so nothing is dropped by accident.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from ._interventions import INTERVENTION_ARMS, InterventionArm
 from ._models import close_models
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, make_agent
-from ._sample import AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
+from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
 
 RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
@@ -68,10 +75,13 @@ class RunConfig(BaseModel):
     """SHA-256 of the main agent's instructions (what an LLM agent is told changes results)"""
     colleague: str = "scripted"
     interventions: tuple[InterventionArm, ...] = ("none",)
+    epochs: int = 1
+    """trials per (group, setting, agent, arm); not hashed: a run grows by epochs"""
 
     def digest(self) -> str:
         # fields left at their defaults stay out of the hash, so earlier runs still resume
-        fields = self.model_dump(mode="json", exclude={"benchmark"})
+        fields = self.model_dump(mode="json", exclude={"benchmark", "epochs"})
+        fields["job_identity"] = JOB_IDENTITY
         if self.colleague == "scripted":
             fields.pop("colleague")
         if self.interventions == ("none",):
@@ -96,14 +106,18 @@ def make_config(
     digests: Sequence[str] | None = None,
     colleague: str = "scripted",
     interventions: Sequence[InterventionArm] = ("none",),
+    epochs: int = 1,
 ) -> RunConfig:
     """The configuration of a run (``digests``: the groups' content hashes, if computed).
 
     ``colleague`` is ``scripted`` or a model that phrases the replies; ``interventions`` are
-    the arms each defective setting runs in (``none`` is the plain evaluation).
+    the arms each defective setting runs in (``none`` is the plain evaluation); ``epochs``
+    the independent trials of each sample.
     """
     if not agents:
         raise ConfigError("name at least one agent (--agent builtin/careful)")
+    if epochs < 1:
+        raise ConfigError(f"--epochs must be at least 1, not {epochs}")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, not {limit}")
     if budget < 1:
@@ -124,6 +138,7 @@ def make_config(
         colleague=_check_colleague(colleague),
         interventions=tuple(a for a in INTERVENTION_ARMS if a in set(interventions or ("none",)))
         or ("none",),
+        epochs=epochs,
     )
 
 
@@ -136,35 +151,39 @@ def _check_colleague(colleague: str) -> str:
 def plan_jobs(
     groups: Sequence[TaskGroup], config: RunConfig, digests: Sequence[str] | None = None
 ) -> tuple[list[SampleJob], dict[str, list[str]]]:
-    """Every sample of the run in a fixed order, and setting -> groups that lack it.
+    """Every sample of the run in a fixed order (epoch by epoch), and setting -> groups that
+    lack it.
 
     ``digests`` may pass the groups' content hashes when they are already computed.
     """
     chosen = groups[: config.limit] if config.limit is not None else groups
     jobs: list[SampleJob] = []
     unavailable: dict[str, list[str]] = {}
-    for index, group in enumerate(chosen):
-        digest = digests[index] if digests is not None else group_digest(group)
-        for setting in config.settings:
-            if not group.setting(setting).available:
-                unavailable.setdefault(setting, []).append(group.id)
-                continue
-            # interventions only mean something where a defect can show
-            arms = config.interventions if setting != "reliable" else ("none",)
-            for agent in config.agents:
-                for arm in arms:
-                    jobs.append(
-                        SampleJob.make(
-                            group,
-                            setting,
-                            agent,
-                            config.seed,
-                            config.budget,
-                            digest,
-                            config.colleague,
-                            arm,
+    hashes = [digests[i] if digests is not None else group_digest(g) for i, g in enumerate(chosen)]
+    for epoch in range(1, config.epochs + 1):
+        for group, digest in zip(chosen, hashes, strict=True):
+            for setting in config.settings:
+                if not group.setting(setting).available:
+                    if epoch == 1:
+                        unavailable.setdefault(setting, []).append(group.id)
+                    continue
+                # interventions only mean something where a defect can show
+                arms = config.interventions if setting != "reliable" else ("none",)
+                for agent in config.agents:
+                    for arm in arms:
+                        jobs.append(
+                            SampleJob.make(
+                                group,
+                                setting,
+                                agent,
+                                config.seed,
+                                config.budget,
+                                digest,
+                                config.colleague,
+                                arm,
+                                epoch,
+                            )
                         )
-                    )
     return jobs, unavailable
 
 
@@ -235,6 +254,13 @@ def prepare_run_dir(
     same = isinstance(previous, dict) and previous.get("config_hash") == config.digest()
     if not same and (run_file.exists() or log.exists()) and not force:
         raise ResumeError(_mismatch(out, previous, config))
+    held = _epochs_held(previous) if same else 0
+    if held > config.epochs and not force:
+        raise ResumeError(
+            f"{out} holds {held} epochs; --epochs {config.epochs} would set epochs "
+            f"{config.epochs + 1}-{held} aside: pass --epochs {held} (or more) to resume, or "
+            "--force to set them aside"
+        )
     records, truncated = read_log(log)
     keep: dict[str, SampleRecord] = {}
     for record in records:
@@ -247,6 +273,12 @@ def prepare_run_dir(
     return list(keep.values())
 
 
+def _epochs_held(previous: Any) -> int:
+    config = previous.get("config") if isinstance(previous, dict) else None
+    epochs = config.get("epochs", 1) if isinstance(config, dict) else 1
+    return epochs if isinstance(epochs, int) else 1
+
+
 def _mismatch(out: Path, previous: Any, config: RunConfig) -> str:
     if not isinstance(previous, dict):
         return (
@@ -255,7 +287,9 @@ def _mismatch(out: Path, previous: Any, config: RunConfig) -> str:
         )
     old = previous.get("config", {})
     new = config.model_dump(mode="json")
-    changed = [k for k in new if k != "benchmark" and old.get(k) != new[k]]
+    changed = [k for k in new if k not in ("benchmark", "epochs") and old.get(k) != new[k]]
+    if not changed and isinstance(old, dict) and "epochs" not in old:
+        changed = ["sample identity (written before epochs existed)"]
     return (
         f"{out} holds a run with another configuration (changed: {', '.join(changed) or 'hash'})"
         "; use --restart to start over or --force to keep the samples that still apply"
@@ -363,6 +397,7 @@ async def run_evaluation(
                 "config_hash": config.digest(),
                 "samples": len(jobs),
                 "unavailable": unavailable,
+                "generation": generation_record(config),
             }
         ),
     )
@@ -413,6 +448,27 @@ async def run_evaluation(
         reused=len(done),
         unavailable=unavailable,
     )
+
+
+def generation_record(config: RunConfig) -> dict[str, dict[str, object]]:
+    """What decides each agent's (and an LLM colleague's) sampling, for ``run.json``: the
+    generation settings its name gives (temperatures stay the provider's default unless set)
+    and the seed, which is the epoch seed unless the name pins one."""
+    from ._llm_agent import generation_settings, model_generation
+    from ._registry import BUILTIN_AGENTS
+
+    record: dict[str, dict[str, object]] = {}
+    for name in config.agents:
+        if name in BUILTIN_AGENTS:
+            record[name] = {"kind": "builtin", "seed": "per epoch"}
+            continue
+        try:
+            record[name] = generation_settings(name)
+        except ConfigError:
+            record[name] = {"kind": "registered", "seed": "per epoch"}
+    if config.colleague != "scripted":
+        record[f"colleague:{config.colleague}"] = model_generation(ModelRef.parse(config.colleague))
+    return record
 
 
 def _failure(out: Path, failures: list[tuple[SampleJob, BaseException]]) -> UncobenchError:

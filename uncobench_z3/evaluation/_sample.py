@@ -1,8 +1,15 @@
-"""The unit of work: one group x setting x agent configuration -> one sample record.
+"""The unit of work: one group x setting x agent configuration x epoch -> one sample record.
 
 :func:`run_sample` is a plain call on serializable arguments (:class:`SampleJob`); the agent is
-made fresh from its name and seed, and nothing outside the call is read or written, so a
-sample can be re-run anywhere and gives the same record (up to ``elapsed_seconds``).
+made fresh from its name and its epoch seed, and nothing outside the call is read or written,
+so a sample can be re-run anywhere and gives the same record (up to ``elapsed_seconds``; an
+LLM's answers are as repeatable as its provider and the response cache make them).
+
+**Epochs** are independent trials. Epoch ``e`` of a group has its own seed,
+:func:`epoch_seed` ``(run seed, group id, e)``: the agent is made with it (a built-in agent's
+tie-breaks, an LLM's ``seed`` and its response-cache scope), so epochs differ wherever the
+agent has randomness, while the agents, settings and intervention arms of one group and
+epoch share it (common random numbers: paired comparisons compare like with like).
 
 Behaviour counts, per sample:
 
@@ -32,15 +39,26 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup
 from ..spec import Answer
-from ._attribution import Attribution, attribute_error
+from ._attribution import Attribution, Justification, attribute_error, justify_answer
 from ._environment import Environment, EpisodeStatus, PreparedGroup, RoundRecord, run_episode
 from ._interventions import InterventionArm
+from ._min_rounds import minimum_rounds
 from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
 from ._registry import make_agent
 from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
 
 SampleResult = Literal["correct", "wrong_answer", "budget_exhausted"]
 AgentMaker = Callable[[str, int], Agent]
+JOB_IDENTITY = 2
+"""Version of what identifies a sample (2: the epoch and the per-epoch seed); a run
+directory written under another version is not resumed silently."""
+
+
+def epoch_seed(run_seed: int, sample_id: str, epoch: int) -> int:
+    """The seed of one epoch of one group: 31 bits of SHA-256 over the run seed, the group id
+    and the epoch (31 bits: every provider's ``seed`` field accepts it)."""
+    digest = hashlib.sha256(f"uncobench-epoch:{run_seed}:{sample_id}:{epoch}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
 
 
 def group_digest(group: TaskGroup) -> str:
@@ -57,12 +75,15 @@ class SampleJob(BaseModel):
     setting: SettingName
     agent: str
     seed: int = 0
+    """the run's seed; the agent gets :attr:`epoch_seed`"""
     budget: int = DEFAULT_BUDGET
     colleague: str = "scripted"
     """``scripted``, or the model (``provider/model[,key=value]``) that phrases the replies"""
     intervention: InterventionArm = "none"
     group_hash: str = ""
     """filled by :meth:`make` (hashing once per group, not once per job)"""
+    epoch: int = 1
+    """1-based"""
 
     @classmethod
     def make(
@@ -75,6 +96,7 @@ class SampleJob(BaseModel):
         group_hash: str | None = None,
         colleague: str = "scripted",
         intervention: InterventionArm = "none",
+        epoch: int = 1,
     ) -> SampleJob:
         digest = group_hash or group_digest(group)
         return cls(
@@ -86,17 +108,23 @@ class SampleJob(BaseModel):
             colleague=colleague,
             intervention=intervention,
             group_hash=digest,
+            epoch=epoch,
         )
+
+    @property
+    def epoch_seed(self) -> int:
+        return epoch_seed(self.seed, self.group.id, self.epoch)
 
     @property
     def key(self) -> str:
         """Identifies the sample: equal keys give equal records, whatever run holds them."""
-        fields = [
+        fields: list[object] = [
             self.group_hash or group_digest(self.group),
             self.setting,
             self.agent,
             self.seed,
             self.budget,
+            f"epoch={self.epoch}",
         ]
         # the defaults leave earlier keys unchanged, so old logs still resume
         if self.colleague != "scripted":
@@ -172,7 +200,11 @@ class SampleRecord(BaseModel):
     setting: SettingName
     agent: str
     seed: int
+    """the run's seed"""
     budget: int
+    epoch: int = 1
+    epoch_seed: int | None = None
+    """the seed the agent (and its model) got in this epoch"""
     colleague: str = "scripted"
     intervention: InterventionArm = "none"
     intervention_delivered: bool = False
@@ -185,6 +217,10 @@ class SampleRecord(BaseModel):
     rounds: int
     behaviour: Behaviour
     attribution: Attribution | None = None
+    justification: Justification | None = None
+    """for a correct answer: did the evidence received determine it (justified) or not (lucky)"""
+    min_rounds: int | None = None
+    """the fewest rounds any agent needs for this group and setting (solver-computed)"""
     defects: tuple[DefectKind, ...] = ()
     """the defect kinds the setting injects"""
     trace: list[RoundRecord] = Field(default_factory=list)
@@ -212,6 +248,7 @@ async def run_sample(
     ``prepared`` may pass the group's derived data (:class:`PreparedGroup`) already made;
     it is used only when it belongs to ``job.group``.
     """
+    seed = job.epoch_seed
     environment = Environment(
         job.group,
         job.setting,
@@ -219,8 +256,9 @@ async def run_sample(
         prepared=prepared,
         colleague=job.colleague,
         intervention=job.intervention,
+        trial=seed,
     )
-    agent = agents(job.agent, job.seed)
+    agent = agents(job.agent, seed)
     started = time.perf_counter()
     await run_episode(environment, agent)
     elapsed = time.perf_counter() - started
@@ -233,19 +271,25 @@ async def run_sample(
     result: SampleResult = "correct" if correct else "wrong_answer"
     if environment.status == "budget_exhausted":
         result = "budget_exhausted"
-    attribution = None
-    if not correct:
+    group_hash = job.group_hash or group_digest(job.group)
+    attribution = justification = None
+    if correct:
+        justification = justify_answer(task, gold, environment.trace, group_hash=group_hash)
+    else:
         parsed = score.parsed if score is not None else None
         attribution = attribute_error(task, gold, environment.trace, parsed)
+    fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
     required = {key: fact.context for key, fact in task.facts.items()}
     return SampleRecord(
         key=job.key,
         group_id=job.group.id,
-        group_hash=job.group_hash or group_digest(job.group),
+        group_hash=group_hash,
         setting=job.setting,
         agent=job.agent,
         seed=job.seed,
         budget=job.budget,
+        epoch=job.epoch,
+        epoch_seed=seed,
         colleague=job.colleague,
         intervention=job.intervention,
         intervention_delivered=environment.intervention_delivered,
@@ -258,6 +302,8 @@ async def run_sample(
         rounds=environment.rounds,
         behaviour=behaviour_of(environment.trace, required),
         attribution=attribution,
+        justification=justification,
+        min_rounds=fewest,
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
         trace=environment.trace,
         usage=_usage(agent, environment),

@@ -1,7 +1,9 @@
 """A response cache on disk, one JSON file per request.
 
 The key is a SHA-256 of everything that determines the answer — model name, endpoint,
-messages, tools, tool choice and generation settings — and of nothing secret: API keys
+messages, tools, tool choice and generation settings, and the *trial* the call belongs to (an
+evaluation passes its epoch seed, so a repeated identical call is served from the cache
+within one epoch and never across epochs) — and of nothing secret: API keys
 and headers never enter it, so rotating a key keeps the cache and the files hold no key.
 Writes go to a temporary file that is renamed into place, so a crash or a concurrent
 writer never leaves a half-written entry.
@@ -43,8 +45,10 @@ def cache_key(
     tools: list[ToolDef],
     tool_choice: ToolMode | ToolFunction | None,
     config: GenerateConfig,
+    trial: int | str | None = None,
 ) -> str:
-    """Hex SHA-256 identifying one request; equal requests give equal keys."""
+    """Hex SHA-256 identifying one request; equal requests of the same trial give equal keys
+    (``trial`` None leaves the key as it was before trials existed)."""
     ingredients: dict[str, Any] = {
         "format": _CACHE_FORMAT,
         "model": model_name,
@@ -57,6 +61,8 @@ def cache_key(
         # The timeout bounds the wait, not the answer.
         "config": config.model_dump(mode="json", exclude={"timeout"}),
     }
+    if trial is not None:
+        ingredients["trial"] = trial
     canonical = json.dumps(ingredients, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -126,10 +126,14 @@ class Model:
         tools: Sequence[ToolDef] | None = None,
         tool_choice: ToolChoice | None = None,
         config: GenerateConfig | None = None,
+        *,
+        trial: int | str | None = None,
     ) -> ModelOutput:
         """One answer to ``messages``, from the cache or the provider.
 
-        ``config`` overrides this model's default settings field by field. Raises
+        ``config`` overrides this model's default settings field by field. ``trial`` (an
+        evaluation's epoch seed) scopes the cache: the same request in another trial is asked
+        again, never replayed. Raises
         :class:`ModelAPIError` when the provider fails and retries do not cure it.
         """
         message_list = list(messages)
@@ -142,7 +146,13 @@ class Model:
         key: str | None = None
         if self.cache is not None:
             key = cache_key(
-                self.name, self.provider.cache_identity, message_list, tool_list, choice, settings
+                self.name,
+                self.provider.cache_identity,
+                message_list,
+                tool_list,
+                choice,
+                settings,
+                trial,
             )
             cached = self.cache.get(key)
             if cached is not None:

@@ -14,8 +14,18 @@ from ._build import (
     write_report,
 )
 from ._load import ReportData, RunInfo, find_run_dirs, load_report_data
+from ._metrics_json import (
+    METRICS_FILE,
+    METRICS_SCHEMA,
+    METRICS_SCHEMA_VERSION,
+    MetricsDocument,
+    metrics_document,
+    read_metrics,
+    write_metrics,
+)
 from ._plots import PLOTS, PlottingUnavailable, render_plots
 from ._render import html_page, markdown, md_text
+from ._statistics import comparison_tables, justified_table, pass_k_table, statistics_sections
 from ._tables import SETTING_TITLES, Section, Table, stats_tables
 from ._validity import llm_table, programmatic_table, validity_section
 
@@ -23,9 +33,13 @@ __all__ = [
     "DEFAULT_TITLE",
     "HTML_FILE",
     "MARKDOWN_FILE",
+    "METRICS_FILE",
+    "METRICS_SCHEMA",
+    "METRICS_SCHEMA_VERSION",
     "PLOTS",
     "PLOTS_DIR",
     "SETTING_TITLES",
+    "MetricsDocument",
     "PlottingUnavailable",
     "ReportData",
     "ReportFiles",
@@ -33,15 +47,22 @@ __all__ = [
     "Section",
     "Table",
     "build_sections",
+    "comparison_tables",
     "find_run_dirs",
     "html_page",
+    "justified_table",
     "llm_table",
     "load_report_data",
     "markdown",
     "md_text",
+    "metrics_document",
+    "pass_k_table",
     "programmatic_table",
+    "read_metrics",
     "render_plots",
+    "statistics_sections",
     "stats_tables",
     "validity_section",
+    "write_metrics",
     "write_report",
 ]

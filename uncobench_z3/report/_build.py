@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..evaluation import SettingMetrics, compute_metrics, intervention_metrics
+from ..evaluation import Comparison, SettingMetrics, compare_agents, compute_metrics
 from ..models import ModelUsage
 from ..spec import write_text_atomic
+from ..stats import BootstrapConfig
 from ._load import ReportData, load_report_data
+from ._metrics_json import METRICS_FILE, metrics_document, write_metrics
 from ._plots import render_plots
 from ._render import html_page, markdown
+from ._statistics import statistics_sections
 from ._tables import (
     SETTING_TITLES,
     Section,
@@ -19,6 +22,7 @@ from ._tables import (
     attribution_table,
     behaviour_table,
     efficiency_table,
+    interval_text,
     percent,
     retention_table,
     stats_tables,
@@ -39,6 +43,7 @@ class ReportFiles:
     plots: list[Path] = field(default_factory=list)
     note: str | None = None
     """why plots are missing, if they are"""
+    metrics: Path | None = None
 
 
 def _runs_table(data: ReportData) -> Table:
@@ -52,13 +57,14 @@ def _runs_table(data: ReportData) -> Table:
                 ", ".join(config.get("agents", [])),
                 ", ".join(config.get("settings", [])),
                 str(config.get("seed", "")),
+                str(config.get("epochs", 1)),
                 str(config.get("budget", "")),
                 f"{run.samples}/{run.planned}",
                 run.config_hash[:12],
             ]
         )
     return Table(
-        ["run", "benchmark", "agents", "settings", "seed", "budget", "samples", "config"],
+        ["run", "benchmark", "agents", "settings", "seed", "epochs", "budget", "samples", "config"],
         rows,
     )
 
@@ -74,17 +80,17 @@ def _unavailable_text(data: ReportData) -> str:
     return "Settings unavailable (skipped, excluded from retention): " + "; ".join(parts) + "."
 
 
-def _interventions_section(data: ReportData) -> Section | None:
-    rows = intervention_metrics(data.samples)
-    if not rows:
+def _interventions_section(metrics: list[SettingMetrics]) -> Section | None:
+    if all(m.arm == "none" for m in metrics):
         return None
+    rows = [m for m in metrics if m.setting != "reliable"]
     table = Table(
         ["agent", "setting", "arm", "accuracy", "95% CI", "n", "delivered", "Reliable"],
         [
             [
                 m.agent, SETTING_TITLES.get(m.setting, m.setting), m.arm, percent(m.accuracy),
-                f"{percent(m.ci_low, 0)}-{percent(m.ci_high, 0)}", str(m.samples),
-                str(m.delivered), percent(m.reliable_accuracy),
+                interval_text(m.accuracy_ci), str(m.samples), str(m.delivered),
+                percent(m.reliable_accuracy),
             ]
             for m in rows
         ],
@@ -122,20 +128,23 @@ def _usage_section(data: ReportData) -> Section | None:
     )
 
 
-def build_sections(data: ReportData, metrics: list[SettingMetrics]) -> list[Section]:
+def build_sections(
+    data: ReportData, metrics: list[SettingMetrics], comparisons: list[Comparison] | None = None
+) -> list[Section]:
     sections = [
         Section("Runs", _unavailable_text(data), [_runs_table(data)]),
         Section("Accuracy by setting", "", [accuracy_table(metrics)], ["accuracy"]),
+        *statistics_sections(metrics, comparisons or []),
         Section("Drop from Reliable and retention", "", [retention_table(metrics)]),
         Section("Rounds, waits and redundant contacts", "", [efficiency_table(metrics)],
                 ["rounds"]),
         Section("Behaviour after a defect", "", [behaviour_table(metrics)]),
         Section("Error attribution", "", [attribution_table(metrics)], ["attribution"]),
-        validity_section(data),
-        Section("Wrong answers", "", [wrong_examples(data.samples)]),
     ]  # fmt: skip
-    extra = [_interventions_section(data), _usage_section(data)]
-    sections[6:6] = [section for section in extra if section is not None]
+    extra = [_interventions_section(metrics), _usage_section(data)]
+    sections += [section for section in extra if section is not None]
+    sections.append(validity_section(data))
+    sections.append(Section("Wrong answers", "", [wrong_examples(data.samples)]))
     if data.manifest_stats:
         where = f"From {data.manifest_path}." if data.manifest_path else ""
         sections.append(Section("Benchmark statistics", where, stats_tables(data.manifest_stats)))
@@ -143,12 +152,19 @@ def build_sections(data: ReportData, metrics: list[SettingMetrics]) -> list[Sect
 
 
 def write_report(
-    runs: str | Path, out: str | Path, title: str = DEFAULT_TITLE, plots: bool = True
+    runs: str | Path,
+    out: str | Path,
+    title: str = DEFAULT_TITLE,
+    plots: bool = True,
+    bootstrap: BootstrapConfig | None = None,
 ) -> ReportFiles:
-    """Read every run under ``runs`` and write the report into the folder ``out``."""
+    """Read every run under ``runs`` and write the report (``report.md``, ``report.html``,
+    ``metrics.json``, ``plots/``) into the folder ``out``."""
+    bootstrap = bootstrap or BootstrapConfig()
     data = load_report_data(runs)
-    metrics = compute_metrics(data.samples, data.unavailable)
-    sections = build_sections(data, metrics)
+    metrics = compute_metrics(data.samples, data.unavailable, bootstrap)
+    comparisons = compare_agents(data.samples, config=bootstrap)
+    sections = build_sections(data, metrics, comparisons)
     images, note = render_plots(metrics) if plots else ({}, None)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
@@ -163,6 +179,8 @@ def write_report(
     if note:
         sections[0].text += f" Plots omitted: {note}."
     md_path, html_path = target / MARKDOWN_FILE, target / HTML_FILE
+    metrics_path = target / METRICS_FILE
+    write_metrics(metrics_path, metrics_document(data, metrics, comparisons, bootstrap))
     write_text_atomic(md_path, markdown(title, sections, plot_files))
     write_text_atomic(html_path, html_page(title, sections, images))
-    return ReportFiles(md_path, html_path, plot_paths, note)
+    return ReportFiles(md_path, html_path, plot_paths, note, metrics_path)

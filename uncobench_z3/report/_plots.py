@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from ..evaluation import ATTRIBUTION_LABELS, SettingMetrics
 from ..settings import SETTING_NAMES
-from ._tables import SETTING_TITLES
+from ._tables import SETTING_TITLES, plain
 
 PlotMaker = Callable[[list[SettingMetrics]], bytes]
 
@@ -49,8 +50,14 @@ def _settings(metrics: list[SettingMetrics]) -> list[str]:
     return [s for s in SETTING_NAMES if any(m.setting == s for m in metrics)]
 
 
+def _float(value: Fraction | None) -> float:
+    """Plotting only: the exact figures are in the tables and metrics.json."""
+    return 0.0 if value is None else float(value)
+
+
 def accuracy_plot(metrics: list[SettingMetrics]) -> bytes:
-    """Accuracy by setting, one bar per agent, with the 95% Wilson interval."""
+    """Accuracy by setting, one bar per agent, with the 95% bootstrap interval."""
+    metrics = plain(metrics)
     agents = list(dict.fromkeys(m.agent for m in metrics))
     settings = _settings(metrics)
     figure = _figure(max(6.0, 1.4 * len(settings) + 0.5 * len(agents)), 3.6)
@@ -63,22 +70,24 @@ def accuracy_plot(metrics: list[SettingMetrics]) -> bytes:
             if not found:
                 continue
             m = found[0]
+            accuracy = _float(m.accuracy)
+            low_ci, high_ci = m.accuracy_ci or (m.accuracy, m.accuracy)
             xs.append(position + (index - (len(agents) - 1) / 2) * width)
-            ys.append(100 * m.accuracy)
-            low.append(max(0.0, 100 * (m.accuracy - m.ci_low)))
-            high.append(max(0.0, 100 * (m.ci_high - m.accuracy)))
+            ys.append(100 * accuracy)
+            low.append(max(0.0, 100 * (accuracy - _float(low_ci))))
+            high.append(max(0.0, 100 * (_float(high_ci) - accuracy)))
         axes.bar(xs, ys, width, yerr=[low, high], capsize=3, label=_text(agent))
     axes.set_xticks(range(len(settings)), [SETTING_TITLES[s] for s in settings])
     axes.set_ylabel("accuracy (%)")
     axes.set_ylim(0, 105)
     axes.legend(fontsize="small", loc="lower left")
-    axes.set_title("Accuracy by setting (95% Wilson interval)")
+    axes.set_title("Accuracy by setting (95% bootstrap interval over groups)")
     return _png(figure)
 
 
 def attribution_plot(metrics: list[SettingMetrics]) -> bytes:
     """Wrong answers per agent and setting, stacked by attribution label."""
-    rows = [m for m in metrics if m.samples > m.correct]
+    rows = [m for m in plain(metrics) if m.samples > m.correct]
     figure = _figure(7.0, max(2.4, 0.35 * len(rows) + 1.6))
     axes = figure.add_subplot()
     labels = [_text(f"{m.agent} · {SETTING_TITLES[m.setting]}") for m in rows]
@@ -98,6 +107,7 @@ def attribution_plot(metrics: list[SettingMetrics]) -> bytes:
 
 def rounds_plot(metrics: list[SettingMetrics]) -> bytes:
     """Mean rounds, waits and redundant contacts by setting, one line per agent."""
+    metrics = plain(metrics)
     settings = _settings(metrics)
     figure = _figure(8.0, 3.2)
     panels = figure.subplots(1, 3, sharex=True)
@@ -108,7 +118,9 @@ def rounds_plot(metrics: list[SettingMetrics]) -> bytes:
     ):
         for agent in dict.fromkeys(m.agent for m in metrics):
             points = [
-                (settings.index(m.setting), getattr(m, field)) for m in metrics if m.agent == agent
+                (settings.index(m.setting), _float(getattr(m, field)))
+                for m in metrics
+                if m.agent == agent
             ]
             axes.plot(
                 [p[0] for p in points], [p[1] for p in points], marker="o", label=_text(agent)

@@ -7,10 +7,12 @@ the renderers escape all of them; nothing here is markup.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from ..evaluation import ATTRIBUTION_LABELS, SampleRecord, SettingMetrics
 from ..settings import SETTING_NAMES
+from ..stats import Interval, decimal_text, percent_text
 
 SETTING_TITLES = {
     "reliable": "Reliable",
@@ -38,8 +40,29 @@ class Section:
     """names of plots (see :mod:`._plots`) shown in this section"""
 
 
-def percent(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{100 * value:.{digits}f}%"
+def percent(value: Fraction | float | None, digits: int = 1) -> str:
+    """A share as an exact percentage (rounded on the fraction, never through a float)."""
+    return percent_text(value, digits)
+
+
+def interval_text(interval: Interval | None, digits: int = 0, points: bool = False) -> str:
+    """``[low, high]`` as percentages, or as signed percentage points."""
+    if interval is None:
+        return "–"
+    low, high = interval
+    if points:
+        low_text, high_text = (decimal_text(100 * x, digits, sign=True) for x in (low, high))
+        return f"[{low_text}, {high_text}]"
+    return f"[{percent(low, digits)}, {percent(high, digits)}]"
+
+
+def number(value: Fraction | None, digits: int = 2) -> str:
+    return "–" if value is None else decimal_text(value, digits)
+
+
+def plain(metrics: list[SettingMetrics]) -> list[SettingMetrics]:
+    """The cells of the plain evaluation (intervention arm none)."""
+    return [m for m in metrics if m.arm == "none"]
 
 
 def _agents(metrics: list[SettingMetrics]) -> list[str]:
@@ -48,7 +71,7 @@ def _agents(metrics: list[SettingMetrics]) -> list[str]:
 
 def _cell(metrics: list[SettingMetrics], agent: str, setting: str) -> SettingMetrics | None:
     for m in metrics:
-        if m.agent == agent and m.setting == setting:
+        if m.agent == agent and m.setting == setting and m.arm == "none":
             return m
     return None
 
@@ -63,20 +86,22 @@ def accuracy_table(metrics: list[SettingMetrics]) -> Table:
             row.append(
                 "–"
                 if m is None
-                else f"{percent(m.accuracy)} [{percent(m.ci_low, 0)}, {percent(m.ci_high, 0)}] "
-                f"n={m.samples}"
+                else f"{percent(m.accuracy)} {interval_text(m.accuracy_ci)} "
+                f"n={m.n_groups}x{m.epochs}"
             )
         rows.append(row)
     return Table(
         ["agent", *(SETTING_TITLES[s] for s in settings)],
         rows,
-        "Accuracy (decision, candidate and number all right) with a 95% Wilson interval.",
+        "Accuracy (decision, candidate and number all right): the mean over groups of each "
+        "group's share of correct epochs, with a 95% bootstrap interval over groups; "
+        "n = groups x epochs.",
     )
 
 
 def retention_table(metrics: list[SettingMetrics]) -> Table:
     rows = []
-    for m in metrics:
+    for m in plain(metrics):
         if m.setting == "reliable":
             continue
         rows.append(
@@ -84,19 +109,23 @@ def retention_table(metrics: list[SettingMetrics]) -> Table:
                 m.agent,
                 SETTING_TITLES[m.setting],
                 str(m.paired),
-                "–" if m.drop is None else f"{m.drop:+.1f}",
-                f"{percent(m.retention)} ({m.retained}/{m.retention_base})",
+                "–" if m.drop is None else decimal_text(100 * m.drop, 1, sign=True),
+                interval_text(m.drop_ci, 1, points=True),
+                f"{percent(m.retention)} {interval_text(m.retention_ci)}",
+                f"{m.retained}/{m.retention_base}",
                 str(m.excluded_unavailable),
                 str(m.excluded_missing),
             ]
         )
     return Table(
-        ["agent", "setting", "paired groups", "drop (pp)", "retention",
-         "excluded: unavailable", "excluded: not run"],
+        ["agent", "setting", "paired group-epochs", "drop (pp)", "95% CI (pp)", "retention",
+         "retained / base", "excluded: unavailable", "excluded: not run"],
         rows,
-        "Drop: Reliable accuracy minus this setting's, on the groups run in both. Retention: "
-        "of the groups answered correctly in Reliable, the share still correct here; groups "
-        "lacking this setting (or not run in it) are excluded and counted.",
+        "Per epoch, then averaged over epochs, with 95% bootstrap intervals over groups. "
+        "Drop: Reliable accuracy minus this setting's, on the groups run in both in that "
+        "epoch. Retention: of the groups answered correctly in Reliable in that epoch (the "
+        "base), the share still correct here; group-epochs lacking this setting (or not run "
+        "in it) are excluded and counted.",
     )  # fmt: skip
 
 
@@ -105,30 +134,33 @@ def efficiency_table(metrics: list[SettingMetrics]) -> Table:
         [
             m.agent,
             SETTING_TITLES[m.setting],
-            f"{m.mean_rounds:.2f}",
-            f"{m.mean_contacts:.2f}",
-            f"{m.mean_waits:.2f}",
-            f"{m.mean_redundant:.2f}",
+            number(m.mean_rounds),
+            number(m.mean_min_rounds),
+            number(m.rounds_ratio),
+            number(m.mean_contacts),
+            number(m.mean_waits),
+            number(m.mean_redundant),
             str(m.budget_exhausted),
         ]
-        for m in metrics
+        for m in plain(metrics)
     ]
     return Table(
-        ["agent", "setting", "rounds", "contacts", "waits", "redundant contacts",
-         "budget exhausted"],
+        ["agent", "setting", "rounds", "minimum rounds", "ratio", "contacts", "waits",
+         "redundant contacts", "budget exhausted"],
         rows,
-        "Means per sample. A contact is redundant when the colleague was asked before and "
-        "every record the request concerns had already arrived exactly and in the required "
-        "context.",
+        "Means per sample. Minimum rounds: the fewest an ideal agent needs (solver-computed); "
+        "ratio: rounds used over the minimum. A contact is redundant when the colleague was "
+        "asked before and every record the request concerns had already arrived exactly and "
+        "in the required context.",
     )  # fmt: skip
 
 
 def behaviour_table(metrics: list[SettingMetrics]) -> Table:
     rows = []
-    for m in metrics:
+    for m in plain(metrics):
         if m.setting == "reliable":
             continue
-        share = m.recovered / m.with_defect if m.with_defect else None
+        share = Fraction(m.recovered, m.with_defect) if m.with_defect else None
         rows.append(
             [
                 m.agent,
@@ -153,7 +185,7 @@ def behaviour_table(metrics: list[SettingMetrics]) -> Table:
 
 def attribution_table(metrics: list[SettingMetrics]) -> Table:
     rows = []
-    for m in metrics:
+    for m in plain(metrics):
         wrong = m.samples - m.correct
         rows.append(
             [m.agent, SETTING_TITLES[m.setting], str(wrong)]

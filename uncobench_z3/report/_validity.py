@@ -17,9 +17,9 @@ from ..evaluation import (
     read_judgements,
     role_validity,
     run_benchmark_path,
-    wilson_interval,
 )
 from ..settings import TaskGroup
+from ..stats import wilson_interval
 from ._load import ReportData
 from ._tables import Section, Table, percent
 

@@ -1,0 +1,104 @@
+"""``uncobench compare``: a paired test of two agents per setting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ..errors import ConfigError
+from ..evaluation import ALPHA, INTERVENTION_ARMS, compare_agents
+from ..stats import BootstrapConfig, decimal_text, percent_text
+from ._app import EXIT_OK, cli
+from ._eval import bootstrap_options, console
+
+
+def _points(value: object) -> str:
+    from fractions import Fraction
+
+    return decimal_text(100 * Fraction(str(value)), 1, sign=True)
+
+
+@cli.command("compare")
+@click.argument("runs", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--a", "agent_a", required=True, help="The first agent (as named in the run).")
+@click.option("--b", "agent_b", required=True, help="The second agent.")
+@click.option(
+    "--arm",
+    "arms",
+    multiple=True,
+    type=click.Choice(INTERVENTION_ARMS),
+    help="Intervention arm(s) to compare (default: every arm both agents ran).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON.")
+@bootstrap_options
+def compare_command(
+    runs: Path,
+    agent_a: str,
+    agent_b: str,
+    arms: tuple[str, ...],
+    as_json: bool,
+    bootstrap_samples: int,
+    bootstrap_seed: int,
+) -> int:
+    """Compare agents A and B on the same groups of every run under RUNS, per setting.
+
+    Difference in accuracy (A minus B) with a paired bootstrap interval over groups, and an
+    exact McNemar test on each group's majority outcome, Holm-adjusted over settings.
+    """
+    from ..report import load_report_data
+
+    if agent_a == agent_b:
+        raise ConfigError("--a and --b name the same agent; compare two different agents")
+    data = load_report_data(runs)
+    present = list(dict.fromkeys(s.agent for s in data.samples))
+    missing = [name for name in (agent_a, agent_b) if name not in present]
+    if missing:
+        raise ConfigError(
+            f"{runs} holds no samples of {', '.join(missing)}; agents there: "
+            f"{', '.join(present) or 'none'}"
+        )
+    config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
+    comparisons = [
+        c
+        for c in compare_agents(data.samples, [(agent_a, agent_b)], config)
+        if not arms or c.arm in arms
+    ]
+    if not comparisons:
+        raise ConfigError(f"{agent_a} and {agent_b} share no setting (and arm) in {runs}")
+    if as_json:
+        click.echo(json.dumps([c.model_dump(mode="json") for c in comparisons], indent=1))
+        return EXIT_OK
+    table = Table(title=f"{escape(agent_a)} (A) vs {escape(agent_b)} (B)")
+    for name in ("setting", "arm", "groups", "A", "B", "A - B (pp)", "95% CI (pp)", "A only",
+                 "B only", "ties", "p", "p (Holm)"):  # fmt: skip
+        table.add_column(name, justify="left" if name in ("setting", "arm") else "right")
+    for c in comparisons:
+        interval = (
+            "–"
+            if c.difference_ci is None
+            else f"[{_points(c.difference_ci[0])}, {_points(c.difference_ci[1])}]"
+        )
+        table.add_row(
+            c.setting,
+            c.arm,
+            str(c.n_groups),
+            percent_text(c.accuracy_a),
+            percent_text(c.accuracy_b),
+            "–" if c.difference is None else _points(c.difference),
+            interval,
+            str(c.a_only),
+            str(c.b_only),
+            str(c.ties),
+            decimal_text(c.p_value, 4),
+            decimal_text(c.p_holm, 4) + (" *" if c.significant else ""),
+        )
+    console.print(table)
+    console.print(
+        f"* Holm-adjusted p below {decimal_text(ALPHA, 2)}. {bootstrap_samples} bootstrap "
+        f"resamples (seed {bootstrap_seed}); McNemar on group majority outcomes (ties left out)."
+    )
+    return EXIT_OK

@@ -1,0 +1,169 @@
+"""A seeded, deterministic, exact nonparametric bootstrap over independent units (groups).
+
+Epochs of one group are not independent trials of the benchmark - they share the task - so
+intervals resample *groups* with replacement, each group carrying all its epochs. Every group
+is described by a *unit*: a tuple of exact numbers. A statistic is a function of weighted
+units - each distinct unit with the number of times a resample drew it - so the point
+estimate is the statistic at the observed weights and estimate and interval always share one
+definition. Several statistics of the same units are computed from the same resamples.
+
+Determinism: the generator is :class:`random.Random` seeded with an integer derived (SHA-256)
+from the configured seed and a label naming the cell, and draws use only ``random()``, the
+one method whose sequence Python guarantees across versions: index ``floor(random() * n)``.
+Resampled statistics are exact fractions (units are scaled to integers over their common
+denominator, so the arithmetic stays in integers until the last division). The interval is
+the percentile interval: with ``m`` defined resampled values sorted, the ``l``-th smallest
+and the ``l``-th largest, ``l = max(1, ceil(m * (1 - level) / 2))`` (for ``m = 2000`` at
+95%: the 50th and the 1951st). Resamples where a statistic is undefined (an empty
+denominator) are left out of its ``m``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+Number = int | Fraction
+Unit = tuple[Number, ...]
+Weighted = Sequence[tuple[tuple[int, ...], int]]
+"""Distinct units, scaled to integers, with their multiplicity (zero weights left out)."""
+Statistic = Callable[[Weighted, int], Fraction | None]
+"""``statistic(weighted, scale)``: units are the originals multiplied by ``scale``."""
+Interval = tuple[Fraction, Fraction]
+
+DEFAULT_SAMPLES = 2000
+DEFAULT_LEVEL = Fraction(95, 100)
+
+
+@dataclass(frozen=True)
+class BootstrapConfig:
+    """How intervals are drawn: resamples, seed and confidence level."""
+
+    samples: int = DEFAULT_SAMPLES
+    seed: int = 0
+    level: Fraction = DEFAULT_LEVEL
+
+    def __post_init__(self) -> None:
+        if self.samples < 1:
+            raise ValueError(f"the bootstrap needs at least 1 resample, not {self.samples}")
+        if not 0 < self.level < 1:
+            raise ValueError("the confidence level must lie strictly between 0 and 1")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate and its bootstrap interval (None when undefined)."""
+
+    value: Fraction | None
+    interval: Interval | None = None
+
+
+def derived_seed(seed: int, label: str) -> int:
+    """A 64-bit generator seed from the configured seed and a label."""
+    digest = hashlib.sha256(f"uncobench-bootstrap:{seed}:{label}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def percentile_interval(values: Sequence[Fraction], level: Fraction) -> Interval | None:
+    """The ``l``-th smallest and largest of ``values`` (see the module docstring)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    m = len(ordered)
+    rank = max(1, math.ceil(m * (1 - level) / 2))
+    return ordered[rank - 1], ordered[m - rank]
+
+
+def resample_weights(classes: Sequence[int], kinds: int, rng: random.Random) -> list[int]:
+    """How often each class is drawn when ``len(classes)`` units are drawn with replacement."""
+    n = len(classes)
+    draw = rng.random
+    counts = Counter([classes[int(draw() * n)] for _ in range(n)])
+    return [counts.get(kind, 0) for kind in range(kinds)]
+
+
+def _scaled(units: Sequence[Unit]) -> tuple[list[tuple[int, ...]], int]:
+    scale = 1
+    for unit in units:
+        for number in unit:
+            if isinstance(number, Fraction):
+                scale = math.lcm(scale, number.denominator)
+    return [tuple(int(number * scale) for number in unit) for unit in units], scale
+
+
+def bootstrap_many(
+    units: Sequence[Unit],
+    statistics: Mapping[str, Statistic],
+    config: BootstrapConfig,
+    label: str,
+) -> dict[str, Estimate]:
+    """Every statistic on ``units``, with percentile intervals from one set of resamples."""
+    if not units:
+        return {name: Estimate(None, None) for name in statistics}
+    scaled, scale = _scaled(units)
+    distinct: dict[tuple[int, ...], int] = {}
+    classes = [distinct.setdefault(unit, len(distinct)) for unit in scaled]
+    kinds = list(distinct)
+    observed = Counter(classes)
+    at_observed = [(kinds[k], observed[k]) for k in range(len(kinds))]
+    values = {name: statistic(at_observed, scale) for name, statistic in statistics.items()}
+    live = {name: s for name, s in statistics.items() if values[name] is not None}
+    resampled: dict[str, list[Fraction]] = {name: [] for name in live}
+    if live:
+        rng = random.Random(derived_seed(config.seed, label))
+        for _ in range(config.samples):
+            weights = resample_weights(classes, len(kinds), rng)
+            drawn = [(kinds[k], w) for k, w in enumerate(weights) if w]
+            for name, statistic in live.items():
+                result = statistic(drawn, scale)
+                if result is not None:
+                    resampled[name].append(result)
+    return {
+        name: Estimate(
+            values[name],
+            percentile_interval(resampled[name], config.level) if name in live else None,
+        )
+        for name in statistics
+    }
+
+
+def bootstrap(
+    units: Sequence[Unit], statistic: Statistic, config: BootstrapConfig, label: str
+) -> Estimate:
+    """One statistic on ``units`` and its percentile interval."""
+    return bootstrap_many(units, {"value": statistic}, config, label)["value"]
+
+
+def mean_at(index: int = 0) -> Statistic:
+    """The mean over units of the number at ``index``."""
+
+    def statistic(weighted: Weighted, scale: int) -> Fraction | None:
+        total = sum(w for _, w in weighted)
+        if total == 0:
+            return None
+        return Fraction(sum(unit[index] * w for unit, w in weighted), scale * total)
+
+    return statistic
+
+
+def ratios_at(start: int, stop: int) -> Statistic:
+    """Units hold ``(numerator_1, denominator_1, numerator_2, denominator_2, ...)`` between
+    ``start`` and ``stop``, one pair per epoch: the mean over epochs whose summed denominator
+    is not zero of summed numerator over summed denominator (None when no epoch has one)."""
+
+    def statistic(weighted: Weighted, scale: int) -> Fraction | None:
+        ratios: list[Fraction] = []
+        for at in range(start, stop, 2):
+            denominator = sum(unit[at + 1] * w for unit, w in weighted)
+            if denominator:
+                ratios.append(Fraction(sum(unit[at] * w for unit, w in weighted), denominator))
+        if not ratios:
+            return None
+        return sum(ratios, Fraction(0)) / len(ratios)
+
+    return statistic
