@@ -1,4 +1,4 @@
-"""Solver error attribution on hand-made traces.
+"""Solver error attribution and justification on hand-made traces; minimum rounds.
 
 The mining task: Marcus Vance is the only eligible candidate (relocation grant 45,000 + field
 allowance 15,000 = 60,000 AUD). Traces state records exactly as the colleagues would.
@@ -12,17 +12,26 @@ import pytest
 
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import (
+    Action,
     AnswerAction,
     AnswerKey,
+    AskAction,
+    Conversation,
     ParsedAnswer,
     ReplyRecord,
+    RoleRequest,
     RoundRecord,
+    SampleJob,
     attribute_error,
+    group_digest,
+    justify_answer,
+    minimum_rounds,
     parse_answer,
     received_evidence,
+    run_sample,
     typed_task,
 )
-from uncobench_z3.settings import StatedValue
+from uncobench_z3.settings import SettingName, StatedValue
 from uncobench_z3.spec import Slot, to_json_scalar
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -193,3 +202,104 @@ def test_attribution_is_the_same_in_any_order() -> None:
     forward = [attribute_error(TASK, GOLD, t, a) for t, a in cases]
     backward = [attribute_error(TASK, GOLD, t, a) for t, a in reversed(cases)]
     assert forward == list(reversed(backward))
+
+
+# -- justification of correct answers ----------------------------------------------------------
+def slots_of(role: str) -> list[Slot]:
+    return [slot for slot in TASK.all_slots() if TASK.facts[slot[1]].owner == role]
+
+
+def test_full_evidence_justifies_the_answer() -> None:
+    result = justify_answer(TASK, GOLD, trace(everything_but()))
+    assert result.label == "justified" and (result.received, result.needed) == (21, 21)
+
+
+def test_a_guess_that_skipped_a_role_is_lucky() -> None:
+    """Without the security office, Marcus Vance's clearance could have failed (nobody
+    eligible then): the right answer was not determined by what the agent had."""
+    result = justify_answer(TASK, GOLD, trace(everything_but(*slots_of("security"))))
+    assert result.label == "lucky" and result.received == 18
+
+
+def test_an_imprecise_statement_counts_at_face_value() -> None:
+    slot = ("vance", "hardrock_years")  # 17 years; the condition needs >= 12
+    enough = stated("vance", "hardrock_years", low=15, high=25)
+    result = justify_answer(TASK, GOLD, trace([*everything_but(slot), enough]))
+    assert result.label == "justified" and result.imprecise == 1
+    too_wide = stated("vance", "hardrock_years", low=10, high=25)
+    assert justify_answer(TASK, GOLD, trace([*everything_but(slot), too_wide])).label == "lucky"
+
+
+def test_a_wrong_context_value_says_nothing_about_the_required_one() -> None:
+    slot = ("vance", "field_allowance")
+    accepted = trace([*everything_but(slot), WRONG_ALLOWANCE])
+    assert justify_answer(TASK, GOLD, accepted).label == "lucky"
+    resolved = trace([*everything_but(slot), WRONG_ALLOWANCE], [truth(slot)])
+    assert justify_answer(TASK, GOLD, resolved).label == "justified"
+
+
+def test_contradictory_statements_justify_nothing() -> None:
+    """Two disjoint ranges leave no completion at all: "no other output" would hold
+    vacuously, so the verdict is unknown, never justified."""
+    slot = ("vance", "hardrock_years")
+    low = stated("vance", "hardrock_years", low=1, high=5)
+    high = stated("vance", "hardrock_years", low=15, high=25)
+    result = justify_answer(TASK, GOLD, trace([*everything_but(slot), low, high]))
+    assert result.label == "unknown"
+
+
+def test_a_shared_solver_gives_the_same_verdicts_in_any_order() -> None:
+    cases = [
+        trace(everything_but()),
+        trace(everything_but(*slots_of("security"))),
+        trace([*everything_but(("vance", "field_allowance")), WRONG_ALLOWANCE]),
+    ]
+    fresh = [justify_answer(TASK, GOLD, t).label for t in cases]
+    shared = [justify_answer(TASK, GOLD, t, group_hash="mining").label for t in reversed(cases)]
+    assert fresh == list(reversed(shared)) == ["justified", "lucky", "lucky"]
+
+
+class Skipper:
+    """Asks every colleague but the security office, then states the right answer anyway."""
+
+    async def act(self, conversation: Conversation) -> Action:
+        if not conversation.turns:
+            return AskAction(
+                requests=tuple(
+                    RoleRequest(role=card.id, question="Please send all your records.")
+                    for card in conversation.briefing.roles
+                    if card.id != "security"
+                )
+            )
+        return AnswerAction(decision="Appoint", candidate="Marcus Vance", number="60000")
+
+
+async def test_a_guesser_is_lucky_and_careful_is_justified_in_a_real_run() -> None:
+    guessed = await run_sample(
+        SampleJob.make(GROUP, "reliable", "test/skipper"), lambda n, s: Skipper()
+    )
+    assert guessed.correct and guessed.justification is not None
+    assert guessed.justification.label == "lucky" and guessed.attribution is None
+    careful = await run_sample(SampleJob.make(GROUP, "misaligned", "builtin/careful"))
+    assert careful.correct and careful.justification is not None
+    assert careful.justification.label == "justified"
+    wrong = await run_sample(SampleJob.make(GROUP, "misaligned", "builtin/naive"))
+    assert not wrong.correct and wrong.justification is None and wrong.attribution is not None
+
+
+# -- minimum rounds ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("setting", "fewest"),
+    [("reliable", 2), ("misaligned", 3), ("incomplete", 3), ("missed", 3), ("mixed", 3)],
+)
+async def test_minimum_rounds_by_solver(setting: SettingName, fewest: int) -> None:
+    """Reliable: ask everyone, answer. With a defect the first replies leave the answer
+    open, so one round of follow-ups comes first."""
+    assert await minimum_rounds(GROUP, setting, group_digest(GROUP)) == fewest
+
+
+async def test_the_minimum_is_reached_by_careful_not_by_patient() -> None:
+    careful = await run_sample(SampleJob.make(GROUP, "missed", "builtin/careful"))
+    patient = await run_sample(SampleJob.make(GROUP, "missed", "builtin/patient"))
+    assert careful.rounds == careful.min_rounds == 3
+    assert patient.rounds == 4 and patient.min_rounds == 3

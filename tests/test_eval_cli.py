@@ -56,6 +56,57 @@ def test_eval_then_report(bench: Path, tmp_path: Path, capsys: pytest.CaptureFix
     assert (tmp_path / "report" / "report.md").is_file()
 
 
+def test_epochs_then_compare(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    base = ["eval", str(bench), "--agent", "builtin/careful", "--agent", "builtin/naive",
+            "--out", str(out), "--no-progress"]  # fmt: skip
+    assert run_cli(capsys, *base, "--epochs", "2").code == 0
+    grown = run_cli(capsys, *base, "--epochs", "3")
+    assert grown.code == 0 and "18 sample(s) run, 36 reused" in grown.out
+    assert "2x3" in grown.out  # groups x epochs
+    fewer = run_cli(capsys, *base)
+    assert fewer.code == 2 and "holds 3 epochs" in fewer.err
+
+    args = ["compare", str(out), "--a", "builtin/careful", "--b", "builtin/naive",
+            "--bootstrap-samples", "200"]  # fmt: skip
+    table = run_cli(capsys, *args)
+    assert table.code == 0, table.err
+    assert "misaligned" in table.out and "Holm" in table.out
+    as_json = run_cli(capsys, *args, "--json")
+    rows = {row["setting"]: row for row in json.loads(as_json.out)}
+    assert rows["misaligned"]["difference"] == "1" and rows["misaligned"]["a_only"] == 2
+    assert rows["reliable"]["p_value"] == "1"
+
+    report = run_cli(capsys, "report", str(out), "--out", str(tmp_path / "report"),
+                     "--no-plots", "--bootstrap-samples", "100")  # fmt: skip
+    assert report.code == 0, report.err
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "pass^3" in markdown and "pass@3" in markdown
+
+
+@pytest.mark.parametrize(
+    ("agents", "message"),
+    [
+        (["--a", "builtin/naive", "--b", "builtin/naive"], "same agent"),
+        (["--a", "builtin/naive", "--b", "builtin/nobody"], "no samples of builtin/nobody"),
+    ],
+)
+def test_compare_errors_are_one_message(
+    bench: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    agents: list[str],
+    message: str,
+) -> None:
+    out = tmp_path / "run"
+    run_cli(capsys, "eval", str(bench), "--agent", "builtin/naive", "--out", str(out),
+            "--limit", "1", "--no-progress")  # fmt: skip
+    result = run_cli(capsys, "compare", str(out), *agents)
+    assert result.code == 2 and message in result.err and "Traceback" not in result.err
+
+
 def test_eval_options(bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
     result = run_cli(

@@ -18,8 +18,11 @@ from uncobench_z3.evaluation import (
     Conversation,
     SampleJob,
     SampleRecord,
+    epoch_seed,
     evaluate,
     example_benchmark,
+    example_groups,
+    generation_settings,
     make_agent,
     make_config,
     plan_jobs,
@@ -231,3 +234,100 @@ async def test_a_sample_is_a_plain_function_of_its_job(groups: list[TaskGroup]) 
     first, second = await run_sample(job), await run_sample(copy)
     strip: Any = {"elapsed_seconds"}
     assert first.model_dump(exclude=strip) == second.model_dump(exclude=strip)
+
+
+# -- epochs ------------------------------------------------------------------------------------
+def test_epochs_repeat_every_sample_with_a_seed_per_group_and_epoch(
+    groups: list[TaskGroup],
+) -> None:
+    config = make_config("bench", groups, AGENTS, limit=2, epochs=3)
+    jobs, _ = plan_jobs(groups, config)
+    assert len(jobs) == 3 * (5 + 4) * len(AGENTS) and len({j.key for j in jobs}) == len(jobs)
+    assert [j.epoch for j in jobs] == sorted(j.epoch for j in jobs)  # epoch by epoch
+    seeds: dict[tuple[str, int], set[int]] = {}
+    for job in jobs:
+        seeds.setdefault((job.group.id, job.epoch), set()).add(job.epoch_seed)
+        assert job.epoch_seed == epoch_seed(config.seed, job.group.id, job.epoch)
+    # one seed per group and epoch, shared by its settings, agents and arms; all distinct
+    assert all(len(s) == 1 for s in seeds.values())
+    assert len({next(iter(s)) for s in seeds.values()}) == len(seeds)
+    other_run = make_config("bench", groups, AGENTS, limit=2, epochs=3, seed=1)
+    assert not {j.epoch_seed for j in plan_jobs(groups, other_run)[0]} & {
+        j.epoch_seed for j in jobs
+    }
+
+
+def test_the_agent_is_made_with_its_epoch_seed(groups: list[TaskGroup], tmp_path: Path) -> None:
+    made: list[int] = []
+
+    def maker(name: str, seed: int) -> Agent:
+        made.append(seed)
+        return make_agent(name, seed)
+
+    config = make_config("bench", groups, ["builtin/naive"], ["missed"], limit=2, epochs=2)
+    summary = evaluate(groups, config, tmp_path, agents=maker)
+    assert sorted(made) == sorted(r.epoch_seed for r in summary.records)
+    assert {(r.epoch, r.epoch_seed) for r in summary.records} == {
+        (job.epoch, job.epoch_seed) for job in plan_jobs(groups, config)[0]
+    }
+
+
+async def test_a_builtin_guess_varies_with_the_epoch(groups: list[TaskGroup]) -> None:
+    """``builtin/naive`` breaks ties with its seed: across epochs it picks differently."""
+    mining = next(g for g in example_groups() if g.id == "mining_supervisor")
+    picks = {
+        (await run_sample(SampleJob.make(mining, "misaligned", "builtin/naive", epoch=e))).answer
+        for e in range(1, 7)
+    }
+    assert len({p.candidate for p in picks if p is not None}) == 2
+
+
+def test_a_run_grows_by_epochs_without_redoing_any(groups: list[TaskGroup], tmp_path: Path) -> None:
+    one = make_config("bench", groups, ["builtin/naive"], limit=1, epochs=1)
+    first = evaluate(groups, one, tmp_path)
+    three = make_config("bench", groups, ["builtin/naive"], limit=1, epochs=3)
+    assert three.digest() == one.digest()  # the epoch count is not in the hash
+    ran: list[str] = []
+
+    def watching(name: str, seed: int) -> Agent:
+        ran.append(name)
+        return make_agent(name, seed)
+
+    grown = evaluate(groups, three, tmp_path, agents=watching)
+    assert (grown.reused, grown.ran, len(ran)) == (5, 10, 10)
+    by_epoch = {r.epoch for r in read_log(tmp_path / SAMPLES_FILE)[0]}
+    assert by_epoch == {1, 2, 3}
+    epoch_one = [r for r in grown.records if r.epoch == 1]
+    assert content(epoch_one) == content(first.records)
+    assert json.loads((tmp_path / RUN_FILE).read_text())["config"]["epochs"] == 3
+
+    fewer = make_config("bench", groups, ["builtin/naive"], limit=1, epochs=2)
+    with pytest.raises(ResumeError, match="holds 3 epochs"):
+        evaluate(groups, fewer, tmp_path)
+    kept = evaluate(groups, fewer, tmp_path, force=True)
+    assert (kept.reused, kept.ran) == (10, 0)
+    assert (tmp_path / "samples.discarded-1.jsonl").exists()
+
+
+def test_a_run_directory_from_before_epochs_is_not_resumed_silently(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    config = make_config("bench", groups, ["builtin/naive"], limit=1)
+    evaluate(groups, config, tmp_path)
+    meta = json.loads((tmp_path / RUN_FILE).read_text())
+    del meta["config"]["epochs"]
+    meta["config_hash"] = "written-by-an-earlier-version"
+    (tmp_path / RUN_FILE).write_text(json.dumps(meta))
+    with pytest.raises(ResumeError, match="before epochs"):
+        evaluate(groups, config, tmp_path)
+
+
+def test_run_json_records_how_each_agent_samples(groups: list[TaskGroup], tmp_path: Path) -> None:
+    config = make_config("bench", groups, ["builtin/naive"], limit=1)
+    evaluate(groups, config, tmp_path)
+    generation = json.loads((tmp_path / RUN_FILE).read_text())["generation"]
+    assert generation == {"builtin/naive": {"kind": "builtin", "seed": "per epoch"}}
+    named = generation_settings("openai/gpt-4.1-mini,temperature=0.7")
+    assert named["temperature"] == 0.7 and named["seed"] == "per epoch"
+    assert generation_settings("openai/gpt-4.1-mini")["temperature"] == "provider default"
+    assert generation_settings("openai/gpt-4.1-mini,seed=5")["seed"] == 5

@@ -16,16 +16,25 @@ from uncobench_z3.evaluation import (
     LLMAgent,
     RunSummary,
     WaitAction,
+    close_models,
     make_config,
     parse_agent_name,
     parse_text_action,
     read_log,
     role_validity,
     run_episode,
+    shared_model,
 )
 from uncobench_z3.evaluation import evaluate as run_config
-from uncobench_z3.models import ChatMessage, ModelOutput, ToolCall, ToolDef, register_provider
-from uncobench_z3.models.providers._mock import MockProvider
+from uncobench_z3.models import (
+    CACHE_DIR_ENV,
+    ChatMessage,
+    ModelOutput,
+    ToolCall,
+    ToolDef,
+    register_provider,
+)
+from uncobench_z3.models.providers._mock import MockCall, MockProvider
 
 
 def evaluate(
@@ -191,3 +200,40 @@ def test_interventions_are_delivered_once_with_the_defect(bench: Path, tmp_path:
     files = write_report(out, tmp_path / "report", plots=False)
     markdown = files.markdown.read_text()
     assert "## Causal interventions" in markdown and "diagnosis" in markdown
+
+
+register_provider(
+    "mockseeded", lambda rest, **_: MockProvider(f"mockseeded/{rest}", _scripted_agent)
+)
+
+
+async def test_an_llm_agent_gets_its_epoch_seed_and_a_cache_scoped_to_the_epoch(
+    bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The epoch seed reaches the model's ``seed`` and the cache key: a repeated identical
+    call is served from the cache within its epoch, never across epochs."""
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    group = load_groups(bench)[0]
+
+    async def episode(name: str, seed: int) -> list[MockCall]:
+        ref = parse_agent_name(name)[0]
+        await run_episode(Environment(group, "reliable"), LLMAgent(ref, seed=seed))
+        provider = shared_model(ref).provider
+        assert isinstance(provider, MockProvider)
+        return provider.calls
+
+    try:
+        calls = await episode("mockseeded/x", 11)
+        per_episode = len(calls)
+        assert per_episode == 3 and {c.config.seed for c in calls} == {11}
+        await episode("mockseeded/x", 11)  # the same epoch: every call repeats, from the cache
+        assert len(calls) == per_episode
+        await episode("mockseeded/x", 12)  # another epoch: asked again, with its own seed
+        assert len(calls) == 2 * per_episode
+        assert {c.config.seed for c in calls[per_episode:]} == {12}
+        # a seed pinned in the name is the one sent, yet the cache still keeps epochs apart
+        pinned = await episode("mockseeded/y,seed=5", 11)
+        await episode("mockseeded/y,seed=5", 12)
+        assert len(pinned) == 2 * per_episode and {c.config.seed for c in pinned} == {5}
+    finally:
+        await close_models()

@@ -19,6 +19,7 @@ from uncobench_z3.models import (
     default_cache_dir,
     get_model,
 )
+from uncobench_z3.models.providers._mock import MockProvider
 from uncobench_z3.models.testing import ScriptedTransport, http_json, openai_completion
 
 KEY = "sk-test-SECRET-1234"
@@ -52,6 +53,22 @@ def test_key_changes_with_every_ingredient_of_the_answer() -> None:
         key_for(config=GenerateConfig(temperature=0.5)),
     ]
     assert len({base, *variants}) == len(variants) + 1
+
+
+def test_the_trial_scopes_the_key() -> None:
+    """An evaluation's epoch seed is part of the key; calls without one keep their old key."""
+    assert key_for(trial=None) == key_for()
+    assert len({key_for(), key_for(trial=1), key_for(trial=2)}) == 3
+
+
+async def test_a_repeat_is_served_from_the_cache_within_its_trial_only(tmp_path: Path) -> None:
+    provider = MockProvider("mock/same", lambda messages, tools: "the same answer")
+    model = Model(provider, cache=ResponseCache(tmp_path))
+    await model.generate(MESSAGES, trial=7)
+    again = await model.generate(MESSAGES, trial=7)
+    assert again.from_cache and len(provider.calls) == 1
+    other = await model.generate(MESSAGES, trial=8)
+    assert not other.from_cache and len(provider.calls) == 2
 
 
 def test_timeout_does_not_change_the_key() -> None:

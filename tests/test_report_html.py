@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,14 @@ from uncobench_z3.evaluation import (
     make_config,
     write_benchmark,
 )
-from uncobench_z3.report import _plots, load_report_data, md_text, write_report
+from uncobench_z3.report import (
+    METRICS_FILE,
+    _plots,
+    load_report_data,
+    md_text,
+    read_metrics,
+    write_report,
+)
 from uncobench_z3.settings import perturb
 from uncobench_z3.spec import TaskSpec
 
@@ -109,9 +117,39 @@ def test_the_report_has_every_section(report: tuple[str, str, Path]) -> None:
         "Wrong answers",
         "Benchmark statistics",
         "Mixed (stress test)",
+        "Justified accuracy",
+        "Paired comparisons",
     ):
         assert title in markdown and title in page
     assert "misled" in markdown and "integration_error" in markdown
+
+
+def test_metrics_json_holds_every_cell_and_every_pair_exactly(
+    report: tuple[str, str, Path],
+) -> None:
+    _, _, out = report
+    raw = json.loads((out / METRICS_FILE).read_text())
+    assert (raw["schema"], raw["schema_version"]) == ("uncobench-metrics", 1)
+    document = read_metrics(out / METRICS_FILE)
+    cells = {(m.agent, m.setting, m.arm) for m in document.results}
+    agents = ["builtin/naive", "builtin/careful", EVIL_AGENT]
+    settings = ["reliable", "misaligned", "incomplete", "missed", "mixed"]
+    assert cells == {(a, s, "none") for a in agents for s in settings}
+    pairs = {(c.a, c.b) for c in document.comparisons}
+    assert pairs == {(agents[0], agents[1]), (agents[0], agents[2]), (agents[1], agents[2])}
+    assert len(document.comparisons) == 3 * len(settings)
+    careful = next(m for m in raw["results"] if m["agent"] == "builtin/careful" and
+                   m["setting"] == "misaligned")  # fmt: skip
+    for key in ("n_groups", "epochs", "accuracy", "accuracy_ci", "pass_hat_k", "pass_at_k",
+                "justified_accuracy", "drop", "drop_ci", "retention", "retention_ci",
+                "mean_rounds", "errors"):  # fmt: skip
+        assert key in careful
+    # exact numbers are strings Fraction reads back
+    assert careful["accuracy"] == "1" and careful["pass_hat_k"] == {"1": "1"}
+    assert all(isinstance(x, str) for x in careful["accuracy_ci"])
+    naive = next(m for m in document.results if m.agent == "builtin/naive" and
+                 m.setting == "misaligned")  # fmt: skip
+    assert isinstance(naive.drop, Fraction) and naive.drop == 1
 
 
 def test_md_text_keeps_one_line() -> None:

@@ -3,23 +3,56 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import click
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..evaluation import ALPHA, INTERVENTION_ARMS, compare_agents
+from ..evaluation import ALPHA, INTERVENTION_ARMS, Comparison, compare_agents
 from ..stats import BootstrapConfig, decimal_text, percent_text
 from ._app import EXIT_OK, cli
 from ._eval import bootstrap_options, console
 
 
-def _points(value: object) -> str:
-    from fractions import Fraction
+def _points(value: Fraction, digits: int = 1) -> str:
+    return decimal_text(100 * value, digits, sign=True)
 
-    return decimal_text(100 * Fraction(str(value)), 1, sign=True)
+
+def _table(agent_a: str, agent_b: str, comparisons: list[Comparison]) -> Table:
+    """One row per setting (and arm, when several), narrow enough for 80 columns."""
+    arms = len({c.arm for c in comparisons}) > 1
+    table = Table(
+        title=f"{escape(agent_a)} (A) vs {escape(agent_b)} (B)",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    headers = ["setting", *(["arm"] if arms else []), "n", "A", "B", "A-B pp",
+               "95% CI pp", "only A/B", "p", "p Holm"]  # fmt: skip
+    for name in headers:
+        table.add_column(name, justify="left" if name in ("setting", "arm") else "right")
+    for c in comparisons:
+        interval = (
+            "–"
+            if c.difference_ci is None
+            else f"{_points(c.difference_ci[0], 0)},{_points(c.difference_ci[1], 0)}"
+        )
+        table.add_row(
+            c.setting,
+            *([c.arm] if arms else []),
+            str(c.n_groups),
+            percent_text(c.accuracy_a, 0),
+            percent_text(c.accuracy_b, 0),
+            "–" if c.difference is None else _points(c.difference),
+            interval,
+            f"{c.a_only}/{c.b_only}",
+            decimal_text(c.p_value, 3),
+            decimal_text(c.p_holm, 3) + ("*" if c.significant else ""),
+        )
+    return table
 
 
 @cli.command("compare")
@@ -72,33 +105,12 @@ def compare_command(
     if as_json:
         click.echo(json.dumps([c.model_dump(mode="json") for c in comparisons], indent=1))
         return EXIT_OK
-    table = Table(title=f"{escape(agent_a)} (A) vs {escape(agent_b)} (B)")
-    for name in ("setting", "arm", "groups", "A", "B", "A - B (pp)", "95% CI (pp)", "A only",
-                 "B only", "ties", "p", "p (Holm)"):  # fmt: skip
-        table.add_column(name, justify="left" if name in ("setting", "arm") else "right")
-    for c in comparisons:
-        interval = (
-            "–"
-            if c.difference_ci is None
-            else f"[{_points(c.difference_ci[0])}, {_points(c.difference_ci[1])}]"
-        )
-        table.add_row(
-            c.setting,
-            c.arm,
-            str(c.n_groups),
-            percent_text(c.accuracy_a),
-            percent_text(c.accuracy_b),
-            "–" if c.difference is None else _points(c.difference),
-            interval,
-            str(c.a_only),
-            str(c.b_only),
-            str(c.ties),
-            decimal_text(c.p_value, 4),
-            decimal_text(c.p_holm, 4) + (" *" if c.significant else ""),
-        )
-    console.print(table)
+    console.print(_table(agent_a, agent_b, comparisons))
     console.print(
-        f"* Holm-adjusted p below {decimal_text(ALPHA, 2)}. {bootstrap_samples} bootstrap "
-        f"resamples (seed {bootstrap_seed}); McNemar on group majority outcomes (ties left out)."
+        f"n: common groups. A-B: accuracy difference in points, paired bootstrap over groups "
+        f"({bootstrap_samples} "
+        f"resamples, seed {bootstrap_seed}). only A/B, p: exact McNemar on each group's "
+        f"majority outcome (ties left out); p Holm: adjusted over settings, * below "
+        f"{decimal_text(ALPHA, 2)}."
     )
     return EXIT_OK
