@@ -21,6 +21,7 @@ from uncobench_z3.stats import (
     holm_adjust,
     mcnemar_exact,
     mean_at,
+    p_value_text,
     pass_at_k,
     pass_hat_k,
     pass_k_table,
@@ -232,3 +233,5 @@ def test_decimal_text_rounds_the_fraction_exactly() -> None:
     assert decimal_text(F(-1, 3), 1) == "-0.3"
     assert decimal_text(F(1, 5), 1, sign=True) == "+0.2"
     assert percent_text(F(2, 3)) == "66.7%" and percent_text(None) == "–"
+    assert p_value_text(F(1, 10**6)) == "<0.001" and p_value_text(F(0)) == "0.000"
+    assert p_value_text(F(9, 128)) == "0.070"

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..evaluation import ALPHA, INTERVENTION_ARMS, Comparison, compare_agents
-from ..stats import BootstrapConfig, decimal_text, percent_text
+from ..stats import BootstrapConfig, decimal_text, p_value_text, percent_text
 from ._app import EXIT_OK, cli
 from ._eval import bootstrap_options, console
 
@@ -49,8 +49,8 @@ def _table(agent_a: str, agent_b: str, comparisons: list[Comparison]) -> Table:
             "–" if c.difference is None else _points(c.difference),
             interval,
             f"{c.a_only}/{c.b_only}",
-            decimal_text(c.p_value, 3),
-            decimal_text(c.p_holm, 3) + ("*" if c.significant else ""),
+            p_value_text(c.p_value),
+            p_value_text(c.p_holm) + ("*" if c.significant else ""),
         )
     return table
 

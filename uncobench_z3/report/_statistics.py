@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..evaluation import ALPHA, Comparison, SettingMetrics
 from ..settings import SETTING_NAMES
-from ..stats import decimal_text
+from ..stats import decimal_text, p_value_text
 from ._tables import SETTING_TITLES, Section, Table, interval_text, percent, plain
 
 
@@ -96,7 +96,7 @@ def comparison_tables(comparisons: list[Comparison]) -> list[Table]:
                 mark = " *" if c.significant else ""
                 cells.append(
                     f"{decimal_text(100 * sign * c.difference, 1, sign=True)} "
-                    f"{interval_text(interval, 1, points=True)} p={decimal_text(c.p_holm, 3)}"
+                    f"{interval_text(interval, 1, points=True)} p={p_value_text(c.p_holm)}"
                     f"{mark}"
                 )
             rows.append(cells)

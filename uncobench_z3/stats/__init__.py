@@ -26,7 +26,7 @@ from ._bootstrap import (
 from ._intervals import RESOLUTION, Z_95, wilson_interval
 from ._paired import holm_adjust, mcnemar_exact
 from ._passk import GroupTrials, pass_at_k, pass_hat_k, pass_k_table
-from ._text import decimal_text, fraction_json, percent_text
+from ._text import decimal_text, fraction_json, p_value_text, percent_text
 
 __all__ = [
     "DEFAULT_LEVEL",
@@ -48,6 +48,7 @@ __all__ = [
     "holm_adjust",
     "mcnemar_exact",
     "mean_at",
+    "p_value_text",
     "pass_at_k",
     "pass_hat_k",
     "pass_k_table",

@@ -23,3 +23,11 @@ def percent_text(value: Fraction | float | int | None, digits: int = 1, sign: bo
 def fraction_json(value: Fraction | None) -> str | None:
     """The exact JSON form of a number: ``"p/q"`` or ``"p"`` (``Fraction(text)`` reads it)."""
     return None if value is None else str(value)
+
+
+def p_value_text(value: Fraction, digits: int = 3) -> str:
+    """A p-value to ``digits`` decimals, or ``<0.001`` (for 3 digits) when it rounds to zero."""
+    text = decimal_text(value, digits)
+    if value > 0 and Fraction(text) == 0:
+        return "<" + decimal_text(Fraction(1, 10**digits), digits)
+    return text
