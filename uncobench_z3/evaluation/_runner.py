@@ -159,31 +159,31 @@ def plan_jobs(
     chosen = groups[: config.limit] if config.limit is not None else groups
     jobs: list[SampleJob] = []
     unavailable: dict[str, list[str]] = {}
-    hashes = [digests[i] if digests is not None else group_digest(g) for i, g in enumerate(chosen)]
-    for epoch in range(1, config.epochs + 1):
-        for group, digest in zip(chosen, hashes, strict=True):
-            for setting in config.settings:
-                if not group.setting(setting).available:
-                    if epoch == 1:
-                        unavailable.setdefault(setting, []).append(group.id)
-                    continue
-                # interventions only mean something where a defect can show
-                arms = config.interventions if setting != "reliable" else ("none",)
-                for agent in config.agents:
-                    for arm in arms:
-                        jobs.append(
-                            SampleJob.make(
-                                group,
-                                setting,
-                                agent,
-                                config.seed,
-                                config.budget,
-                                digest,
-                                config.colleague,
-                                arm,
-                                epoch,
-                            )
+    for index, group in enumerate(chosen):
+        digest = digests[index] if digests is not None else group_digest(group)
+        for setting in config.settings:
+            if not group.setting(setting).available:
+                unavailable.setdefault(setting, []).append(group.id)
+                continue
+            # interventions only mean something where a defect can show
+            arms = config.interventions if setting != "reliable" else ("none",)
+            for agent in config.agents:
+                for arm in arms:
+                    jobs.append(
+                        SampleJob.make(
+                            group,
+                            setting,
+                            agent,
+                            config.seed,
+                            config.budget,
+                            digest,
+                            config.colleague,
+                            arm,
                         )
+                    )
+    # every epoch repeats the same plan; all of epoch 1 comes first
+    epochs = range(2, config.epochs + 1)
+    jobs += [job.model_copy(update={"epoch": epoch}) for epoch in epochs for job in jobs]
     return jobs, unavailable
 
 
