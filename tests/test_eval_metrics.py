@@ -194,6 +194,18 @@ def test_errors_are_left_out_and_counted() -> None:
     # g1's Missed sample is an error: nothing to pair with g1's Reliable; g2's Reliable errored
     assert (missed.paired, missed.drop, missed.retention) == (0, None, None)
     assert missed.excluded_missing == 1
+    # a cell of errors only has no figure at all, and says why
+    broken = compute_metrics([record("g1", "mixed", False, result="error")])[0]
+    assert (broken.n_groups, broken.errors, broken.accuracy, broken.accuracy_ci) == (
+        0,
+        1,
+        None,
+        None,
+    )
+    assert broken.pass_hat_k == {} and broken.drop is None
+    assert (
+        compare_agents([record("g1", "mixed", False, agent=x, result="error") for x in "ab"]) == []
+    )
 
 
 def test_drop_and_retention_are_per_epoch_then_averaged() -> None:

@@ -127,7 +127,8 @@ def compare_agents(
     config: BootstrapConfig | None = None,
 ) -> list[Comparison]:
     """Comparisons for ``pairs`` (default: every pair of agents, in first-seen order), per
-    setting and arm both agents ran, Holm-adjusted over the settings of each pair and arm."""
+    setting and arm where both agents have a scored sample of a common group, Holm-adjusted
+    over the settings of each pair and arm."""
     config = config or BootstrapConfig()
     by_cell = {cell: by_group_and_trial(group) for cell, group in cells(samples).items()}
     agents = list(dict.fromkeys(agent for agent, _, _ in by_cell))
@@ -137,8 +138,8 @@ def compare_agents(
         family: dict[str, list[Comparison]] = {}
         for (agent, setting, arm), mine in by_cell.items():
             theirs = by_cell.get((b, setting, arm))
-            if agent != a or theirs is None:
-                continue
+            if agent != a or theirs is None or not mine.keys() & theirs.keys():
+                continue  # no common group: nothing to test, and no test in Holm's family
             family.setdefault(arm, []).append(_compare(a, b, setting, arm, mine, theirs, config))
         for members in family.values():
             adjusted = holm_adjust([c.p_value for c in members])
