@@ -27,7 +27,9 @@ def test_verify_proves_an_example(capsys: pytest.CaptureFixture[str]) -> None:
 def test_verify_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(capsys, "verify", str(EXAMPLE), "--json")
     assert result.code == 0
-    doc = json.loads(result.out)
+    top = json.loads(result.out)
+    assert top["verdict"] == "proved" and top["documents"] == 1 and top["unreadable"] == []
+    (doc,) = top["reports"]
     assert doc["gold"]["decision"] == "Appoint" and doc["gold"]["number"] == "60000"
     assert doc["verdict"] == "proved"
     kinds = {c["kind"] for c in doc["checks"]}
@@ -41,7 +43,7 @@ def test_refuted_exit_code_and_core_in_json(capsys: pytest.CaptureFixture[str]) 
         capsys, "verify", str(ROOT / "examples/invalid/unnecessary_role.json"), "--json"
     )
     assert result.code == 1
-    doc = json.loads(result.out)
+    (doc,) = json.loads(result.out)["reports"]
     refuted = [c for c in doc["checks"] if c["verdict"] == "refuted"]
     assert refuted[0]["core"]
 

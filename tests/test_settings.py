@@ -212,7 +212,7 @@ def test_cli_perturb_then_verify(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert result.code == 0 and out.exists()
     checked = run_cli(capsys, "verify", str(out), "--json")
     assert checked.code == 0
-    doc = json.loads(checked.out)
+    (doc,) = json.loads(checked.out)["reports"]
     assert doc["document"] == "group"
     validity = [c for c in doc["checks"] if c["kind"] == "validity"]
     assert {c["setting"] for c in validity} == {"misaligned", "incomplete", "missed", "mixed"}

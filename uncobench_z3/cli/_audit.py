@@ -3,13 +3,11 @@ report the agreement of the automated decisions with them."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import cast
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
 from ..construct import (
     REJECTED_FILE,
@@ -22,7 +20,7 @@ from ..construct import (
     write_audit,
 )
 from ._app import EXIT_OK, cli
-from ._verify import console
+from ._output import Output, OutputTable, format_option, output_for
 
 VERDICTS = {"accept": "accepted", "reject": "rejected"}
 
@@ -43,25 +41,37 @@ def audit() -> None:
     help="Audit file to write (JSON Lines).",
 )
 @click.option("--force", is_flag=True, help="Replace an audit file that holds human verdicts.")
-def sample_command(bench: Path, per_stage: int, seed: int, out: Path, force: bool) -> int:
+@format_option
+def sample_command(
+    bench: Path,
+    per_stage: int,
+    seed: int,
+    out: Path,
+    force: bool,
+    output_format: str,
+    as_json: bool,
+) -> int:
     """Draw up to N accepted and rejected candidates per stage of the built benchmark BENCH."""
     items, has_rejected = sample_audit(bench, per_stage, seed)
     write_audit(out, items, force=force)
-    table = Table(title="audit sample")
-    for column in ("stage", "accepted", "rejected"):
-        table.add_column(column, justify="left" if column == "stage" else "right")
+    output = output_for(output_format, as_json)
+    table = OutputTable.of("audit sample", ["stage", "accepted", "rejected"])
     for stage in dict.fromkeys(item.stage for item in items):
         chosen = [item for item in items if item.stage == stage]
         accepted = sum(item.automated == "accepted" for item in chosen)
         table.add_row(stage, str(accepted), str(len(chosen) - accepted))
-    console.print(table)
+    if output.is_json:
+        output.json({"out": str(out), "items": len(items), "has_rejected": has_rejected,
+                     "stages": table.records()})  # fmt: skip
+    else:
+        output.table(table)
     if not has_rejected:
-        console.print(
+        output.say(
             f"[yellow]note:[/] {escape(str(bench))} has no {REJECTED_FILE} (built before "
             "rejections were recorded): only accepted candidates were drawn; rebuild it with "
             "--force to record them"
         )
-    console.print(
+    output.say(
         f"wrote {len(items)} item(s) to {escape(str(out))}; record verdicts with "
         f"`uncobench audit record {escape(str(out))} ITEM accept|reject`"
     )
@@ -78,7 +88,7 @@ def record_command(audit_file: Path, item: str, verdict: str, note: str | None) 
     decision = cast("AuditDecision", VERDICTS[verdict])
     recorded = record_verdict(audit_file, item, decision, note)
     agrees = "agrees with" if recorded.human == recorded.automated else "differs from"
-    console.print(
+    Output().say(
         f"{escape(recorded.item)}: human {recorded.human}, {agrees} the automated "
         f"{recorded.automated}"
     )
@@ -89,11 +99,10 @@ def _percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}%"
 
 
-def agreement_table(rows: list[StageAgreement]) -> Table:
-    table = Table(title="human vs automated decisions")
-    for header in ("stage", "judged", "agreed", "agreement", "95% CI", "auto rejected, human "
-                   "accepted", "auto accepted, human rejected"):  # fmt: skip
-        table.add_column(header, justify="left" if header == "stage" else "right")
+def agreement_table(rows: list[StageAgreement]) -> OutputTable:
+    headers = ["stage", "judged", "agreed", "agreement", "95% CI",
+               "auto rejected, human accepted", "auto accepted, human rejected"]  # fmt: skip
+    table = OutputTable.of("human vs automated decisions", headers)
     for row in rows:
         interval = "–" if row.ci_low is None else f"{_percent(row.ci_low)}-{_percent(row.ci_high)}"
         table.add_row(
@@ -123,14 +132,15 @@ def disagreement_lines(rows: list[StageAgreement]) -> list[str]:
 
 @audit.command("report")
 @click.argument("audit_file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the agreement as JSON.")
-def report_command(audit_file: Path, as_json: bool) -> int:
+@format_option
+def report_command(audit_file: Path, output_format: str, as_json: bool) -> int:
     """Agreement of the human verdicts in AUDIT_FILE with the automated decisions, per stage."""
     rows = audit_agreement(read_audit(audit_file))
-    if as_json:
-        click.echo(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
+    output = output_for(output_format, as_json)
+    if output.is_json:
+        output.json([row.model_dump(mode="json") for row in rows])
     else:
-        console.print(agreement_table(rows))
+        output.table(agreement_table(rows))
         for line in disagreement_lines(rows):
-            console.print(escape(line))
+            output.say(escape(line))
     return EXIT_OK

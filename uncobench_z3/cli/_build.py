@@ -8,19 +8,19 @@ from typing import Any
 
 import click
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..construct import MANIFEST_FILE, build_benchmark
 from ..errors import SpecReadError
 from ..spec import load_json
 from ._app import EXIT_OK, cli
-from ._verify import console
+from ._output import Output, OutputTable, format_option, output_for, progress_bar
 
 
 @cli.command()
 @click.option("--groups", default=1000, show_default=True, help="Task groups to keep.")
-@click.option("--seed", default=7, show_default=True, help="Seed of every random choice.")
+@click.option(
+    "--seed", default=7, show_default=True, help="Seed of every random choice of the drafting."
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -35,7 +35,12 @@ from ._verify import console
     help="Share of groups planned with no eligible candidate.",
 )
 @click.option("--timeout-ms", default=2000, show_default=True, help="Solver timeout per query.")
+@click.option(
+    "--rlimit", default=50_000_000, show_default=True, help="Solver resource limit per query."
+)
+@click.option("--solver-seed", default=0, show_default=True, help="Solver random seed.")
 @click.option("--force", is_flag=True, help="Discard an output built with another configuration.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
 def build(
     groups: int,
     seed: int,
@@ -43,22 +48,20 @@ def build(
     workers: int | None,
     none_share: float,
     timeout_ms: int,
+    rlimit: int,
+    solver_seed: int,
     force: bool,
+    no_progress: bool,
 ) -> int:
-    """Build a verified benchmark offline (resumable: rerun the same command after a stop)."""
-    with Progress(
-        TextColumn("[bold]building"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("groups kept · {task.fields[candidates]} candidates"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    ) as progress:
-        task = progress.add_task("build", total=groups, candidates=0)
+    """Build a verified benchmark offline (resumable: rerun the same command after a stop).
+
+    The solver options are part of the build's configuration (a different budget can keep
+    different groups); --workers is not (any number of workers writes the same bytes).
+    """
+    with progress_bar("building", "groups kept", enabled=not no_progress) as bar:
 
         def hook(candidates: int, retained: int, wanted: int) -> None:
-            progress.update(task, completed=retained, total=wanted, candidates=candidates)
+            bar.update(retained, wanted, f"· {candidates} candidates")
 
         result = build_benchmark(
             out,
@@ -69,6 +72,8 @@ def build(
             force=force,
             progress=hook,
             timeout_ms=timeout_ms,
+            rlimit=rlimit,
+            solver_seed=solver_seed,
         )
     stats = result.manifest["stats"]
     assert isinstance(stats, dict)
@@ -80,23 +85,17 @@ def build(
             f" (resumed {result.resumed_chunks} finished chunks)" if result.resumed_chunks else ""
         )
     )
-    console.print(
+    Output().say(
         f"wrote {escape(str(out))}: {stats['groups']} groups from {rates['candidates']} "
         f"candidates ({rates['retained_percent']}% retained){note}"
     )
     return EXIT_OK
 
 
-def _table(title: str, columns: list[str]) -> Table:
-    table = Table(title=title, header_style="bold", title_justify="left")
-    for i, column in enumerate(columns):
-        table.add_column(column, justify="left" if i == 0 else "right")
-    return table
-
-
-def print_stats(stats: dict[str, Any]) -> None:
+def stats_tables(stats: dict[str, Any]) -> list[OutputTable]:
+    """The statistics' tables, in the order ``uncobench stats`` prints them."""
     rates = stats["pass_rates"]
-    table = _table("pass rates by stage", ["stage", "groups", "%"])
+    table = OutputTable.of("pass rates by stage", ["stage", "groups", "%"])
     table.add_row("candidates generated", str(rates["candidates"]), "100.0")
     for stage, label in (
         ("spec_validation", "rejected at spec validation"),
@@ -104,64 +103,74 @@ def print_stats(stats: dict[str, Any]) -> None:
         ("rendering_validation", "rejected at rendering / full-information validation"),
     ):
         table.add_row(label, str(rates["rejected"][stage]), f"{rates['rejected_percent'][stage]}")
-    table.add_row("[bold]retained", str(rates["retained"]), f"{rates['retained_percent']}")
-    console.print(table)
+    table.add_row("retained", str(rates["retained"]), f"{rates['retained_percent']}")
+    tables = [table]
+    for key, title, first in (
+        ("domains", "domains", "domain"),
+        ("operations", "operations", "operation"),
+    ):
+        table = OutputTable.of(title, [first, "groups", "%"])
+        for name, row in stats[key].items():
+            table.add_row(name, str(row["groups"]), str(row["percent"]))
+        tables.append(table)
+    operations = sorted(stats["operations"])
+    table = OutputTable.of(
+        f"domain x operation ({stats['pairs_present']} of "
+        f"{len(stats['domains']) * len(operations)} pairs present)",
+        ["domain", *operations],
+    )
+    for name, row in stats["domain_operation"].items():
+        table.add_row(name, *[str(row.get(op, 0)) for op in operations])
+    tables.append(table)
+    for key, title, first in (
+        ("decisions", "decisions", "answer"),
+        ("settings_available", "settings available", "setting"),
+    ):
+        table = OutputTable.of(title, [first, "groups"])
+        for name, count in stats[key].items():
+            table.add_row(name, str(count))
+        tables.append(table)
+    return tables
+
+
+def print_stats(out: Output, stats: dict[str, Any]) -> None:
+    rates = stats["pass_rates"]
+    first, *rest = stats_tables(stats)
+    out.table(first)
     if rates.get("drafts_redrawn"):
         codes = ", ".join(f"{k}: {v}" for k, v in rates.get("redraw_problems", {}).items())
-        console.print(
+        out.say(
             f"  [dim]spec validation: {rates['drafts_redrawn']} draft(s) redrawn by the generator "
             f"before passing ({escape(codes)})[/]"
         )
     for stage, reasons in rates.get("rejection_reasons", {}).items():
-        listing = ", ".join(f"{escape(k)}: {v}" for k, v in sorted(reasons.items()))
-        console.print(f"  [dim]{stage}: {listing}[/]")
-    table = _table("domains", ["domain", "groups", "%"])
-    for name, row in stats["domains"].items():
-        table.add_row(escape(name), str(row["groups"]), str(row["percent"]))
-    console.print(table)
-    table = _table("operations", ["operation", "groups", "%"])
-    for name, row in stats["operations"].items():
-        table.add_row(name, str(row["groups"]), str(row["percent"]))
-    console.print(table)
-    operations = sorted(stats["operations"])
-    table = _table(
-        f"domain x operation ({stats['pairs_present']} of "
-        f"{len(stats['domains']) * len(operations)} pairs present)",
-        ["domain", *[op.replace("_", " ") for op in operations]],
-    )
-    for name, row in stats["domain_operation"].items():
-        table.add_row(escape(name), *[str(row.get(op, 0)) for op in operations])
-    console.print(table)
-    table = _table("decisions", ["answer", "groups"])
-    for name, count in stats["decisions"].items():
-        table.add_row(name, str(count))
-    console.print(table)
-    table = _table("settings available", ["setting", "groups"])
-    for name, count in stats["settings_available"].items():
-        table.add_row(name, str(count))
-    console.print(table)
+        listing = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items()))
+        out.say(f"  [dim]{stage}: {escape(listing)}[/]")
+    for table in rest:
+        out.table(table)
     for kind, spread in stats["defects_by_fact_type"].items():
         listing = ", ".join(f"{k} {v}" for k, v in spread.items())
-        console.print(f"[bold]{kind}[/] defects by fact type: {listing}")
+        out.say(f"[bold]{kind}[/] defects by fact type: {escape(listing)}")
     for kind, spread in stats["defects_by_role"].items():
         top = list(spread.items())[:8]
-        listing = ", ".join(f"{escape(k)} {v}" for k, v in top)
+        listing = ", ".join(f"{k} {v}" for k, v in top)
         more = f" (+{len(spread) - 8} more roles)" if len(spread) > 8 else ""
-        console.print(f"[bold]{kind}[/] defects by role: {listing}{more}")
+        out.say(f"[bold]{kind}[/] defects by role: {escape(listing)}{more}")
 
 
 @cli.command()
 @click.argument("bench", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-def stats(bench: Path, as_json: bool) -> int:
+@format_option
+def stats(bench: Path, output_format: str, as_json: bool) -> int:
     """Pass rates per stage and diversity tables of a built benchmark."""
     manifest = load_json(bench / MANIFEST_FILE if bench.is_dir() else bench)
     # statistics are plain numbers (percentages), not exact quantities: re-read as floats
     manifest = json.loads(json.dumps(manifest, default=float))
     if not isinstance(manifest, dict) or "stats" not in manifest:
         raise SpecReadError(str(bench), "is not a built benchmark (no statistics in its manifest)")
-    if as_json:
-        click.echo(json.dumps(manifest["stats"], indent=2))
+    out = output_for(output_format, as_json)
+    if out.is_json:
+        out.json(manifest["stats"])
     else:
-        print_stats(manifest["stats"])
+        print_stats(out, manifest["stats"])
     return EXIT_OK

@@ -2,38 +2,29 @@
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 
 import click
-from rich import box
-from rich.markup import escape
-from rich.table import Table
 
 from ..errors import ConfigError
 from ..evaluation import ALPHA, INTERVENTION_ARMS, Comparison, compare_agents
 from ..stats import BootstrapConfig, decimal_text, p_value_text, percent_text
 from ._app import EXIT_OK, cli
-from ._eval import bootstrap_options, console
+from ._eval import bootstrap_options
+from ._output import OutputTable, format_option, output_for
 
 
 def _points(value: Fraction, digits: int = 1) -> str:
     return decimal_text(100 * value, digits, sign=True)
 
 
-def _table(agent_a: str, agent_b: str, comparisons: list[Comparison]) -> Table:
-    """One row per setting (and arm, when several), narrow enough for 80 columns."""
+def _table(agent_a: str, agent_b: str, comparisons: list[Comparison]) -> OutputTable:
+    """One row per setting (and arm, when several)."""
     arms = len({c.arm for c in comparisons}) > 1
-    table = Table(
-        title=f"{escape(agent_a)} (A) vs {escape(agent_b)} (B)",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
     headers = ["setting", *(["arm"] if arms else []), "n", "A", "B", "A-B pp",
                "95% CI pp", "only A/B", "p", "p Holm"]  # fmt: skip
-    for name in headers:
-        table.add_column(name, justify="left" if name in ("setting", "arm") else "right")
+    table = OutputTable.of(f"{agent_a} (A) vs {agent_b} (B)", headers, left=2 if arms else 1)
     for c in comparisons:
         interval = (
             "–"
@@ -66,13 +57,14 @@ def _table(agent_a: str, agent_b: str, comparisons: list[Comparison]) -> Table:
     type=click.Choice(INTERVENTION_ARMS),
     help="Intervention arm(s) to compare (default: every arm both agents ran).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON.")
+@format_option
 @bootstrap_options
 def compare_command(
     runs: Path,
     agent_a: str,
     agent_b: str,
     arms: tuple[str, ...],
+    output_format: str,
     as_json: bool,
     bootstrap_samples: int,
     bootstrap_seed: int,
@@ -102,11 +94,12 @@ def compare_command(
     ]
     if not comparisons:
         raise ConfigError(f"{agent_a} and {agent_b} share no setting (and arm) in {runs}")
-    if as_json:
-        click.echo(json.dumps([c.model_dump(mode="json") for c in comparisons], indent=1))
+    output = output_for(output_format, as_json)
+    if output.is_json:
+        output.json([c.model_dump(mode="json") for c in comparisons])
         return EXIT_OK
-    console.print(_table(agent_a, agent_b, comparisons))
-    console.print(
+    output.table(_table(agent_a, agent_b, comparisons))
+    output.say(
         f"n: common groups. A-B: accuracy difference in points, paired bootstrap over groups "
         f"({bootstrap_samples} "
         f"resamples, seed {bootstrap_seed}). only A/B, p: exact McNemar on each group's "

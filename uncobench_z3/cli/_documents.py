@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import SpecReadError
@@ -14,12 +15,14 @@ def verify_path(
     path: str,
     budget: SolverBudget,
     certificates: dict[str, dict[str, str]] | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[VerificationReport]:
-    """Verify one file (a spec or a task group) and return its report(s)."""
+    """Verify one file (a spec or a task group) or a built benchmark folder (told to
+    ``progress`` as it goes) and return its report(s)."""
     if Path(path).is_dir():
         from ..construct import verify_benchmark
 
-        return verify_benchmark(path, budget)
+        return verify_benchmark(path, budget, progress=progress)
     data = load_json(path)
     if not isinstance(data, dict):
         raise SpecReadError(path, "expected a JSON object (a task spec or group)", json_path="$")

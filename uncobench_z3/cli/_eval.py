@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import cast
 
 import click
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from ..construct import build_benchmark, load_groups
+from .. import __version__
+from ..construct import build_benchmark, build_config, load_groups, reusable_groups
 from ..errors import ConfigError, UncobenchError
 from ..evaluation import (
     DEFAULT_BUDGET,
@@ -27,10 +26,11 @@ from ..evaluation import (
 )
 from ..settings import SETTING_NAMES, SettingName
 from ..solver import SolverBudget, Verdict
+from ..spec import dump_json, write_text_atomic
 from ..stats import DEFAULT_SAMPLES, BootstrapConfig, decimal_text, percent_text
 from ._app import EXIT_OK, cli
+from ._output import Output, OutputTable, format_option, output_for, progress_bar
 
-console = Console(highlight=False, soft_wrap=True)
 DEMO_AGENTS = ("builtin/naive", "builtin/careful", "builtin/patient")
 
 
@@ -41,25 +41,16 @@ def _interval(m: SettingMetrics) -> str:
     return f"{decimal_text(100 * low, 0)}-{decimal_text(100 * high, 0)}"
 
 
-def _summary(metrics: list[SettingMetrics]) -> Table:
-    """One row per agent and setting (narrow enough for any terminal): accuracy with its 95%
-    interval, justified accuracy, n = groups x epochs, mean rounds."""
-    table = Table(title="results")
-    for name, justify in (
-        ("agent", "left"),
-        ("setting", "left"),
-        ("accuracy", "right"),
-        ("95% CI", "right"),
-        ("justif.", "right"),
-        ("n", "right"),
-        ("rounds", "right"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=name != "agent")  # type: ignore[arg-type]
+def _summary(metrics: list[SettingMetrics]) -> OutputTable:
+    """One row per agent and setting: accuracy with its 95% interval, justified accuracy,
+    n = groups x epochs, mean rounds."""
+    headers = ["agent", "setting", "accuracy", "95% CI", "justif.", "n", "rounds"]
+    table = OutputTable.of("results", headers, left=2)
     for m in metrics:
         if m.arm != "none":
             continue
         table.add_row(
-            escape(m.agent),
+            m.agent,
             m.setting,
             percent_text(m.accuracy),
             _interval(m),
@@ -85,8 +76,10 @@ def run_eval(
     colleague: str = "scripted",
     interventions: tuple[str, ...] = (),
     epochs: int = 1,
+    output: Output | None = None,
 ) -> list[SettingMetrics]:
     """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics."""
+    output = output or Output()
     groups = load_groups(bench)
     if not groups:
         raise ConfigError(f"{bench} holds no task groups")
@@ -103,24 +96,27 @@ def run_eval(
                        force=force, progress=progress, digests=digests)
     )  # fmt: skip
     metrics = compute_metrics(summary.records, summary.unavailable)
-    console.print(_summary(metrics))
+    skipped = {s: len(g) for s, g in summary.unavailable.items() if g}
+    if output.is_json:
+        output.json({
+            "out": str(out), "ran": summary.ran, "reused": summary.reused, "skipped": skipped,
+            "metrics": [m.model_dump(mode="json") for m in metrics],
+        })  # fmt: skip
+        return metrics
+    output.table(_summary(metrics))
     arms_table = [m for m in metrics if m.setting != "reliable"]
     if any(m.arm != "none" for m in metrics):
-        table = Table(title="causal interventions (accuracy by arm)")
-        for name in ("agent", "setting", "arm", "accuracy", "n", "delivered", "reliable"):
-            table.add_column(
-                name, justify="left" if name in ("agent", "setting", "arm") else "right"
-            )
+        headers = ["agent", "setting", "arm", "accuracy", "n", "delivered", "reliable"]
+        table = OutputTable.of("causal interventions (accuracy by arm)", headers, left=3)
         for m in arms_table:
-            table.add_row(escape(m.agent), m.setting, m.arm, percent_text(m.accuracy),
+            table.add_row(m.agent, m.setting, m.arm, percent_text(m.accuracy),
                           str(m.samples), str(m.delivered),
                           percent_text(m.reliable_accuracy))  # fmt: skip
-        console.print(table)
-    skipped = {s: len(g) for s, g in summary.unavailable.items() if g}
+        output.table(table)
     if skipped:
         listed = ", ".join(f"{s}: {n} group(s)" for s, n in skipped.items())
-        console.print(f"unavailable settings skipped: {escape(listed)}")
-    console.print(
+        output.say(f"unavailable settings skipped: {escape(listed)}")
+    output.say(
         f"{summary.ran} sample(s) run, {summary.reused} reused from an earlier run; "
         f"log in {escape(str(out))}"
     )
@@ -197,6 +193,7 @@ def run_eval(
     "runs the five nested arms; default: none).",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@format_option
 def eval_command(
     bench: str,
     agents: tuple[str, ...],
@@ -212,6 +209,8 @@ def eval_command(
     colleague_model: str,
     interventions: tuple[str, ...],
     no_progress: bool,
+    output_format: str,
+    as_json: bool,
 ) -> int:
     """Evaluate agents on a benchmark (a built folder, a .jsonl file or a group file).
 
@@ -221,7 +220,8 @@ def eval_command(
     """
     run_eval(bench, agents, out, settings, seed, budget, limit, concurrency, restart, force,
              progress=not no_progress, colleague=colleague_model,
-             interventions=interventions, epochs=epochs)  # fmt: skip
+             interventions=interventions, epochs=epochs,
+             output=output_for(output_format, as_json))  # fmt: skip
     return EXIT_OK
 
 
@@ -267,27 +267,65 @@ def report_command(
 
     config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
     files = write_report(runs, out, title=title, plots=not no_plots, bootstrap=config)
-    console.print(
+    output = Output()
+    output.say(
         f"wrote {escape(str(files.markdown))}, {escape(str(files.html))} and "
         f"{escape(str(files.metrics))}"
     )
     if files.note:
-        console.print(f"[yellow]plots omitted:[/] {escape(files.note)}")
+        output.say(f"[yellow]plots omitted:[/] {escape(files.note)}")
     return EXIT_OK
 
 
 # -- demo ------------------------------------------------------------------------------------
-def verify_demo_benchmark(bench: Path) -> int:
+DEMO_SEED = 7
+DEMO_MARKER = "demo.json"
+"""written into the demo's folder before it builds: a benchmark there is the demo's own, so a
+later demo may rebuild it without --force"""
+
+
+def verify_demo_benchmark(bench: Path, progress: bool = True) -> int:
     """Re-prove every group of the demo benchmark; raises if one is not proved."""
     from ..construct import verify_benchmark
 
-    reports = verify_benchmark(bench, SolverBudget())
+    with progress_bar("verifying", "groups", enabled=progress) as bar:
+        reports = verify_benchmark(bench, SolverBudget(), progress=bar.update)
     for report in reports:
         if report.verdict != Verdict.PROVED:
             raise UncobenchError(
                 f"demo benchmark {report.task_id} is {report.verdict.label}, not proved"
             )
-    return len(reports) - 1  # one report is the content hash
+    return sum(report.document != "manifest" for report in reports)
+
+
+def prepare_demo_benchmark(out: Path, groups: int, force: bool, progress: bool) -> str:
+    """Reuse a compatible benchmark in ``out/bench``, or build one; says which.
+
+    Compatible: built by this version with the demo's configuration and at least ``groups``
+    groups (its first ``groups`` are what a build of that size keeps). A benchmark the demo
+    did not build (no marker) is replaced only with ``force``.
+    """
+    bench = out / "bench"
+    held = None if force else reusable_groups(bench, build_config(groups, DEMO_SEED))
+    if held is not None:
+        used = f"; the demo uses the first {groups}" if held > groups else ""
+        return f"[bold]1. reused[/] {escape(str(bench))} ({held} groups built earlier{used})"
+    marker = out / DEMO_MARKER
+    if bench.is_dir() and any(bench.iterdir()) and not (force or marker.is_file()):
+        raise ConfigError(
+            f"{bench} holds a benchmark the demo did not build, with another configuration; "
+            "use --force to replace it or choose another --out"
+        )
+    write_text_atomic(marker, dump_json({"kind": "uncobench-demo", "version": __version__}))
+    with progress_bar("building", "groups kept", enabled=progress) as bar:
+
+        def hook(candidates: int, retained: int, wanted: int) -> None:
+            bar.update(retained, wanted, f"· {candidates} candidates")
+
+        # force: whatever the folder holds is the demo's own (the marker says so) or the user
+        # said --force; an interrupted build of the same configuration still resumes
+        build_benchmark(bench, groups=groups, seed=DEMO_SEED, force=True, progress=hook)
+    return f"[bold]1. built[/] {escape(str(bench))} ({groups} group(s))"
 
 
 @cli.command("demo")
@@ -298,21 +336,31 @@ def verify_demo_benchmark(bench: Path) -> int:
     show_default=True,
     help="Folder for the benchmark, the run and the report.",
 )
-@click.option("--groups", default=5, show_default=True, help="Task groups to build.")
+@click.option("--groups", default=5, show_default=True, help="Task groups to evaluate.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Rebuild the benchmark even if a compatible one exists, or one the demo did not build.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def demo_command(out: Path, groups: int, no_progress: bool) -> int:
-    """Build a small benchmark, verify it, evaluate the built-in agents, write a report."""
+def demo_command(out: Path, groups: int, force: bool, no_progress: bool) -> int:
+    """Build a small benchmark, verify it, evaluate the built-in agents, write a report.
+
+    A benchmark that an earlier demo built in OUT/bench is reused when it is compatible (same
+    version and configuration, at least --groups groups) and rebuilt otherwise.
+    """
     if groups < 1:
         raise ConfigError("--groups must be at least 1")
+    output = Output()
+    output.say(prepare_demo_benchmark(out, groups, force, not no_progress))
     bench = out / "bench"
-    build_benchmark(bench, groups=groups, seed=7)
-    console.print(f"[bold]1. built[/] {escape(str(bench))}")
-    proved = verify_demo_benchmark(bench)
-    console.print(f"[bold]2. verified[/] {proved} group(s): every check proved")
-    console.print("[bold]3. evaluating[/] " + ", ".join(DEMO_AGENTS))
-    run_eval(str(bench), DEMO_AGENTS, out / "run", restart=True, progress=not no_progress)
+    proved = verify_demo_benchmark(bench, not no_progress)
+    output.say(f"[bold]2. verified[/] {proved} group(s): every check proved")
+    output.say("[bold]3. evaluating[/] " + ", ".join(DEMO_AGENTS))
+    run_eval(str(bench), DEMO_AGENTS, out / "run", limit=groups, restart=True,
+             progress=not no_progress, output=output)  # fmt: skip
     from ..report import write_report
 
     files = write_report(out / "run", out / "report", title="uncobench demo report")
-    console.print(f"[bold]4. report[/] {escape(str(files.html))}")
+    output.say(f"[bold]4. report[/] {escape(str(files.html))}")
     return EXIT_OK

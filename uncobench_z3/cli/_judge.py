@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
 from ..construct import ModelRef, load_groups
 from ..errors import ConfigError
@@ -25,7 +23,7 @@ from ..evaluation import (
 from ..models import Model
 from ..settings import TaskGroup
 from ._app import EXIT_OK, cli
-from ._verify import console
+from ._output import OutputTable, format_option, output_for
 
 
 def make_judge_model(name: str, cache: bool) -> Model:
@@ -37,14 +35,13 @@ def _percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}%"
 
 
-def validity_table(rows: list[ColleagueValidity]) -> Table:
-    table = Table(title="programmatic judge")
-    for header in ("colleague", "judged", "missed", "fidelity", "mean coverage",
-                   "full coverage", "unverifiable lines"):  # fmt: skip
-        table.add_column(header, justify="left" if header == "colleague" else "right")
+def validity_table(rows: list[ColleagueValidity]) -> OutputTable:
+    headers = ["colleague", "judged", "missed", "fidelity", "mean coverage", "full coverage",
+               "unverifiable lines"]  # fmt: skip
+    table = OutputTable.of("programmatic judge", headers)
     for row in rows:
         table.add_row(
-            escape(row.colleague),
+            row.colleague,
             str(row.judged),
             str(row.missed),
             f"{_percent(row.fidelity_rate)} ({row.faithful})",
@@ -111,7 +108,7 @@ async def _run_llm_judge(
 )
 @click.option("--concurrency", default=4, show_default=True, help="LLM calls in flight.")
 @click.option("--no-cache", is_flag=True, help="Do not use the model response cache.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@format_option
 def judge_command(
     run: Path,
     judge_model: str | None,
@@ -121,6 +118,7 @@ def judge_command(
     bench: Path | None,
     concurrency: int,
     no_cache: bool,
+    output_format: str,
     as_json: bool,
 ) -> int:
     """Judge the colleague replies of the run RUN for fidelity and coverage.
@@ -139,7 +137,8 @@ def judge_command(
         result = asyncio.run(
             _run_llm_judge(run, judge_model, groups, not no_cache, limit, seed, out, concurrency)
         )
-    if as_json:
+    output = output_for(output_format, as_json)
+    if output.is_json:
         data: dict[str, object] = {"programmatic": [row.model_dump() for row in validity]}
         if result is not None:
             data["llm"] = {
@@ -148,14 +147,14 @@ def judge_command(
                 "reused": result.reused,
                 "agreement": result.agreement.model_dump(),
             }
-        click.echo(json.dumps(data, indent=2))
+        output.json(data)
         return EXIT_OK
-    console.print(validity_table(validity))
+    output.table(validity_table(validity))
     if result is not None:
-        console.print(
+        output.say(
             f"LLM judge {escape(judge_model or '')}: {result.judged} reply(ies) judged now, "
             f"{result.reused} reused; log in {escape(str(result.out))}"
         )
         for line in agreement_lines(result.agreement):
-            console.print(escape(line))
+            output.say(escape(line))
     return EXIT_OK

@@ -11,7 +11,8 @@ from ..settings import perturb as build_group
 from ..solver import SolverBudget, Verdict
 from ..spec import dump_json, load_spec, write_text_atomic
 from ._app import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, cli
-from ._verify import _print_report, console
+from ._output import format_option, output_for
+from ._verify import print_report
 
 
 @cli.command()
@@ -25,7 +26,16 @@ from ._verify import _print_report, console
 @click.option("--seed", default=0, show_default=True, help="Chooses the designated defects.")
 @click.option("--timeout-ms", default=2000, show_default=True, help="Solver timeout per query.")
 @click.option("--quiet", is_flag=True, help="Print only a one-line summary.")
-def perturb(spec_path: str, out: Path, seed: int, timeout_ms: int, quiet: bool) -> int:
+@format_option
+def perturb(
+    spec_path: str,
+    out: Path,
+    seed: int,
+    timeout_ms: int,
+    quiet: bool,
+    output_format: str,
+    as_json: bool,
+) -> int:
     """Derive the Reliable/Misaligned/Incomplete/Missed/Mixed group of a verified spec.
 
     Every defect comes with a solver proof that it matters; the group is written only when
@@ -35,14 +45,24 @@ def perturb(spec_path: str, out: Path, seed: int, timeout_ms: int, quiet: bool) 
     result = build_group(
         spec, seed=seed, budget=SolverBudget(timeout_ms=timeout_ms), source=spec_path
     )
-    if not quiet:
-        _print_report(result.report)
+    output = output_for(output_format, as_json)
+    refused = EXIT_UNKNOWN if result.report.verdict == Verdict.UNKNOWN else EXIT_REFUTED
+    if result.group is not None:
+        write_text_atomic(out, dump_json(result.group.model_dump(mode="json", exclude_none=True)))
+    available = [s.name for s in result.group.settings if s.available] if result.group else []
+    if output.is_json:
+        output.json({
+            "written": None if result.group is None else str(out),
+            "available": available,
+            "unavailable": result.unavailable,
+            "report": result.report.model_dump(mode="json", exclude_none=True),
+        })  # fmt: skip
+    elif not quiet:
+        print_report(output, result.report)
     if result.group is None:
-        console.print("[bold red]no group written:[/] the spec is not well-posed")
-        return EXIT_UNKNOWN if result.report.verdict == Verdict.UNKNOWN else EXIT_REFUTED
-    write_text_atomic(out, dump_json(result.group.model_dump(mode="json", exclude_none=True)))
-    available = [s.name for s in result.group.settings if s.available]
-    console.print(f"wrote {escape(str(out))}: settings {', '.join(available)}")
+        output.say("[bold red]no group written:[/] the spec is not well-posed")
+        return refused
+    output.say(f"wrote {escape(str(out))}: settings {', '.join(available)}")
     for name, reason in result.unavailable.items():
-        console.print(f"  [yellow]{name} unavailable:[/] {escape(reason)}")
+        output.say(f"  [yellow]{name} unavailable:[/] {escape(reason)}")
     return EXIT_OK if result.report.verdict == Verdict.PROVED else EXIT_UNKNOWN

@@ -7,23 +7,23 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from ..errors import SpecReadError
 from ..solver import SolverBudget, Verdict, VerificationReport
 from ..spec import TaskSpec, write_text_atomic
 from ._app import EXIT_INPUT, EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, cli, err_console
 from ._documents import verify_path
+from ._output import Column, Output, OutputTable, Styled, format_option, output_for, progress_bar
 
-console = Console(highlight=False, soft_wrap=True)
+VERDICT_STYLE = {Verdict.PROVED: "green", Verdict.REFUTED: "bold red", Verdict.UNKNOWN: "yellow"}
+SHOWN_ORDER = (Verdict.PROVED, Verdict.REFUTED, Verdict.UNKNOWN)
+PER_DOCUMENT_ROWS = 20
+"""above this many inputs the summary counts verdicts instead of listing every file"""
 
-VERDICT_STYLE = {
-    Verdict.PROVED: "[green]proved[/]",
-    Verdict.REFUTED: "[bold red]refuted[/]",
-    Verdict.UNKNOWN: "[yellow]unknown[/]",
-}
+
+def verdict_cell(verdict: Verdict) -> Styled:
+    return Styled(verdict.label, VERDICT_STYLE[verdict])
 
 
 def expand_inputs(patterns: tuple[str, ...]) -> list[str]:
@@ -40,63 +40,52 @@ def expand_inputs(patterns: tuple[str, ...]) -> list[str]:
     return paths
 
 
-def _print_report(report: VerificationReport) -> None:
-    title = f"{escape(report.source)}  [dim]({escape(report.task_id or '?')})[/]"
-    console.print(f"\n[bold]{title}[/]  {VERDICT_STYLE[report.verdict]}")
-    if report.gold is not None:
-        console.print(f"  gold answer: [bold]{escape(report.gold.text())}[/]")
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("check", no_wrap=True)
-    table.add_column("evidence")
+def report_table(report: VerificationReport) -> OutputTable:
+    """One row per check (and one per structural problem), the evidence in full."""
+    table = OutputTable("", [Column("verdict"), Column("check"), Column("evidence")], boxed=False)
     for check in report.checks:
-        evidence = escape(check.summary)
-        if check.reason:
-            evidence += f" [dim](solver: {escape(check.reason)})[/]"
-        table.add_row(VERDICT_STYLE[check.verdict], escape(check.name), evidence)
+        evidence = check.summary + (f" (solver: {check.reason})" if check.reason else "")
+        table.add_row(verdict_cell(check.verdict), check.name, evidence)
         for problem in check.problems or []:
-            table.add_row("", "", f"  [red]-[/] {escape(problem.path)}: {escape(problem.message)}")
-    console.print(table)
+            table.add_row("", "", f"  - {problem.path}: {problem.message}")
+    return table
+
+
+def print_report(out: Output, report: VerificationReport) -> None:
+    out.blank()
+    out.heading(f"{report.source}  ({report.task_id or '?'})", verdict_cell(report.verdict))
+    if report.gold is not None:
+        out.say(f"  gold answer: [bold]{escape(report.gold.text())}[/]")
+    out.table(report_table(report))
     for note in report.notes:
-        console.print(f"  [dim]note: {escape(note)}[/]")
+        out.say(f"  [dim]note: {escape(note)}[/]")
 
 
-def _print_summary(reports: list[VerificationReport], unreadable: list[str]) -> None:
-    table = Table(title="verification summary", header_style="bold")
-    table.add_column("file")
-    table.add_column("task")
-    table.add_column("verdict")
-    table.add_column("proved", justify="right")
-    table.add_column("refuted", justify="right")
-    table.add_column("unknown", justify="right")
-    for report in reports:
-        counts = {v: sum(1 for c in report.checks if c.verdict == v) for v in Verdict}
+def summary_table(
+    documents: list[VerificationReport], unreadable: list[str], benchmark: bool = False
+) -> OutputTable:
+    """A few files: one row each. Many, or a built benchmark: the verdicts counted."""
+    if benchmark or len(documents) + len(unreadable) > PER_DOCUMENT_ROWS:
+        labels = [v.label for v in SHOWN_ORDER]
+        table = OutputTable.of("verification summary", ["documents", *labels, "checks"])
+        table.columns[0] = Column("documents", "right")
+        counts = [sum(1 for r in documents if r.verdict == v) for v in SHOWN_ORDER]
+        checks = sum(len(r.checks) for r in documents)
+        table.add_row(str(len(documents)), *map(str, counts), str(checks))
+        if unreadable:
+            table.add_row(f"{len(unreadable)} unreadable", "", "", "", "")
+        return table
+    labels = [v.label for v in SHOWN_ORDER]
+    table = OutputTable.of("verification summary", ["file", "task", "verdict", *labels])
+    table.columns[1:3] = [Column("task"), Column("verdict")]
+    for report in documents:
+        counts = [sum(1 for c in report.checks if c.verdict == v) for v in SHOWN_ORDER]
         table.add_row(
-            escape(report.source),
-            escape(report.task_id or "?"),
-            VERDICT_STYLE[report.verdict],
-            str(counts[Verdict.PROVED]),
-            str(counts[Verdict.REFUTED]),
-            str(counts[Verdict.UNKNOWN]),
+            report.source, report.task_id or "?", verdict_cell(report.verdict), *map(str, counts)
         )
     for source in unreadable:
-        table.add_row(escape(source), "-", "[bold red]unreadable[/]", "", "", "")
-    console.print(table)
-
-
-def _print_aggregate(reports: list[VerificationReport], unreadable: list[str]) -> None:
-    """For a built benchmark: counts instead of a thousand rows."""
-    table = Table(title="verification summary", header_style="bold")
-    table.add_column("documents")
-    for verdict in Verdict:
-        table.add_column(verdict.label, justify="right")
-    table.add_column("checks", justify="right")
-    counts = {v: sum(1 for r in reports if r.verdict == v) for v in Verdict}
-    checks = sum(len(r.checks) for r in reports)
-    table.add_row(str(len(reports)), *[str(counts[v]) for v in Verdict], str(checks))
-    console.print(table)
-    if unreadable:
-        console.print(f"[bold red]{len(unreadable)} unreadable input(s)[/]")
+        table.add_row(source, "-", Styled("unreadable", "bold red"), "", "", "")
+    return table
 
 
 def exit_code_of(reports: list[VerificationReport], unreadable: int) -> int:
@@ -108,9 +97,48 @@ def exit_code_of(reports: list[VerificationReport], unreadable: int) -> int:
     ]
 
 
+def verification_json(
+    reports: list[VerificationReport], errors: list[dict[str, str | None]]
+) -> dict[str, object]:
+    """The one JSON shape of ``verify --json``, whatever the number of inputs."""
+    documents = [r for r in reports if r.document != "manifest"]
+    return {
+        "verdict": min((r.verdict for r in reports), default=Verdict.PROVED).label,
+        "documents": len(documents),
+        "counts": {v.label: sum(1 for r in documents if r.verdict == v) for v in SHOWN_ORDER},
+        "reports": [r.model_dump(mode="json", exclude_none=True) for r in reports],
+        "unreadable": errors,
+    }
+
+
+def print_verification(
+    out: Output, reports: list[VerificationReport], unreadable: list[str], verbose: bool
+) -> None:
+    """One document: its full report. Several: the reports that are not proved (every
+    report with ``verbose``), then the summary and each benchmark's content-hash check."""
+    documents = [r for r in reports if r.document != "manifest"]
+    manifests = [r for r in reports if r.document == "manifest"]
+    single = len(documents) == 1 and not unreadable and not manifests
+    for report in documents:
+        if single or verbose or report.verdict != Verdict.PROVED:
+            print_report(out, report)
+    if single:
+        return
+    out.blank()
+    out.table(summary_table(documents, unreadable, benchmark=bool(manifests)))
+    for manifest in manifests:
+        check = manifest.checks[0]
+        style = VERDICT_STYLE[manifest.verdict]
+        out.say(
+            f"{escape(manifest.source)}: [{style}]{manifest.verdict.label}[/] "
+            f"({escape(check.summary)})"
+        )
+
+
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the report(s) as JSON on stdout.")
+@format_option
+@click.option("--verbose", is_flag=True, help="Print every report, the proved ones too.")
 @click.option(
     "--emit-smt2",
     "emit_dir",
@@ -122,19 +150,33 @@ def exit_code_of(reports: list[VerificationReport], unreadable: int) -> int:
     "--rlimit", default=50_000_000, show_default=True, help="Solver resource limit per query."
 )
 @click.option("--seed", default=0, show_default=True, help="Solver random seed.")
+@click.option("--no-progress", is_flag=True, help="No progress bar on a benchmark.")
 def verify(
     inputs: tuple[str, ...],
+    output_format: str,
     as_json: bool,
+    verbose: bool,
     emit_dir: Path | None,
     timeout_ms: int,
     rlimit: int,
     seed: int,
+    no_progress: bool,
 ) -> int:
     """Prove that task specs (or task groups, or a built benchmark) are well-posed.
 
-    INPUTS are files, directories or glob patterns. Exit code 0: everything proved;
-    1: something refuted; 2: an input cannot be read; 3: something unknown.
+    INPUTS are files, directories (a built benchmark) or glob patterns. One document prints
+    its full report; several print the reports that are not proved (all with --verbose), then
+    a summary. A benchmark's manifest (its content hash) is checked, not counted as a document.
+
+    \b
+    Exit codes:
+      0  everything proved
+      1  something refuted
+      2  an input cannot be read
+      3  nothing refuted but something unknown (a solver budget ran out)
+      4  an internal inconsistency (a bug: please report)
     """
+    out = output_for(output_format, as_json)
     budget = SolverBudget(timeout_ms=timeout_ms, rlimit=rlimit, seed=seed)
     reports: list[VerificationReport] = []
     unreadable: list[str] = []
@@ -142,7 +184,8 @@ def verify(
     for path in expand_inputs(inputs):
         certificates: dict[str, dict[str, str]] | None = {} if emit_dir is not None else None
         try:
-            found = verify_path(path, budget, certificates)
+            with progress_bar("verifying", "groups", enabled=not no_progress) as bar:
+                found = verify_path(path, budget, certificates, progress=bar.update)
         except SpecReadError as exc:
             unreadable.append(path)
             errors.append({"source": exc.path, "json_path": exc.json_path, "error": exc.detail})
@@ -153,28 +196,12 @@ def verify(
             for task_id, files in certificates.items():
                 for name, text in files.items():
                     write_text_atomic(emit_dir / task_id / f"{name}.smt2", text)
-    if as_json:
-        docs = [r.model_dump(mode="json", exclude_none=True) for r in reports]
-        if len(docs) == 1 and not errors:
-            click.echo(json.dumps(docs[0], indent=2))
-        else:
-            verdict = min((r.verdict for r in reports), default=Verdict.PROVED)
-            click.echo(
-                json.dumps(
-                    {"verdict": verdict.label, "reports": docs, "unreadable": errors}, indent=2
-                )
-            )
+    if out.is_json:
+        out.json(verification_json(reports, errors))
     else:
-        many = len(reports) > 20
-        for report in reports:
-            if not many or report.verdict != Verdict.PROVED:
-                _print_report(report)
-        if many:
-            _print_aggregate(reports, unreadable)
-        elif len(reports) + len(unreadable) > 1:
-            _print_summary(reports, unreadable)
-        if emit_dir is not None:
-            console.print(f"[dim]certificates written under {escape(str(emit_dir))}[/]")
+        print_verification(out, reports, unreadable, verbose)
+    if emit_dir is not None:
+        out.say(f"[dim]certificates written under {escape(str(emit_dir))}[/]")
     return exit_code_of(reports, len(unreadable))
 
 

@@ -43,7 +43,14 @@ from ._llm_stages import (
     surviving_problems,
     validate_with_llm,
 )
-from ._pipeline import BuildConfig, BuildResult, build_benchmark, library_digest
+from ._pipeline import (
+    BuildConfig,
+    BuildResult,
+    build_benchmark,
+    build_config,
+    library_digest,
+    reusable_groups,
+)
 from ._reader import (
     Catalog,
     KeyEntry,
@@ -101,6 +108,7 @@ __all__ = [
     "audit_item_id",
     "audit_text",
     "build_benchmark",
+    "build_config",
     "check_library",
     "generate_spec",
     "instantiate",
@@ -120,6 +128,7 @@ __all__ = [
     "render_task",
     "render_with_llm",
     "rendered_of",
+    "reusable_groups",
     "sample_audit",
     "statement_text",
     "surviving_problems",

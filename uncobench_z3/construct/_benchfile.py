@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -77,10 +78,21 @@ def _verify_chunk(lines: list[str], source: str, budget: SolverBudget) -> list[V
     return reports
 
 
+VerifyProgress = Callable[[int, int], None]
+"""``(groups verified, groups in the benchmark)``"""
+
+
 def verify_benchmark(
-    path: str | Path, budget: SolverBudget, workers: int | None = None
+    path: str | Path,
+    budget: SolverBudget,
+    workers: int | None = None,
+    progress: VerifyProgress | None = None,
 ) -> list[VerificationReport]:
-    """Re-prove every group of a built benchmark (in parallel), and its content hash."""
+    """Re-prove every group of a built benchmark (in parallel), and its content hash.
+
+    The first report is the manifest's (``document="manifest"``: the content hash), then one
+    per group in file order. ``progress`` is told after each chunk of groups.
+    """
     target = Path(path)
     groups_file = target / GROUPS_FILE
     load_groups(target)  # validates every line first: bad input is an error, not a verdict
@@ -93,6 +105,7 @@ def verify_benchmark(
     reports.append(
         VerificationReport(
             source=str(target / MANIFEST_FILE),
+            document="manifest",
             task_id="manifest",
             verdict=Verdict.PROVED if expected == actual else Verdict.REFUTED,
             checks=[
@@ -112,13 +125,21 @@ def verify_benchmark(
     size = max(1, len(lines) // (workers * 4) or 1)
     chunks = [lines[i : i + size] for i in range(0, len(lines), size)]
     source = str(groups_file)
+
+    def add(found: list[VerificationReport]) -> None:
+        reports.extend(found)
+        if progress is not None:
+            progress(len(reports) - 1, len(lines))
+
+    if progress is not None:
+        progress(0, len(lines))
     if workers == 1 or len(chunks) == 1:
         for chunk in chunks:
-            reports += _verify_chunk(chunk, source, budget)
+            add(_verify_chunk(chunk, source, budget))
         return reports
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for found in pool.map(
             _verify_chunk, chunks, [source] * len(chunks), [budget] * len(chunks)
         ):
-            reports += found
+            add(found)
     return reports

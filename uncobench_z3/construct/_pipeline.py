@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import __version__
 from .._assets import asset_path
-from ..errors import ConfigError, ResumeError
+from ..errors import ConfigError, ResumeError, UncobenchError
 from ..solver import SolverBudget
 from ..spec import dump_json, load_json, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
@@ -49,6 +49,8 @@ class BuildConfig:
     attempts: int = 3
     chunk: int = 20
     timeout_ms: int = 2000
+    rlimit: int = 50_000_000
+    solver_seed: int = 0
     library: str = ""
     generator: str = "offline"
     renderer: str = "template"
@@ -92,7 +94,9 @@ Drafted = tuple[int, Draft | None, str | None, tuple[str, ...], tuple[str, ...]]
 def _process_chunk(
     drafts: list[Drafted], config: BuildConfig, stages: LLMStages
 ) -> list[CandidateOutcome]:
-    budget = SolverBudget(timeout_ms=config.timeout_ms)
+    budget = SolverBudget(
+        timeout_ms=config.timeout_ms, rlimit=config.rlimit, seed=config.solver_seed
+    )
     out = []
     for index, draft, error, recent, redrawn in drafts:
         if draft is None:
@@ -192,6 +196,61 @@ def _retained(chunks: dict[int, list[CandidateOutcome]]) -> tuple[int, int]:
     return count, prefix
 
 
+def build_config(
+    groups: int = 1000,
+    seed: int = 7,
+    none_share: float = 0.2,
+    timeout_ms: int = 2000,
+    stages: LLMStages | None = None,
+    *,
+    rlimit: int = 50_000_000,
+    solver_seed: int = 0,
+) -> BuildConfig:
+    """The configuration :func:`build_benchmark` builds with (and hashes) for these options."""
+    llm = stages or LLMStages()
+    validator = llm.validator or llm.renderer
+    return BuildConfig(
+        groups=groups,
+        seed=seed,
+        none_share=none_share,
+        timeout_ms=timeout_ms,
+        rlimit=rlimit,
+        solver_seed=solver_seed,
+        library=library_digest(),
+        generator=llm.generator.describe() if llm.generator else "offline",
+        renderer=llm.renderer.describe() if llm.renderer else "template",
+        validator=validator.describe() if validator else "reader",
+    )
+
+
+def reusable_groups(out: str | Path, config: BuildConfig) -> int | None:
+    """The number of groups of the finished benchmark in ``out`` if it was built by this
+    version with ``config`` apart from its size and holds at least ``config.groups`` groups.
+
+    Its first ``config.groups`` groups are then exactly what a build of that size keeps
+    (candidates are drafted and kept in index order whatever the size), so they can be used
+    instead of building again. ``None`` when there is no such benchmark.
+    """
+    target = Path(out)
+    if not (target / MANIFEST_FILE).is_file() or (target / WORK_DIR).exists():
+        return None
+    try:
+        manifest = load_json(target / MANIFEST_FILE)
+    except UncobenchError:
+        return None
+    if not isinstance(manifest, dict) or manifest.get("version") != __version__:
+        return None
+    built = manifest.get("config")
+    stats = manifest.get("stats")
+    if not isinstance(built, dict) or not isinstance(stats, dict):
+        return None
+    wanted = {**asdict(config), "groups": built.get("groups")}
+    held = stats.get("groups")
+    if built != wanted or not isinstance(held, int) or held < config.groups:
+        return None
+    return held
+
+
 def build_benchmark(
     out: str | Path,
     groups: int = 1000,
@@ -202,10 +261,16 @@ def build_benchmark(
     progress: ProgressHook | None = None,
     timeout_ms: int = 2000,
     stages: LLMStages | None = None,
+    rlimit: int = 50_000_000,
+    solver_seed: int = 0,
 ) -> BuildResult:
     """Build (or resume, or reuse) a verified benchmark of ``groups`` task groups.
 
     ``stages`` replaces the offline generator, renderer or validator by language models.
+    ``timeout_ms``, ``rlimit`` and ``solver_seed`` bound and seed every solver query.
+    ``progress`` hears of every finished chunk, and once more at the end with the candidates
+    the statistics count (chunks that ran past the last kept group are not counted); a build
+    that is already done reports nothing.
     """
     if groups < 1:
         raise ConfigError("--groups must be at least 1")
@@ -213,16 +278,8 @@ def build_benchmark(
         raise ConfigError("--none-share must lie between 0 and 1")
     target = Path(out)
     llm = stages or LLMStages()
-    validator = llm.validator or llm.renderer
-    config = BuildConfig(
-        groups=groups,
-        seed=seed,
-        none_share=none_share,
-        timeout_ms=timeout_ms,
-        library=library_digest(),
-        generator=llm.generator.describe() if llm.generator else "offline",
-        renderer=llm.renderer.describe() if llm.renderer else "template",
-        validator=validator.describe() if validator else "reader",
+    config = build_config(
+        groups, seed, none_share, timeout_ms, stages, rlimit=rlimit, solver_seed=solver_seed
     )
     for ref in (llm.generator, llm.renderer, llm.validator):
         if ref is not None:  # a missing key or unknown provider fails now, not in every worker
@@ -278,6 +335,10 @@ def build_benchmark(
             pool.shutdown(wait=True, cancel_futures=True)
     manifest = _assemble(target, config, chunks)
     shutil.rmtree(target / WORK_DIR, ignore_errors=True)
+    if progress is not None:
+        stats = manifest["stats"]
+        assert isinstance(stats, dict)
+        progress(stats["pass_rates"]["candidates"], stats["groups"], groups)
     return BuildResult(target, manifest, resumed, reused=False)
 
 

@@ -18,7 +18,8 @@ class VerificationReport(BaseModel):
     """Everything ``uncobench verify`` says about one document."""
 
     source: str
-    document: Literal["spec", "group"] = "spec"
+    document: Literal["spec", "group", "manifest"] = "spec"
+    """what was verified: a spec, a task group, or a benchmark's manifest (its content hash)"""
     task_id: str | None = None
     gold: Answer | None = None
     verdict: Verdict
