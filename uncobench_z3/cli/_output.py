@@ -143,6 +143,12 @@ class Output:
         options: dict[str, Any] = {"color_system": None} if plain else {}
         self.console = Console(highlight=False, soft_wrap=True, **options)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True, **options)
+        self._after_table = False  # prose after a plain table starts after a blank line
+
+    def _separate(self) -> None:
+        if self._after_table and self.format != "rich":
+            click.echo("")
+        self._after_table = False
 
     @property
     def is_json(self) -> bool:
@@ -151,14 +157,17 @@ class Output:
     def say(self, markup: str) -> None:
         """A message (rich markup; escape what came from input). With JSON on stdout,
         messages go to stderr so that stdout stays one JSON document."""
+        self._separate()
         (self.err if self.is_json else self.console).print(markup)
 
     def blank(self) -> None:
+        self._after_table = False
         if not self.is_json:
             self.console.print()
 
     def heading(self, text: str, *details: Cell) -> None:
         """A section heading (``text`` is plain, never markup) with styled details."""
+        self._separate()
         if self.format == "md":
             click.echo(f"### {' · '.join(md_text(cell_text(p)) for p in (text, *details))}")
             return
@@ -178,6 +187,7 @@ class Output:
             click.echo("\n".join(([""] if table.title else []) + plain_lines(table)))
         else:
             raise ValueError("a JSON output prints data, not tables: use Output.json")
+        self._after_table = True
 
     def json(self, data: Any) -> None:
         click.echo(json.dumps(data, indent=2))

@@ -126,6 +126,8 @@ def print_verification(
         return
     out.blank()
     out.table(summary_table(documents, unreadable, benchmark=bool(manifests)))
+    if manifests:
+        out.blank()
     for manifest in manifests:
         check = manifest.checks[0]
         style = VERDICT_STYLE[manifest.verdict]

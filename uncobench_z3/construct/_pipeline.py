@@ -18,7 +18,7 @@ import shutil
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from .. import __version__
@@ -238,17 +238,16 @@ def reusable_groups(out: str | Path, config: BuildConfig) -> int | None:
         manifest = load_json(target / MANIFEST_FILE)
     except UncobenchError:
         return None
-    if not isinstance(manifest, dict) or manifest.get("version") != __version__:
+    if not isinstance(manifest, dict):
         return None
-    built = manifest.get("config")
-    stats = manifest.get("stats")
+    built, stats = manifest.get("config"), manifest.get("stats")
     if not isinstance(built, dict) or not isinstance(stats, dict):
         return None
-    wanted = {**asdict(config), "groups": built.get("groups")}
-    held = stats.get("groups")
-    if built != wanted or not isinstance(held, int) or held < config.groups:
+    size, held = built.get("groups"), stats.get("groups")
+    if not isinstance(size, int) or not isinstance(held, int) or held < config.groups:
         return None
-    return held
+    # the hash covers the version and every option: equal apart from the size
+    return held if replace(config, groups=size).digest() == manifest.get("config_hash") else None
 
 
 def build_benchmark(
@@ -310,6 +309,7 @@ def build_benchmark(
 
     try:
         while _retained(chunks)[0] < groups:
+            _check_yield(target, chunks, groups)
             while len(pending) < 2 * workers and (projected() < groups or not pending):
                 drafts = drafter.chunk(number)
                 number += 1
@@ -340,6 +340,27 @@ def build_benchmark(
         assert isinstance(stats, dict)
         progress(stats["pass_rates"]["candidates"], stats["groups"], groups)
     return BuildResult(target, manifest, resumed, reused=False)
+
+
+MAX_CANDIDATES_PER_GROUP = 20
+MIN_CANDIDATES = 100
+"""a build that has processed ``MAX_CANDIDATES_PER_GROUP`` candidates per wanted group, plus
+``MIN_CANDIDATES``, without keeping them stops: (nearly) every candidate is being rejected,
+for example because the solver budget is too small, and it would otherwise never end"""
+
+
+def _check_yield(out: Path, chunks: dict[int, list[CandidateOutcome]], groups: int) -> None:
+    outcomes = [o for chunk in chunks.values() for o in chunk]
+    kept = sum(o.retained for o in outcomes)
+    if len(outcomes) < MAX_CANDIDATES_PER_GROUP * groups + MIN_CANDIDATES or kept >= groups:
+        return
+    reasons = Counter(f"{o.stage}: {o.reason}" for o in outcomes if not o.retained)
+    common, count = reasons.most_common(1)[0] if reasons else ("-", 0)
+    raise ConfigError(
+        f"only {kept} of {groups} groups kept after {len(outcomes)} candidates (most common "
+        f"rejection, {count} times: {common}); a solver budget (--timeout-ms, --rlimit) may be "
+        f"too small. The finished work stays in {out / WORK_DIR}"
+    )
 
 
 def _store(out: Path, number: int, outcomes: list[CandidateOutcome]) -> None:
