@@ -133,6 +133,27 @@ def stats_tables(stats: dict[str, Any]) -> list[OutputTable]:
     return tables
 
 
+NATURALNESS_ROWS = (
+    ("names_off_domain", "candidate names from another domain's pool"),
+    ("names_from_no_pool", "candidate names from no pool (not judged)"),
+    ("money_answers", "answers in money"),
+    ("money_answers_nonpositive", "money answers <= 0"),
+    ("money_answers_nonpositive_signed", "money answers <= 0 where the rule states a sign"),
+    ("money_records_nonpositive", "record values in money <= 0"),
+)
+
+
+def print_naturalness(out: Output, natural: dict[str, Any]) -> None:
+    """Would a domain expert accept the tasks (see construct/_natural.py)?"""
+    table = OutputTable.of("naturalness", ["measure", "count"])
+    for key, label in NATURALNESS_ROWS:
+        table.add_row(label, str(natural[key]))
+    out.table(table)
+    for key, examples in natural["examples"].items():
+        if examples and key != "money_answers_nonpositive_signed":
+            out.say(f"  [dim]{key}: {escape('; '.join(examples))}[/]")
+
+
 def print_stats(out: Output, stats: dict[str, Any]) -> None:
     rates = stats["pass_rates"]
     first, *rest = stats_tables(stats)
@@ -148,6 +169,8 @@ def print_stats(out: Output, stats: dict[str, Any]) -> None:
         out.say(f"  [dim]{stage}: {escape(listing)}[/]")
     for table in rest:
         out.table(table)
+    if "naturalness" in stats:
+        print_naturalness(out, stats["naturalness"])
     for kind, spread in stats["defects_by_fact_type"].items():
         listing = ", ".join(f"{k} {v}" for k, v in spread.items())
         out.say(f"[bold]{kind}[/] defects by fact type: {escape(listing)}")

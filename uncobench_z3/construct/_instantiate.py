@@ -38,6 +38,7 @@ from ..spec import (
     to_json_scalar,
 )
 from ._generate import Draft
+from ._natural import believable_amount_term
 
 MAX_RELAXATIONS = 12
 ALTERNATIVE_SHARE = 0.35
@@ -212,6 +213,8 @@ class Instantiator:
                 holds = names[0] if len(names) == 1 else f"(and {' '.join(names)})"
                 fails = candidate in plan.failing and fact_key in plan.failing[candidate]
                 hard.append(f"(not {holds})" if fails else holds)
+        if plan.eligible is not None:  # the gold amount is one a person would believe
+            hard += filter(None, [believable_amount_term(task, plan.eligible)])
         solver.from_string("\n".join(f"(assert {term})" for term in hard))
         targets: dict[str, tuple[Slot, int | bool]] = {}
         lines = []

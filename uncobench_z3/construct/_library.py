@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -39,6 +39,7 @@ from ..spec import (
 from ..spec._model import Identifier, Scalar
 from ..spec._structure import CONDITION_RANGE, MIN_CONDITION_ROLES, OPS_BY_TYPE, ROLE_RANGE
 from ..spec._values import Value, parse_fraction
+from ._text import question_text
 
 #: Authoring conventions of a scenario (a task takes 5-7 roles out of these).
 SCENARIO_ROLE_RANGE = (7, 9)
@@ -123,8 +124,21 @@ class DomainFile(_Strict):
     scenarios: list[ScenarioTemplate] = Field(min_length=1)
 
 
-class NamesFile(RootModel[dict[Identifier, list[str]]]):
-    """``generators/names.json``: candidate kind -> names."""
+ANY_DOMAIN = "any"
+
+
+class NamePool(_Strict):
+    """Candidate names of one kind, and the domains whose tasks may use them."""
+
+    domains: Literal["any"] | list[Identifier] = Field(
+        description="The domains (file names of generators/scenarios/) whose scenarios may draw "
+        'from this pool, or "any" (people\'s names fit every domain).'
+    )
+    names: list[str] = Field(min_length=1)
+
+
+class NamesFile(RootModel[dict[Identifier, NamePool]]):
+    """``generators/names.json``: candidate kind -> its pool."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +148,26 @@ class ScenarioLibrary:
     names: dict[str, tuple[str, ...]]
     sources: dict[str, str]
     """domain -> the file it was read from"""
+    pool_domains: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
+    """candidate kind -> the domains that may use it (``None``: any domain)"""
+
+    def fits(self, kind: str, domain: str) -> bool:
+        """Whether names of ``kind`` suit a task of ``domain``."""
+        allowed = self.pool_domains.get(kind)
+        return allowed is None or domain in allowed
+
+    def off_domain_names(self, domain: str, names: Sequence[str]) -> list[str]:
+        """The names that come from pools of other domains only (a haulage contractor
+        named in a banking task). Names from no pool (an LLM's own) are not counted."""
+        kinds: dict[str, list[str]] = {}
+        for kind, pool in self.names.items():
+            for name in pool:
+                kinds.setdefault(name, []).append(kind)
+        return [
+            name
+            for name in names
+            if name in kinds and not any(self.fits(kind, domain) for kind in kinds[name])
+        ]
 
     @property
     def domain_names(self) -> tuple[str, ...]:
@@ -177,8 +211,9 @@ def load_library(path: str | Path | None = None) -> ScenarioLibrary:
     files = sorted(folder.glob("*.json"))
     if not files:
         raise SpecReadError(str(folder), "holds no <domain>.json scenario file")
-    names = _load_names(root / "names.json")
-    domains = tuple(_load_domain(file, names) for file in files)
+    pools = _load_names(root / "names.json")
+    names = {kind: tuple(pool.names) for kind, pool in pools.items()}
+    domains = tuple(_load_domain(file, pools) for file in files)
     sources = {d.domain: str(file) for d, file in zip(domains, files, strict=True)}
     seen: dict[str, str] = {}
     for entry, file in zip(domains, files, strict=True):
@@ -190,15 +225,20 @@ def load_library(path: str | Path | None = None) -> ScenarioLibrary:
                     json_path=f"$.scenarios[{i}].id",
                 )
             seen[scenario.id] = str(file)
-    return ScenarioLibrary(root=root, domains=domains, names=names, sources=sources)
+    pool_domains = {
+        kind: None if pool.domains == ANY_DOMAIN else tuple(pool.domains)
+        for kind, pool in pools.items()
+    }
+    return ScenarioLibrary(
+        root=root, domains=domains, names=names, sources=sources, pool_domains=pool_domains
+    )
 
 
-def _load_names(file: Path) -> dict[str, tuple[str, ...]]:
-    document = validate_document(load_json(file), NamesFile, str(file))
-    return {kind: tuple(pool) for kind, pool in document.root.items()}
+def _load_names(file: Path) -> dict[str, NamePool]:
+    return dict(validate_document(load_json(file), NamesFile, str(file)).root)
 
 
-def _load_domain(file: Path, names: dict[str, tuple[str, ...]]) -> DomainFile:
+def _load_domain(file: Path, names: dict[str, NamePool]) -> DomainFile:
     source = str(file)
     data: Any = load_json(file)
     if not isinstance(data, dict):
@@ -209,27 +249,38 @@ def _load_domain(file: Path, names: dict[str, tuple[str, ...]]) -> DomainFile:
             source, f"the domain {entry.domain!r} differs from the file name", json_path="$.domain"
         )
     for i, scenario in enumerate(entry.scenarios):
-        _check_references(scenario, names, source, f"$.scenarios[{i}]")
+        _check_references(scenario, entry.domain, names, source, f"$.scenarios[{i}]")
     return entry
 
 
 def _check_references(
-    scenario: ScenarioTemplate, names: dict[str, tuple[str, ...]], source: str, where: str
+    scenario: ScenarioTemplate,
+    domain: str,
+    names: dict[str, NamePool],
+    source: str,
+    where: str,
 ) -> None:
     def fail(field: str, message: str) -> NoReturn:
         raise SpecReadError(source, message, f"{where}.{field}")
 
-    if scenario.candidate_kind not in names:
+    pool = names.get(scenario.candidate_kind)
+    if pool is None:
         fail("candidate_kind", f"no name pool {scenario.candidate_kind!r} in names.json")
+    if pool.domains != ANY_DOMAIN and domain not in pool.domains:
+        fail(
+            "candidate_kind",
+            f"the name pool {scenario.candidate_kind!r} is for {', '.join(pool.domains)}, "
+            f"not {domain}: declare the domain in names.json or choose a pool of this domain",
+        )
     role_ids = [role.id for role in scenario.roles]
     keys = [fact.key for fact in scenario.facts]
-    for kind, ids, field in (
+    for kind, ids, path in (
         ("role id", role_ids, "roles[{}].id"),
         ("fact key", keys, "facts[{}].key"),
     ):
         for j, item in enumerate(ids):
             if item in ids[:j]:
-                fail(field.format(j), f"duplicate {kind} {item!r}")
+                fail(path.format(j), f"duplicate {kind} {item!r}")
     for j, fact in enumerate(scenario.facts):
         if fact.owner not in role_ids:
             fail(f"facts[{j}].owner", f"no role has the id {fact.owner!r}")
@@ -283,7 +334,7 @@ def assemble_spec(
                 text=condition_text(chosen),
             )
         )
-    question = scenario.question.replace("{rule_label}", rule.label).replace("{unit}", rule.unit)
+    question = question_text(scenario.question, rule.label, rule.unit)
     return TaskSpec(
         id=spec_id,
         domain=domain,

@@ -29,6 +29,7 @@ from ._render import (
 )
 from ._text import (
     CONDITION_VERBS,
+    PLURAL_CONDITION_VERBS,
     find_booleans,
     find_dates,
     find_members,
@@ -238,7 +239,7 @@ def _parse_condition(line: str, index: int, catalog: Catalog) -> tuple[TypedCond
         raise ReadError(f"condition {line!r} states no context")
     context, _, context_end = group
     rest = after[context_end:].lstrip()
-    for verb in CONDITION_VERBS:
+    for verb in (*CONDITION_VERBS, *PLURAL_CONDITION_VERBS):
         if rest.startswith(verb + " "):
             rest = rest[len(verb) + 1 :]
             break
@@ -261,7 +262,7 @@ _MODES_BY_TEXT = {text: mode for mode, text in MODE_TEXT.items()}
 
 
 def _parse_rule(paragraph: str, catalog: Catalog) -> tuple[TypedRule, dict[str, str]]:
-    head = re.match(r"The (.+?) in (.+?) is (.+?)\. Use exact arithmetic", paragraph)
+    head = re.match(r"The (.+?) in (.+?) (?:is|are) (.+?)\. Use exact arithmetic", paragraph)
     if head is None:
         raise ReadError("cannot read the calculation rule")
     label, unit, body = head[1], head[2], head[3]

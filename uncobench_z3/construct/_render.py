@@ -19,6 +19,7 @@ from ._text import (
     DATE_STYLES,
     RECORD_FRAMES,
     Style,
+    copula,
     format_options,
     format_range,
     format_typed,
@@ -81,7 +82,7 @@ def _quoted(fact: TypedFact, value: Value, style: Style) -> str:
 
 def condition_text(fact: TypedFact, cond: TypedCondition, style: Style) -> str:
     """One condition as a sentence the reader can parse back."""
-    verb = style.condition_verb
+    verb = style.condition_verb_for(fact.label)
     subject = f"The {fact_phrase(fact)} {verb}"
     op, operand = cond.op, cond.operand
     if fact.type == "bool":
@@ -155,8 +156,8 @@ def rule_text(task: TypedTask) -> str:
         rounding = f"to the nearest {10 ** (-rule.digits):,}"
     unit = rule.unit if rule.unit.strip() != "%" else "percent"
     return (
-        f"The {rule.label} in {unit} is {body}. Use exact arithmetic and round only the final "
-        f"result, {rounding}, rounding {MODE_TEXT[rule.mode]}."
+        f"The {rule.label} in {unit} {copula(rule.label)} {body}. Use exact arithmetic and round "
+        f"only the final result, {rounding}, rounding {MODE_TEXT[rule.mode]}."
     )
 
 

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 
 from ._candidate import CandidateOutcome
+from ._natural import naturalness_stats
 
 STAGES = ("spec_validation", "logical_verification", "rendering_validation")
 
@@ -90,4 +91,5 @@ def benchmark_stats(
         "settings_available": dict(sorted(availability.items())),
         "defects_by_role": {k: dict(v.most_common()) for k, v in sorted(by_role.items())},
         "defects_by_fact_type": {k: dict(sorted(v.items())) for k, v in sorted(by_type.items())},
+        "naturalness": naturalness_stats(groups),
     }

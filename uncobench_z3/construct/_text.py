@@ -28,6 +28,8 @@ RECORD_FRAMES = (
     "{candidate}'s {label} ({context}) is {value}.",
 )
 CONDITION_VERBS = ("must be", "has to be", "needs to be", "is required to be")
+PLURAL_CONDITION_VERBS = ("must be", "have to be", "need to be", "are required to be")
+"""the same verbs for a plural subject ("The dialysis patients ... need to be ...")"""
 DATE_STYLES = ("day_month", "iso", "month_day")
 
 
@@ -46,6 +48,75 @@ class Style:
     @property
     def condition_verb(self) -> str:
         return CONDITION_VERBS[self.verb % len(CONDITION_VERBS)]
+
+    def condition_verb_for(self, label: str) -> str:
+        """The condition verb agreeing with ``label`` as the subject."""
+        verbs = PLURAL_CONDITION_VERBS if label_is_plural(label) else CONDITION_VERBS
+        return verbs[self.verb % len(verbs)]
+
+
+# -- agreement ------------------------------------------------------------------------------
+#: Words that end a label's head noun phrase: prepositions, determiners, relatives, and
+#: participles that follow the noun ("homes passed", "units lost", "headers available").
+_PHRASE_END_WORDS = (
+    "of in for per within after from to by at on with under over since against between "
+    "before during than the that which who where as into across if when "
+    "available payable recoverable due left lost led held certifying trading"
+)
+_PHRASE_ENDS = frozenset(_PHRASE_END_WORDS.split())
+#: Singular nouns that end in "s".
+_SINGULAR_IN_S_WORDS = (
+    "status analysis basis series species gas bus news means bonus campus census corpus "
+    "process access business fitness readiness stress class loss gross mass pass press "
+    "glass address progress success witness chassis diagnosis thesis axis lens plus "
+    "surplus virus radius consensus apparatus stimulus focus genus"
+)
+_SINGULAR_IN_S = frozenset(_SINGULAR_IN_S_WORDS.split())
+
+
+def label_head(label: str) -> str:
+    """The head noun of a fact or rule label: the last word before what modifies it from
+    behind ("years of experience" -> years, "groundworks and hardstanding cost" -> cost)."""
+    words = re.sub(r"\([^)]*\)", " ", label).replace("'s ", " ").split()
+    phrase: list[str] = []
+    for i, word in enumerate(words):
+        lowered = word.lower()
+        if i > 0 and (lowered in _PHRASE_ENDS or (lowered.endswith("ed") and "-" not in lowered)):
+            break
+        phrase.append(word)
+    return phrase[-1] if phrase else label
+
+
+def _plural_word(word: str) -> bool:
+    lowered = word.lower()
+    if lowered in _SINGULAR_IN_S or not re.fullmatch(r"[a-z-]+s", lowered):
+        return False
+    return not lowered.endswith(("ss", "us", "is"))
+
+
+def label_is_plural(label: str) -> bool:
+    """Whether a label is grammatically plural ("dialysis patients in the catchment")."""
+    return _plural_word(label_head(label))
+
+
+def copula(label: str) -> str:
+    return "are" if label_is_plural(label) else "is"
+
+
+def question_text(template: str, label: str, unit: str) -> str:
+    """A scenario's question with the rule's label and unit filled in, its "what is" agreeing
+    with the label ("what are its projected additional patients by 2030")."""
+    if label_is_plural(label):
+        template = re.sub(r"\bwhat is ([^,?{]*)\{rule_label\}", r"what are \1{rule_label}",
+                          template)  # fmt: skip
+    return template.replace("{rule_label}", label).replace("{unit}", unit)
+
+
+def singular_unit(unit: str) -> str:
+    """The unit after exactly 1: "1 year", "1 incident" (compound units stay: "1 AUD/day")."""
+    if re.fullmatch(r"[a-z]+s", unit) and not unit.endswith("ss"):
+        return unit[:-1]
+    return unit
 
 
 def step_decimals(step: Fraction) -> int:
@@ -76,7 +147,9 @@ def format_date(day: _dt.date, style: Style) -> str:
 def with_unit(number: str, unit: str | None) -> str:
     if not unit:
         return number
-    return f"{number}%" if unit.strip() == "%" else f"{number} {unit}"
+    if unit.strip() == "%":
+        return f"{number}%"
+    return f"{number} {singular_unit(unit) if number == '1' else unit}"
 
 
 def format_typed(fact: TypedFact, value: Value, style: Style) -> str:
@@ -112,10 +185,16 @@ def format_options(fact: TypedFact, options: tuple[Value, ...], style: Style) ->
     return "one of " + ", ".join(words[:-1]) + f" or {words[-1]}"
 
 
+def possessive(name: str) -> str:
+    """``Marcus Vance's``, ``Steelspan Structures'``."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
 def record_line(candidate: str, label: str, context: str, value_text: str, style: Style) -> str:
-    return style.record_frame.format(
-        candidate=candidate, label=label, context=context, value=value_text
-    )
+    frame = style.record_frame.replace("{candidate}'s", possessive(candidate))
+    if label_is_plural(label):
+        frame = frame.replace(") is {value}", ") are {value}")
+    return frame.format(candidate=candidate, label=label, context=context, value=value_text)
 
 
 # -- parsing helpers shared by the reader and the built-in agents -----------------------------
