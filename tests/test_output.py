@@ -175,6 +175,10 @@ def test_verify_json_has_one_shape(bench: Path, capsys: pytest.CaptureFixture[st
     assert built["documents"] == GROUPS and len(built["reports"]) == GROUPS + 1
     assert built["counts"] == {"proved": GROUPS, "refuted": 0, "unknown": 0}
     assert [r["document"] for r in built["reports"]].count("manifest") == 1
+    missing = run_cli(capsys, "verify", "no-such-file.json", "--json")
+    nothing = json.loads(missing.out)
+    assert missing.code == 2 and set(nothing) == keys and nothing["verdict"] is None
+    assert nothing["unreadable"][0]["source"] == "no-such-file.json"
 
 
 def test_verify_benchmark_summary_counts_groups(

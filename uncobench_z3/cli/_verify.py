@@ -100,10 +100,11 @@ def exit_code_of(reports: list[VerificationReport], unreadable: int) -> int:
 def verification_json(
     reports: list[VerificationReport], errors: list[dict[str, str | None]]
 ) -> dict[str, object]:
-    """The one JSON shape of ``verify --json``, whatever the number of inputs."""
+    """The one JSON shape of ``verify --json``, whatever the number of inputs (``verdict`` is
+    the weakest report's, ``null`` when nothing could be read)."""
     documents = [r for r in reports if r.document != "manifest"]
     return {
-        "verdict": min((r.verdict for r in reports), default=Verdict.PROVED).label,
+        "verdict": min(r.verdict for r in reports).label if reports else None,
         "documents": len(documents),
         "counts": {v.label: sum(1 for r in documents if r.verdict == v) for v in SHOWN_ORDER},
         "reports": [r.model_dump(mode="json", exclude_none=True) for r in reports],
