@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 import click
 from rich.cells import cell_len
@@ -66,10 +66,11 @@ class OutputTable:
     """a box around the rich table (a report's evidence list reads better without)"""
 
     @classmethod
-    def of(cls, title: str, headers: list[str], *, boxed: bool = True) -> OutputTable:
-        """Columns from headers: the first left-aligned, the others (numbers) right-aligned."""
-        columns = [Column(h, "left" if i == 0 else "right") for i, h in enumerate(headers)]
-        return cls(title, columns, boxed=boxed)
+    def of(cls, title: str, headers: list[str], *, left: int = 1) -> OutputTable:
+        """Columns from headers: the first ``left`` are names (left-aligned), the others
+        numbers (right-aligned)."""
+        columns = [Column(h, "left" if i < left else "right") for i, h in enumerate(headers)]
+        return cls(title, columns)
 
     def add_row(self, *cells: Cell) -> None:
         if len(cells) != len(self.columns):
@@ -137,7 +138,8 @@ class Output:
         if fmt not in FORMATS:
             raise ValueError(f"unknown output format {fmt!r}")
         terminal = Console().is_terminal
-        self.format: Format = ("rich" if terminal else "plain") if fmt == "auto" else fmt  # type: ignore[assignment]
+        chosen = ("rich" if terminal else "plain") if fmt == "auto" else fmt
+        self.format = cast("Format", chosen)
         plain = self.format != "rich"
         # Plain text is never cut: soft wrapping leaves long lines to the reader's pager.
         options: dict[str, Any] = {"color_system": None} if plain else {}

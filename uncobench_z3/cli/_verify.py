@@ -67,8 +67,7 @@ def summary_table(
     """A few files: one row each. Many, or a built benchmark: the verdicts counted."""
     if benchmark or len(documents) + len(unreadable) > PER_DOCUMENT_ROWS:
         labels = [v.label for v in SHOWN_ORDER]
-        table = OutputTable.of("verification summary", ["documents", *labels, "checks"])
-        table.columns[0] = Column("documents", "right")
+        table = OutputTable.of("verification summary", ["documents", *labels, "checks"], left=0)
         counts = [sum(1 for r in documents if r.verdict == v) for v in SHOWN_ORDER]
         checks = sum(len(r.checks) for r in documents)
         table.add_row(str(len(documents)), *map(str, counts), str(checks))
@@ -76,8 +75,7 @@ def summary_table(
             table.add_row(f"{len(unreadable)} unreadable", "", "", "", "")
         return table
     labels = [v.label for v in SHOWN_ORDER]
-    table = OutputTable.of("verification summary", ["file", "task", "verdict", *labels])
-    table.columns[1:3] = [Column("task"), Column("verdict")]
+    table = OutputTable.of("verification summary", ["file", "task", "verdict", *labels], left=3)
     for report in documents:
         counts = [sum(1 for c in report.checks if c.verdict == v) for v in SHOWN_ORDER]
         table.add_row(
