@@ -145,51 +145,60 @@ class Output:
         options: dict[str, Any] = {"color_system": None} if plain else {}
         self.console = Console(highlight=False, soft_wrap=True, **options)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True, **options)
-        self._after_table = False  # prose after a plain table starts after a blank line
-
-    def _separate(self) -> None:
-        if self._after_table and self.format != "rich":
-            click.echo("")
+        # Spacing of plain and Markdown output: one blank line between a table and what is
+        # around it, none at the very start and never two in a row.
+        self._fresh = True  # nothing printed yet, or the last line was blank
         self._after_table = False
 
     @property
     def is_json(self) -> bool:
         return self.format == "json"
 
+    def _line_break(self, before_table: bool = False) -> None:
+        if self.format != "rich" and not self._fresh and (self._after_table or before_table):
+            click.echo("")
+        self._fresh = self._after_table = False
+
     def say(self, markup: str) -> None:
         """A message (rich markup; escape what came from input). With JSON on stdout,
         messages go to stderr so that stdout stays one JSON document."""
-        self._separate()
-        (self.err if self.is_json else self.console).print(markup)
+        if self.is_json:
+            self.err.print(markup)
+            return
+        self._line_break()
+        self.console.print(markup)
 
     def blank(self) -> None:
-        self._after_table = False
-        if not self.is_json:
+        if not self.is_json and not self._fresh:
             self.console.print()
+        self._fresh, self._after_table = True, False
 
     def heading(self, text: str, *details: Cell) -> None:
         """A section heading (``text`` is plain, never markup) with styled details."""
-        self._separate()
         if self.format == "md":
+            self._line_break()
             click.echo(f"### {' · '.join(md_text(cell_text(p)) for p in (text, *details))}")
             return
         line = Text(text, style="bold")
         for detail in details:
             line.append("  ")
             line.append(*(detail if isinstance(detail, Styled) else (detail,)))
-        (self.err if self.is_json else self.console).print(line)
+        if self.is_json:
+            self.err.print(line)
+            return
+        self._line_break()
+        self.console.print(line)
 
     def table(self, table: OutputTable) -> None:
         if self.format == "rich":
             self.console.print(rich_table(table))
-        elif self.format == "md":
-            click.echo("\n".join([*markdown_lines(table), ""]))
-        elif self.format == "plain":
-            # a blank line before a titled table keeps consecutive tables apart
-            click.echo("\n".join(([""] if table.title else []) + plain_lines(table)))
+        elif self.format in ("md", "plain"):
+            self._line_break(before_table=bool(table.title))
+            lines = markdown_lines(table) if self.format == "md" else plain_lines(table)
+            click.echo("\n".join(lines))
         else:
             raise ValueError("a JSON output prints data, not tables: use Output.json")
-        self._after_table = True
+        self._fresh, self._after_table = False, True
 
     def json(self, data: Any) -> None:
         click.echo(json.dumps(data, indent=2))
