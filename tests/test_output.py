@@ -239,7 +239,13 @@ def test_judge_audit_and_report_lines_are_whole(
     judged = run_cli(capsys, "judge", str(run))
     assert judged.code == 0, judged.err
     [row] = assert_whole_rows(judged.out, "programmatic judge")
-    assert row[0] == "scripted"
+    assert row[0] == "scripted" and "nothing to judge" not in judged.out
+    empty = tmp_path / "empty-run"
+    empty.mkdir()
+    (empty / "run.json").write_text((run / "run.json").read_text())
+    (empty / "samples.jsonl").write_text("")
+    nothing = run_cli(capsys, "judge", str(empty), "--bench", str(bench))
+    assert nothing.code == 0 and "holds no finished samples: nothing to judge" in nothing.out
     audit = tmp_path / "audit.jsonl"
     sampled = run_cli(capsys, "audit", "sample", str(bench), "--out", str(audit))
     assert sampled.code == 0 and "…" not in sampled.out

@@ -149,6 +149,9 @@ def judge_command(
             }
         output.json(data)
         return EXIT_OK
+    if not samples:
+        note = f"{escape(str(run))} holds no finished samples: nothing to judge"
+        output.say(f"[yellow]note:[/] {note}")
     output.table(validity_table(validity))
     if result is not None:
         output.say(
