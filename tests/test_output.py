@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from uncobench_z3.construct import _pipeline as pipeline
 from uncobench_z3.errors import ConfigError
 from uncobench_z3.solver import SolverBudget
 from uncobench_z3.spec import load_json
+from uncobench_z3.stats import decimal_text, percent_text
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "mining_supervisor.json"
@@ -223,12 +225,13 @@ def test_eval_results_are_whole(bench: Path, run: Path, capsys: pytest.CaptureFi
     assert result.code == 0, result.err
     rows = assert_whole_rows(result.out, "results")
     data = json.loads(run_cli(capsys, *args, "--format", "json").out)
-    expected = [
-        [m["agent"], m["setting"], f"{100 * m['accuracy']:.1f}%",
-         f"{100 * m['ci_low']:.0f}-{100 * m['ci_high']:.0f}%", str(m["samples"])]
-        for m in data["metrics"]
-    ]  # fmt: skip
-    assert [row[:5] for row in rows] == expected and data["ran"] == 0
+    expected = []
+    for m in data["metrics"]:
+        low, high = (Fraction(x) for x in m["accuracy_ci"])
+        interval = f"{decimal_text(100 * low, 0)}-{decimal_text(100 * high, 0)}"
+        accuracy = percent_text(Fraction(m["accuracy"]))
+        expected.append([m["agent"], m["setting"], accuracy, interval])
+    assert [row[:4] for row in rows] == expected and data["ran"] == 0
     md = run_cli(capsys, *args, "--format", "md").out
     assert "| builtin/careful | reliable | 100.0% |" in md
 
@@ -255,9 +258,9 @@ def test_judge_audit_and_report_lines_are_whole(
     assert header[-2:] == ["auto rejected, human accepted", "auto accepted, human rejected"]
     report = run_cli(capsys, "report", str(run), "--out", str(tmp_path / "r"), "--no-plots")
     assert report.code == 0
-    assert f"wrote {tmp_path / 'r' / 'report.md'} and {tmp_path / 'r' / 'report.html'}" in (
-        report.out.splitlines()
-    )
+    folder = tmp_path / "r"
+    whole = f"wrote {folder / 'report.md'}, {folder / 'report.html'} and {folder / 'metrics.json'}"
+    assert whole in report.out.splitlines()
 
 
 # -- build: options, progress that agrees with the summary, a stalled build stops -------------
