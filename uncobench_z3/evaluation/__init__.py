@@ -125,10 +125,9 @@ from ._registry import (
     make_agent,
     register_agent_prefix,
 )
+from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
     DEFAULT_CONCURRENCY,
-    RUN_FILE,
-    SAMPLES_FILE,
     RunConfig,
     RunSummary,
     benchmark_digest,
@@ -136,7 +135,6 @@ from ._runner import (
     generation_record,
     make_config,
     plan_jobs,
-    read_log,
     run_evaluation,
 )
 from ._sample import (
@@ -171,6 +169,7 @@ __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_CONCURRENCY",
     "ERROR_RESULT",
+    "ERROR_SAMPLES_FILE",
     "INTERVENTION_ARMS",
     "JOB_IDENTITY",
     "JUDGE_FILE",

@@ -11,7 +11,7 @@ a directory written with another configuration is refused (:class:`ResumeError`)
 runs again) or ``force`` (samples whose job key - group content, setting, agent, seed,
 budget - belongs to the new configuration are kept; the others are set aside).
 
-A crash can leave at most a partial last line; it is dropped on resume.
+The log's mechanics (repair after a crash, bad lines, error samples) are in :mod:`._runlog`.
 
 **Epochs.** ``epochs`` K runs every (group, setting, agent, arm) K times, epoch by epoch (all
 of epoch 1 first), each with its own seed (:func:`~._sample.epoch_seed`). The epoch count is
@@ -27,33 +27,30 @@ import asyncio
 import gc
 import hashlib
 import json
-import os
 import traceback
 from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import __version__
 from ..construct import ModelRef
-from ..errors import ConfigError, ResumeError, UncobenchError
+from ..errors import ConfigError, UncobenchError
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
-from ..spec import dump_json, load_json, write_text_atomic
+from ..spec import dump_json, write_text_atomic
 from ._environment import PreparedGroup
 from ._interventions import INTERVENTION_ARMS, InterventionArm
 from ._models import close_models
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, make_agent
+from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
 from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
 
-RUN_FILE = "run.json"
-SAMPLES_FILE = "samples.jsonl"
 ERRORS_FILE = "errors.log"
 RUN_KIND = "uncobench-run"
 DEFAULT_CONCURRENCY = 8
@@ -203,144 +200,6 @@ class RunSummary:
         return f"RunSummary({str(self.out)!r}, records={len(self.records)}, ran={self.ran})"
 
 
-# -- the log ----------------------------------------------------------------------------------
-def read_log(path: Path) -> tuple[list[SampleRecord], bool]:
-    """The records of a log, and whether a partial last line (a crash) had to be dropped."""
-    if not path.exists():
-        return [], False
-    text = path.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    records = []
-    truncated = False
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(SampleRecord.model_validate_json(line))
-        except ValidationError:
-            if number == len(lines) and not text.endswith("\n"):
-                truncated = True  # the write of the last line was cut off
-                continue
-            raise ResumeError(
-                f"{path}: line {number} is not a sample record; use --restart to set the log "
-                "aside and start over"
-            ) from None
-    return records, truncated
-
-
-def _set_aside(path: Path) -> Path | None:
-    if not path.exists():
-        return None
-    number = 1
-    while (target := path.with_name(f"samples.discarded-{number}.jsonl")).exists():
-        number += 1
-    path.rename(target)
-    return target
-
-
-def _rewrite(path: Path, records: Sequence[SampleRecord]) -> None:
-    write_text_atomic(path, "".join(r.model_dump_json() + "\n" for r in records))
-
-
-def prepare_run_dir(
-    out: Path, config: RunConfig, job_keys: set[str], restart: bool, force: bool
-) -> list[SampleRecord]:
-    """Check the directory against ``config``; returns the samples that are already done."""
-    run_file, log = out / RUN_FILE, out / SAMPLES_FILE
-    if restart:
-        _set_aside(log)
-        return []
-    previous = load_json(run_file) if run_file.exists() else None
-    same = isinstance(previous, dict) and previous.get("config_hash") == config.digest()
-    if not same and (run_file.exists() or log.exists()) and not force:
-        raise ResumeError(_mismatch(out, previous, config))
-    held = _epochs_held(previous) if same else 0
-    if held > config.epochs and not force:
-        raise ResumeError(
-            f"{out} holds {held} epochs; --epochs {config.epochs} would set epochs "
-            f"{config.epochs + 1}-{held} aside: pass --epochs {held} (or more) to resume, or "
-            "--force to set them aside"
-        )
-    records, truncated = read_log(log)
-    keep: dict[str, SampleRecord] = {}
-    for record in records:
-        if record.key in job_keys and record.key not in keep:
-            keep[record.key] = record
-    if truncated or len(keep) != len(records):
-        if len(keep) != len(records):
-            _set_aside(log)
-        _rewrite(log, list(keep.values()))
-    return list(keep.values())
-
-
-def _epochs_held(previous: Any) -> int:
-    config = previous.get("config") if isinstance(previous, dict) else None
-    epochs = config.get("epochs", 1) if isinstance(config, dict) else 1
-    return epochs if isinstance(epochs, int) else 1
-
-
-def _mismatch(out: Path, previous: Any, config: RunConfig) -> str:
-    if not isinstance(previous, dict):
-        return (
-            f"{out} holds samples of an unknown run (no {RUN_FILE}); use --restart to "
-            "set them aside or choose another --out"
-        )
-    old = previous.get("config", {})
-    new = config.model_dump(mode="json")
-    changed = [k for k in new if k not in ("benchmark", "epochs") and old.get(k) != new[k]]
-    if not changed and isinstance(old, dict) and "epochs" not in old:
-        changed = ["sample identity (written before epochs existed)"]
-    return (
-        f"{out} holds a run with another configuration (changed: {', '.join(changed) or 'hash'})"
-        "; use --restart to start over or --force to keep the samples that still apply"
-    )
-
-
-class _SampleLog:
-    """Appends whole lines, flushed and fsynced, from one writer thread.
-
-    Lines that finish while a write is in progress are written together by the next one
-    (group commit), so the fsync cost does not grow with the concurrency. ``append``
-    returns once its line is on disk; ``close`` waits for a write in progress, even when the
-    run is being interrupted.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self._handle: IO[str] = path.open("a", encoding="utf-8", newline="\n")
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="uncobench-log")
-        self._pending: list[tuple[str, asyncio.Future[None]]] = []
-        self._flusher: asyncio.Task[None] | None = None
-
-    def _write(self, text: str) -> None:
-        self._handle.write(text)
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-
-    async def _flush(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending, []
-            text = "".join(line for line, _ in batch)
-            try:
-                await asyncio.wrap_future(self._executor.submit(self._write, text))
-            except Exception as exc:
-                for _, done in batch:
-                    done.set_exception(exc)
-                continue
-            for _, done in batch:
-                done.set_result(None)
-
-    async def append(self, record: SampleRecord) -> None:
-        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((record.model_dump_json() + "\n", written))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
-        await written
-
-    def close(self) -> None:
-        self._executor.shutdown(wait=True)
-        self._handle.close()
-
-
 # -- running ----------------------------------------------------------------------------------
 def _progress(enabled: bool) -> Progress:
     console = Console(stderr=True)
@@ -410,7 +269,7 @@ async def run_evaluation(
     gc.freeze()
     records = list(done)
     prepared: dict[int, PreparedGroup] = {}
-    log = _SampleLog(target / SAMPLES_FILE)
+    log = SampleLog(target / SAMPLES_FILE)
     failures: list[tuple[SampleJob, BaseException]] = []
 
     async def worker(bar: Progress, task_id: Any) -> None:

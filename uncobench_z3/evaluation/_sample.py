@@ -47,7 +47,9 @@ from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
 from ._registry import make_agent
 from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
 
-SampleResult = Literal["correct", "wrong_answer", "budget_exhausted"]
+SampleResult = Literal["correct", "wrong_answer", "budget_exhausted", "error"]
+SampleStatus = EpisodeStatus | Literal["error"]
+"""an episode's status, or ``error``: a model call failed after its retries"""
 AgentMaker = Callable[[str, int], Agent]
 JOB_IDENTITY = 2
 """Version of what identifies a sample (2: the epoch and the per-epoch seed); a run
@@ -189,6 +191,23 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
     )
 
 
+class SampleError(BaseModel):
+    """Why a sample could not be played: a model call failed after its retries.
+
+    An error sample is never scored (``correct`` is false, ``score`` and ``attribution``
+    are empty); metrics leave it out of accuracy and count it apart.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str
+    """the error's class, e.g. ``ModelAPIError``"""
+    message: str
+    attempts: int | None = None
+    """attempts made at the failing call (``None`` when unknown)"""
+    status_code: int | None = None
+
+
 class SampleRecord(BaseModel):
     """One line of a run's log."""
 
@@ -208,7 +227,7 @@ class SampleRecord(BaseModel):
     colleague: str = "scripted"
     intervention: InterventionArm = "none"
     intervention_delivered: bool = False
-    status: EpisodeStatus
+    status: SampleStatus
     result: SampleResult
     correct: bool
     gold: Answer
@@ -228,6 +247,8 @@ class SampleRecord(BaseModel):
     """tokens and cost spent on this sample: ``agent`` and ``colleagues`` (LLMs only)"""
     elapsed_seconds: float = 0.0
     """wall time of the episode; the only field that differs between identical re-runs"""
+    error: SampleError | None = None
+    """set when ``result`` is ``error``"""
 
 
 def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
