@@ -24,6 +24,7 @@ from ._benchfile import GROUPS_FILE, MANIFEST_FILE, load_groups, rendered_of, ve
 from ._candidate import CandidateOutcome, process_candidate
 from ._generate import Draft, DraftError, FactHint, SpecGenerator
 from ._instantiate import InstantiationError, Instantiator, Plan, instantiate, make_plan
+from ._integrity import check_rendering, with_rendering_check
 from ._library import (
     DomainFile,
     LibraryProblem,
@@ -110,6 +111,7 @@ __all__ = [
     "build_benchmark",
     "build_config",
     "check_library",
+    "check_rendering",
     "generate_spec",
     "instantiate",
     "library_digest",
@@ -135,5 +137,6 @@ __all__ = [
     "validate_rendering",
     "validate_with_llm",
     "verify_benchmark",
+    "with_rendering_check",
     "write_audit",
 ]

@@ -16,6 +16,7 @@ from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
 from ..solver import CheckResult, SolverBudget, Verdict, VerificationReport
 from ..spec import TypedTask, check_structure, load_json, parse_json_text, validate_document
+from ._integrity import with_rendering_check
 from ._render import RenderedTask, render_task
 
 GROUPS_FILE = "groups.jsonl"
@@ -74,7 +75,8 @@ def _verify_chunk(lines: list[str], source: str, budget: SolverBudget) -> list[V
     reports = []
     for line in lines:
         group = TaskGroup.model_validate_json(line)
-        reports.append(verify_group(group, f"{source}#{group.id}", budget))
+        report = verify_group(group, f"{source}#{group.id}", budget)
+        reports.append(with_rendering_check(report, group))
     return reports
 
 

@@ -184,4 +184,3 @@ class SampleLog:
     def close(self) -> None:
         self._executor.shutdown(wait=True)
         self._handle.close()
-
