@@ -8,6 +8,8 @@ import pytest
 
 from uncobench_z3.cli import main
 
+__all__ = ["CliResult", "main", "run_cli"]
+
 
 @dataclass
 class CliResult:

@@ -9,9 +9,8 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from ..construct import MANIFEST_FILE, build_benchmark
+from ..construct import MANIFEST_FILE, build_benchmark, check_benchmark
 from ..errors import SpecReadError
-from ..spec import load_json
 from ._app import EXIT_OK, cli
 from ._output import Output, OutputTable, format_option, output_for, progress_bar
 
@@ -186,7 +185,10 @@ def print_stats(out: Output, stats: dict[str, Any]) -> None:
 @format_option
 def stats(bench: Path, output_format: str, as_json: bool) -> int:
     """Pass rates per stage and diversity tables of a built benchmark."""
-    manifest = load_json(bench / MANIFEST_FILE if bench.is_dir() else bench)
+    folder = bench if bench.is_dir() else bench.parent
+    if not bench.is_dir() and bench.name != MANIFEST_FILE:
+        raise SpecReadError(str(bench), f"name a built benchmark folder or its {MANIFEST_FILE}")
+    manifest: Any = check_benchmark(folder)
     # statistics are plain numbers (percentages), not exact quantities: re-read as floats
     manifest = json.loads(json.dumps(manifest, default=float))
     if not isinstance(manifest, dict) or "stats" not in manifest:

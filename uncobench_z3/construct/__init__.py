@@ -20,7 +20,14 @@ from ._audit import (
     sample_audit,
     write_audit,
 )
-from ._benchfile import GROUPS_FILE, MANIFEST_FILE, load_groups, rendered_of, verify_benchmark
+from ._benchfile import (
+    GROUPS_FILE,
+    MANIFEST_FILE,
+    check_benchmark,
+    load_groups,
+    rendered_of,
+    verify_benchmark,
+)
 from ._candidate import CandidateOutcome, process_candidate
 from ._generate import Draft, DraftError, FactHint, SpecGenerator
 from ._instantiate import InstantiationError, Instantiator, Plan, instantiate, make_plan
@@ -110,6 +117,7 @@ __all__ = [
     "audit_text",
     "build_benchmark",
     "build_config",
+    "check_benchmark",
     "check_library",
     "check_rendering",
     "generate_spec",

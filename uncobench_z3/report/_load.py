@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..construct import MANIFEST_FILE
+from ..construct import GROUPS_FILE, MANIFEST_FILE, check_benchmark
 from ..errors import ConfigError, SpecReadError
 from ..evaluation import RUN_FILE, SAMPLES_FILE, SampleRecord, read_log
 from ..spec import load_json
@@ -46,6 +46,8 @@ def _manifest(benchmark: str, base: Path) -> tuple[dict[str, Any] | None, Path |
                 data = load_json(candidate)
             except SpecReadError:
                 return None, None
+            if (candidate.parent / GROUPS_FILE).is_file():  # stats of a changed benchmark lie
+                check_benchmark(candidate.parent)
             if isinstance(data, dict) and isinstance(data.get("stats"), dict):
                 return data["stats"], candidate
     return None, None
