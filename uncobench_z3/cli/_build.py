@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from ..construct import MANIFEST_FILE, build_benchmark, check_benchmark
 from ..errors import SpecReadError
-from ._app import EXIT_OK, cli
+from ._app import EXIT_OK, cli, err_console
 from ._output import Output, OutputTable, format_option, output_for, progress_bar
 
 
@@ -74,6 +74,8 @@ def build(
             rlimit=rlimit,
             solver_seed=solver_seed,
         )
+    if result.stale_lock:
+        err_console.print(f"[yellow]note:[/] {escape(result.stale_lock)}")
     stats = result.manifest["stats"]
     assert isinstance(stats, dict)
     rates = stats["pass_rates"]

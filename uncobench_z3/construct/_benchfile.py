@@ -167,13 +167,13 @@ def verify_benchmark(
     iter_jsonl_groups(groups_file, text)  # every line first: bad input is an error, not a verdict
     lines = [line for line in text.splitlines() if line.strip()]
     _, problems = manifest_problems(target, text)
-    found = dict(problems)
+    refuted = dict(problems)
     checks = [
         CheckResult(
             name=name,
             kind="consistency",
-            verdict=Verdict.REFUTED if name in found else Verdict.PROVED,
-            summary=found.get(name, proved),
+            verdict=Verdict.REFUTED if name in refuted else Verdict.PROVED,
+            summary=refuted.get(name, proved),
         )
         for name, proved in (
             ("content-hash", f"{GROUPS_FILE} matches the manifest's content hash"),

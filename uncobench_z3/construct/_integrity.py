@@ -43,8 +43,8 @@ def _first_difference(stored: list[str], expected: list[str]) -> str:
 
 def _template_differences(stored: RenderedTask, expected: RenderedTask) -> str | None:
     if stored.task_text != expected.task_text:
-        lines = _first_difference(stored.task_text.split("\n"), expected.task_text.split("\n"))
-        return f"the task text differs: {lines}"
+        where = _first_difference(stored.task_text.split("\n"), expected.task_text.split("\n"))
+        return f"the task text differs: {where}"
     if stored.role_directory != expected.role_directory:
         return "the role directory differs from the spec's roles"
     if stored.style != expected.style:

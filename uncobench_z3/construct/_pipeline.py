@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .. import __version__
 from .._assets import asset_path
+from .._outdir import check_output_folder, lock_output
 from ..errors import ConfigError, ResumeError, UncobenchError
 from ..solver import SolverBudget
 from ..spec import dump_json, load_json, write_text_atomic
@@ -67,6 +68,8 @@ class BuildResult:
     manifest: dict[str, object]
     resumed_chunks: int
     reused: bool
+    stale_lock: str | None = None
+    """a note when a lock left by a killed build was taken over"""
 
 
 ProgressHook = Callable[[int, int, int], None]
@@ -283,6 +286,23 @@ def build_benchmark(
     for ref in (llm.generator, llm.renderer, llm.validator):
         if ref is not None:  # a missing key or unknown provider fails now, not in every worker
             asyncio.run(ref.create().aclose())
+    check_output_folder(target, (MANIFEST_FILE, GROUPS_FILE, WORK_DIR), "benchmark folder")
+    with lock_output(target, "build") as lock:
+        result = _build(target, config, llm, workers, force, progress)
+    result.stale_lock = lock.stale_note()
+    return result
+
+
+def _build(
+    target: Path,
+    config: BuildConfig,
+    llm: LLMStages,
+    workers: int | None,
+    force: bool,
+    progress: ProgressHook | None,
+) -> BuildResult:
+    """The build itself, inside the folder's lock."""
+    groups = config.groups
     chunks = _prepare(target, config, force)
     if not (target / WORK_DIR).exists():
         manifest = load_json(target / MANIFEST_FILE)

@@ -26,6 +26,7 @@ from string import Template
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._assets import asset_path
+from .._outdir import lock_output
 from ..construct import statement_text
 from ..errors import ConfigError, ResumeError, SpecReadError
 from ..models import ChatMessage, Model, ModelOutput, ToolDef, ToolFunction
@@ -249,6 +250,20 @@ async def judge_run(
     if not samples:
         raise ConfigError(f"{folder} holds no samples ({SAMPLES_FILE}); run `uncobench eval`")
     target = Path(out) if out is not None else folder / JUDGE_FILE
+    with lock_output(target.parent, "judge"):
+        return await _judge(target, model, samples, groups, limit, seed, concurrency)
+
+
+async def _judge(
+    target: Path,
+    model: Model,
+    samples: list[SampleRecord],
+    groups: Iterable[TaskGroup],
+    limit: int | None,
+    seed: int,
+    concurrency: int,
+) -> JudgeRun:
+    """The judging itself, inside the log folder's lock."""
     done = {line.key: line for line in read_judgements(target)}
     others = sorted({line.judge_model for line in done.values()} - {model.name})
     if others:

@@ -36,9 +36,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import __version__
+from .._outdir import check_output_folder, lock_output
 from ..construct import ModelRef
 from ..errors import ConfigError, UncobenchError
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
@@ -238,13 +240,35 @@ async def run_evaluation(
         for name in config.agents:
             check_agent_name(name)
     target = Path(out)
-    if target.exists() and not target.is_dir():
-        raise ConfigError(f"{target} is a file, not a run directory")
+    check_output_folder(target, (RUN_FILE, SAMPLES_FILE), "run folder")
     if digests is None or len(digests) != len(groups):
         digests = [group_digest(g) for g in groups]
     if benchmark_digest(groups, digests) != config.benchmark_hash:
         raise ConfigError("the run configuration was made for other task groups (content hash)")
     jobs, unavailable = plan_jobs(groups, config, digests)
+    with lock_output(target, "eval") as lock:
+        note = lock.stale_note()
+        if note:
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"[yellow]note:[/] {escape(note)}"
+            )
+        return await _execute(
+            target, config, jobs, unavailable, concurrency, restart, force, progress, agents
+        )
+
+
+async def _execute(
+    target: Path,
+    config: RunConfig,
+    jobs: list[SampleJob],
+    unavailable: dict[str, list[str]],
+    concurrency: int,
+    restart: bool,
+    force: bool,
+    progress: bool,
+    agents: AgentMaker,
+) -> RunSummary:
+    """The run itself, inside the folder's lock."""
     done = prepare_run_dir(target, config, {job.key for job in jobs}, restart, force)
     write_text_atomic(
         target / RUN_FILE,
