@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from .._outdir import contained
 from ..errors import SpecReadError
 from ..solver import SolverBudget, Verdict, VerificationReport
 from ..spec import TaskSpec, write_text_atomic
@@ -196,7 +197,7 @@ def verify(
         if emit_dir is not None and certificates:
             for task_id, files in certificates.items():
                 for name, text in files.items():
-                    write_text_atomic(emit_dir / task_id / f"{name}.smt2", text)
+                    write_text_atomic(contained(emit_dir, task_id, f"{name}.smt2"), text)
     if out.is_json:
         out.json(verification_json(reports, errors))
     else:

@@ -95,6 +95,9 @@ class ProofSummary(_Frozen):
     checks: dict[str, str]
 
 
+GROUP_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
 class TaskGroup(BaseModel):
     """One decision task in all its reliability settings."""
 
@@ -102,7 +105,12 @@ class TaskGroup(BaseModel):
 
     kind: Literal["uncobench-task-group"] = "uncobench-task-group"
     schema_version: Literal[1] = 1
-    id: str
+    id: str = Field(
+        pattern=GROUP_ID_PATTERN,
+        max_length=128,
+        description="Letters, digits, '_', '.' and '-', starting with a letter or digit (ids "
+        "name files, so they can never name a path).",
+    )
     seed: int
     spec: TaskSpec
     gold: Answer
