@@ -36,6 +36,7 @@ from ._environment import (
     run_episode,
     typed_task,
 )
+from ._errors import ErrorBudget, cap_record, error_counts
 from ._examples import example_benchmark, example_groups, write_benchmark
 from ._interventions import INTERVENTION_ARMS, InterventionArm, intervention_text
 from ._judge import (
@@ -90,7 +91,14 @@ from ._metrics import (
     trial_of,
 )
 from ._min_rounds import minimum_rounds
-from ._models import close_models, shared_model, trial_config
+from ._models import (
+    CALL_POLICY,
+    DEFAULT_MAX_RETRY_WAIT,
+    CallPolicy,
+    close_models,
+    shared_model,
+    trial_config,
+)
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -141,9 +149,11 @@ from ._sample import (
     JOB_IDENTITY,
     AgentMaker,
     Behaviour,
+    SampleError,
     SampleJob,
     SampleRecord,
     SampleResult,
+    SampleStatus,
     behaviour_of,
     epoch_seed,
     group_digest,
@@ -166,8 +176,10 @@ __all__ = [
     "ASK_TOOL",
     "ATTRIBUTION_LABELS",
     "BUILTIN_AGENTS",
+    "CALL_POLICY",
     "DEFAULT_BUDGET",
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_RETRY_WAIT",
     "ERROR_RESULT",
     "ERROR_SAMPLES_FILE",
     "INTERVENTION_ARMS",
@@ -194,6 +206,7 @@ __all__ = [
     "AttributionLabel",
     "Behaviour",
     "Briefing",
+    "CallPolicy",
     "CarefulAgent",
     "CellKey",
     "ColleagueReply",
@@ -203,6 +216,7 @@ __all__ = [
     "DecisionKind",
     "Environment",
     "EpisodeStatus",
+    "ErrorBudget",
     "FidelityCheck",
     "FollowUpKind",
     "GroupJudge",
@@ -230,9 +244,11 @@ __all__ = [
     "RoundRecord",
     "RunConfig",
     "RunSummary",
+    "SampleError",
     "SampleJob",
     "SampleRecord",
     "SampleResult",
+    "SampleStatus",
     "ScriptedColleagues",
     "SettingMetrics",
     "Trial",
@@ -245,6 +261,7 @@ __all__ = [
     "benchmark_digest",
     "briefing_text",
     "by_group_and_trial",
+    "cap_record",
     "cell_of",
     "cells",
     "check_agent_name",
@@ -256,6 +273,7 @@ __all__ = [
     "decide",
     "default_instructions",
     "epoch_seed",
+    "error_counts",
     "evaluate",
     "example_benchmark",
     "example_groups",

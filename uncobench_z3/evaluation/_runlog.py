@@ -174,9 +174,12 @@ class SampleLog:
             for _, done in batch:
                 done.set_result(None)
 
-    async def append(self, record: SampleRecord) -> None:
+    async def append(self, record: SampleRecord, line: str | None = None) -> None:
+        """Append ``record`` (``line``: its JSON, if already made) and wait until it is on
+        disk."""
         written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((record.model_dump_json() + "\n", written))
+        text = line if line is not None else record.model_dump_json()
+        self._pending.append((text + "\n", written))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
         await written

@@ -41,13 +41,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import __version__
 from .._outdir import check_output_folder, lock_output
+from .._textcap import cap_text
 from ..construct import ModelRef
 from ..errors import ConfigError, UncobenchError
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
 from ..spec import dump_json, write_text_atomic
 from ._environment import PreparedGroup
+from ._errors import ErrorBudget, cap_record
 from ._interventions import INTERVENTION_ARMS, InterventionArm
-from ._models import close_models
+from ._models import CALL_POLICY, CallPolicy, close_models
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, make_agent
 from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
@@ -197,6 +199,10 @@ class RunSummary:
     ran: int
     reused: int
     unavailable: dict[str, list[str]] = field(default_factory=dict)
+    errors: int = 0
+    """error samples among ``records`` (model calls failed after retries; never scored)"""
+    stopped: str | None = None
+    """why the run stopped before every sample ran (too many error samples), if it did"""
 
     def __repr__(self) -> str:
         return f"RunSummary({str(self.out)!r}, records={len(self.records)}, ran={self.ran})"
@@ -228,14 +234,21 @@ async def run_evaluation(
     progress: bool = False,
     agents: AgentMaker = make_agent,
     digests: Sequence[str] | None = None,
+    max_errors: ErrorBudget | str | int = 0,
+    calls: CallPolicy | None = None,
 ) -> RunSummary:
     """Run (or resume) every sample of ``config`` over ``groups``, logging to ``out``.
 
     ``digests`` may pass the groups' content hashes (:func:`group_digest`) when the caller
-    has them already; hashing a large benchmark twice is not free.
+    has them already; hashing a large benchmark twice is not free. A sample whose model
+    calls fail after their retries is logged as an error sample; once more than
+    ``max_errors`` (a count, or ``"P%"`` of the planned samples) have happened, no new
+    sample starts and the summary says why (:attr:`RunSummary.stopped`). ``calls`` bounds
+    the model calls (timeout, attempts, waits).
     """
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, not {concurrency}")
+    budget = max_errors if isinstance(max_errors, ErrorBudget) else ErrorBudget.parse(max_errors)
     if agents is make_agent:
         for name in config.agents:
             check_agent_name(name)
@@ -246,91 +259,119 @@ async def run_evaluation(
     if benchmark_digest(groups, digests) != config.benchmark_hash:
         raise ConfigError("the run configuration was made for other task groups (content hash)")
     jobs, unavailable = plan_jobs(groups, config, digests)
+    run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),
+               budget.describe())  # fmt: skip
     with lock_output(target, "eval") as lock:
         note = lock.stale_note()
         if note:
             Console(stderr=True, highlight=False, soft_wrap=True).print(
                 f"[yellow]note:[/] {escape(note)}"
             )
-        return await _execute(
-            target, config, jobs, unavailable, concurrency, restart, force, progress, agents
+        done = prepare_run_dir(target, config, {job.key for job in jobs}, restart, force)
+        token = CALL_POLICY.set(calls or CallPolicy())
+        try:
+            return await run.execute(done, concurrency, progress)
+        finally:
+            CALL_POLICY.reset(token)
+
+
+@dataclass
+class _Run:
+    """One invocation of a run, inside the folder's lock."""
+
+    target: Path
+    config: RunConfig
+    jobs: list[SampleJob]
+    unavailable: dict[str, list[str]]
+    agents: AgentMaker
+    allowed_errors: int
+    max_errors: str
+    errors: int = 0
+    stopped: str | None = None
+
+    def _write_run_file(self) -> None:
+        write_text_atomic(
+            self.target / RUN_FILE,
+            dump_json(
+                {
+                    "kind": RUN_KIND,
+                    "version": __version__,
+                    "config": self.config.model_dump(mode="json"),
+                    "config_hash": self.config.digest(),
+                    "samples": len(self.jobs),
+                    "unavailable": self.unavailable,
+                    "generation": generation_record(self.config),
+                }
+            ),
         )
 
+    def _count(self, record: SampleRecord, queue: deque[SampleJob]) -> None:
+        if record.result != "error":
+            return
+        self.errors += 1
+        if self.errors > self.allowed_errors and self.stopped is None:
+            queue.clear()  # samples in flight finish; nothing new starts
+            error = record.error.message if record.error is not None else "unknown error"
+            self.stopped = (
+                f"stopped after {self.errors} error sample(s) (--max-errors "
+                f"{self.max_errors}); the last: {record.group_id} / {record.setting} / "
+                f"{record.agent}: {cap_text(error, 300)}"
+            )
 
-async def _execute(
-    target: Path,
-    config: RunConfig,
-    jobs: list[SampleJob],
-    unavailable: dict[str, list[str]],
-    concurrency: int,
-    restart: bool,
-    force: bool,
-    progress: bool,
-    agents: AgentMaker,
-) -> RunSummary:
-    """The run itself, inside the folder's lock."""
-    done = prepare_run_dir(target, config, {job.key for job in jobs}, restart, force)
-    write_text_atomic(
-        target / RUN_FILE,
-        dump_json(
-            {
-                "kind": RUN_KIND,
-                "version": __version__,
-                "config": config.model_dump(mode="json"),
-                "config_hash": config.digest(),
-                "samples": len(jobs),
-                "unavailable": unavailable,
-                "generation": generation_record(config),
-            }
-        ),
-    )
-    finished = {record.key for record in done}
-    queue = deque(job for job in jobs if job.key not in finished)
-    # The loaded benchmark is large and lives for the whole run: moving it out of the
-    # collector's reach keeps every garbage collection from scanning it again (the runner
-    # is CPU-bound at high concurrency, see benchmarks/eval_overhead.py).
-    gc.collect()
-    gc.freeze()
-    records = list(done)
-    prepared: dict[int, PreparedGroup] = {}
-    log = SampleLog(target / SAMPLES_FILE)
-    failures: list[tuple[SampleJob, BaseException]] = []
+    async def execute(
+        self, done: list[SampleRecord], concurrency: int, progress: bool
+    ) -> RunSummary:
+        self._write_run_file()
+        finished = {record.key for record in done}
+        queue = deque(job for job in self.jobs if job.key not in finished)
+        # The loaded benchmark is large and lives for the whole run: moving it out of the
+        # collector's reach keeps every garbage collection from scanning it again (the runner
+        # is CPU-bound at high concurrency, see benchmarks/eval_overhead.py).
+        gc.collect()
+        gc.freeze()
+        records = list(done)
+        prepared: dict[int, PreparedGroup] = {}
+        log = SampleLog(self.target / SAMPLES_FILE)
+        failures: list[tuple[SampleJob, BaseException]] = []
 
-    async def worker(bar: Progress, task_id: Any) -> None:
-        while queue and not failures:
-            job = queue.popleft()
-            try:
-                shared = prepared.get(id(job.group))
-                if shared is None:
-                    shared = prepared[id(job.group)] = PreparedGroup.of(job.group)
-                record = await run_sample(job, agents, shared)
-                await log.append(record)
-            except Exception as exc:  # recorded, the run stops, finished samples are kept
-                failures.append((job, exc))
-                return
-            records.append(record)
-            if not bar.disable:
-                bar.update(task_id, advance=1, description=f"{job.group.id} {job.setting}")
+        async def worker(bar: Progress, task_id: Any) -> None:
+            while queue and not failures:
+                job = queue.popleft()
+                try:
+                    shared = prepared.get(id(job.group))
+                    if shared is None:
+                        shared = prepared[id(job.group)] = PreparedGroup.of(job.group)
+                    record, line = cap_record(await run_sample(job, self.agents, shared))
+                    await log.append(record, line)
+                except Exception as exc:  # a bug, not a model error: the run stops
+                    failures.append((job, exc))
+                    return
+                records.append(record)
+                self._count(record, queue)
+                if not bar.disable:
+                    bar.update(task_id, advance=1, description=f"{job.group.id} {job.setting}")
 
-    try:
-        with _progress(progress) as bar:
-            task_id = bar.add_task("", total=len(jobs), completed=len(done))
-            workers = [worker(bar, task_id) for _ in range(min(concurrency, len(queue)) or 1)]
-            await asyncio.gather(*workers)
-    finally:
-        log.close()
-        gc.unfreeze()
-        await close_models()
-    if failures:
-        raise _failure(target, failures)
-    return RunSummary(
-        target,
-        config,
-        records,
-        ran=len(records) - len(done),
-        reused=len(done),
-        unavailable=unavailable,
-    )
+        try:
+            with _progress(progress) as bar:
+                task_id = bar.add_task("", total=len(self.jobs), completed=len(done))
+                workers = [worker(bar, task_id) for _ in range(min(concurrency, len(queue)) or 1)]
+                await asyncio.gather(*workers)
+        finally:
+            log.close()
+            gc.unfreeze()
+            await close_models()
+        if failures:
+            raise _failure(self.target, failures)
+        return RunSummary(
+            self.target,
+            self.config,
+            records,
+            ran=len(records) - len(done),
+            reused=len(done),
+            unavailable=self.unavailable,
+            errors=sum(record.result == "error" for record in records),
+            stopped=self.stopped,
+        )
 
 
 def generation_record(config: RunConfig) -> dict[str, dict[str, object]]:

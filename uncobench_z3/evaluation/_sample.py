@@ -32,10 +32,11 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ModelAPIError
 from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup
 from ..spec import Answer
@@ -281,7 +282,17 @@ async def run_sample(
     )
     agent = agents(job.agent, seed)
     started = time.perf_counter()
-    await run_episode(environment, agent)
+    try:
+        await run_episode(environment, agent)
+    except ModelAPIError as exc:  # after its retries: an error of this sample, not of the run
+        error = SampleError(
+            type=type(exc).__name__,
+            message=str(exc),
+            attempts=exc.attempts,
+            status_code=exc.status_code,
+        )
+        return _record(job, environment, agent, time.perf_counter() - started,
+                       status="error", result="error", correct=False, error=error)  # fmt: skip
     elapsed = time.perf_counter() - started
     task, gold = environment.task, job.group.gold
     score = None
@@ -300,33 +311,36 @@ async def run_sample(
         parsed = score.parsed if score is not None else None
         attribution = attribute_error(task, gold, environment.trace, parsed)
     fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
-    required = {key: fact.context for key, fact in task.facts.items()}
+    return _record(job, environment, agent, elapsed, status=environment.status, result=result,
+                   correct=correct, answer=environment.answer, score=score,
+                   attribution=attribution, justification=justification,
+                   min_rounds=fewest)  # fmt: skip
+
+
+def _record(
+    job: SampleJob, environment: Environment, agent: Agent, elapsed: float, **outcome: Any
+) -> SampleRecord:
+    """The sample's record: what every sample has, and its ``outcome`` fields."""
+    required = {key: fact.context for key, fact in environment.task.facts.items()}
     return SampleRecord(
         key=job.key,
         group_id=job.group.id,
-        group_hash=group_hash,
+        group_hash=job.group_hash or group_digest(job.group),
         setting=job.setting,
         agent=job.agent,
         seed=job.seed,
         budget=job.budget,
         epoch=job.epoch,
-        epoch_seed=seed,
+        epoch_seed=job.epoch_seed,
         colleague=job.colleague,
         intervention=job.intervention,
         intervention_delivered=environment.intervention_delivered,
-        status=environment.status,
-        result=result,
-        correct=correct,
-        gold=gold,
-        answer=environment.answer,
-        score=score,
+        gold=job.group.gold,
         rounds=environment.rounds,
         behaviour=behaviour_of(environment.trace, required),
-        attribution=attribution,
-        justification=justification,
-        min_rounds=fewest,
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
         trace=environment.trace,
         usage=_usage(agent, environment),
         elapsed_seconds=round(elapsed, 6),
+        **outcome,
     )

@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..evaluation import Comparison, SettingMetrics, compare_agents, compute_metrics
+from ..evaluation import (
+    Comparison,
+    SettingMetrics,
+    compare_agents,
+    compute_metrics,
+    error_counts,
+)
 from ..models import ModelUsage
 from ..spec import write_text_atomic
 from ..stats import BootstrapConfig
@@ -128,6 +134,23 @@ def _usage_section(data: ReportData) -> Section | None:
     )
 
 
+def _errors_section(data: ReportData) -> Section | None:
+    """Error samples (model calls failed after retries): counted apart, never scored."""
+    counts = error_counts(data.samples)
+    if not counts:
+        return None
+    rows = [
+        [agent, SETTING_TITLES.get(setting, setting), str(sum(c.values())),
+         ", ".join(f"{kind}: {n}" for kind, n in sorted(c.items()))]
+        for (agent, setting), c in counts.items()
+    ]  # fmt: skip
+    text = (
+        "Samples whose model calls failed after their retries. They are left out of every "
+        "metric above (not counted as wrong); running the same eval command tries them again."
+    )
+    return Section("Error samples", text, [Table(["agent", "setting", "errors", "by type"], rows)])
+
+
 def build_sections(
     data: ReportData, metrics: list[SettingMetrics], comparisons: list[Comparison] | None = None
 ) -> list[Section]:
@@ -141,7 +164,7 @@ def build_sections(
         Section("Behaviour after a defect", "", [behaviour_table(metrics)]),
         Section("Error attribution", "", [attribution_table(metrics)], ["attribution"]),
     ]  # fmt: skip
-    extra = [_interventions_section(metrics), _usage_section(data)]
+    extra = [_interventions_section(metrics), _usage_section(data), _errors_section(data)]
     sections += [section for section in extra if section is not None]
     sections.append(validity_section(data))
     sections.append(Section("Wrong answers", "", [wrong_examples(data.samples)]))

@@ -216,7 +216,7 @@ def gold_text(sample: SampleRecord) -> str:
 
 
 def wrong_examples(samples: list[SampleRecord]) -> Table:
-    wrong = [s for s in samples if not s.correct]
+    wrong = [s for s in samples if not s.correct and s.result != "error"]  # errors: apart
     wrong.sort(key=lambda s: (s.agent, SETTING_NAMES.index(s.setting), s.group_id))
     rows = []
     for sample in wrong[:MAX_WRONG_EXAMPLES]:
