@@ -13,7 +13,7 @@ import pytest
 from uncobench_z3.construct import GROUPS_FILE, MANIFEST_FILE
 from uncobench_z3.evaluation import example_benchmark
 
-from .cli_helpers import run_cli
+from .cli_helpers import reliable_run, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -23,14 +23,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def run(bench: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from .cli_helpers import main
-
-    out = tmp_path_factory.mktemp("manifest-run") / "run"
-    with pytest.raises(SystemExit) as done:
-        main(["eval", str(bench), "--agent", "builtin/naive", "--out", str(out), "--no-progress",
-              "--setting", "reliable"])  # fmt: skip
-    assert done.value.code == 0
-    return out
+    return reliable_run(bench, tmp_path_factory.mktemp("manifest-run") / "run")
 
 
 def halved(bench: Path, target: Path, *, fix_hash: bool) -> Path:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from ..construct import MANIFEST_FILE, build_benchmark, check_benchmark
 from ..errors import SpecReadError
 from ._app import EXIT_OK, cli, err_console
+from ._options import rlimit_option, timeout_ms_option
 from ._output import Output, OutputTable, format_option, output_for, progress_bar
 
 
@@ -26,17 +27,20 @@ from ._output import Output, OutputTable, format_option, output_for, progress_ba
     required=True,
     help="Output folder (manifest.json + groups.jsonl).",
 )
-@click.option("--workers", type=int, default=None, help="Worker processes [default: all cores].")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes [default: all cores].",
+)
 @click.option(
     "--none-share",
     default=0.2,
     show_default=True,
     help="Share of groups planned with no eligible candidate.",
 )
-@click.option("--timeout-ms", default=2000, show_default=True, help="Solver timeout per query.")
-@click.option(
-    "--rlimit", default=50_000_000, show_default=True, help="Solver resource limit per query."
-)
+@timeout_ms_option
+@rlimit_option
 @click.option("--solver-seed", default=0, show_default=True, help="Solver random seed.")
 @click.option("--force", is_flag=True, help="Discard an output built with another configuration.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")

@@ -83,7 +83,9 @@ class ModelRef:
                 settings.append((key, _GENERATION_KEYS[key](raw)))
             except ValueError:
                 raise ConfigError(f"model option {pair!r}: {raw!r} is not a valid {key}") from None
-        return cls(name, tuple(settings), cache)
+        ref = cls(name, tuple(settings), cache)
+        ref.config()  # out-of-range settings fail here, before any work
+        return ref
 
     def config(self) -> GenerateConfig:
         """The generation settings; out-of-range values (``temperature=-1``) are a

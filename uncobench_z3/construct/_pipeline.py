@@ -21,12 +21,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from .. import __version__
 from .._assets import asset_path
 from .._outdir import check_output_folder, lock_output
-from ..errors import ConfigError, ResumeError, UncobenchError
+from ..errors import ConfigError, ResumeError, SpecReadError, UncobenchError
 from ..solver import SolverBudget
-from ..spec import dump_json, load_json, write_text_atomic
+from ..spec import dump_json, load_json, read_utf8, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
 from ._benchfile import GROUPS_FILE, MANIFEST_FILE
 from ._candidate import CandidateOutcome, process_candidate
@@ -153,9 +155,14 @@ def _chunk_path(out: Path, number: int) -> Path:
 
 
 def _read_chunk(path: Path) -> list[CandidateOutcome]:
-    return [
-        CandidateOutcome.model_validate_json(line) for line in path.read_text().splitlines() if line
-    ]
+    try:
+        return [
+            CandidateOutcome.model_validate_json(line)
+            for line in read_utf8(path).splitlines()
+            if line
+        ]
+    except ValidationError:  # chunks are written atomically: this one was edited
+        raise SpecReadError(str(path), "not a finished chunk; delete it to redo it") from None
 
 
 def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[CandidateOutcome]]:

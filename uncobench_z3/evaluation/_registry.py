@@ -61,6 +61,13 @@ def _factory(name: str) -> AgentFactory | None:
     return None
 
 
+def is_model_agent(name: str) -> bool:
+    """Whether ``name`` is served by a language model (``provider/model[,options]``)."""
+    from ._llm_agent import llm_agent
+
+    return _factory(name) is llm_agent
+
+
 def check_agent_name(name: str) -> None:
     """Raise :class:`ConfigError` unless ``name`` resolves to an agent."""
     if _factory(name) is None:

@@ -51,7 +51,7 @@ from ._errors import ErrorBudget, cap_record
 from ._interventions import INTERVENTION_ARMS, InterventionArm
 from ._models import CALL_POLICY, CallPolicy, close_models
 from ._protocol import DEFAULT_BUDGET, default_instructions
-from ._registry import check_agent_name, make_agent
+from ._registry import check_agent_name, is_model_agent, make_agent
 from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
 from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
 
@@ -147,6 +147,18 @@ def _check_colleague(colleague: str) -> str:
     if colleague == "scripted":
         return colleague
     return ModelRef.parse(colleague).describe()  # normalised, and bad options fail early
+
+
+async def check_models(config: RunConfig) -> None:
+    """Create (and close) every model the run will call - LLM agents and an LLM colleague -
+    so an unknown provider, a missing key or a bad setting fails before any file is written."""
+    from ._llm_agent import parse_agent_options
+
+    refs = [parse_agent_options(name)[0] for name in config.agents if is_model_agent(name)]
+    if config.colleague != "scripted":
+        refs.append(ModelRef.parse(config.colleague))
+    for ref in refs:
+        await ref.create().aclose()
 
 
 def plan_jobs(
@@ -252,6 +264,7 @@ async def run_evaluation(
     if agents is make_agent:
         for name in config.agents:
             check_agent_name(name)
+        await check_models(config)
     target = Path(out)
     check_output_folder(target, (RUN_FILE, SAMPLES_FILE), "run folder")
     if digests is None or len(digests) != len(groups):

@@ -6,10 +6,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ..construct import GROUPS_FILE, MANIFEST_FILE, check_benchmark
 from ..errors import ConfigError, SpecReadError
 from ..evaluation import RUN_FILE, SAMPLES_FILE, SampleRecord, read_log
-from ..spec import load_json
+from ..spec import load_json, validate_document
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class RunConfigFields(_Loose):
+    """The fields of a run's configuration that the report reads, with their types."""
+
+    benchmark: str = ""
+    agents: list[str] = Field(default_factory=list)
+    settings: list[str] = Field(default_factory=list)
+    seed: int | None = None
+    budget: int | None = None
+
+
+class RunFileFields(_Loose):
+    """The fields of ``run.json`` that the report reads: a file that holds them with other
+    types (an edited or foreign file) is refused with its JSON path, not a traceback."""
+
+    config: RunConfigFields
+    config_hash: str = ""
+    unavailable: dict[str, list[str]] = Field(default_factory=dict)
+    samples: int | None = None
 
 
 @dataclass
@@ -70,6 +96,7 @@ def load_report_data(path: str | Path) -> ReportData:
         meta = load_json(run_dir / RUN_FILE)
         if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
             raise SpecReadError(str(run_dir / RUN_FILE), "not a run description", json_path="$")
+        validate_document(meta, RunFileFields, str(run_dir / RUN_FILE))
         records, _ = read_log(run_dir / SAMPLES_FILE)
         for record in records:
             samples.setdefault(record.key, record)
@@ -83,7 +110,7 @@ def load_report_data(path: str | Path) -> ReportData:
                 config_hash=str(meta.get("config_hash", "")),
                 unavailable={str(k): [str(g) for g in v] for k, v in missing.items()},
                 samples=len(records),
-                planned=int(meta.get("samples", len(records))),
+                planned=meta["samples"] if isinstance(meta.get("samples"), int) else len(records),
             )
         )
         if stats is None:
