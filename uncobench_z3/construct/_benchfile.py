@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .._workers import worker_pool
 from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
 from ..solver import CheckResult, SolverBudget, Verdict, VerificationReport, combine
@@ -205,7 +205,7 @@ def verify_benchmark(
         for chunk in chunks:
             add(_verify_chunk(chunk, source, budget))
         return reports
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with worker_pool(workers) as pool:
         for found in pool.map(
             _verify_chunk, chunks, [source] * len(chunks), [budget] * len(chunks)
         ):

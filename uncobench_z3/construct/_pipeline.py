@@ -17,7 +17,7 @@ import random
 import shutil
 from collections import Counter, deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from .. import __version__
 from .._assets import asset_path
 from .._outdir import check_output_folder, lock_output
+from .._workers import worker_pool
 from ..errors import ConfigError, ResumeError, SpecReadError, UncobenchError
 from ..solver import SolverBudget
 from ..spec import dump_json, load_json, read_utf8, write_text_atomic
@@ -325,7 +326,7 @@ def _build(
             progress(done, min(groups, sum(o.retained for c in chunks.values() for o in c)), groups)
 
     report()
-    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
+    pool = worker_pool(workers) if workers > 1 else None
     pending: dict[Future[list[CandidateOutcome]], int] = {}
     number = 0
 

@@ -88,6 +88,8 @@ class LLMPhraser:
         """the epoch seed: the model's seed (unless the name pins one) and its cache scope"""
         self.usage = ModelUsage()
         """tokens and cost of the phrasing calls of one sample (cache hits spend nothing)"""
+        self.cached_usage = ModelUsage()
+        """what the phrasings served from the response cache cost when first made"""
 
     async def phrase(
         self, role: str, question: str, reply: ColleagueReply
@@ -100,7 +102,9 @@ class LLMPhraser:
         output = await shared_model(self.ref).generate(
             [ChatMessage.user(text)], config=trial_config(self.ref, self.trial), trial=self.trial
         )
-        if not output.from_cache:
+        if output.from_cache:
+            self.cached_usage = self.cached_usage + output.usage
+        else:
             self.usage = self.usage + output.usage
         written = output.text.strip()
         withheld = [

@@ -245,7 +245,9 @@ class SampleRecord(BaseModel):
     """the defect kinds the setting injects"""
     trace: list[RoundRecord] = Field(default_factory=list)
     usage: dict[str, ModelUsage] = Field(default_factory=dict)
-    """tokens and cost spent on this sample: ``agent`` and ``colleagues`` (LLMs only)"""
+    """tokens and cost spent on this sample: ``agent`` and ``colleagues`` (LLMs only); what
+    answers served from the response cache cost when first made: ``agent_cached``,
+    ``colleagues_cached``"""
     elapsed_seconds: float = 0.0
     """wall time of the episode; the only field that differs between identical re-runs"""
     error: SampleError | None = None
@@ -253,12 +255,20 @@ class SampleRecord(BaseModel):
 
 
 def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
+    """Tokens spent per part (``agent``, ``colleagues``); answers served from the response
+    cache are kept apart, marked ``<part>_cached``, so totals after a resume can count them."""
     usage: dict[str, ModelUsage] = {}
-    spent = getattr(agent, "usage", None)
-    if isinstance(spent, ModelUsage):
-        usage["agent"] = spent
+    parts: list[tuple[str, object]] = [("agent", agent)]
     if environment.phraser is not None:
-        usage["colleagues"] = environment.phraser.usage
+        parts.append(("colleagues", environment.phraser))
+    for part, spender in parts:
+        spent, cached = getattr(spender, "usage", None), getattr(spender, "cached_usage", None)
+        if not isinstance(cached, ModelUsage) or cached.total_tokens == 0:
+            cached = None
+        if isinstance(spent, ModelUsage) and (spent.total_tokens or cached is None):
+            usage[part] = spent
+        if cached is not None:
+            usage[f"{part}_cached"] = cached
     return usage
 
 

@@ -114,8 +114,8 @@ def _usage_section(data: ReportData) -> Section | None:
     totals: dict[tuple[str, str], ModelUsage] = {}
     for sample in data.samples:
         for part, spent in sample.usage.items():
-            who = sample.agent if part == "agent" else sample.colleague
-            key = (part, who)
+            who = sample.agent if part.startswith("agent") else sample.colleague
+            key = (part.replace("_cached", " (cached)"), who)
             totals[key] = totals.get(key, ModelUsage()) + spent
     if not totals:
         return None
@@ -125,7 +125,8 @@ def _usage_section(data: ReportData) -> Section | None:
         for (part, who), u in sorted(totals.items())
     ]  # fmt: skip
     text = (
-        "Tokens and list-price cost spent by language models (response-cache hits spend nothing)."
+        "Tokens and list-price cost spent by language models. Rows marked (cached) are answers "
+        "served from the response cache: what they cost when first made, not spent again."
     )
     return Section(
         "Model usage",
