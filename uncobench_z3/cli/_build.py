@@ -9,8 +9,8 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from ..construct import MANIFEST_FILE, build_benchmark, check_benchmark
-from ..errors import SpecReadError
+from ..construct import MANIFEST_FILE, LLMStages, ModelRef, build_benchmark, check_benchmark
+from ..errors import ConfigError, SpecReadError
 from ._app import EXIT_OK, cli, err_console
 from ._options import rlimit_option, timeout_ms_option
 from ._output import Output, OutputTable, format_option, output_for, progress_bar
@@ -44,6 +44,24 @@ from ._output import Output, OutputTable, format_option, output_for, progress_ba
 @click.option("--solver-seed", default=0, show_default=True, help="Solver random seed.")
 @click.option("--force", is_flag=True, help="Discard an output built with another configuration.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option(
+    "--generator-model",
+    default=None,
+    help="A model writes each spec (provider/model[,key=value...]) [default: the offline "
+    "generator].",
+)
+@click.option(
+    "--renderer-model",
+    default=None,
+    help="A model phrases the question and the records [default: the templates].",
+)
+@click.option(
+    "--validator-model",
+    default=None,
+    help="A model runs the full-information check [default: the renderer model with "
+    "--renderer-model, else the deterministic reader].",
+)
+@click.option("--no-cache", is_flag=True, help="Do not use the model response cache.")
 def build(
     groups: int,
     seed: int,
@@ -55,12 +73,18 @@ def build(
     solver_seed: int,
     force: bool,
     no_progress: bool,
+    generator_model: str | None,
+    renderer_model: str | None,
+    validator_model: str | None,
+    no_cache: bool,
 ) -> int:
-    """Build a verified benchmark offline (resumable: rerun the same command after a stop).
+    """Build a verified benchmark, offline or with language models for the generator, the
+    renderer and the validator (resumable: rerun the same command after a stop).
 
     The solver options are part of the build's configuration (a different budget can keep
     different groups); --workers is not (any number of workers writes the same bytes).
     """
+    stages = llm_stages(generator_model, renderer_model, validator_model, no_cache)
     with progress_bar("building", "groups kept", enabled=not no_progress) as bar:
 
         def hook(candidates: int, retained: int, wanted: int) -> None:
@@ -77,6 +101,7 @@ def build(
             timeout_ms=timeout_ms,
             rlimit=rlimit,
             solver_seed=solver_seed,
+            stages=stages,
         )
     if result.stale_lock:
         err_console.print(f"[yellow]note:[/] {escape(result.stale_lock)}")
@@ -95,6 +120,22 @@ def build(
         f"candidates ({rates['retained_percent']}% retained){note}"
     )
     return EXIT_OK
+
+
+def llm_stages(
+    generator: str | None, renderer: str | None, validator: str | None, no_cache: bool
+) -> LLMStages:
+    """The LLM stages the options name (each parsed, so a bad setting fails now)."""
+    if no_cache and not (generator or renderer or validator):
+        raise ConfigError(
+            "--no-cache concerns the LLM stages: name one with --generator-model, "
+            "--renderer-model or --validator-model"
+        )
+
+    def ref(name: str | None) -> ModelRef | None:
+        return None if name is None else ModelRef.parse(name, cache=not no_cache)
+
+    return LLMStages(generator=ref(generator), renderer=ref(renderer), validator=ref(validator))
 
 
 def stats_tables(stats: dict[str, Any]) -> list[OutputTable]:
