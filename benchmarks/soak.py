@@ -60,6 +60,10 @@ class Soak:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def passed(self) -> bool:
+        return not (self.lost or self.duplicated or self.differing or self.identical is False)
+
 
 def run(command: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
@@ -121,7 +125,7 @@ def soak_build(root: Path, groups: int, kills: int, rng: random.Random) -> Soak:
     started = time.perf_counter()
     for _ in range(kills):
         soak.kills += 1
-        delay = rng.uniform(0.3, max(0.4, duration))
+        delay = rng.uniform(0.3, max(0.4, 0.9 * duration))
         soak.killed_mid_run += kill_at_random([UNCOBENCH, *args, "--out", str(soaked)], delay)
     final = run([UNCOBENCH, *args, "--out", str(soaked)])
     if final.returncode != 0:
@@ -148,7 +152,7 @@ def soak_eval(
     started = time.perf_counter()
     for _ in range(kills):
         soak.kills += 1
-        delay = rng.uniform(0.3, max(0.4, duration))
+        delay = rng.uniform(0.3, max(0.4, 0.9 * duration))
         soak.killed_mid_run += kill_at_random([*command, "--out", str(soaked)], delay, env)
         torn, unterminated = log_state(soaked / SAMPLES_FILE)
         soak.torn += torn

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -169,7 +170,7 @@ class FaultServer:
 
     def start(self) -> str:
         """Listen on a free port of 127.0.0.1; returns :attr:`base_url`."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        server = _QuietServer(("127.0.0.1", 0), _handler(self))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
@@ -197,6 +198,14 @@ class FaultServer:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that goes away mid-request (a killed run, a timeout) is routine here."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
