@@ -76,17 +76,6 @@ def test_bad_build_models_fail_before_any_file(
     assert not out.exists()
 
 
-def test_a_build_whose_candidates_are_all_rejected_stops(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "bench"
-    result = run_cli(capsys, "build", "--groups", "1", "--workers", "1", "--out", str(out),
-                     "--validator-model", "mock/echo", "--max-candidates", "20")  # fmt: skip
-    assert result.code == 1 and "Traceback" not in result.err
-    assert "20 candidates" in result.err and "0 of 1" in result.err
-    assert (out / ".work").is_dir()  # finished chunks are kept
-
-
 @pytest.mark.llama
 def test_the_validator_stage_with_the_local_model(llama_server: str) -> None:
     """SmolLM2 as the full-information validator of one candidate, through the same stages
