@@ -5,8 +5,10 @@ Three soaks, each against an uninterrupted reference made first:
 1. **build**: ``uncobench build`` is started and killed with SIGKILL at a random moment,
    ``--build-kills`` times, then run to completion; ``groups.jsonl`` and ``manifest.json``
    must be byte-identical to the reference build's.
-2. **eval**: ``uncobench eval`` (three built-in agents, every setting) is killed at random
-   moments ``--kills`` times, then run to completion. Compared with the reference run:
+2. **eval**: ``uncobench eval`` (three built-in agents, every setting) is killed up to
+   ``--kills`` times, each time at a random moment within 0.25 s after it appended its first
+   new sample (so every kill lands while it is writing, and every run makes progress), then
+   run to completion. Compared with the reference run:
    samples lost (a planned key missing), duplicated (a key twice in the log) and differing
    (any field but ``elapsed_seconds``) must all be 0.
 3. **model**: the same with an LLM agent (``openai-api/fault/...``) against the
@@ -83,6 +85,36 @@ def kill_at_random(command: list[str], delay: float, env: dict[str, str] | None 
         return True
 
 
+def lines_in(path: Path) -> int:
+    try:
+        with path.open("rb") as handle:
+            return sum(1 for _ in handle)
+    except FileNotFoundError:
+        return 0
+
+
+def kill_while_writing(
+    command: list[str], log: Path, jitter: float, rng: random.Random,
+    env: dict[str, str] | None = None,
+) -> bool:  # fmt: skip
+    """Start ``command``; once it has appended to ``log`` (it is past its start-up and
+    writing), SIGKILL it after a random ``[0, jitter)`` seconds. Whether it was still running
+    (False: it finished first, there was nothing left to do)."""
+    before = lines_in(log)
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    while process.poll() is None and lines_in(log) <= before:
+        time.sleep(0.01)
+    try:
+        process.wait(timeout=rng.uniform(0, jitter))
+        return False
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        return True
+
+
 def log_state(path: Path) -> tuple[bool, bool]:
     """(torn, unterminated) as the next resume will find the log."""
     if not path.exists():
@@ -148,13 +180,16 @@ def soak_eval(
     env: dict[str, str] | None = None,
 ) -> Soak:
     soak = Soak(name)
-    duration = timed_reference([*command, "--out", str(reference)], env)
+    timed_reference([*command, "--out", str(reference)], env)
     started = time.perf_counter()
     for _ in range(kills):
         soak.kills += 1
-        delay = rng.uniform(0.3, max(0.4, 0.9 * duration))
-        soak.killed_mid_run += kill_at_random([*command, "--out", str(soaked)], delay, env)
-        torn, unterminated = log_state(soaked / SAMPLES_FILE)
+        log = soaked / SAMPLES_FILE
+        killed = kill_while_writing([*command, "--out", str(soaked)], log, 0.25, rng, env)
+        soak.killed_mid_run += killed
+        if not killed:
+            break  # the run finished: every further start would find nothing to do
+        torn, unterminated = log_state(log)
         soak.torn += torn
         soak.unterminated += unterminated
     final = run([*command, "--out", str(soaked)], env)
