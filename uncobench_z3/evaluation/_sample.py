@@ -23,7 +23,11 @@ Behaviour counts, per sample:
   outstanding defect and did / did not resolve it (a re-ask after a silence is targeted);
 * ``defects_seen`` / ``defects_resolved`` - defect kinds that showed up in a reply (or a
   silence) / that a targeted follow-up then resolved;
-* ``invalid_actions`` - actions the environment rejected.
+* ``invalid_actions`` - actions the environment rejected;
+* ``answered_pending`` - the agent answered while a request was still pending (a Missed
+  colleague's reply it neither waited for nor asked again for);
+* ``designated_contacts`` - requests to the colleague that missed a request (the paper counts
+  the Missed cases with more than one).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +44,7 @@ from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup
 from ..spec import Answer
 from ._attribution import Attribution, Justification, attribute_error, justify_answer
+from ._colleagues import FollowUpReader
 from ._environment import Environment, EpisodeStatus, PreparedGroup, RoundRecord, run_episode
 from ._interventions import InterventionArm
 from ._min_rounds import minimum_rounds
@@ -80,6 +85,10 @@ class SampleJob(BaseModel):
     colleague: str = "scripted"
     """``scripted``, or the model (``provider/model[,key=value]``) that phrases the replies"""
     intervention: InterventionArm = "none"
+    missed_wait: int | None = None
+    """wait rounds before a missed reply arrives anyway (None: the group's policy)"""
+    followup_reader: FollowUpReader = "rules"
+    """who decides whether a follow-up is targeted: the rules, or the colleague model"""
     group_hash: str = ""
     """filled by :meth:`make` (hashing once per group, not once per job)"""
     epoch: int = 1
@@ -97,6 +106,8 @@ class SampleJob(BaseModel):
         colleague: str = "scripted",
         intervention: InterventionArm = "none",
         epoch: int = 1,
+        missed_wait: int | None = None,
+        followup_reader: FollowUpReader = "rules",
     ) -> SampleJob:
         digest = group_hash or group_digest(group)
         return cls(
@@ -107,6 +118,8 @@ class SampleJob(BaseModel):
             budget=budget,
             colleague=colleague,
             intervention=intervention,
+            missed_wait=missed_wait,
+            followup_reader=followup_reader,
             group_hash=digest,
             epoch=epoch,
         )
@@ -131,6 +144,10 @@ class SampleJob(BaseModel):
             fields.append(f"colleague={self.colleague}")
         if self.intervention != "none":
             fields.append(f"intervention={self.intervention}")
+        if self.missed_wait is not None:
+            fields.append(f"missed_wait={self.missed_wait}")
+        if self.followup_reader != "rules":
+            fields.append(f"followup_reader={self.followup_reader}")
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
@@ -145,6 +162,8 @@ class Behaviour(BaseModel):
     defects_seen: tuple[DefectKind, ...] = ()
     defects_resolved: tuple[DefectKind, ...] = ()
     invalid_actions: int = 0
+    answered_pending: bool = False
+    designated_contacts: int = 0
 
     @property
     def recovered(self) -> bool:
@@ -163,6 +182,9 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
         counts["waits"] += record.action == "wait"
         counts["invalid"] += record.action == "invalid"
         for reply in record.replies:
+            if reply.delivered:
+                resolved.update(dict.fromkeys(reply.resolved))
+                continue  # a pending reply arriving after a wait: no request was sent
             counts["contacts"] += 1
             concerned = {(c, f) for c, f in reply.concerned}
             if reply.role in asked and concerned <= received:
@@ -186,7 +208,31 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
         defects_seen=tuple(seen),
         defects_resolved=tuple(resolved),
         invalid_actions=counts["invalid"],
+        **pending_behaviour(trace),
     )
+
+
+def pending_behaviour(trace: Sequence[RoundRecord]) -> dict[str, Any]:
+    """``answered_pending`` and ``designated_contacts`` of one episode (see the module doc)."""
+    pending: set[str] = set()
+    designated: set[str] = set()
+    answered_pending = False
+    for record in trace:
+        for reply in record.replies:
+            if reply.pending:
+                pending.add(reply.role)
+                designated.add(reply.role)
+            if reply.answers_round is not None:
+                pending.discard(reply.role)
+        if record.action == "answer" and pending:
+            answered_pending = True
+    contacts = sum(
+        1
+        for record in trace
+        for reply in record.replies
+        if reply.role in designated and not reply.delivered
+    )
+    return {"answered_pending": answered_pending, "designated_contacts": contacts}
 
 
 class SampleRecord(BaseModel):
@@ -235,8 +281,11 @@ def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
     spent = getattr(agent, "usage", None)
     if isinstance(spent, ModelUsage):
         usage["agent"] = spent
-    if environment.phraser is not None:
-        usage["colleagues"] = environment.phraser.usage
+    spent_by_colleagues = [
+        helper.usage for helper in (environment.phraser, environment.reader) if helper is not None
+    ]
+    if spent_by_colleagues:
+        usage["colleagues"] = sum(spent_by_colleagues[1:], spent_by_colleagues[0])
     return usage
 
 
@@ -257,6 +306,8 @@ async def run_sample(
         colleague=job.colleague,
         intervention=job.intervention,
         trial=seed,
+        missed_wait=job.missed_wait,
+        followup_reader=job.followup_reader,
     )
     agent = agents(job.agent, seed)
     started = time.perf_counter()

@@ -34,7 +34,15 @@ from ..solver import (
 from ..spec import Answer, Outcome, Slot, TaskSpec, TypedTask, Value, to_json_scalar
 from ._followup import incomplete_rule, misaligned_rule, missed_rule
 from ._imprecise import Imprecision, imprecise_statements
-from ._model import SETTING_NAMES, Defect, ProofSummary, Setting, StatedValue, TaskGroup
+from ._model import (
+    DEFAULT_MISSED_WAIT,
+    SETTING_NAMES,
+    Defect,
+    ProofSummary,
+    Setting,
+    StatedValue,
+    TaskGroup,
+)
 from ._validity import DefectChecker
 
 MIXED_POOL = 4
@@ -196,7 +204,9 @@ class _Chooser:
                             fact=fact,
                             candidates=[candidate],
                             first_reply=reply,
-                            targeted_follow_up=misaligned_rule(self.task, fact, context),
+                            targeted_follow_up=misaligned_rule(
+                                fact, [candidate], self.task.facts[fact].context
+                            ),
                             resolved_reply=_true_values(self.task, fact),
                             rationale=f"{self.task.candidate_name(candidate)}'s "
                             f"{self.task.facts[fact].label} is given for {context!r}, "
@@ -230,7 +240,7 @@ class _Chooser:
                 fact=fact,
                 candidates=[candidate],
                 first_reply=reply,
-                targeted_follow_up=incomplete_rule(self.task, fact),
+                targeted_follow_up=incomplete_rule(fact, [candidate]),
                 resolved_reply=_true_values(self.task, fact),
                 rationale=f"{self.task.candidate_name(candidate)}'s "
                 f"{self.task.facts[fact].label} is given imprecisely",
@@ -257,6 +267,7 @@ class _Chooser:
                     first_reply=None,
                     targeted_follow_up=missed_rule(),
                     resolved_reply=None,
+                    missed_wait=DEFAULT_MISSED_WAIT,
                     rationale=f"{self.task.role_name(role)} does not answer the first request",
                 ),
             )

@@ -1,0 +1,434 @@
+"""Reading a message into a structured request against the task's own vocabulary.
+
+:func:`read_request` turns free text into a :class:`Request`: the candidates it concerns
+(names, a pronoun for the candidate in focus, "all candidates"), the facts it names (see
+:mod:`._vocabulary`), the contexts it names for them (and which of those it rejects: "not
+the April one"), the numbers and dates it quotes, and its intents:
+
+* ``exact`` - it asks for a single, exact value: "exact", "precise", "a single figure",
+  "narrow it down", "which one is it", "pass or fail?", a yes/no question about one option
+  or about a threshold ("Did he pass?", "Is it at least 12 years?");
+* ``mismatch`` - it says a reply was for the wrong context: "wrong period", "that's the
+  April one", "not April";
+* ``reference`` - it points at the reply it follows up: "that range", "those options",
+  "you said", the bounds or options of the reply quoted;
+* ``request`` - every message to a colleague is a request (a re-request after a silence).
+
+The reading does not depend on any rule: the rules (:mod:`._followup`) decide on it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..spec import TypedTask
+from . import _phrases as P
+from ._vocabulary import Entry, Vocabulary
+from ._words import FoundValue, Token, scan_values, tokenize
+
+INTENTS = ("exact", "mismatch", "reference", "request")
+_EXACT = P.compiled(P.EXACT)
+_MISMATCH = P.compiled(P.MISMATCH)
+_REFERENCE = P.compiled(P.REPLY_REFERENCE)
+_ALL = P.compiled(P.ALL_CANDIDATES)
+_NEGATORS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "nor",
+        "without",
+        "instead",
+        "rather",
+        "other",
+        "except",
+        "excluding",
+        "ignore",
+        "ignoring",
+        "disregard",
+        "discard",
+        "drop",
+        "forget",
+        "skip",
+        "scrap",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class ContextMention:
+    """A context of one fact that the message names."""
+
+    fact: str
+    context: str
+    required: bool
+    negated: bool
+    """named to be rejected: "not the April one", "rather than April", "ignore April\""""
+    words: str
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a message asks, read against one task (see the module docstring)."""
+
+    text: str
+    role: str | None
+    candidates: tuple[str, ...]
+    """candidates named (or the candidate in focus, for a pronoun), in directory order"""
+    all_candidates: bool
+    """it says "all candidates" (or names none: then it concerns every candidate)"""
+    pronoun: str | None
+    """the candidate a personal pronoun was read as (the one in focus)"""
+    facts: tuple[str, ...]
+    """facts named, of any role, in the task's order"""
+    contexts: tuple[ContextMention, ...]
+    members: tuple[tuple[str, str], ...]
+    values: tuple[Fraction | _dt.date, ...]
+    intents: frozenset[str]
+    evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """what was read, by item ("candidate:vance", "fact:clearance", "exact"...): the words"""
+
+    def concerns_all(self) -> bool:
+        return self.all_candidates or not self.candidates
+
+    def concerned_candidates(self, everyone: Iterable[str]) -> list[str]:
+        everyone = list(everyone)
+        if self.concerns_all():
+            return everyone
+        return [c for c in everyone if c in self.candidates]
+
+    def names_context(self, fact: str, context: str) -> bool:
+        return any(m.fact == fact and m.context == context and not m.negated for m in self.contexts)
+
+    def rejects_context(self, fact: str, context: str) -> bool:
+        return any(m.fact == fact and m.context == context and m.negated for m in self.contexts)
+
+
+@dataclass
+class _Match:
+    entry: Entry
+    indexes: tuple[int, ...]
+
+
+def _contiguous(entry: Entry, stems: list[str], start: int) -> tuple[int, ...] | None:
+    end = start + len(entry.stems)
+    if end > len(stems) or tuple(stems[start:end]) != entry.stems:
+        return None
+    return tuple(range(start, end))
+
+
+def _unordered(entry: Entry, stems: list[str], tokens: list[Token]) -> list[tuple[int, ...]]:
+    """Every sentence holding all the entry's words, any order: the first of each word."""
+    found = []
+    for sentence in sorted({t.sentence for t in tokens}):
+        indexes = []
+        for want in entry.stems:
+            hit = next(
+                (
+                    i
+                    for i, t in enumerate(tokens)
+                    if t.sentence == sentence and stems[i] == want and i not in indexes
+                ),
+                None,
+            )
+            if hit is None:
+                break
+            indexes.append(hit)
+        else:
+            found.append(tuple(sorted(indexes)))
+    return found
+
+
+def _matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int]) -> list[_Match]:
+    """Vocabulary matches, longest and strongest first, without overlaps (ties all kept)."""
+    stems = [vocabulary.corrected(t.word, t.stem) for t in tokens]
+    raw: list[_Match] = []
+    for i, word_stem in enumerate(stems):
+        for entry in vocabulary.by_stem.get(word_stem, ()):
+            if entry.unordered:
+                continue
+            hit = _contiguous(entry, stems, i)
+            if hit is None:
+                continue
+            if entry.capital and not tokens[i].capitalised:
+                continue
+            raw.append(_Match(entry, hit))
+    for entry in vocabulary.entries:
+        if entry.unordered:
+            raw += [_Match(entry, hit) for hit in _unordered(entry, stems, tokens)]
+    raw = [m for m in raw if not blocked.intersection(m.indexes)]
+    raw.sort(key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes))
+    taken: dict[int, tuple[int, int]] = {}  # token -> (length, priority) of the match holding it
+    kept: list[_Match] = []
+    for match in raw:
+        rank = (len(match.indexes), match.entry.priority)
+        holders = {taken[i] for i in match.indexes if i in taken}
+        if not holders:
+            kept.append(match)
+            for i in match.indexes:
+                taken[i] = rank
+        elif (
+            holders == {rank}
+            and all(i in taken for i in match.indexes)
+            and any(k.entry.kind == match.entry.kind and k.indexes == match.indexes for k in kept)
+        ):
+            kept.append(match)  # the same words name two things of one kind: both are meant
+    return kept
+
+
+def _tagged(
+    task: TypedTask,
+    role_facts: set[str],
+    tokens: list[Token],
+    matches: list[_Match],
+    values: list[tuple[FoundValue, list[int]]],
+) -> tuple[list[str], dict[int, int]]:
+    """The message as words with tags (see :mod:`._phrases`), and token -> position in it.
+
+    Words naming contexts of several facts are tagged for the addressed role's facts first:
+    "2026" is ``zreq`` when it is the required period of the role's fact.
+    """
+    contexts: dict[tuple[int, ...], list[tuple[bool, bool]]] = {}
+    for match in matches:
+        if match.entry.kind == "context":
+            fact, context = match.entry.ref
+            contexts.setdefault(match.indexes, []).append(
+                (fact in role_facts, context == task.facts[fact].context)
+            )
+    tag_at: dict[int, tuple[str, int]] = {}
+    for match in matches:
+        kind = match.entry.kind
+        if kind == "context":
+            found = contexts[match.indexes]
+            mine = [required for own, required in found if own] or [r for _, r in found]
+            tag = "zreq" if any(mine) else "zoth"
+        else:
+            tag = {"candidate": "zcand", "fact": "zfact", "member": "zmem"}[kind]
+        for i in match.indexes:
+            tag_at[i] = (tag, min(match.indexes))
+    for value, indexes in values:
+        tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
+        for i in indexes:
+            tag_at[i] = (tag, -1 - indexes[0])
+    out: list[str] = []
+    position: dict[int, int] = {}
+    last: tuple[str, int] | None = None
+    for i, token in enumerate(tokens):
+        if i and token.sentence != tokens[i - 1].sentence:
+            out += ["?", "|"] if tokens[i - 1].question else ["|"]
+            last = None
+        tagged = tag_at.get(i)
+        if tagged is not None and tagged == last:
+            position[i] = len(out) - 1  # the same match goes on: one tag for it
+            continue
+        last = tagged
+        position[i] = len(out)
+        out.append(tagged[0] if tagged is not None else token.word)
+    if tokens:
+        out += ["?", "|"] if tokens[-1].question else ["|"]
+    return out, position
+
+
+def _value_tokens(
+    tokens: list[Token], found: list[FoundValue]
+) -> list[tuple[FoundValue, list[int]]]:
+    out = []
+    for value in found:
+        indexes = [i for i, t in enumerate(tokens) if t.start < value.end and value.start < t.end]
+        if indexes:
+            out.append((value, indexes))
+    return out
+
+
+def read_request(
+    vocabulary: Vocabulary,
+    text: str,
+    role: str | None = None,
+    focus: str | None = None,
+) -> Request:
+    """Read ``text`` (addressed to ``role``) against the task's vocabulary.
+
+    ``focus`` is the candidate the conversation with this colleague is about, if one: a
+    personal pronoun ("did he pass?") is read as that candidate.
+    """
+    task = vocabulary.task
+    tokens = tokenize(text)
+    found = _value_tokens(tokens, scan_values(text))
+    blocked = {i for _, indexes in found for i in indexes}
+    matches = _matches(vocabulary, tokens, blocked)
+    # a number inside a candidate's name ("Lot 26-0103") is the name, not a value
+    named_tokens = {i for m in matches if m.entry.kind == "candidate" for i in m.indexes}
+    found = [(v, ix) for v, ix in found if not named_tokens.intersection(ix)]
+    role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
+    words, position = _tagged(task, role_facts, tokens, matches, found)
+    joined = " ".join(words)
+    evidence: dict[str, list[str]] = {}
+
+    def note(item: str, match_text: str) -> None:
+        evidence.setdefault(item, [])
+        if match_text not in evidence[item]:
+            evidence[item].append(match_text)
+
+    def span(indexes: Iterable[int]) -> str:
+        ordered = sorted(indexes)
+        return text[tokens[ordered[0]].start : tokens[ordered[-1]].end]
+
+    # -- candidates --------------------------------------------------------------------------
+    named: list[str] = []
+    for m in matches:
+        if m.entry.kind == "candidate":
+            named.append(m.entry.ref[0])
+            note(f"candidate:{m.entry.ref[0]}", span(m.indexes))
+    all_candidates = False
+    for pattern in _ALL:
+        hit = pattern.search(joined)
+        if hit:
+            all_candidates = True
+            note("all candidates", hit.group(0))
+            break
+    pronoun = None
+    if not named and focus is not None and focus in task.candidates:
+        hit = P.PRONOUNS.search(joined) or P.PLURAL_PRONOUNS.search(joined)
+        if hit:
+            pronoun = focus
+            named.append(focus)
+            note(f"candidate:{focus}", hit.group(0))
+    # -- facts, members, contexts -------------------------------------------------------------
+    strong: list[str] = []
+    weak: list[tuple[str, str]] = []
+    members: list[tuple[str, str]] = []
+    mentions: list[ContextMention] = []
+    for m in matches:
+        kind, ref = m.entry.kind, m.entry.ref
+        if kind == "fact":
+            if m.entry.weak:
+                weak.append((ref[0], span(m.indexes)))
+            else:
+                strong.append(ref[0])
+                note(f"fact:{ref[0]}", span(m.indexes))
+        elif kind == "member":
+            members.append((ref[0], ref[1]))
+            note(f"member:{ref[0]}:{ref[1]}", span(m.indexes))
+        elif kind == "context":
+            first = position[min(m.indexes)]
+            negated = _negated(words, first)
+            mentions.append(
+                ContextMention(
+                    ref[0], ref[1], ref[1] == task.facts[ref[0]].context, negated, span(m.indexes)
+                )
+            )
+    facts = set(strong) | {f for f, _ in members}
+    # weak words and contexts name a fact of the addressed role when only one has them
+    for word in dict.fromkeys(w for _, w in weak):
+        owners = {f for f, w in weak if w == word}
+        mine = owners & role_facts
+        if len(mine) == 1 and not (facts & role_facts - mine):
+            facts |= mine
+            note(f"fact:{next(iter(mine))}", word)
+    by_words: dict[str, set[str]] = {}
+    for mention in mentions:
+        by_words.setdefault(mention.words, set()).add(mention.fact)
+    for mention_words, owners in by_words.items():
+        mine = owners & role_facts
+        if len(mine) == 1 and not (facts & role_facts):
+            facts |= mine
+            note(f"fact:{next(iter(mine))}", mention_words)
+    # "the latest clearance": the last of the fact's ordered contexts
+    for pattern, pick in ((P.LATEST, -1), (P.EARLIEST, 0)):
+        for hit in pattern.finditer(joined):
+            targets = (facts & role_facts) or role_facts
+            for fact in sorted(targets):
+                order = vocabulary.order.get(fact)
+                if order is None:
+                    continue
+                context = order[pick]
+                at = len(joined[: hit.start()].split())
+                mentions.append(
+                    ContextMention(
+                        fact,
+                        context,
+                        context == task.facts[fact].context,
+                        _negated(words, at),
+                        hit.group(0),
+                    )
+                )
+    for mention in mentions:
+        note(f"context:{mention.fact}:{mention.context}", mention.words)
+    # -- intents ------------------------------------------------------------------------------
+    intents = {"request"} if text.strip() else set()
+    for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
+        for pattern in patterns:
+            hit = pattern.search(joined)
+            if hit:
+                intents.add(name)
+                note(name, hit.group(0))
+                break
+    for pattern in (P.YES_NO_QUESTION, P.COMPARISON):
+        hit = pattern.search(joined)
+        if hit:
+            intents.add("exact")
+            note("exact", hit.group(0).strip("| "))
+    bool_facts = [f for f in facts if task.facts[f].type == "bool"]
+    if bool_facts and _yes_no_about(joined):
+        intents.add("exact")
+        note("exact", "a yes/no question about " + task.facts[bool_facts[0]].label)
+    if any(m.negated and not m.required for m in mentions):
+        intents.add("mismatch")
+        note("mismatch", next(m.words for m in mentions if m.negated and not m.required))
+    order = list(task.candidates)
+    return Request(
+        text=text,
+        role=role,
+        candidates=tuple(c for c in order if c in set(named)),
+        all_candidates=all_candidates,
+        pronoun=pronoun,
+        facts=tuple(f for f in task.facts if f in facts),
+        contexts=tuple(dict.fromkeys(mentions)),
+        members=tuple(dict.fromkeys(members)),
+        values=tuple(v.value for v, _ in found),
+        intents=frozenset(intents),
+        evidence={k: tuple(v) for k, v in evidence.items()},
+    )
+
+
+def _negated(words: list[str], at: int) -> bool:
+    """A negator within the three words before position ``at`` of the same sentence."""
+    window: list[str] = []
+    for word in reversed(words[max(0, at - 4) : at]):
+        if word in ("|", "?", "but", "zreq"):
+            break
+        window.append(word)
+    return any(w in _NEGATORS for w in window)
+
+
+_AUXILIARIES = frozenset(
+    [
+        "did",
+        "does",
+        "do",
+        "is",
+        "was",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "will",
+        "would",
+        "are",
+        "were",
+    ]
+)
+
+
+def _yes_no_about(joined: str) -> bool:
+    """A yes/no question naming a fact ("Is he certified?", "Does she hold the licence?")."""
+    for sentence in joined.split("|"):
+        words = sentence.split()
+        is_question = bool(words) and words[-1] == "?" and "zfact" in words
+        if is_question and (words[0] in _AUXILIARIES or "whether" in words):
+            return True
+    return False
