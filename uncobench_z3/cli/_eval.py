@@ -17,11 +17,14 @@ from ..evaluation import (
     DEFAULT_BUDGET,
     DEFAULT_CONCURRENCY,
     INTERVENTION_ARMS,
+    FollowUpReader,
     InterventionArm,
+    SampleRecord,
     SettingMetrics,
     compute_metrics,
     group_digest,
     make_config,
+    reader_agreement,
     run_evaluation,
 )
 from ..settings import SETTING_NAMES, SettingName
@@ -61,6 +64,29 @@ def _summary(metrics: list[SettingMetrics]) -> OutputTable:
     return table
 
 
+def _print_pending(
+    output: Output, metrics: list[SettingMetrics], records: list[SampleRecord], reader: str
+) -> None:
+    """Missed recovery (pending requests) and, with a model reader, the readers' agreement."""
+    for m in metrics:
+        if m.arm != "none" or not (m.missed_cases or m.answered_pending):
+            continue
+        share = m.missed_multi_contact_share
+        output.say(
+            f"{escape(m.agent)} {m.setting}: answered with a request pending "
+            f"{m.answered_pending}/{m.samples}; Missed cases with more than one contact to the "
+            f"silent colleague {m.missed_multi_contact}/{m.missed_cases}"
+            + (f" ({percent_text(share)})" if share is not None else "")
+        )
+    if reader == "model":
+        agreement = reader_agreement(records)
+        output.say(
+            f"follow-up readers agree on {agreement.agreed}/{agreement.readings} follow-ups "
+            f"({percent_text(agreement.agreement)}); model answers unreadable: "
+            f"{agreement.unreadable}"
+        )
+
+
 def run_eval(
     bench: str,
     agents: tuple[str, ...],
@@ -77,6 +103,8 @@ def run_eval(
     interventions: tuple[str, ...] = (),
     epochs: int = 1,
     output: Output | None = None,
+    missed_wait: int | None = None,
+    followup_reader: str = "rules",
 ) -> list[SettingMetrics]:
     """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics."""
     output = output or Output()
@@ -90,7 +118,9 @@ def run_eval(
         list(INTERVENTION_ARMS) if "all" in interventions else list(interventions or ("none",)),
     )
     config = make_config(bench, groups, list(agents), chosen, seed, budget, limit, digests,
-                         colleague=colleague, interventions=arms, epochs=epochs)  # fmt: skip
+                         colleague=colleague, interventions=arms, epochs=epochs,
+                         missed_wait=missed_wait,
+                         followup_reader=cast("FollowUpReader", followup_reader))  # fmt: skip
     summary = asyncio.run(
         run_evaluation(groups, config, out, concurrency=concurrency, restart=restart,
                        force=force, progress=progress, digests=digests)
@@ -113,6 +143,7 @@ def run_eval(
                           str(m.samples), str(m.delivered),
                           percent_text(m.reliable_accuracy))  # fmt: skip
         output.table(table)
+    _print_pending(output, metrics, summary.records, followup_reader)
     if skipped:
         listed = ", ".join(f"{s}: {n} group(s)" for s, n in skipped.items())
         output.say(f"unavailable settings skipped: {escape(listed)}")
@@ -192,6 +223,21 @@ def run_eval(
     help="Causal intervention arm(s) to run in each defective setting (repeatable; 'all' "
     "runs the five nested arms; default: none).",
 )
+@click.option(
+    "--missed-wait",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Wait rounds after which a missed (pending) reply arrives anyway; 0: never "
+    "(default: the groups' policy, 1).",
+)
+@click.option(
+    "--followup-reader",
+    type=click.Choice(["rules", "model"]),
+    default="rules",
+    show_default=True,
+    help="Who decides whether a follow-up is targeted: the rules, or the --colleague-model "
+    "(both readings are kept in the trace).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @format_option
 def eval_command(
@@ -208,6 +254,8 @@ def eval_command(
     force: bool,
     colleague_model: str,
     interventions: tuple[str, ...],
+    missed_wait: int | None,
+    followup_reader: str,
     no_progress: bool,
     output_format: str,
     as_json: bool,
@@ -221,7 +269,8 @@ def eval_command(
     run_eval(bench, agents, out, settings, seed, budget, limit, concurrency, restart, force,
              progress=not no_progress, colleague=colleague_model,
              interventions=interventions, epochs=epochs,
-             output=output_for(output_format, as_json))  # fmt: skip
+             output=output_for(output_format, as_json), missed_wait=missed_wait,
+             followup_reader=followup_reader)  # fmt: skip
     return EXIT_OK
 
 

@@ -33,7 +33,7 @@ def _prompt() -> Template:
     return Template((asset_path("evaluators") / PROMPT_FILE).read_text(encoding="utf-8"))
 
 
-def parse_verdict(text: str) -> bool | None:
+def parse_reader_verdict(text: str) -> bool | None:
     """``targeted`` from the model's answer (the first JSON object holding it), else None."""
     for match in _OBJECT.finditer(text):
         try:
@@ -81,4 +81,4 @@ class ModelFollowUpReader:
         output = await shared_model(self.ref).generate([ChatMessage.user(text)])
         if not output.from_cache:
             self.usage = self.usage + output.usage
-        return parse_verdict(output.text)
+        return parse_reader_verdict(output.text)

@@ -232,6 +232,12 @@ def _tagged(
     return out, position
 
 
+def _inside(match: _Match, found: list[tuple[FoundValue, list[int]]]) -> bool:
+    """A fact word that is one of the message's numbers (a label such as "Form 3")."""
+    numbers = {i for _, indexes in found for i in indexes}
+    return set(match.indexes) <= numbers
+
+
 def _value_tokens(
     tokens: list[Token], found: list[FoundValue]
 ) -> list[tuple[FoundValue, list[int]]]:
@@ -257,11 +263,13 @@ def read_request(
     task = vocabulary.task
     tokens = tokenize(text)
     found = _value_tokens(tokens, scan_values(text))
-    blocked = {i for _, indexes in found for i in indexes}
+    # a date's words are the date; a plain number may still belong to a name or a context
+    blocked = {i for v, indexes in found if isinstance(v.value, _dt.date) for i in indexes}
     matches = _matches(vocabulary, tokens, blocked)
-    # a number inside a candidate's name ("Lot 26-0103") is the name, not a value
-    named_tokens = {i for m in matches if m.entry.kind == "candidate" for i in m.indexes}
-    found = [(v, ix) for v, ix in found if not named_tokens.intersection(ix)]
+    # a number inside a name ("Lot 26-0103") or a context ("revision 3") is not a value
+    named = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
+    found = [(v, ix) for v, ix in found if not named.intersection(ix)]
+    matches = [m for m in matches if m.entry.kind != "fact" or not _inside(m, found)]
     role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
     words, position = _tagged(task, role_facts, tokens, matches, found)
     joined = " ".join(words)
