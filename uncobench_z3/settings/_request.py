@@ -267,8 +267,8 @@ def read_request(
     blocked = {i for v, indexes in found if isinstance(v.value, _dt.date) for i in indexes}
     matches = _matches(vocabulary, tokens, blocked)
     # a number inside a name ("Lot 26-0103") or a context ("revision 3") is not a value
-    named = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
-    found = [(v, ix) for v, ix in found if not named.intersection(ix)]
+    worded = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
+    found = [(v, ix) for v, ix in found if not worded.intersection(ix)]
     matches = [m for m in matches if m.entry.kind != "fact" or not _inside(m, found)]
     role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
     words, position = _tagged(task, role_facts, tokens, matches, found)
