@@ -123,14 +123,37 @@ class ClauseCheck:
 
 @dataclass(frozen=True)
 class FollowUpDecision:
-    targeted: bool
+    """Whether a request is a targeted follow-up to a defect, clause by clause."""
+
+    follows_up: bool
+    """it asks the defect's role about the designated record again (any request, for Missed)"""
     clauses: tuple[ClauseCheck, ...]
 
+    @property
+    def targeted(self) -> bool:
+        return self.follows_up and all(c.satisfied for c in self.clauses)
+
     def why(self) -> str:
+        if not self.follows_up:
+            return "not a follow-up: it does not ask about the defective record again"
         if self.targeted:
             return "targeted: " + "; ".join(f"{c.text} ({c.because})" for c in self.clauses)
         missing = [c for c in self.clauses if not c.satisfied]
         return "not targeted: missing - " + "; ".join(f"{c.text} ({c.because})" for c in missing)
+
+
+def follows_up(task: TypedTask, defect: Defect, request: Request) -> bool:
+    """Does the request concern the defect's designated record (the colleagues' concern rule:
+    named candidates, or all; the role's named facts, or all of them)? Any request to the
+    role follows up a Missed defect."""
+    if request.role is not None and request.role != defect.role:
+        return False
+    if defect.kind == "missed" or defect.fact is None:
+        return True
+    own = task.facts_of(defect.role)
+    facts = [f for f in own if f in request.facts] or list(own)
+    candidates = request.concerned_candidates(task.candidates)
+    return defect.fact in facts and any(c in candidates for c in defect.candidates)
 
 
 def _quoted(task: TypedTask, defect: Defect, request: Request, fact: str) -> str | None:
@@ -225,7 +248,7 @@ def decide(task: TypedTask, defect: Defect, request: Request) -> FollowUpDecisio
             checks.append(ClauseCheck(text, False, _why_not(task, clause, request)))
         else:
             checks.append(ClauseCheck(text, True, found))
-    return FollowUpDecision(all(c.satisfied for c in checks), tuple(checks))
+    return FollowUpDecision(follows_up(task, defect, request), tuple(checks))
 
 
 def _why_not(task: TypedTask, clause: Clause, request: Request) -> str:

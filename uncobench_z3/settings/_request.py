@@ -273,6 +273,19 @@ def read_request(
     role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
     words, position = _tagged(task, role_facts, tokens, matches, found)
     joined = " ".join(words)
+    tokens_at: dict[int, list[int]] = {}  # position in ``words`` -> its tokens
+    for index, at in position.items():
+        tokens_at.setdefault(at, []).append(index)
+
+    def original(start: int, end: int) -> str:
+        """The message's own words for the characters ``start:end`` of ``joined``."""
+        first = len(joined[:start].split())
+        last = first + len(joined[start:end].split())
+        indexes = [i for at in range(first, last) for i in tokens_at.get(at, [])]
+        if not indexes:
+            return joined[start:end].strip("| ?")
+        return text[tokens[min(indexes)].start : tokens[max(indexes)].end]
+
     evidence: dict[str, list[str]] = {}
 
     def note(item: str, match_text: str) -> None:
@@ -295,7 +308,7 @@ def read_request(
         hit = pattern.search(joined)
         if hit:
             all_candidates = True
-            note("all candidates", hit.group(0))
+            note("all candidates", original(*hit.span()))
             break
     pronoun = None
     if not named and focus is not None and focus in task.candidates:
@@ -303,7 +316,7 @@ def read_request(
         if hit:
             pronoun = focus
             named.append(focus)
-            note(f"candidate:{focus}", hit.group(0))
+            note(f"candidate:{focus}", original(*hit.span()))
     # -- facts, members, contexts -------------------------------------------------------------
     strong: list[str] = []
     weak: list[tuple[str, str]] = []
@@ -360,7 +373,7 @@ def read_request(
                         context,
                         context == task.facts[fact].context,
                         _negated(words, at),
-                        hit.group(0),
+                        original(*hit.span()),
                     )
                 )
     for mention in mentions:
@@ -372,13 +385,13 @@ def read_request(
             hit = pattern.search(joined)
             if hit:
                 intents.add(name)
-                note(name, hit.group(0))
+                note(name, original(*hit.span()))
                 break
     for pattern in (P.YES_NO_QUESTION, P.COMPARISON):
         hit = pattern.search(joined)
         if hit:
             intents.add("exact")
-            note("exact", hit.group(0).strip("| "))
+            note("exact", original(*hit.span()))
     bool_facts = [f for f in facts if task.facts[f].type == "bool"]
     if bool_facts and _yes_no_about(joined):
         intents.add("exact")
@@ -440,3 +453,28 @@ def _yes_no_about(joined: str) -> bool:
         if is_question and (words[0] in _AUXILIARIES or "whether" in words):
             return True
     return False
+
+
+def request_json(task: TypedTask, request: Request) -> dict[str, object]:
+    """The reading as plain JSON (for ``uncobench followup --json`` and traces)."""
+    return {
+        "role": request.role,
+        "candidates": list(request.candidates),
+        "all_candidates": request.concerns_all(),
+        "pronoun": request.pronoun,
+        "facts": list(request.facts),
+        "contexts": [
+            {
+                "fact": m.fact,
+                "context": m.context,
+                "required": m.required,
+                "negated": m.negated,
+                "words": m.words,
+            }
+            for m in request.contexts
+        ],
+        "members": [{"fact": f, "member": m} for f, m in request.members],
+        "values": [str(v) if isinstance(v, Fraction) else v.isoformat() for v in request.values],
+        "intents": sorted(request.intents),
+        "evidence": {k: list(v) for k, v in request.evidence.items()},
+    }
