@@ -36,6 +36,7 @@ from ._model import (
     TaskGroup,
 )
 from ._perturb import DefectBalance, Perturbation, perturb
+from ._pins import Pin, parse_pin, pinned_defects
 from ._request import INTENTS, ContextMention, Request, read_request
 from ._validity import DefectChecker, stated_imprecision, stated_value
 from ._verify import verify_group
@@ -63,6 +64,7 @@ __all__ = [
     "Imprecision",
     "IntentSign",
     "Perturbation",
+    "Pin",
     "ProofSummary",
     "ReplySign",
     "Request",
@@ -79,7 +81,9 @@ __all__ = [
     "is_targeted",
     "misaligned_rule",
     "missed_rule",
+    "parse_pin",
     "perturb",
+    "pinned_defects",
     "read_request",
     "rule_lines",
     "rule_text",
