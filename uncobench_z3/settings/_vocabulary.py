@@ -154,6 +154,7 @@ class Vocabulary:
     def _facts(self) -> None:
         task = self.task
         phrases: dict[str, list[tuple[str, ...]]] = {}
+        keyed: dict[str, bool] = {}
         for key, fact in task.facts.items():
             phrases[key] = [
                 words_of(fact.label),
@@ -162,6 +163,7 @@ class Vocabulary:
             key_words = tuple(w for w in key.lower().split("_") if w)
             if key_words:
                 phrases[key].append(key_words)
+            keyed[key] = bool(key_words)
         users: dict[str, set[str]] = {}
         for key, found in phrases.items():
             for words in found:
@@ -174,7 +176,12 @@ class Vocabulary:
                 if len(content) >= 2:
                     self._add(self._entry("fact", (key,), words, 8))
                     self._add(self._entry("fact", (key,), content, 7, unordered=True))
-            singles = {w for words in found for w in _content(words)}
+            # single words: of the label and the key, and one-word synonyms ("vetting"); the
+            # words of a longer synonym only count together ("security check", not "check")
+            label_and_key = [words_of(fact.label), *(found[-1:] if keyed[key] else [])]
+            singles = {w for words in label_and_key for w in _content(words)} | {
+                w for words in found if len(_content(words)) == 1 for w in _content(words)
+            }
             for word in sorted(singles):
                 distinctive = users[word] == {key} and word not in GENERIC_WORDS
                 if not distinctive and (len(word) < 3 and not word.isdigit()):
