@@ -61,8 +61,11 @@ EXACT = [
     r"\bclarif(?:y|ication)\b",
     r"\b(?:down to|nail down|firm up|tighten)\b",
 ]
-#: A yes/no question about one option ("Did he pass?") or a threshold ("Is it over 12?").
-YES_NO_QUESTION = re.compile(r"(?:^|\| )" + _AUX + r" [^|?]*?\b(?:zmem|znum|zdate)\b[^|]*\?")
+#: A yes/no question about one option ("Did he pass?") or a threshold ("Is it over 12?");
+#: "Can you send ...?" is a request, not a question about the value.
+YES_NO_QUESTION = re.compile(
+    r"(?:^|\| )" + _AUX + r" (?!you\b|u\b)[^|?]*?\b(?:zmem|znum|zdate)\b[^|]*\?"
+)
 #: A question or check against a threshold: "at least 12 years", "before 1 August".
 COMPARISON = re.compile(
     r"\b(?:at least|at most|more than|less than|fewer than|over|under|above|below|"
@@ -106,7 +109,8 @@ MISMATCH = [
     r"record|plan|policy|one|timeframe|time frame|source)\b",
     # a reply described as being for another context: "that's the April one"
     r"\b(?:that|this|it|which|these|those|yours|the reply|your reply|your answer|the answer|"
-    r"the figure|the value|the result|the record|the number|the date) (?:is|was|are|were|"
+    r"the figure|the value|the result|the record|the number|the date|(?:that|this|the|your) "
+    r"zfact)(?: (?:for|of) zcand)? (?:is|was|are|were|"
     r"looks like|look like|seems|seem|appears|appear|sounds like|refers|relates|comes|came|"
     r"belongs|is only|was only|must be|might be|may be)(?: to| from| for| like)?"
     + _GAP
@@ -200,7 +204,8 @@ GENERIC_WORDS = word_set(
 CONTEXT_STOPWORDS = word_set(
     """
     the a an of for at in on to and from by with as per stated reported quoted given sent
-    provided declared record records date dates value figure result
+    provided declared record records date dates value figure result check checks checked
+    review reviewed double
     """
 )
 

@@ -185,6 +185,7 @@ def _tagged(
     tokens: list[Token],
     matches: list[_Match],
     values: list[tuple[FoundValue, list[int]]],
+    keep_names: bool = False,
 ) -> tuple[list[str], dict[int, int]]:
     """The message as words with tags (see :mod:`._phrases`), and token -> position in it.
 
@@ -201,6 +202,8 @@ def _tagged(
     tag_at: dict[int, tuple[str, int]] = {}
     for match in matches:
         kind = match.entry.kind
+        if keep_names and kind in ("fact", "candidate"):
+            continue
         if kind == "context":
             found = contexts[match.indexes]
             mine = [required for own, required in found if own] or [r for _, r in found]
@@ -343,10 +346,13 @@ def read_request(
             )
     facts = set(strong) | {f for f, _ in members}
     # weak words and contexts name a fact of the addressed role when only one has them
+    in_context = {m.fact for m in mentions if not m.negated}
     for word in dict.fromkeys(w for _, w in weak):
         owners = {f for f, w in weak if w == word}
         mine = owners & role_facts
-        if len(mine) == 1 and not (facts & role_facts - mine):
+        if len(mine) > 1 and len(mine & in_context) == 1:
+            mine &= in_context  # "the price (best and final offer)": the fact with that context
+        if len(mine) == 1:
             facts |= mine
             note(f"fact:{next(iter(mine))}", word)
     by_words: dict[str, set[str]] = {}
@@ -380,12 +386,20 @@ def read_request(
         note(f"context:{mention.fact}:{mention.context}", mention.words)
     # -- intents ------------------------------------------------------------------------------
     intents = {"request"} if text.strip() else set()
+    # the message is also read with its fact and candidate words left as written, so that a
+    # label word that is also an intent word ("actual batch cost") still shows the intent
+    plain = " ".join(_tagged(task, role_facts, tokens, matches, found, keep_names=True)[0])
     for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
         for pattern in patterns:
             hit = pattern.search(joined)
             if hit:
                 intents.add(name)
                 note(name, original(*hit.span()))
+                break
+            hit = pattern.search(plain)
+            if hit:
+                intents.add(name)
+                note(name, hit.group(0).strip("| ?"))
                 break
     for pattern in (P.YES_NO_QUESTION, P.COMPARISON):
         hit = pattern.search(joined)
@@ -446,11 +460,13 @@ _AUXILIARIES = frozenset(
 
 
 def _yes_no_about(joined: str) -> bool:
-    """A yes/no question naming a fact ("Is he certified?", "Does she hold the licence?")."""
+    """A yes/no question naming a fact ("Is he certified?", "Does she hold the licence?");
+    "Can you send ...?" is a request, not such a question."""
     for sentence in joined.split("|"):
         words = sentence.split()
         is_question = bool(words) and words[-1] == "?" and "zfact" in words
-        if is_question and (words[0] in _AUXILIARIES or "whether" in words):
+        asks_value = bool(words) and words[0] in _AUXILIARIES and words[1:2] != ["you"]
+        if is_question and (asks_value or "whether" in words):
             return True
     return False
 

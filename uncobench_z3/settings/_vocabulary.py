@@ -164,9 +164,11 @@ class Vocabulary:
             if key_words:
                 phrases[key].append(key_words)
             keyed[key] = bool(key_words)
-        users: dict[str, set[str]] = {}
+        users: dict[str, set[str]] = {}  # single words -> the facts they can name alone
         for key, found in phrases.items():
-            for words in found:
+            alone = [words_of(task.facts[key].label), *(found[-1:] if keyed[key] else [])]
+            alone += [words for words in found if len(_content(words)) == 1]
+            for words in alone:
                 for word in _content(words):
                     users.setdefault(word, set()).add(key)
         for key, found in phrases.items():

@@ -116,8 +116,8 @@ def _month_number(text: str) -> int:
 def scan_values(text: str) -> list[FoundValue]:
     """Every date and number of ``text`` in order; a number inside a date is not repeated.
 
-    A four-digit number that reads as a year ("2026", "FY2026") is a period, not a number:
-    it is left to the tokens.
+    A number that also names a period ("2026") is found here too; the request reader drops
+    it when the task's vocabulary reads it as a context.
     """
     found: list[FoundValue] = []
     taken: list[tuple[int, int]] = []
@@ -136,8 +136,6 @@ def scan_values(text: str) -> list[FoundValue]:
         if any(s < m.end() and m.start() < e for s, e in taken):
             continue
         digits = m["num"].replace(",", "")
-        if m["scale"] is None and re.fullmatch(r"(19|20)\d\d", digits):
-            continue  # a year: a period, read as a word
         before = text[max(0, m.start() - 5) : m.start()].lower()
         if before.endswith(("fy", "q", "h")) or re.search(r"\d{4}[-/]$", before):
             continue  # FY26, Q3, H1, the "27" of "2026-27": periods
@@ -147,7 +145,7 @@ def scan_values(text: str) -> list[FoundValue]:
 
 
 # -- tokens ------------------------------------------------------------------------------------
-_RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*|\?|[.!;\n]")
+_RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*|\?|[!;\n]|\.(?!\d)")
 _SPLIT_ALNUM = re.compile(r"[a-z]+|\d+")
 
 
