@@ -4,7 +4,7 @@
     python benchmarks/followup_accuracy.py --split dev     # the split the rules were tuned on
     python benchmarks/followup_accuracy.py --split all --json
 
-Every line of ``tests/data/followups/<split>.jsonl`` is a follow-up to a group of
+Every line of ``tests/data/followups/<split>*.jsonl`` is a follow-up to a group of
 ``tests/data/followups/groups.jsonl`` in one setting, addressed to a role, with the label
 ``targeted``. The interpreter reads it exactly as a scripted colleague would (the designated
 colleague has sent its first reply; the message is the next request), and the script prints
@@ -58,7 +58,8 @@ def load_split(name: str) -> list[dict[str, object]]:
     return [
         json.loads(line)
         for split in names
-        for line in (CORPUS / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        for path in sorted(CORPUS.glob(f"{split}*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
 

@@ -52,6 +52,8 @@ EXACT = [
     r"precise enough|helpful|useful|usable|what i need)\b",
     r"\b(?:more|less) (?:precise|specific|exact|vague|accurate)\b",
     r"\b(?:too|so|rather|quite|a bit) (?:vague|broad|wide|rough|imprecise|fuzzy|loose)\b",
+    r"\b(?:wide|broad|big|huge|large|vague|rough|loose|fuzzy) (?:range|estimate|interval|band|"
+    r"window|spread|bracket)s?\b",
     r"\bcan(?:not)? (?:use|work with) (?:a |an |the )?" + _RANGE_NOUNS + r"\b",
     r"\byes or no\b",
     r"\bzmem or zmem\b",
@@ -63,8 +65,27 @@ EXACT = [
 ]
 #: A yes/no question about one option ("Did he pass?") or a threshold ("Is it over 12?");
 #: "Can you send ...?" is a request, not a question about the value.
+_LEAD = r"(?:(?:so|and|but|ok|okay|well|also|then|hi|hey|sorry|right|now|just|quick question) )*"
 YES_NO_QUESTION = re.compile(
-    r"(?:^|\| )" + _AUX + r" (?!you\b|u\b)[^|?]*?\b(?:zmem|znum|zdate)\b[^|]*\?"
+    r"(?:^|\| )" + _LEAD + _AUX + r" (?!you\b|u\b)[^|?]*?\b(?:zmem|znum|zdate)\b[^|]*\?"
+)
+LEAD_WORDS = frozenset(
+    [
+        "so",
+        "and",
+        "but",
+        "ok",
+        "okay",
+        "well",
+        "also",
+        "then",
+        "hi",
+        "hey",
+        "sorry",
+        "right",
+        "now",
+        "just",
+    ]
 )
 #: A question or check against a threshold: "at least 12 years", "before 1 August".
 COMPARISON = re.compile(
@@ -176,15 +197,18 @@ PRONOUNS = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself)\b")
 PLURAL_PRONOUNS = re.compile(r"\b(?:they|them|their|theirs)\b")
 
 # -- periods named by their order --------------------------------------------------------------
-_ORDER_TARGET = r"(?: [a-z0-9]+)?? (?:zfact|one|ones|" + _SCOPE_NOUNS[3:]
+#: Words that name a period by its order. They name one of a fact's contexts when one of
+#: the next three words is the fact, "one", a scope noun or a word of the fact's contexts
+#: ("the latest layout", "the most recent check").
 LATEST = re.compile(
     r"\b(?:latest|newest|most recent|more recent|recent|current|currently valid|up to date|"
-    r"updated|this year|new|newer)" + _ORDER_TARGET + r"\b"
+    r"updated|this year s|this year|new|newer)\b"
 )
 EARLIEST = re.compile(
-    r"\b(?:previous|earlier|earliest|older|oldest|old|prior|last year|former|original|past|"
-    r"preceding)" + _ORDER_TARGET + r"\b"
+    r"\b(?:previous|earlier|earliest|older|oldest|old|prior|last year s|last year|former|"
+    r"original|past|preceding)\b"
 )
+ORDER_TARGETS = frozenset(["zfact", "one", "ones", *_SCOPE_NOUNS[3:-1].split("|")])
 
 #: Label words too general to name a fact on their own (they still name the only fact of the
 #: addressed role that has them).

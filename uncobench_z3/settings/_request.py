@@ -367,9 +367,12 @@ def read_request(
     for pattern, pick in ((P.LATEST, -1), (P.EARLIEST, 0)):
         for hit in pattern.finditer(joined):
             targets = (facts & role_facts) or role_facts
+            after = joined[hit.end() :].split("|")[0].split()[:3]
             for fact in sorted(targets):
                 order = vocabulary.order.get(fact)
-                if order is None:
+                if order is None or not set(after) & (
+                    P.ORDER_TARGETS | vocabulary.context_words[fact]
+                ):
                     continue
                 context = order[pick]
                 at = len(joined[: hit.start()].split())
@@ -465,6 +468,8 @@ def _yes_no_about(joined: str) -> bool:
     for sentence in joined.split("|"):
         words = sentence.split()
         is_question = bool(words) and words[-1] == "?" and "zfact" in words
+        while words and words[0] in P.LEAD_WORDS:
+            words = words[1:]
         asks_value = bool(words) and words[0] in _AUXILIARIES and words[1:2] != ["you"]
         if is_question and (asks_value or "whether" in words):
             return True

@@ -85,6 +85,8 @@ class Vocabulary:
     by_stem: dict[str, list[Entry]] = field(default_factory=dict)
     long_words: dict[str, str] = field(default_factory=dict)
     """word -> stem, for the typo check (words of six letters and more)"""
+    context_words: dict[str, frozenset[str]] = field(default_factory=dict)
+    """fact -> the words of its contexts (what "the latest ..." may be followed by)"""
     order: dict[str, list[str]] = field(default_factory=dict)
     """fact -> its contexts from the earliest to the latest (only when they can be ordered)"""
 
@@ -223,6 +225,9 @@ class Vocabulary:
                 for _, word in telling:
                     if len(word) >= 2 or word.isdigit():
                         self._add(self._entry("context", (key, context), (word,), 3))
+            self.context_words[key] = frozenset(
+                w for c in contexts for w in words[c] if w not in _FUNCTION_WORDS
+            )
             ordered = _time_order(contexts, words)
             if ordered is not None:
                 self.order[key] = ordered

@@ -61,24 +61,49 @@ def load_targets(limit: int | None = None) -> list[Target]:
                 roles = tuple(r["id"] for r in spec["roles"] if r["id"] != role)
                 if defect["kind"] == "missed":
                     out.append(
-                        Target(group["id"], setting["name"], "missed", role, roles, "role", "",
-                               tuple(names.values()), "", (), "", "", "", (), (), "", "", (),
-                               "", person)  # fmt: skip
+                        Target(
+                            group["id"],
+                            setting["name"],
+                            "missed",
+                            role,
+                            roles,
+                            "role",
+                            "",
+                            tuple(names.values()),
+                            "",
+                            (),
+                            "",
+                            "",
+                            "",
+                            (),
+                            (),
+                            "",
+                            "",
+                            (),
+                            "",
+                            person,
+                        )
                     )
                     continue
                 fact = facts[defect["fact"]]
                 cid = defect["candidates"][0]
                 given = next(
-                    (s["context"] for s in defect["first_reply"]
-                     if s["candidate"] == cid and s["context"] != fact["context"]),
+                    (
+                        s["context"]
+                        for s in defect["first_reply"]
+                        if s["candidate"] == cid and s["context"] != fact["context"]
+                    ),
                     "",
-                )  # fmt: skip
+                )
                 stated = next(s for s in defect["first_reply"] if s["candidate"] == cid)
                 threshold = next(
-                    (str(c["value"]) for c in spec["conditions"]
-                     if c["fact"] == fact["key"] and not isinstance(c["value"], list)),
+                    (
+                        str(c["value"])
+                        for c in spec["conditions"]
+                        if c["fact"] == fact["key"] and not isinstance(c["value"], list)
+                    ),
                     "",
-                )  # fmt: skip
+                )
                 out.append(
                     Target(
                         group=group["id"],
@@ -95,7 +120,8 @@ def load_targets(limit: int | None = None) -> list[Target]:
                         required=fact["context"],
                         given=given,
                         other_facts=tuple(
-                            f["label"] for f in spec["facts"]
+                            f["label"]
+                            for f in spec["facts"]
                             if f["owner"] == role and f["key"] != fact["key"]
                         ),  # fmt: skip
                         members=tuple(fact.get("values") or ()),

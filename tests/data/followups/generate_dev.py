@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_groups import HERE, Target, first_name, load_targets, typo  # noqa: E402
+from corpus_groups import HERE, Target, first_name, load_targets, typo
 
 Item = tuple[str, bool, tuple[str, ...], str | None]  # message, targeted, styles, focus
 Template = Callable[[Target, random.Random], Item | None]
@@ -36,41 +36,103 @@ def fact(t: Target, rng: random.Random) -> str:
 
 # -- Misaligned -----------------------------------------------------------------------------
 MISALIGNED: list[Template] = [
-    lambda t, r: (f"Could you send {name(t, r)}'s {fact(t, r)} for the {t.required}?", True,
-                  ("question", "polite"), None),
-    lambda t, r: (f"The {fact(t, r)} you gave for {name(t, r)} is from the {t.given}; I need the "
-                  f"{t.required} figure.", True, ("mismatch",), None),
+    lambda t, r: (
+        f"Could you send {name(t, r)}'s {fact(t, r)} for the {t.required}?",
+        True,
+        ("question", "polite"),
+        None,
+    ),
+    lambda t, r: (
+        f"The {fact(t, r)} you gave for {name(t, r)} is from the {t.given}; I need the "
+        f"{t.required} figure.",
+        True,
+        ("mismatch",),
+        None,
+    ),
     lambda t, r: (f"{fact(t, r)} for {name(t, r)}, {t.required} please", True, ("terse",), None),
-    lambda t, r: (f"Please resend {name(t, r)}'s {fact(t, r)}: the {t.required} one, not the "
-                  f"{t.given} one.", True, ("imperative", "negation"), None),
-    lambda t, r: (f"Wrong period on {name(t, r)}'s {fact(t, r)}, can you fix it?", True,
-                  ("mismatch", "question"), None),
-    lambda t, r: (f"For all candidates, send the {fact(t, r)} according to the {t.required}.",
-                  True, ("imperative", "all-candidates"), None),
-    lambda t, r: (f"What is his {fact(t, r)} in the {t.required}?", True, ("pronoun",),
-                  t.candidate) if t.person else None,
-    lambda t, r: (f"{t.candidate} {typo(t.label)} for {t.required} pls", True, ("typo", "terse"),
-                  None),
-    lambda t, r: (f"Please send {name(t, r)}'s {t.other_facts[0]} and {fact(t, r)} "
-                  f"({t.required}).", True, ("multi-fact",), None) if t.other_facts else None,
-    lambda t, r: (f"{t.candidate} and {t.others[0]}: {fact(t, r)} for the {t.required}, please.",
-                  True, ("multi-candidate",), None),
-    lambda t, r: (f"that {fact(t, r).upper()} FOR {name(t, r).upper()} IS THE {t.given.upper()} "
-                  "ONE, RIGHT? I NEED THE REQUIRED ONE", True, ("mismatch", "case"), None),
+    lambda t, r: (
+        f"Please resend {name(t, r)}'s {fact(t, r)}: the {t.required} one, not the {t.given} one.",
+        True,
+        ("imperative", "negation"),
+        None,
+    ),
+    lambda t, r: (
+        f"Wrong period on {name(t, r)}'s {fact(t, r)}, can you fix it?",
+        True,
+        ("mismatch", "question"),
+        None,
+    ),
+    lambda t, r: (
+        f"For all candidates, send the {fact(t, r)} according to the {t.required}.",
+        True,
+        ("imperative", "all-candidates"),
+        None,
+    ),
+    lambda t, r: (
+        (f"What is his {fact(t, r)} in the {t.required}?", True, ("pronoun",), t.candidate)
+        if t.person
+        else None
+    ),
+    lambda t, r: (
+        f"{t.candidate} {typo(t.label)} for {t.required} pls",
+        True,
+        ("typo", "terse"),
+        None,
+    ),
+    lambda t, r: (
+        (
+            f"Please send {name(t, r)}'s {t.other_facts[0]} and {fact(t, r)} ({t.required}).",
+            True,
+            ("multi-fact",),
+            None,
+        )
+        if t.other_facts
+        else None
+    ),
+    lambda t, r: (
+        f"{t.candidate} and {t.others[0]}: {fact(t, r)} for the {t.required}, please.",
+        True,
+        ("multi-candidate",),
+        None,
+    ),
+    lambda t, r: (
+        f"that {fact(t, r).upper()} FOR {name(t, r).upper()} IS THE {t.given.upper()} "
+        "ONE, RIGHT? I NEED THE REQUIRED ONE",
+        True,
+        ("mismatch", "case"),
+        None,
+    ),
     # not targeted
     lambda t, r: ("Could you double-check your records?", False, ("generic",), None),
     lambda t, r: (f"Can you resend {name(t, r)}'s {fact(t, r)}?", False, ("fact-only",), None),
-    lambda t, r: (f"What was {name(t, r)}'s {fact(t, r)} in the {t.given}?", False,
-                  ("other-context",), None),
-    lambda t, r: (f"Please send {t.others[0]}'s {fact(t, r)} for the {t.required}.", False,
-                  ("other-candidate",), None),
-    lambda t, r: (f"What is {name(t, r)}'s {t.other_facts[0]}?", False, ("other-fact",), None)
-    if t.other_facts else None,
+    lambda t, r: (
+        f"What was {name(t, r)}'s {fact(t, r)} in the {t.given}?",
+        False,
+        ("other-context",),
+        None,
+    ),
+    lambda t, r: (
+        f"Please send {t.others[0]}'s {fact(t, r)} for the {t.required}.",
+        False,
+        ("other-candidate",),
+        None,
+    ),
+    lambda t, r: (
+        (f"What is {name(t, r)}'s {t.other_facts[0]}?", False, ("other-fact",), None)
+        if t.other_facts
+        else None
+    ),
     lambda t, r: (f"Are you sure about {name(t, r)}?", False, ("generic", "question"), None),
-    lambda t, r: (f"I don't need the {t.required} figure; send {name(t, r)}'s {fact(t, r)} from "
-                  f"the {t.given}.", False, ("negation", "other-context"), None),
+    lambda t, r: (
+        f"I don't need the {t.required} figure; send {name(t, r)}'s {fact(t, r)} from "
+        f"the {t.given}.",
+        False,
+        ("negation", "other-context"),
+        None,
+    ),
     lambda t, r: (f"Thanks. And {name(t, r)}'s {fact(t, r)} again?", False, ("fact-only",), None),
 ]
+
 
 # -- Incomplete -----------------------------------------------------------------------------
 def _options(t: Target, r: random.Random) -> Item | None:
@@ -78,48 +140,90 @@ def _options(t: Target, r: random.Random) -> Item | None:
         return None
     if t.fact_type == "bool":
         return (f"Does {name(t, r)} have the {fact(t, r)}, yes or no?", True, ("options",), None)
-    return (f"Which is it for {name(t, r)}: {t.options[0]} or {t.options[1]}?", True,
-            ("options", "question"), None)
+    return (
+        f"Which is it for {name(t, r)}: {t.options[0]} or {t.options[1]}?",
+        True,
+        ("options", "question"),
+        None,
+    )
 
 
 def _range(t: Target, r: random.Random) -> Item | None:
     if not t.low:
         return None
-    return (f"You said between {t.low} and {t.high}. What's the actual number for "
-            f"{name(t, r)}?", True, ("reference",), None)
+    return (
+        f"You said between {t.low} and {t.high}. What's the actual number for {name(t, r)}?",
+        True,
+        ("reference",),
+        None,
+    )
 
 
 def _threshold(t: Target, r: random.Random) -> Item | None:
     if not t.threshold or t.fact_type not in ("int", "decimal", "date"):
         return None
-    return (f"Is {name(t, r)}'s {fact(t, r)} at least {t.threshold}?", True,
-            ("threshold", "question"), None)
+    return (
+        f"Is {name(t, r)}'s {fact(t, r)} at least {t.threshold}?",
+        True,
+        ("threshold", "question"),
+        None,
+    )
 
 
 INCOMPLETE: list[Template] = [
     lambda t, r: (f"What is {name(t, r)}'s exact {fact(t, r)}?", True, ("question",), None),
-    lambda t, r: (f"Could you give me a precise figure for {name(t, r)}'s {fact(t, r)}?", True,
-                  ("polite",), None),
+    lambda t, r: (
+        f"Could you give me a precise figure for {name(t, r)}'s {fact(t, r)}?",
+        True,
+        ("polite",),
+        None,
+    ),
     _options,
     _range,
     _threshold,
-    lambda t, r: (f"narrow down the {fact(t, r)} for {name(t, r)}, please", True,
-                  ("imperative", "lowercase"), None),
-    lambda t, r: (f"What is her {fact(t, r)} exactly?", True, ("pronoun",), t.candidate)
-    if t.person else None,
-    lambda t, r: (f"Please give exact {fact(t, r)} values for all candidates.", True,
-                  ("all-candidates",), None),
+    lambda t, r: (
+        f"narrow down the {fact(t, r)} for {name(t, r)}, please",
+        True,
+        ("imperative", "lowercase"),
+        None,
+    ),
+    lambda t, r: (
+        (f"What is her {fact(t, r)} exactly?", True, ("pronoun",), t.candidate)
+        if t.person
+        else None
+    ),
+    lambda t, r: (
+        f"Please give exact {fact(t, r)} values for all candidates.",
+        True,
+        ("all-candidates",),
+        None,
+    ),
     lambda t, r: (f"exact {typo(t.label)} for {name(t, r)}?", True, ("typo", "terse"), None),
-    lambda t, r: (f"Please send {name(t, r)}'s {t.other_facts[0]} and the exact {fact(t, r)}.",
-                  True, ("multi-fact",), None) if t.other_facts else None,
+    lambda t, r: (
+        (
+            f"Please send {name(t, r)}'s {t.other_facts[0]} and the exact {fact(t, r)}.",
+            True,
+            ("multi-fact",),
+            None,
+        )
+        if t.other_facts
+        else None
+    ),
     # not targeted
     lambda t, r: ("Could you double-check your records?", False, ("generic",), None),
     lambda t, r: (f"Can you resend {name(t, r)}'s {fact(t, r)}?", False, ("fact-only",), None),
     lambda t, r: ("Please be more precise.", False, ("generic",), None),
-    lambda t, r: (f"What is {t.others[0]}'s exact {fact(t, r)}?", False, ("other-candidate",),
-                  None),
-    lambda t, r: (f"What is {name(t, r)}'s exact {t.other_facts[0]}?", False, ("other-fact",),
-                  None) if t.other_facts else None,
+    lambda t, r: (
+        f"What is {t.others[0]}'s exact {fact(t, r)}?",
+        False,
+        ("other-candidate",),
+        None,
+    ),
+    lambda t, r: (
+        (f"What is {name(t, r)}'s exact {t.other_facts[0]}?", False, ("other-fact",), None)
+        if t.other_facts
+        else None
+    ),
     lambda t, r: (f"Is that right for {name(t, r)}?", False, ("generic",), None),
     lambda t, r: (f"Thanks! Anything else on {name(t, r)}?", False, ("generic",), None),
 ]
