@@ -123,7 +123,7 @@ def load_targets(limit: int | None = None) -> list[Target]:
                             f["label"]
                             for f in spec["facts"]
                             if f["owner"] == role and f["key"] != fact["key"]
-                        ),  # fmt: skip
+                        ),
                         members=tuple(fact.get("values") or ()),
                         low=str(stated.get("low", "")),
                         high=str(stated.get("high", "")),
