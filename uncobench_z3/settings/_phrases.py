@@ -54,9 +54,17 @@ EXACT = [
     r"\b(?:too|so|rather|quite|a bit) (?:vague|broad|wide|rough|imprecise|fuzzy|loose)\b",
     r"\b(?:wide|broad|big|huge|large|vague|rough|loose|fuzzy) (?:range|estimate|interval|band|"
     r"window|spread|bracket)s?\b",
-    r"\bcan(?:not)? (?:use|work with) (?:a |an |the )?" + _RANGE_NOUNS + r"\b",
-    r"\byes or no\b",
-    r"\bzmem or zmem\b",
+    r"\bcan(?:not| not)? (?:use|work with|do anything with|calculate with) "
+    r"(?:a |an |the |that |this |your )?" + _RANGE_NOUNS + r"\b",
+    r"\bas (?:it is )?recorded\b|\bon (?:the |your )?records?\b(?= ?\?)",
+    r"\b(?:is|are|was|were) not (?:a|an|one) (?:date|number|figure|value|score|answer|amount|"
+    r"count|rating|result|grade)\b",
+    r"\b(?:is|are) (?:meaningless|useless|no use|not helpful|unhelpful|too vague|too wide)\b",
+    r"\bhow (?:many|much|long|old)\b[^|]*\bactually\b",
+    r"\bwhich side\b|\b(?:which|what) (?:exact |specific |single )?day\b",
+    r"\byes or no\b|\byes no\b|\ba yes\b|\bwhether or not\b",
+    r"\bzmem or(?: \w+){0,2} zmem\b",
+    r"\bzmem \? \| zmem \? \| (?:\w+ )*?which\b",
     r"\bzmem (?:or|vs|versus) (?:not|zmem)\b",
     r"\bzmem or (?:is it |was it |did (?:he|she|they|it) )?zmem\b",
     r"\b(?:confirm|tell me|clarify|say|state|know|check) (?:whether|if|which)\b",
@@ -92,7 +100,8 @@ COMPARISON = re.compile(
     r"\b(?:at least|at most|more than|less than|fewer than|over|under|above|below|"
     r"greater than|higher than|lower than|exceed\w*|meet\w*|reach\w*|before|after|"
     r"no later than|no earlier than|on or before|on or after|by|within|up to|beyond)"
-    r"(?: the)?(?: zfact)?(?: of)? (?:znum|zdate)\b"
+    r"(?: the)?(?: zfact)?(?: of)? (?:znum|zdate|one|two|three|four|five|six|seven|eight|nine|"
+    r"ten|a dozen)\b"
 )
 
 # -- the mismatch: "wrong period", "that's the April one" ---------------------------------------
@@ -137,6 +146,7 @@ MISMATCH = [
     + _GAP
     + r" zoth\b",
     r"\b" + _YOU_GAVE + _GAP + r" zoth\b",
+    r"\b(?:is|was|are|were) (?:that|this|it|these|those)(?: \w+){0,3} zoth\b",
     r"\b"
     + _YOU_GAVE
     + r"(?: me)?"
@@ -199,7 +209,8 @@ PLURAL_PRONOUNS = re.compile(r"\b(?:they|them|their|theirs)\b")
 # -- periods named by their order --------------------------------------------------------------
 #: Words that name a period by its order. They name one of a fact's contexts when one of
 #: the next three words is the fact, "one", a scope noun or a word of the fact's contexts
-#: ("the latest layout", "the most recent check").
+#: ("the latest layout", "the most recent check"), or when they end the sentence ("we need
+#: this year's").
 LATEST = re.compile(
     r"\b(?:latest|newest|most recent|more recent|recent|current|currently valid|up to date|"
     r"updated|this year s|this year|new|newer)\b"

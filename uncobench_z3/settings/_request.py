@@ -170,11 +170,7 @@ def _matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int]) -> 
             kept.append(match)
             for i in match.indexes:
                 taken[i] = rank
-        elif (
-            holders == {rank}
-            and all(i in taken for i in match.indexes)
-            and any(k.entry.kind == match.entry.kind and k.indexes == match.indexes for k in kept)
-        ):
+        elif any(k.entry.kind == match.entry.kind and k.indexes == match.indexes for k in kept):
             kept.append(match)  # the same words name two things of one kind: both are meant
     return kept
 
@@ -370,8 +366,9 @@ def read_request(
             after = joined[hit.end() :].split("|")[0].split()[:3]
             for fact in sorted(targets):
                 order = vocabulary.order.get(fact)
-                if order is None or not set(after) & (
-                    P.ORDER_TARGETS | vocabulary.context_words[fact]
+                ends = not after or after[0] == "?"  # "we need this year's."
+                if order is None or not (
+                    ends or set(after) & (P.ORDER_TARGETS | vocabulary.context_words[fact])
                 ):
                     continue
                 context = order[pick]

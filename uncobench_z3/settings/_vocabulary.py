@@ -200,7 +200,11 @@ class Vocabulary:
                 if len(unit_words) == 1 and unit_words[0].isalpha() and len(unit_words[0]) > 2:
                     self._add(self._entry("fact", (key,), unit_words, 1, weak=True))
             for member in fact.members:
-                self._add(self._entry("member", (key, member), words_of(member), 6))
+                words = words_of(member)
+                self._add(self._entry("member", (key, member), words, 6))
+                if len(_content(words)) >= 2:  # "an open deviation" for "deviation open"
+                    self._add(self._entry("member", (key, member), _content(words), 3,
+                                          unordered=True))  # fmt: skip
 
     def _contexts(self) -> None:
         for key, fact in self.task.facts.items():
