@@ -38,14 +38,17 @@ EXACT = [
     r"\bspecific(?:ally)?\b|\bspecify\b",
     r"\bactual\b",
     r"\b(?:definite|definitive|definitively|concrete|unambiguous|firm)\b",
-    r"\bsingle (?:value|figure|number|date|answer|day|amount|result|one|status|option)\b",
+    r"\bsingle (?:value|figure|number|date|answer|day|amount|result|one|status|option|score|"
+    r"estimate|rate|rating|grade|count|total|outcome|price|quote|level)\b",
     r"\bone (?:single )?(?:value|figure|number|date|answer|amount|result)\b",
     r"\bnarrow\w*" + _GAP + r" down\b|\bnarrow\w* (?:it|that|this)\b",
     r"\bpin\w*" + _GAP + r" down\b",
     r"\bwhich (?:one )?(?:is it|was it|it is|it was)\b",
     r"\bwhich (?:one|of (?:the|those|these) (?:two|three|options))\b",
     r"\bwhich (?:of )?(?:zmem|the two|the options)\b",
-    r"\bto the (?:day|dollar|cent|year|month|point|unit|hour|percent|decimal)\b",
+    r"\bto the (?:nearest )?(?:day|dollar|cent|pound|penny|euro|yen|year|month|week|point|unit|"
+    r"hour|minute|percent|decimal|digit|hectare|acre|metre|meter|tonne|ton|kilo|kg|gram|mm|"
+    r"db|kw|mw|mva|day count|last digit)\b",
     r"\b(?:not|no|without|rather than|instead of|never mind the|forget the|beyond (?:a|the)) "
     r"(?:a |an |the |that |this |your )?(?:rough )?" + _RANGE_NOUNS + r"\b",
     _RANGE_NOUNS + r"(?: is| was|s are|s were)(?: not|n't) (?:enough|sufficient|good enough|"
@@ -62,7 +65,13 @@ EXACT = [
     r"\b(?:is|are) (?:meaningless|useless|no use|not helpful|unhelpful|too vague|too wide)\b",
     r"\bhow (?:many|much|long|old)\b[^|]*\bactually\b",
     r"\bwhich side\b|\b(?:which|what) (?:exact |specific |single )?day\b",
-    r"\byes or no\b|\byes no\b|\ba yes\b|\bwhether or not\b",
+    r"\byes or no\b|\byes no\b|\ba yes\b|\bwhether or not\b|\btrue or false\b",
+    r"\b(\w+) or not \1\b|\bor not \?",
+    r"\bor (?:\w+ ){0,2}zmem \?",
+    r"\b(?:znum|zdate) or (?:above|more|over|higher|better|greater|below|less|under|lower|"
+    r"fewer|worse|earlier|later|before|after)\b|\bat or (?:above|below)\b",
+    r"(?:^|\| )(?:the |a |one |single |exact )?(?:number|figure|value|amount|date|score|count)"
+    r" please\b",
     r"\bzmem or(?: \w+){0,2} zmem\b",
     r"\bzmem \? \| zmem \? \| (?:\w+ )*?which\b",
     r"\bzmem (?:or|vs|versus) (?:not|zmem)\b",
@@ -74,6 +83,12 @@ EXACT = [
 #: A yes/no question about one option ("Did he pass?") or a threshold ("Is it over 12?");
 #: "Can you send ...?" is a request, not a question about the value.
 _LEAD = r"(?:(?:so|and|but|ok|okay|well|also|then|hi|hey|sorry|right|now|just|quick question) )*"
+#: An elliptical question about one value: "Peregrine certified to EXC3?", "Priya - passed?"
+#: (no question word; "can you send ...?" is a request).
+ELLIPTICAL_QUESTION = re.compile(
+    r"(?:^|\| )(?![^|?]*\b(?:what|which|how|when|where|who|whom|why|whose)\b)"
+    r"(?!(?:please )?(?:can|could|would|will|may) (?:you|u)\b)[^|?]*\b(?:zmem|znum|zdate)\b[^|?]*\?"
+)
 YES_NO_QUESTION = re.compile(
     r"(?:^|\| )" + _LEAD + _AUX + r" (?!you\b|u\b)[^|?]*?\b(?:zmem|znum|zdate)\b[^|]*\?"
 )
@@ -154,10 +169,13 @@ MISMATCH = [
     + r" (?:zfact|figure|value|result|one|record|number)"
     + _GAP
     + r" (?:for|from|of|in|under|on|at) (?:the )?zoth\b",
-    r"\bzoth(?: zfact)?(?: one| figure| value| result| record| entry| number| data)?"
-    r" (?:is|was|are|were|isn't|is not|was not|does not|doesn't) (?:not )?(?:wrong|relevant|"
+    r"\bzoth(?: zfact)?(?: one| figure| value| result| record| entry| number| data| offer| "
+    r"quote| report| survey| study| review| check)? (?:is|was|are|were|isn't|is not|was not|"
+    r"does not|doesn't|has been|have been) (?:now |also |probably )?(?:not )?(?:wrong|relevant|"
     r"what i|what we|the one|needed|useful|applicable|valid|right|correct|current|the required|"
-    r"help|count|apply|matter)\b",
+    r"help|count|apply|matter|superseded|outdated|out of date|old|old news|too old|stale|"
+    r"obsolete|expired|no longer valid|no longer current|invalid|irrelevant|no good|not binding|"
+    r"indicative|replaced)\b",
     r"\b(?:based on|from|for|using|used|with|on) (?:the )?zoth\b[^|]*\b(?:but|however|yet|while|"
     r"whereas|though|although)\b",
     r"\b(?:not|no|never|nor|without|rather than|instead of|other than|except|excluding|"

@@ -155,6 +155,8 @@ def _matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int]) -> 
                 continue
             if entry.capital and not tokens[i].capitalised:
                 continue
+            if entry.exact and tokens[i].word not in (entry.words[0], entry.words[0] + "s"):
+                continue
             raw.append(_Match(entry, hit))
     for entry in vocabulary.entries:
         if entry.unordered:
@@ -170,9 +172,36 @@ def _matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int]) -> 
             kept.append(match)
             for i in match.indexes:
                 taken[i] = rank
-        elif any(k.entry.kind == match.entry.kind and k.indexes == match.indexes for k in kept):
-            kept.append(match)  # the same words name two things of one kind: both are meant
+        elif any(k.indexes == match.indexes and _compatible(k.entry, match.entry) for k in kept):
+            kept.append(match)  # the same words name two things: both readings are kept
     return kept
+
+
+def _compatible(kept: Entry, other: Entry) -> bool:
+    """Two readings of the same words that are both kept: two things of one kind, or a fact
+    word that is also a context word ("verified"; :func:`_one_reading` decides)."""
+    return kept.kind == other.kind or {kept.kind, other.kind} == {"fact", "context"}
+
+
+def _one_reading(matches: list[_Match]) -> list[_Match]:
+    """A word read both as a fact and as a context of another fact: the context when that
+    other fact is named by other words ("QP years ... verified figure"), else the fact."""
+    named_elsewhere: dict[tuple[int, ...], set[str]] = {}
+    for m in matches:
+        if m.entry.kind == "fact" and not m.entry.weak:
+            named_elsewhere.setdefault(m.indexes, set()).add(m.entry.ref[0])
+    drop: set[int] = set()
+    for i, m in enumerate(matches):
+        if m.entry.kind != "context":
+            continue
+        rivals = [j for j, f in enumerate(matches)
+                  if f.entry.kind == "fact" and f.indexes == m.indexes]  # fmt: skip
+        if not rivals:
+            continue
+        fact = m.entry.ref[0]
+        elsewhere = any(fact in facts for ix, facts in named_elsewhere.items() if ix != m.indexes)
+        drop |= set(rivals) if elsewhere else {i}
+    return [m for i, m in enumerate(matches) if i not in drop]
 
 
 def _tagged(
@@ -198,7 +227,7 @@ def _tagged(
     tag_at: dict[int, tuple[str, int]] = {}
     for match in matches:
         kind = match.entry.kind
-        if keep_names and kind in ("fact", "candidate"):
+        if keep_names and (kind == "candidate" or (kind == "fact" and len(match.indexes) == 1)):
             continue
         if kind == "context":
             found = contexts[match.indexes]
@@ -218,6 +247,9 @@ def _tagged(
     for i, token in enumerate(tokens):
         if i and token.sentence != tokens[i - 1].sentence:
             out += ["?", "|"] if tokens[i - 1].question else ["|"]
+            last = None
+        elif i and token.clause:
+            out.append("|")  # "Marcus: did he pass?" - the question starts after the colon
             last = None
         tagged = tag_at.get(i)
         if tagged is not None and tagged == last:
@@ -269,6 +301,7 @@ def read_request(
     worded = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
     found = [(v, ix) for v, ix in found if not worded.intersection(ix)]
     matches = [m for m in matches if m.entry.kind != "fact" or not _inside(m, found)]
+    matches = _one_reading(matches)
     role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
     words, position = _tagged(task, role_facts, tokens, matches, found)
     joined = " ".join(words)
@@ -401,7 +434,7 @@ def read_request(
                 intents.add(name)
                 note(name, hit.group(0).strip("| ?"))
                 break
-    for pattern in (P.YES_NO_QUESTION, P.COMPARISON):
+    for pattern in (P.YES_NO_QUESTION, P.COMPARISON, P.ELLIPTICAL_QUESTION):
         hit = pattern.search(joined)
         if hit:
             intents.add("exact")

@@ -70,6 +70,9 @@ class Entry:
     """names the fact only when it is the addressed role's one fact with these words"""
     capital: bool = False
     """matches only written with a capital (a name word that is also an ordinary word)"""
+    exact: bool = False
+    """matches the word itself (or its plural), not any word of the same stem: the context
+    word "verified" is not named by "verify", nor "confirmed" by "confirm\""""
 
 
 def _content(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -226,9 +229,12 @@ class Vocabulary:
                 for (i, first), (j, second) in itertools.pairwise(telling):
                     if j == i + 1:
                         self._add(self._entry("context", (key, context), (first, second), 4))
-                for _, word in telling:
-                    if len(word) >= 2 or word.isdigit():
-                        self._add(self._entry("context", (key, context), (word,), 3))
+                for i, word in telling:
+                    if word.isdigit() and not re.fullmatch(r"(19|20)\d\d", word):
+                        if i > 0:  # "revision 3", "stage 3": a bare "3" is a value
+                            self._add(self._entry("context", (key, context), own[i - 1 : i + 1], 4))
+                    elif len(word) >= 2:
+                        self._add(self._entry("context", (key, context), (word,), 3, exact=True))
             self.context_words[key] = frozenset(
                 w for c in contexts for w in words[c] if w not in _FUNCTION_WORDS
             )

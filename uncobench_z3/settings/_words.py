@@ -12,6 +12,7 @@ Dates and numbers are found on the raw text first (:func:`scan_values`), so that
 
 from __future__ import annotations
 
+import calendar
 import datetime as _dt
 import functools
 import re
@@ -69,6 +70,8 @@ class Token:
     sentence: int
     question: bool
     """the token's sentence ends with a question mark"""
+    clause: bool = False
+    """the token starts a clause after a colon or a dash ("Marcus: did he pass?")"""
 
 
 # -- dates and numbers on the raw text ------------------------------------------------------------
@@ -96,6 +99,34 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _SCALES = {"k": 1000, "thousand": 1000, "m": 10**6, "million": 10**6, "bn": 10**9, "billion": 10**9}
+#: Number words read as numbers ("more than two incidents"); "one" is left out: it is mostly
+#: a pronoun ("the April one").
+NUMBER_WORDS = {
+    w: n
+    for n, w in enumerate(
+        [
+            "zero",
+            "_",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ]
+    )
+    if w != "_"
+} | {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "dozen": 12}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
+_MONTH_END = re.compile(
+    r"\b(?P<edge>end|start|beginning|middle)\s+of\s+(?P<mn>" + _MONTH_WORD + r")\s+(?P<y>\d{4})\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -132,6 +163,14 @@ def scan_values(text: str) -> list[FoundValue]:
                 continue
             taken.append((m.start(), m.end()))
             found.append(FoundValue(day, m.start(), m.end()))
+    for m in _MONTH_END.finditer(text):
+        month, year = _month_number(m["mn"]), int(m["y"])
+        last = calendar.monthrange(year, month)[1]
+        which = {"end": last, "middle": 15}.get(m["edge"].lower(), 1)
+        taken.append((m.start(), m.end()))
+        found.append(FoundValue(_dt.date(year, month, which), m.start(), m.end()))
+    for m in _NUMBER_WORD.finditer(text):
+        found.append(FoundValue(Fraction(NUMBER_WORDS[m.group(1).lower()]), m.start(), m.end()))
     for m in _NUMBER.finditer(text):
         if any(s < m.end() and m.start() < e for s, e in taken):
             continue
@@ -145,7 +184,7 @@ def scan_values(text: str) -> list[FoundValue]:
 
 
 # -- tokens ------------------------------------------------------------------------------------
-_RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*|\?|[!;\n]|\.(?!\d)")
+_RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*|\?|[!;\n]|\.(?!\d)|:|\s[-–—]\s|[–—]")
 _SPLIT_ALNUM = re.compile(r"[a-z]+|\d+")
 
 
@@ -187,20 +226,27 @@ def tokenize(text: str) -> list[Token]:
                     token.capitalised,
                     sentence,
                     question,
+                    token.clause,
                 )
             )
         pending.clear()
         sentence += 1
 
+    clause = False
     for m in _RAW_TOKEN.finditer(text):
         raw = m.group(0)
         if raw in ("?", ".", "!", ";", "\n"):
             close(raw == "?")
+            clause = False
+            continue
+        if raw.strip() in (":", "-", "–", "—"):
+            clause = bool(pending)
             continue
         for piece in _pieces(raw):
             pending.append(
-                Token(piece, stem(piece), m.start(), m.end(), raw[0].isupper(), 0, False)
+                Token(piece, stem(piece), m.start(), m.end(), raw[0].isupper(), 0, False, clause)
             )
+            clause = False
     close(False)
     return _canonical_periods(tokens)
 
@@ -231,6 +277,7 @@ def _canonical_periods(tokens: list[Token]) -> list[Token]:
                 token.capitalised,
                 token.sentence,
                 token.question,
+                token.clause,
             )
         )
 
