@@ -24,6 +24,11 @@ def word_set(text: str) -> frozenset[str]:
 
 
 _W = r"[a-z0-9]+"  # one word
+#: A number in digits (tagged) or in words ("more than two incidents", "five years or not").
+_NUM = (
+    r"(?:znum|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
+    r"fifty|a dozen)"
+)
 _GAP = rf"(?: {_W}){{0,3}}"  # up to three words in between
 _AUX = r"(?:did|does|do|is|was|has|have|had|can|could|will|would|are|were|should|shall)"
 
@@ -65,7 +70,8 @@ EXACT = [
     r"\b(?:is|are) (?:meaningless|useless|no use|not helpful|unhelpful|too vague|too wide)\b",
     r"\bhow (?:many|much|long|old)\b[^|]*\bactually\b",
     r"\bwhich side\b|\b(?:which|what) (?:exact |specific |single )?day\b",
-    r"\byes or no\b|\byes no\b|\ba yes\b|\bwhether or not\b|\btrue or false\b",
+    r"\byes or no\b|\byes no\b|\ba yes\b|\bwhether or not\b|\btrue or false\b|\by n\b",
+    r"\breal (?:number|figure|value|date|score|amount)\b|\bcovers every(?:thing| possibility)\b",
     r"\b(\w+) or not \1\b|\bor not \?",
     r"\bor (?:\w+ ){0,2}zmem \?",
     r"\b(?:znum|zdate) or (?:above|more|over|higher|better|greater|below|less|under|lower|"
@@ -87,10 +93,12 @@ _LEAD = r"(?:(?:so|and|but|ok|okay|well|also|then|hi|hey|sorry|right|now|just|qu
 #: (no question word; "can you send ...?" is a request).
 ELLIPTICAL_QUESTION = re.compile(
     r"(?:^|\| )(?![^|?]*\b(?:what|which|how|when|where|who|whom|why|whose)\b)"
-    r"(?!(?:please )?(?:can|could|would|will|may) (?:you|u)\b)[^|?]*\b(?:zmem|znum|zdate)\b[^|?]*\?"
+    r"(?!(?:please )?(?:can|could|would|will|may) (?:you|u)\b)[^|?]*\b(?:zmem|zdate|"
+    + _NUM[3:]
+    + r"\b[^|?]*\?"
 )
 YES_NO_QUESTION = re.compile(
-    r"(?:^|\| )" + _LEAD + _AUX + r" (?!you\b|u\b)[^|?]*?\b(?:zmem|znum|zdate)\b[^|]*\?"
+    r"(?:^|\| )" + _LEAD + _AUX + r" (?!you\b|u\b)[^|?]*?\b(?:zmem|zdate|" + _NUM[3:] + r"\b[^|]*\?"
 )
 LEAD_WORDS = frozenset(
     [
@@ -115,8 +123,7 @@ COMPARISON = re.compile(
     r"\b(?:at least|at most|more than|less than|fewer than|over|under|above|below|"
     r"greater than|higher than|lower than|exceed\w*|meet\w*|reach\w*|before|after|"
     r"no later than|no earlier than|on or before|on or after|by|within|up to|beyond)"
-    r"(?: the)?(?: zfact)?(?: of)? (?:znum|zdate|one|two|three|four|five|six|seven|eight|nine|"
-    r"ten|a dozen)\b"
+    r"(?: the)?(?: zfact)?(?: of)? (?:zdate|one|" + _NUM[3:] + r"\b"
 )
 
 # -- the mismatch: "wrong period", "that's the April one" ---------------------------------------

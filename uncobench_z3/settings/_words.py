@@ -99,30 +99,6 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _SCALES = {"k": 1000, "thousand": 1000, "m": 10**6, "million": 10**6, "bn": 10**9, "billion": 10**9}
-#: Number words read as numbers ("more than two incidents"); "one" is left out: it is mostly
-#: a pronoun ("the April one").
-NUMBER_WORDS = {
-    w: n
-    for n, w in enumerate(
-        [
-            "zero",
-            "_",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-        ]
-    )
-    if w != "_"
-} | {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "dozen": 12}
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _MONTH_END = re.compile(
     r"\b(?P<edge>end|start|beginning|middle)\s+of\s+(?P<mn>" + _MONTH_WORD + r")\s+(?P<y>\d{4})\b",
     re.IGNORECASE,
@@ -169,8 +145,6 @@ def scan_values(text: str) -> list[FoundValue]:
         which = {"end": last, "middle": 15}.get(m["edge"].lower(), 1)
         taken.append((m.start(), m.end()))
         found.append(FoundValue(_dt.date(year, month, which), m.start(), m.end()))
-    for m in _NUMBER_WORD.finditer(text):
-        found.append(FoundValue(Fraction(NUMBER_WORDS[m.group(1).lower()]), m.start(), m.end()))
     for m in _NUMBER.finditer(text):
         if any(s < m.end() and m.start() < e for s, e in taken):
             continue
