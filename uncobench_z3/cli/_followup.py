@@ -108,7 +108,7 @@ def _reading_lines(task: TypedTask, request: Request) -> list[str]:
 @click.argument("group_ref", metavar="GROUP")
 @click.option(
     "--setting",
-    type=click.Choice([s for s in SETTING_NAMES if s != "reliable"]),
+    type=click.Choice(SETTING_NAMES),
     required=True,
     help="The setting whose defect the message follows up.",
 )
@@ -142,6 +142,8 @@ def followup_command(
     group = load_group(group_ref)
     name = cast("SettingName", setting)
     chosen = group.setting(name)
+    if name == "reliable":
+        raise ConfigError("the reliable setting has no defect to follow up: choose another")
     if not chosen.available or not chosen.defects:
         raise ConfigError(f"group {group.id} has no {setting} defect ({chosen.reason or 'none'})")
     task = typed_task(group)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_groups import HERE, Target, first_name, load_targets  # noqa: E402
+from corpus_groups import HERE, Target, first_name, load_targets
 
 Item = tuple[str, bool, tuple[str, ...], str | None]
 Template = Callable[[Target, random.Random], Item | None]
