@@ -71,11 +71,11 @@ def test_followup_reads_a_group_of_a_benchmark(
         (
             [MINING_GROUP, "--setting", "misaligned", "--role", "nobody", "--message", "x"],
             "unknown role",
-        ),  # fmt: skip
+        ),
         (
             [MINING_GROUP, "--setting", "misaligned", "--focus", "nobody", "--message", "x"],
             "unknown candidate",
-        ),  # fmt: skip
+        ),
         ([MINING_GROUP, "--setting", "mixed", "--message", "x"], "--role"),
         ([MINING_GROUP, "--setting", "misaligned"], "--message"),
         ([MINING_GROUP, "--setting", "misaligned", "--message", "  "], "empty"),
