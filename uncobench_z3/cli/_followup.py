@@ -222,9 +222,7 @@ def _print(
         output.say("  [bold]targeted: no[/] - no defect of this setting is on this role")
         return
     what = defect.kind if defect.fact is None else f"{defect.kind} {task.facts[defect.fact].label}"
-    output.say(
-        f"  follows up the {escape(what)} defect: {'yes' if decision.follows_up else 'no'}"
-    )
+    output.say(f"  follows up the {escape(what)} defect: {'yes' if decision.follows_up else 'no'}")
     for clause in decision.clauses:
         mark = "[green]yes[/]" if clause.satisfied else "[red]no[/]"
         output.say(f"  - {mark} {escape(clause.text)}: {escape(clause.because)}")

@@ -1,6 +1,6 @@
 """Generator C: the second held-out split, now part of the development split.
 
-Written after the rules were frozen for the second time (at b3dffca), with a phrase inventory
+Written after the rules were frozen for the second time (at 45e5d82), with a phrase inventory
 disjoint from generators A and B: the formal register language-model agents write in. Measured
 once as the held-out split (with ``dev_c_hand.jsonl``): precision 0.9930, recall 0.9627
 (docs/settings.md lists the errors). The rules were then changed to cover what it found, so
