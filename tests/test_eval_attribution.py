@@ -300,6 +300,12 @@ async def test_minimum_rounds_by_solver(setting: SettingName, fewest: int) -> No
 
 async def test_the_minimum_is_reached_by_careful_not_by_patient() -> None:
     careful = await run_sample(SampleJob.make(GROUP, "missed", "builtin/careful"))
-    patient = await run_sample(SampleJob.make(GROUP, "missed", "builtin/patient"))
     assert careful.rounds == careful.min_rounds == 3
+    # patient waits after the silence: the wait delivers the pending reply (policy: one
+    # wait round), so it needs no more rounds than re-asking; when waiting never delivers,
+    # it loses the round it waited
+    waits = await run_sample(SampleJob.make(GROUP, "missed", "builtin/patient"))
+    assert waits.rounds == waits.min_rounds == 3
+    never = SampleJob.make(GROUP, "missed", "builtin/patient", missed_wait=0)
+    patient = await run_sample(never)
     assert patient.rounds == 4 and patient.min_rounds == 3

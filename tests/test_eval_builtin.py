@@ -108,10 +108,20 @@ async def test_careful_follows_up_with_targeted_questions() -> None:
     ]
 
 
-async def test_patient_waits_once_after_a_silence() -> None:
+async def test_patient_recovers_a_missed_reply_by_waiting() -> None:
     group = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
     env = await run_episode(Environment(group, "missed"), make_agent("builtin/patient", 0))
+    assert [r.action for r in env.trace] == ["ask", "wait", "answer"]
+    assert env.trace[1].replies[0].delivered and env.answer is not None
+    assert (env.answer.candidate, env.answer.number) == ("Marcus Vance", "60000")
+
+
+async def test_patient_asks_again_when_waiting_never_delivers() -> None:
+    group = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+    env = Environment(group, "missed", missed_wait=0)
+    await run_episode(env, make_agent("builtin/patient", 0))
     assert [r.action for r in env.trace] == ["ask", "wait", "ask", "answer"]
+    assert env.answer is not None and env.answer.number == "60000"
 
 
 async def test_careful_answers_in_its_last_round() -> None:

@@ -56,10 +56,20 @@ def test_another_roles_fact_gets_all_of_this_roles_facts() -> None:
     assert slots == [("vance", "available_from"), ("vance", "field_allowance")]
 
 
-def test_a_last_name_counts_only_capitalised() -> None:
+def test_names_count_in_any_case_and_by_first_name() -> None:
     assert named_candidates(TASK, "Is Ruiz available?") == ["ruiz"]
-    assert named_candidates(TASK, "is ruiz available?") == []
+    assert named_candidates(TASK, "is ruiz available?") == ["ruiz"]
     assert named_candidates(TASK, "TOMAS RUIZ's records") == ["ruiz"]  # a full name: any case
+    assert named_candidates(TASK, "and priya?") == ["natarajan"]
+    assert named_candidates(TASK, "Vance and Natarajan, please") == ["vance", "natarajan"]
+
+
+def test_a_pronoun_is_the_candidate_the_previous_request_named() -> None:
+    team = colleagues("reliable")
+    team.reply("security", "What is Marcus Vance's clearance?")
+    assert team.concerned_slots("security", "Did he pass?") == [("vance", "clearance")]
+    team.reply("security", "And everyone's clearance?")  # names nobody: the focus stays
+    assert team.concerned_slots("security", "Did she pass?") == [("vance", "clearance")]
 
 
 # -- faithful replies ---------------------------------------------------------------------------
@@ -98,11 +108,11 @@ def test_misaligned_first_reply_then_generic_then_targeted() -> None:
     assert by_slot(first.stated)[("vance", "available_from")].context == "confirmed start date"
 
     generic = team.reply("operations", "Could you double-check your records?")
-    assert not is_targeted(MISALIGNED.targeted_follow_up, "Could you double-check your records?")
+    assert not is_targeted(TASK, MISALIGNED, "Could you double-check your records?")
     assert generic.stated == first.stated and generic.text == first.text
     assert generic.follow_up == "generic" and generic.defects == ("misaligned",)
 
-    assert is_targeted(MISALIGNED.targeted_follow_up, TARGETED_MIS)
+    assert is_targeted(TASK, MISALIGNED, TARGETED_MIS)
     fixed = team.reply("operations", TARGETED_MIS)
     assert fixed.follow_up == "targeted" and fixed.resolved == ("misaligned",)
     assert [(s.candidate, s.context, value(s)) for s in fixed.stated] == [

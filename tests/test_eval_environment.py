@@ -67,15 +67,44 @@ def test_several_roles_answer_in_the_same_round_and_the_trace_records_it() -> No
     assert operations.text == observation.replies[0].text
 
 
-def test_wait_costs_a_round_and_a_missed_reply_never_arrives() -> None:
+def test_a_missed_request_is_pending_and_one_wait_delivers_its_reply() -> None:
     env = Environment(MINING, "missed")
-    first = env.step(ask(("security", "clearances please")))
+    first = env.step(ask(("security", "Marcus Vance's clearance, please")))
     assert first.replies[0].text is None
     assert "No reply from Security office [security]" in observation_text(first)
+    assert env.trace[0].replies[0].pending and env.trace[0].replies[0].defects == ("missed",)
     waited = env.step(WaitAction())
-    assert waited.replies == () and waited.note and env.trace[1].action == "wait"
-    again = env.step(ask(("security", "clearances please")))
-    assert again.replies[0].text and env.trace[2].replies[0].resolved == ("missed",)
+    assert env.trace[1].action == "wait" and waited.note and "arrived" in waited.note
+    (late,) = env.trace[1].replies
+    assert late.delivered and late.answers_round == 1 and late.resolved == ("missed",)
+    assert late.question == "Marcus Vance's clearance, please"
+    assert [s.candidate for s in late.stated] == ["vance"]  # it answers what was asked
+    assert waited.replies[0].text == late.text
+    nothing = env.step(WaitAction())
+    assert nothing.replies == () and "nothing was asked" in (nothing.note or "")
+
+
+def test_a_re_request_brings_the_pending_reply_with_its_own() -> None:
+    env = Environment(MINING, "missed")
+    env.step(ask(("security", "Marcus Vance's clearance, please")))
+    again = env.step(ask(("security", "And Priya Natarajan's clearance?")))
+    record = env.trace[1].replies[0]
+    assert again.replies[0].text and record.resolved == ("missed",)
+    assert record.answers_round == 1 and not record.delivered
+    assert [s.candidate for s in record.stated] == ["vance", "natarajan"]
+
+
+def test_missed_wait_zero_never_delivers_and_more_waits_are_counted() -> None:
+    never = Environment(MINING, "missed", missed_wait=0)
+    never.step(ask(("security", "clearances please")))
+    for _ in range(3):
+        assert never.step(WaitAction()).replies == ()
+    slow = Environment(MINING, "missed", missed_wait=2)
+    slow.step(ask(("security", "clearances please")))
+    assert slow.step(WaitAction()).replies == ()
+    assert slow.step(WaitAction()).replies[0].text
+    with pytest.raises(ConfigError):
+        Environment(MINING, "missed", missed_wait=-1)
 
 
 @pytest.mark.parametrize(

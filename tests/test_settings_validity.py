@@ -67,7 +67,7 @@ def test_misaligned_validity_agrees(spec: TaskSpec, data: st.DataObject) -> None
         fact=slot[1],
         candidates=[slot[0]],
         first_reply=reply,
-        targeted_follow_up=misaligned_rule(task, slot[1], context),
+        targeted_follow_up=misaligned_rule(slot[1], [slot[0]], task.facts[slot[1]].context),
         resolved_reply=_truth(task, slot[1]),
         rationale="test",
     )
@@ -100,7 +100,7 @@ def test_incomplete_validity_agrees(spec: TaskSpec, data: st.DataObject) -> None
         fact=slot[1],
         candidates=[slot[0]],
         first_reply=reply,
-        targeted_follow_up=incomplete_rule(task, slot[1]),
+        targeted_follow_up=incomplete_rule(slot[1], [slot[0]]),
         resolved_reply=_truth(task, slot[1]),
         rationale="test",
     )
@@ -154,7 +154,9 @@ def test_combined_validity_agrees(spec: TaskSpec, data: st.DataObject) -> None:
                     value=to_json_scalar(value),
                 )
             ],
-            targeted_follow_up=misaligned_rule(task, m_slot[1], context),
+            targeted_follow_up=misaligned_rule(
+                m_slot[1], [m_slot[0]], task.facts[m_slot[1]].context
+            ),
             rationale="t",
         ),
         Defect(
@@ -170,7 +172,7 @@ def test_combined_validity_agrees(spec: TaskSpec, data: st.DataObject) -> None:
                     **statement.json_fields(),
                 )
             ],  # type: ignore[arg-type]
-            targeted_follow_up=incomplete_rule(task, i_slot[1]),
+            targeted_follow_up=incomplete_rule(i_slot[1], [i_slot[0]]),
             rationale="t",
         ),
         Defect(kind="missed", role=missed_role, targeted_follow_up=missed_rule(), rationale="t"),

@@ -40,7 +40,16 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from . import _audit, _build, _compare, _eval, _judge, _perturb, _verify  # noqa: F401  (commands register on import)
+    from . import (  # noqa: F401  (commands register on import)
+        _audit,
+        _build,
+        _compare,
+        _eval,
+        _followup,
+        _judge,
+        _perturb,
+        _verify,
+    )
 
 
 def _keep_traceback(exc: BaseException) -> Path:

@@ -20,6 +20,7 @@ from ..evaluation import (
     INTERVENTION_ARMS,
     CallPolicy,
     ErrorBudget,
+    FollowUpReader,
     InterventionArm,
     RunSummary,
     SampleRecord,
@@ -28,6 +29,7 @@ from ..evaluation import (
     error_counts,
     group_digest,
     make_config,
+    reader_agreement,
     run_evaluation,
 )
 from ..models import DEFAULT_MAX_ATTEMPTS
@@ -68,6 +70,29 @@ def _summary(metrics: list[SettingMetrics]) -> OutputTable:
     return table
 
 
+def _print_pending(
+    output: Output, metrics: list[SettingMetrics], records: list[SampleRecord], reader: str
+) -> None:
+    """Missed recovery (pending requests) and, with a model reader, the readers' agreement."""
+    for m in metrics:
+        if m.arm != "none" or not (m.missed_cases or m.answered_pending):
+            continue
+        share = m.missed_multi_contact_share
+        output.say(
+            f"{escape(m.agent)} {m.setting}: answered with a request pending "
+            f"{m.answered_pending}/{m.samples}; Missed cases with more than one contact to the "
+            f"silent colleague {m.missed_multi_contact}/{m.missed_cases}"
+            + (f" ({percent_text(share)})" if share is not None else "")
+        )
+    if reader == "model":
+        agreement = reader_agreement(records)
+        output.say(
+            f"follow-up readers agree on {agreement.agreed}/{agreement.readings} follow-ups "
+            f"({percent_text(agreement.agreement)}); model answers unreadable: "
+            f"{agreement.unreadable}"
+        )
+
+
 def run_eval(
     bench: str,
     agents: tuple[str, ...],
@@ -86,6 +111,8 @@ def run_eval(
     output: Output | None = None,
     max_errors: str = "0",
     calls: CallPolicy | None = None,
+    missed_wait: int | None = None,
+    followup_reader: str = "rules",
 ) -> list[SettingMetrics]:
     """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics.
 
@@ -102,7 +129,9 @@ def run_eval(
         list(INTERVENTION_ARMS) if "all" in interventions else list(interventions or ("none",)),
     )
     config = make_config(bench, groups, list(agents), chosen, seed, budget, limit, digests,
-                         colleague=colleague, interventions=arms, epochs=epochs)  # fmt: skip
+                         colleague=colleague, interventions=arms, epochs=epochs,
+                         missed_wait=missed_wait,
+                         followup_reader=cast("FollowUpReader", followup_reader))  # fmt: skip
     summary = asyncio.run(
         run_evaluation(groups, config, out, concurrency=concurrency, restart=restart,
                        force=force, progress=progress, digests=digests,
@@ -117,7 +146,7 @@ def run_eval(
             "metrics": [m.model_dump(mode="json") for m in metrics],
         })  # fmt: skip
     else:
-        _print_summary(output, summary, metrics, skipped, out)
+        _print_summary(output, summary, metrics, skipped, out, followup_reader)
     if summary.stopped:
         raise UncobenchError(
             f"{summary.stopped}; finished samples are kept, run the same command to resume "
@@ -132,6 +161,7 @@ def _print_summary(
     metrics: list[SettingMetrics],
     skipped: dict[str, int],
     out: Path,
+    followup_reader: str,
 ) -> None:
     output.table(_summary(metrics))
     arms_table = [m for m in metrics if m.setting != "reliable"]
@@ -143,6 +173,7 @@ def _print_summary(
                           str(m.samples), str(m.delivered),
                           percent_text(m.reliable_accuracy))  # fmt: skip
         output.table(table)
+    _print_pending(output, metrics, summary.records, followup_reader)
     if skipped:
         listed = ", ".join(f"{s}: {n} group(s)" for s, n in skipped.items())
         output.say(f"unavailable settings skipped: {escape(listed)}")
@@ -265,6 +296,21 @@ def print_error_samples(output: Output, records: list[SampleRecord]) -> None:
     show_default=True,
     help="Longest wait in seconds between two attempts (Retry-After is honoured up to it).",
 )
+@click.option(
+    "--missed-wait",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Wait rounds after which a missed (pending) reply arrives anyway; 0: never "
+    "(default: the groups' policy, 1).",
+)
+@click.option(
+    "--followup-reader",
+    type=click.Choice(["rules", "model"]),
+    default="rules",
+    show_default=True,
+    help="Who decides whether a follow-up is targeted: the rules, or the --colleague-model "
+    "(both readings are kept in the trace).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @format_option
 def eval_command(
@@ -285,6 +331,8 @@ def eval_command(
     timeout: float | None,
     max_attempts: int,
     max_retry_wait: float,
+    missed_wait: int | None,
+    followup_reader: str,
     no_progress: bool,
     output_format: str,
     as_json: bool,
@@ -300,7 +348,8 @@ def eval_command(
              progress=not no_progress, colleague=colleague_model,
              interventions=interventions, epochs=epochs,
              output=output_for(output_format, as_json), max_errors=max_errors,
-             calls=calls)  # fmt: skip
+             calls=calls, missed_wait=missed_wait,
+             followup_reader=followup_reader)  # fmt: skip
     return EXIT_OK
 
 

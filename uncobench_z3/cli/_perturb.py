@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from ..settings import DefectKind, parse_pin
 from ..settings import perturb as build_group
 from ..solver import SolverBudget, Verdict
 from ..spec import dump_json, load_spec, write_text_atomic
@@ -27,6 +28,17 @@ from ._verify import print_report
 @click.option("--seed", default=0, show_default=True, help="Chooses the designated defects.")
 @timeout_ms_option
 @click.option("--quiet", is_flag=True, help="Print only a one-line summary.")
+@click.option(
+    "--misaligned",
+    metavar="ROLE.FACT@CANDIDATE[:CONTEXT]",
+    help="Pin the Misaligned defect: the role states the candidate's fact for CONTEXT.",
+)
+@click.option(
+    "--incomplete",
+    metavar="ROLE.FACT@CANDIDATE[:LOW-HIGH|:OPT,OPT]",
+    help="Pin the Incomplete defect: the role states a range or a set of options.",
+)
+@click.option("--missed", metavar="ROLE", help="Pin the Missed defect: the role misses a request.")
 @format_option
 def perturb(
     spec_path: str,
@@ -34,17 +46,27 @@ def perturb(
     seed: int,
     timeout_ms: int,
     quiet: bool,
+    misaligned: str | None,
+    incomplete: str | None,
+    missed: str | None,
     output_format: str,
     as_json: bool,
 ) -> int:
     """Derive the Reliable/Misaligned/Incomplete/Missed/Mixed group of a verified spec.
 
     Every defect comes with a solver proof that it matters; the group is written only when
-    the spec itself is well-posed.
+    the spec itself is well-posed. A pinned defect is proved like a chosen one, and refused
+    (exit 1, with the reason) when it does not matter.
     """
+    named: list[tuple[DefectKind, str | None]] = [
+        ("misaligned", misaligned),
+        ("incomplete", incomplete),
+        ("missed", missed),
+    ]
+    pins = [parse_pin(kind, text) for kind, text in named if text is not None]
     spec = load_spec(spec_path)
     result = build_group(
-        spec, seed=seed, budget=SolverBudget(timeout_ms=timeout_ms), source=spec_path
+        spec, seed=seed, budget=SolverBudget(timeout_ms=timeout_ms), source=spec_path, pins=pins
     )
     output = output_for(output_format, as_json)
     refused = EXIT_UNKNOWN if result.report.verdict == Verdict.UNKNOWN else EXIT_REFUTED
@@ -56,10 +78,14 @@ def perturb(
             "written": None if result.group is None else str(out),
             "available": available,
             "unavailable": result.unavailable,
+            "refused": result.refused,
             "report": result.report.model_dump(mode="json", exclude_none=True),
         })  # fmt: skip
     elif not quiet:
         print_report(output, result.report)
+    if result.refused is not None:
+        output.say(f"[bold red]no group written:[/] {escape(result.refused)}")
+        return refused
     if result.group is None:
         output.say("[bold red]no group written:[/] the spec is not well-posed")
         return refused

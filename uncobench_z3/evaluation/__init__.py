@@ -21,6 +21,8 @@ from ._builtin import NAIVE_QUESTION, CarefulAgent, NaiveAgent, decide, face_val
 from ._colleagues import (
     ColleagueReply,
     FollowUpKind,
+    FollowUpReader,
+    FollowUpReading,
     RecordBook,
     ScriptedColleagues,
     named_candidates,
@@ -38,6 +40,7 @@ from ._environment import (
 )
 from ._errors import ErrorBudget, cap_record, error_counts
 from ._examples import example_benchmark, example_groups, write_benchmark
+from ._followup_reader import ModelFollowUpReader, parse_reader_verdict
 from ._interventions import INTERVENTION_ARMS, InterventionArm, intervention_text
 from ._judge import (
     SCRIPTED_COLLEAGUE,
@@ -80,6 +83,7 @@ from ._llm_colleague import FidelityCheck, LLMPhraser, fidelity_problems
 from ._metrics import (
     ERROR_RESULT,
     CellKey,
+    ReaderAgreement,
     SettingMetrics,
     Trial,
     by_group_and_trial,
@@ -87,6 +91,8 @@ from ._metrics import (
     cells,
     compute_metrics,
     is_error,
+    pending_metrics,
+    reader_agreement,
     setting_metrics,
     trial_of,
 )
@@ -219,6 +225,8 @@ __all__ = [
     "ErrorBudget",
     "FidelityCheck",
     "FollowUpKind",
+    "FollowUpReader",
+    "FollowUpReading",
     "GroupJudge",
     "GroupJudges",
     "InterventionArm",
@@ -231,10 +239,12 @@ __all__ = [
     "LLMAgent",
     "LLMPhraser",
     "LLMVerdict",
+    "ModelFollowUpReader",
     "NaiveAgent",
     "Observation",
     "ParsedAnswer",
     "PreparedGroup",
+    "ReaderAgreement",
     "RecordBook",
     "ReplyJudgement",
     "ReplyRecord",
@@ -300,11 +310,14 @@ __all__ = [
     "observation_text",
     "parse_agent_name",
     "parse_answer",
+    "parse_reader_verdict",
     "parse_text_action",
     "parse_verdict",
+    "pending_metrics",
     "plan_jobs",
     "read_judgements",
     "read_log",
+    "reader_agreement",
     "received_evidence",
     "register_agent_prefix",
     "register_llm_agents",

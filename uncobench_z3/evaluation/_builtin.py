@@ -16,7 +16,9 @@ agent that re-reads its history each turn.
   problems are asked in the same round. It answers once every record is exact and in the
   required context, or when only the answering round is left.
 * ``builtin/patient`` is ``careful`` that first waits one round after a colleague stays
-  silent before asking again (waiting never helps here: it exists to exercise the wait metric).
+  silent before asking again: the silent colleague's request is pending, and with the
+  default policy (one wait round) the wait delivers its reply; with ``--missed-wait 0`` or
+  more than one round it asks again after its one wait.
 
 A decision from incomplete or contradictory facts (naive after a silence or a wrong-context
 reply, careful out of rounds) skips the conditions whose facts are unknown; when several

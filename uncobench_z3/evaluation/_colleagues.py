@@ -1,43 +1,78 @@
 """Scripted colleagues: deterministic replies from a role's records under the setting's policy.
 
 The policy is the group's data (:class:`~uncobench_z3.settings.Defect`); this module only
-executes it. The rules (also in the README):
+executes it. Every request is first read into a structured request
+(:func:`~uncobench_z3.settings.read_request`, against the task's own vocabulary). The rules
+(also in docs/evaluation.md):
 
-* **What a question concerns.** The candidates it names (a full name, case-insensitively, or
-  a last name that only one candidate has, written with its capital) and the role's facts
-  it names (label, key, or a label word no other fact uses: the phrases of
-  :func:`~uncobench_z3.settings.fact_phrases`). No candidate named: every candidate. None of
-  the role's facts named: every fact of the role.
+* **What a question concerns.** The candidates it names (full name, first name or surname,
+  any case; "he"/"she" for the one candidate the previous request to this colleague named;
+  "all candidates") and the role's facts it names (label, key, synonyms, distinctive words,
+  members, contexts only that fact has). No candidate named: every candidate. None of the
+  role's facts named: every fact of the role. A reply never states another role's facts.
 * **A faithful reply** states each concerned record in the *required* context, one line per
   record (:func:`~uncobench_z3.construct.statement_text`), candidates in directory order.
 * **Misaligned / Incomplete.** The first reply that concerns a designated record (the
   defect's fact for one of its candidates) states the defect's ``first_reply`` for the
   concerned candidates of that fact - whatever the question says. A later request that
-  concerns it again is a follow-up: if it is targeted
-  (:func:`~uncobench_z3.settings.is_targeted` with the defect's rule) it gets
-  ``resolved_reply`` and the defect is resolved for good; otherwise (a generic follow-up) the
-  first reply is repeated.
-* **Missed.** The first request addressed to the role gets no reply at all; every later
-  request is answered as if the role were reliable.
+  concerns it again is a follow-up: if it is targeted (the defect's rule holds for the
+  reading, :func:`~uncobench_z3.settings.decide`) it gets ``resolved_reply`` for the
+  concerned candidates and the defect is resolved for good; otherwise (a generic follow-up)
+  the first reply is repeated.
+* **Missed.** The first request addressed to the role gets no reply: it stays *pending*.
+  Its reply arrives after the agent has waited ``missed_wait`` rounds (the defect's data, or
+  the run's override; 0: never), or together with the reply to any later request to the
+  role (a re-request), whichever comes first. From then on the role answers normally.
 
-State changes only with the requests received, so the same conversation always gets the
-same replies.
+State changes only with the requests received and the waits, so the same conversation always
+gets the same replies.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from ..construct import Style, statement_text
-from ..settings import Defect, DefectKind, StatedValue, fact_phrases, is_targeted
-from ..settings._followup import normalise
+from ..settings import (
+    DEFAULT_MISSED_WAIT,
+    Defect,
+    DefectKind,
+    FollowUpDecision,
+    Request,
+    StatedValue,
+    Vocabulary,
+    decide,
+    read_request,
+)
 from ..spec import Slot, TypedTask, to_json_scalar
 
 FollowUpKind = Literal["targeted", "generic"]
+FollowUpReader = Literal["rules", "model"]
 _DefectState = Literal["armed", "stated", "resolved"]
+
+
+class FollowUpReading(BaseModel):
+    """How one follow-up to a stated defect was read: by the rules and, optionally, a model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    defect: DefectKind
+    rules: bool
+    """the rules' decision: targeted or not"""
+    why: str
+    model: bool | None = None
+    """the model's decision (``--followup-reader model``); None when not asked or unreadable"""
+    model_note: str | None = None
+    """what went wrong with the model's reading, if anything (the rules' decision is used)"""
+    used: FollowUpReader = "rules"
+
+    @property
+    def targeted(self) -> bool:
+        return self.model if self.used == "model" and self.model is not None else self.rules
 
 
 @dataclass(frozen=True)
@@ -55,10 +90,15 @@ class ColleagueReply:
     """Defects this request resolved (it was a targeted follow-up)."""
     follow_up: FollowUpKind | None = None
     """Whether the request followed up an outstanding defect, and how."""
+    pending: bool = False
+    """The request got no reply and is pending (a Missed defect)."""
+    answers_pending: bool = False
+    """The reply also answers (or, after waiting, only answers) an earlier pending request."""
+    readings: tuple[FollowUpReading, ...] = ()
 
 
 class RecordBook:
-    """What the colleagues of one task need, derived once: phrases, names, faithful lines.
+    """What the colleagues of one task need, derived once: vocabulary, faithful lines.
 
     Shared by every episode of the group: it only ever adds a faithful line to its cache
     (a pure function of the slot), so sharing cannot change a reply.
@@ -67,22 +107,8 @@ class RecordBook:
     def __init__(self, task: TypedTask, style: Style) -> None:
         self.task = task
         self.style = style
+        self.vocabulary = Vocabulary.of(task)
         self.facts_of = {role: tuple(task.facts_of(role)) for role in task.roles}
-        self.phrases = {
-            key: tuple(p for p in (normalise(x) for x in fact_phrases(task, key)) if p.strip())
-            for key in task.facts
-        }
-        self.names = {c: normalise(task.candidate_name(c)) for c in task.candidates}
-        lasts: dict[str, list[str]] = {}
-        for candidate in task.candidates:
-            parts = task.candidate_name(candidate).split()
-            if len(parts) > 1 and len(parts[-1]) >= 3 and parts[-1][0].isupper():
-                lasts.setdefault(parts[-1], []).append(candidate)
-        self.last_names = {
-            found[0]: (last, re.compile(r"(?<![\w])" + re.escape(last) + r"(?![\w])"))
-            for last, found in lasts.items()
-            if len(found) == 1
-        }
         self.faithful: dict[Slot, StatedValue] = {
             slot: StatedValue(
                 candidate=slot[0],
@@ -104,93 +130,192 @@ class RecordBook:
             text = self._lines[slot] = statement_text(self.task, faithful, self.style)
         return text
 
-    def named_candidates(self, text: str, normalised: str | None = None) -> list[str]:
-        """Candidates a text names: full name (any case) or a unique last name (capitalised).
+    def read(self, role: str, question: str, focus: str | None = None) -> Request:
+        return read_request(self.vocabulary, question, role, focus)
 
-        ``normalised`` may pass ``normalise(text)`` when the caller has it already.
-        """
-        normalised = normalise(text) if normalised is None else normalised
-        found = []
-        for candidate, name in self.names.items():
-            if name in normalised:
-                found.append(candidate)
-                continue
-            last = self.last_names.get(candidate)
-            # the substring test first: most questions name nobody, and it is much cheaper
-            if last is not None and last[0] in text and last[1].search(text):
-                found.append(candidate)
-        return found
+    def named_candidates(self, text: str) -> list[str]:
+        """Candidates a text names (full name, first name or surname, any case)."""
+        return list(read_request(self.vocabulary, text).candidates)
 
-    def concerned_slots(self, role: str, question: str) -> list[Slot]:
-        """The records of ``role`` a question concerns (see the module docstring)."""
-        normalised = normalise(question)
-        candidates = self.named_candidates(question, normalised) or list(self.task.candidates)
+    def slots(self, role: str, request: Request) -> list[Slot]:
+        """The records of ``role`` a request concerns (see the module docstring)."""
+        candidates = request.concerned_candidates(self.task.candidates)
         own = self.facts_of[role]
-        facts = [f for f in own if any(p in normalised for p in self.phrases[f])] or list(own)
+        facts = [f for f in own if f in request.facts] or list(own)
         return [(c, f) for c in candidates for f in facts]
+
+    def concerned_slots(self, role: str, question: str, focus: str | None = None) -> list[Slot]:
+        return self.slots(role, self.read(role, question, focus))
 
 
 def named_candidates(task: TypedTask, text: str) -> list[str]:
     """Candidates a text names (the colleagues' rule; see :class:`RecordBook`)."""
-    return RecordBook(task, Style()).named_candidates(text)
+    return list(read_request(Vocabulary.of(task), text).candidates)
 
 
+@dataclass
+class _Pending:
+    """A request a Missed colleague has not answered yet."""
+
+    slots: list[Slot]
+    wait: int
+    """wait rounds after which it is answered anyway (0: never)"""
+    waited: int = 0
+
+
+@dataclass
+class _FollowUp:
+    """A request that follows up a stated defect: which one, and how the rules read it."""
+
+    index: int
+    defect: Defect
+    decision: FollowUpDecision
+
+
+@dataclass
 class ScriptedColleagues:
     """Every colleague of one task in one setting."""
 
-    def __init__(
-        self,
-        task: TypedTask,
-        defects: Sequence[Defect],
-        style: Style,
-        book: RecordBook | None = None,
-    ) -> None:
-        self.task = task
-        self.book = book if book is not None and book.task is task else RecordBook(task, style)
-        self.defects = list(defects)
-        self._state: dict[int, _DefectState] = {
-            i: "armed" for i, d in enumerate(self.defects) if d.kind != "missed"
-        }
-        self._contacted: dict[str, int] = {}
+    task: TypedTask
+    defects: Sequence[Defect]
+    style: Style
+    book: RecordBook | None = None
+    missed_wait: int | None = None
+    """overrides every Missed defect's ``missed_wait`` (``--missed-wait``)"""
+    _state: dict[int, _DefectState] = field(default_factory=dict, init=False)
+    _contacted: dict[str, int] = field(default_factory=dict, init=False)
+    _pending: dict[str, _Pending] = field(default_factory=dict, init=False)
+    _focus: dict[str, str | None] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        if self.book is None or self.book.task is not self.task:
+            self.book = RecordBook(self.task, self.style)
+        self.defects = list(self.defects)
+        self._state = {i: "armed" for i, d in enumerate(self.defects) if d.kind != "missed"}
+
+    @property
+    def records(self) -> RecordBook:
+        assert self.book is not None
+        return self.book
 
     def concerned_slots(self, role: str, question: str) -> list[Slot]:
-        return self.book.concerned_slots(role, question)
+        return self.records.concerned_slots(role, question, self._focus.get(role))
 
-    # -- one request -------------------------------------------------------------------------
-    def reply(self, role: str, question: str) -> ColleagueReply:
+    @property
+    def pending_roles(self) -> tuple[str, ...]:
+        """Roles holding a request they have not answered."""
+        return tuple(self._pending)
+
+    def _wait_rounds(self, defect: Defect) -> int:
+        if self.missed_wait is not None:
+            return self.missed_wait
+        return DEFAULT_MISSED_WAIT if defect.missed_wait is None else defect.missed_wait
+
+    # -- follow-ups ----------------------------------------------------------------------------
+    def follow_ups(self, role: str, question: str) -> tuple[Request, list[_FollowUp]]:
+        """The reading of a request, and the stated defects it follows up (with the rules'
+        decision for each); nothing changes."""
+        request = self.records.read(role, question, self._focus.get(role))
+        slots = set(self.records.slots(role, request))
+        found = []
+        for index, defect in enumerate(self.defects):
+            if defect.kind == "missed" or defect.role != role:
+                continue
+            if self._state[index] != "stated":
+                continue
+            if slots.intersection((c, defect.fact) for c in defect.candidates):
+                found.append(_FollowUp(index, defect, decide(self.task, defect, request)))
+        return request, found
+
+    # -- one request ---------------------------------------------------------------------------
+    def reply(
+        self, role: str, question: str, model_verdicts: Mapping[int, bool | None] | None = None
+    ) -> ColleagueReply:
+        """The reply to one request. ``model_verdicts``: defect index -> a model's reading
+        of this follow-up (``--followup-reader model``); the rules decide where it is None."""
         if role not in self.task.roles:
             raise KeyError(role)
+        request, follow_ups = self.follow_ups(role, question)
+        slots = self.records.slots(role, request)
         previous = self._contacted.get(role, 0)
         self._contacted[role] = previous + 1
-        slots = self.concerned_slots(role, question)
+        if len(request.candidates) == 1:
+            self._focus[role] = request.candidates[0]
         missed = [d for d in self.defects if d.kind == "missed" and d.role == role]
         if missed and previous == 0:
+            self._pending[role] = _Pending(list(slots), self._wait_rounds(missed[0]))
             return ColleagueReply(
-                role=role, text=None, stated=(), concerned=tuple(slots), defects=("missed",)
+                role=role,
+                text=None,
+                stated=(),
+                concerned=tuple(slots),
+                defects=("missed",),
+                pending=True,
             )
         resolved: list[DefectKind] = []
         follow_up: FollowUpKind | None = None
-        if missed and previous == 1 and is_targeted(missed[0].targeted_follow_up, question):
+        answers_pending = False
+        pending = self._pending.pop(role, None)
+        if pending is not None:
+            # a re-request: the pending reply comes with this one
+            slots = list(dict.fromkeys([*pending.slots, *slots]))
             resolved.append("missed")
             follow_up = "targeted"
-        statements: dict[Slot, StatedValue] = {slot: self.book.faithful[slot] for slot in slots}
+            answers_pending = True
+        readings: list[FollowUpReading] = []
+        verdicts: dict[int, bool] = {}
+        for item in follow_ups:
+            asked = model_verdicts is not None and item.index in model_verdicts
+            model = (model_verdicts or {}).get(item.index)
+            reading = FollowUpReading(
+                defect=item.defect.kind,
+                rules=item.decision.targeted,
+                why=item.decision.why(),
+                model=model,
+                model_note="the model's answer could not be read; the rules decide"
+                if asked and model is None
+                else None,
+                used="model" if model is not None else "rules",
+            )
+            readings.append(reading)
+            verdicts[item.index] = reading.targeted
+        statements, carried, more_resolved, kind = self._statements(role, slots, verdicts)
+        resolved += more_resolved
+        follow_up = follow_up or kind
+        ordered = [statements[slot] for slot in slots]
+        return ColleagueReply(
+            role=role,
+            text="\n".join(self.records.line(s) for s in ordered),
+            stated=tuple(ordered),
+            concerned=tuple(slots),
+            defects=tuple(carried),
+            resolved=tuple(resolved),
+            follow_up=follow_up,
+            answers_pending=answers_pending,
+            readings=tuple(readings),
+        )
+
+    def _statements(
+        self, role: str, slots: list[Slot], verdicts: dict[int, bool]
+    ) -> tuple[dict[Slot, StatedValue], list[DefectKind], list[DefectKind], FollowUpKind | None]:
+        """What a reply about ``slots`` states under the defects, updating their state."""
+        statements: dict[Slot, StatedValue] = {slot: self.records.faithful[slot] for slot in slots}
         carried: list[DefectKind] = []
+        resolved: list[DefectKind] = []
+        follow_up: FollowUpKind | None = None
         for index, defect in enumerate(self.defects):
             if defect.kind == "missed" or defect.role != role:
                 continue
             designated = {(c, defect.fact) for c in defect.candidates}
-            if not designated.intersection(slots):
+            if not designated.intersection(slots) or self._state[index] == "resolved":
                 continue
-            state = self._state[index]
-            if state == "resolved":
-                continue
-            if state == "stated" and is_targeted(defect.targeted_follow_up, question):
+            if self._state[index] == "stated" and verdicts.get(index, False):
                 source = defect.resolved_reply or []
                 self._state[index] = "resolved"
                 resolved.append(defect.kind)
                 follow_up = "targeted"
             else:
-                if state == "stated":
+                if self._state[index] == "stated":
                     follow_up = follow_up or "generic"
                 source = defect.first_reply or []
                 self._state[index] = "stated"
@@ -199,14 +324,29 @@ class ScriptedColleagues:
                 slot = (stated.candidate, stated.fact)
                 if slot in statements:
                     statements[slot] = stated
-        ordered = [statements[slot] for slot in slots]
-        text = "\n".join(self.book.line(s) for s in ordered)
-        return ColleagueReply(
-            role=role,
-            text=text,
-            stated=tuple(ordered),
-            concerned=tuple(slots),
-            defects=tuple(carried),
-            resolved=tuple(resolved),
-            follow_up=follow_up,
-        )
+        return statements, carried, resolved, follow_up
+
+    # -- waiting -------------------------------------------------------------------------------
+    def wait(self) -> list[ColleagueReply]:
+        """One wait round: pending requests whose wait is over are answered now."""
+        delivered = []
+        for role in list(self._pending):
+            pending = self._pending[role]
+            pending.waited += 1
+            if pending.wait <= 0 or pending.waited < pending.wait:
+                continue
+            del self._pending[role]
+            statements, carried, resolved, _ = self._statements(role, pending.slots, {})
+            ordered = [statements[slot] for slot in pending.slots]
+            delivered.append(
+                ColleagueReply(
+                    role=role,
+                    text="\n".join(self.records.line(s) for s in ordered),
+                    stated=tuple(ordered),
+                    concerned=tuple(pending.slots),
+                    defects=tuple(carried),
+                    resolved=("missed", *resolved),
+                    answers_pending=True,
+                )
+            )
+        return delivered

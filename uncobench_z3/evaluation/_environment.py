@@ -1,8 +1,10 @@
 """The environment: one task in one setting, played round by round, with a structured trace.
 
 Each action is one round. ``ask`` reaches one or several colleagues (each at most once per
-round) and their replies arrive in the same round; a colleague that misses a request never
-sends that reply later, so waiting only costs a round. ``answer`` ends the episode. After
+round) and their replies arrive in the same round. A colleague that misses a request (the
+Missed defect) leaves it *pending*: its reply arrives in the round in which the agent has
+waited the policy's number of rounds (``missed_wait``), or with the reply to the next request
+to that colleague, whichever comes first. ``answer`` ends the episode. After
 ``budget`` rounds without an answer the episode ends as ``budget_exhausted`` (scored wrong,
 with its own label). A malformed action (unknown role, a role asked twice in one round, a
 tool call that cannot be read) is rejected with an error message and still costs its round.
@@ -22,7 +24,15 @@ from ..errors import ConfigError
 from ..models import ToolDef
 from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
 from ..spec import TypedTask, check_structure
-from ._colleagues import ColleagueReply, FollowUpKind, RecordBook, ScriptedColleagues
+from ._colleagues import (
+    ColleagueReply,
+    FollowUpKind,
+    FollowUpReader,
+    FollowUpReading,
+    RecordBook,
+    ScriptedColleagues,
+)
+from ._followup_reader import ModelFollowUpReader
 from ._interventions import InterventionArm, intervention_text
 from ._llm_colleague import FidelityCheck, LLMPhraser
 from ._protocol import (
@@ -63,6 +73,14 @@ class ReplyRecord(_Frozen):
     follow_up: FollowUpKind | None = None
     fidelity: FidelityCheck | None = None
     """the programmatic check of an LLM colleague's wording (None for scripted replies)"""
+    pending: bool = False
+    """the request got no reply and stays pending (Missed)"""
+    answers_round: int | None = None
+    """this reply (also) answers the request left pending in that round"""
+    delivered: bool = False
+    """the reply arrived without a request this round: the pending reply, after waiting"""
+    readings: tuple[FollowUpReading, ...] = ()
+    """how a follow-up to a stated defect was read (the rules' and, optionally, a model's)"""
 
 
 class RoundRecord(_Frozen):
@@ -122,10 +140,16 @@ class Environment:
         colleague: str = "scripted",
         intervention: InterventionArm = "none",
         trial: int | None = None,
+        missed_wait: int | None = None,
+        followup_reader: FollowUpReader = "rules",
     ) -> None:
         """``trial``: the epoch seed, given to LLM colleagues (their seed and cache scope)."""
         if budget < 1:
             raise ConfigError(f"the round budget must be at least 1, not {budget}")
+        if missed_wait is not None and missed_wait < 0:
+            raise ConfigError(f"--missed-wait must be 0 or more, not {missed_wait}")
+        if followup_reader == "model" and colleague == "scripted":
+            raise ConfigError("--followup-reader model needs a --colleague-model to read with")
         chosen = group.setting(setting)
         if not chosen.available:
             raise ConfigError(f"group {group.id}: setting {setting} is unavailable")
@@ -136,13 +160,20 @@ class Environment:
         self.task = prepared.task
         rendered = prepared.rendered
         self.colleagues = ScriptedColleagues(
-            self.task, chosen.defects, rendered.style, prepared.book
+            self.task, chosen.defects, rendered.style, prepared.book, missed_wait
         )
         self.phraser = (
             None
             if colleague == "scripted"
             else LLMPhraser(ModelRef.parse(colleague), self.task, prepared.book, trial=trial)
         )
+        self.reader = (
+            ModelFollowUpReader(ModelRef.parse(colleague), self.task, prepared.book)
+            if followup_reader == "model"
+            else None
+        )
+        self._pending: dict[str, tuple[int, str]] = {}
+        """role -> (round, question) of a request left pending"""
         self.defects = list(chosen.defects)
         self.style = rendered.style
         self.intervention: InterventionArm = intervention
@@ -185,27 +216,56 @@ class Environment:
             seen.add(request.role)
         return None
 
-    def _scripted(self, action: Action) -> tuple[list[tuple[str, ColleagueReply]], str | None]:
-        """The policy's replies to an ask action (in request order), or the action's error."""
+    def _scripted(
+        self, action: Action, verdicts: dict[str, dict[int, bool | None]] | None = None
+    ) -> tuple[list[tuple[str, ColleagueReply]], str | None]:
+        """The policy's replies to an action (in request order; after a wait, the pending
+        replies it delivers), or the action's error."""
+        if isinstance(action, WaitAction):
+            return [(self._pending[r.role][1], r) for r in self.colleagues.wait()], None
         if not isinstance(action, AskAction):
             return [], None
         error = self._ask_error(action)
         if error is not None:
             return [], error
         return [
-            (r.question, self.colleagues.reply(r.role, r.question)) for r in action.requests
+            (
+                r.question,
+                self.colleagues.reply(
+                    r.role, r.question, None if verdicts is None else verdicts.get(r.role, {})
+                ),
+            )
+            for r in action.requests
         ], None
+
+    async def _model_verdicts(self, action: Action) -> dict[str, dict[int, bool | None]] | None:
+        """The model's reading of every follow-up in an ask action (``--followup-reader``)."""
+        if self.reader is None or not isinstance(action, AskAction) or self._ask_error(action):
+            return None
+        asked = [
+            (request.role, follow_up)
+            for request in action.requests
+            for follow_up in self.colleagues.follow_ups(request.role, request.question)[1]
+        ]
+        questions = {r.role: r.question for r in action.requests}
+        results = await asyncio.gather(
+            *(self.reader.read(role, questions[role], item.defect) for role, item in asked)
+        )
+        verdicts: dict[str, dict[int, bool | None]] = {r.role: {} for r in action.requests}
+        for (role, item), verdict in zip(asked, results, strict=True):
+            verdicts[role][item.index] = verdict
+        return verdicts
 
     def step(self, action: Action) -> Observation:
         """Carry out one action (one round) with scripted wording; see :meth:`astep`."""
-        if self.phraser is not None:
+        if self.phraser is not None or self.reader is not None:
             raise RuntimeError("an environment with LLM colleagues is stepped with astep()")
         scripted, error = self._scripted(action)
         return self._finish(action, [(q, r, r.text, None) for q, r in scripted], error)
 
     async def astep(self, action: Action) -> Observation:
         """Carry out one action (one round) and return what the agent observes."""
-        scripted, error = self._scripted(action)
+        scripted, error = self._scripted(action, await self._model_verdicts(action))
         phrased: list[tuple[str, ColleagueReply, str | None, FidelityCheck | None]]
         if self.phraser is None:
             phrased = [(q, r, r.text, None) for q, r in scripted]
@@ -235,6 +295,9 @@ class Environment:
         note: str | None = None
         kind: ActionKind = "invalid" if ask_error is not None else action.kind
         for question, reply, text, check in phrased:
+            answers = self._pending.pop(reply.role)[0] if reply.answers_pending else None
+            if reply.pending:
+                self._pending[reply.role] = (number, question)
             replies.append(
                 ReplyRecord.model_construct(
                     role=reply.role,
@@ -246,10 +309,18 @@ class Environment:
                     resolved=reply.resolved,
                     follow_up=reply.follow_up,
                     fidelity=check,
+                    pending=reply.pending,
+                    answers_round=answers,
+                    delivered=isinstance(action, WaitAction),
+                    readings=reply.readings,
                 )
             )
         if isinstance(action, WaitAction):
-            note = "You waited; nothing was asked."
+            note = (
+                "You waited; a reply to an earlier request arrived."
+                if replies
+                else "You waited; nothing was asked."
+            )
         elif isinstance(action, InvalidAction):
             error = action.reason
         answer = action if isinstance(action, AnswerAction) else None

@@ -36,6 +36,13 @@ Definitions (every figure a :class:`~fractions.Fraction`; ``None`` when undefine
   ``no_corrective`` of them never followed a defect up (no targeted or generic follow-up).
 * ``delivered`` - samples whose intervention text was delivered (arms other than none).
 * ``attribution`` - labels of the wrong answers (see :mod:`._attribution`).
+* Pending requests (:func:`pending_metrics`): ``answered_pending`` samples answered while a
+  request was still pending; ``missed_cases`` samples in which a colleague missed a request,
+  ``missed_multi_contact`` of them with more than one request to that colleague (the
+  paper's "more than one contact with the designated role").
+
+:func:`reader_agreement` compares the rules' and a model's reading of follow-ups
+(``--followup-reader model``).
 """
 
 from __future__ import annotations
@@ -133,6 +140,62 @@ class SettingMetrics(BaseModel):
     generic_follow_ups: int = 0
     delivered: int = 0
     attribution: dict[str, int] = Field(default_factory=dict)
+    answered_pending: int = 0
+    missed_cases: int = 0
+    missed_multi_contact: int = 0
+
+    @property
+    def missed_multi_contact_share(self) -> float | None:
+        return self.missed_multi_contact / self.missed_cases if self.missed_cases else None
+
+
+def pending_metrics(samples: Sequence[SampleRecord]) -> dict[str, int]:
+    """The pending-request counts of :class:`SettingMetrics` (see the module docstring)."""
+    missed = [s for s in samples if "missed" in s.behaviour.defects_seen]
+    return {
+        "answered_pending": sum(s.behaviour.answered_pending for s in samples),
+        "missed_cases": len(missed),
+        "missed_multi_contact": sum(s.behaviour.designated_contacts > 1 for s in missed),
+    }
+
+
+class ReaderAgreement(BaseModel):
+    """How often a model read follow-ups as the rules did (``--followup-reader model``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    readings: int
+    """follow-ups both the rules and the model read"""
+    agreed: int
+    model_targeted: int
+    rules_targeted: int
+    unreadable: int
+    """model answers that could not be read (the rules decided)"""
+
+    @property
+    def agreement(self) -> float | None:
+        return self.agreed / self.readings if self.readings else None
+
+
+def reader_agreement(samples: Iterable[SampleRecord]) -> ReaderAgreement:
+    """Agreement of the two readings over every follow-up in the samples' traces."""
+    pairs: list[tuple[bool, bool]] = []
+    unreadable = 0
+    for sample in samples:
+        for record in sample.trace:
+            for reply in record.replies:
+                for reading in reply.readings:
+                    if reading.model is None:
+                        unreadable += reading.model_note is not None
+                        continue
+                    pairs.append((reading.rules, reading.model))
+    return ReaderAgreement(
+        readings=len(pairs),
+        agreed=sum(rules == model for rules, model in pairs),
+        model_targeted=sum(model for _, model in pairs),
+        rules_targeted=sum(rules for rules, _ in pairs),
+        unreadable=unreadable,
+    )
 
 
 def _mean(values: Sequence[int]) -> Fraction | None:
@@ -286,6 +349,7 @@ def setting_metrics(
         generic_follow_ups=sum(s.behaviour.generic_follow_ups for s in scored),
         delivered=sum(s.intervention_delivered for s in scored),
         attribution=dict(sorted(labels.items())),
+        **pending_metrics(scored),
     )
 
 

@@ -46,6 +46,7 @@ from ..construct import ModelRef
 from ..errors import ConfigError, UncobenchError
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
 from ..spec import dump_json, write_text_atomic
+from ._colleagues import FollowUpReader
 from ._environment import PreparedGroup
 from ._errors import ErrorBudget, cap_record
 from ._interventions import INTERVENTION_ARMS, InterventionArm
@@ -78,6 +79,9 @@ class RunConfig(BaseModel):
     interventions: tuple[InterventionArm, ...] = ("none",)
     epochs: int = 1
     """trials per (group, setting, agent, arm); not hashed: a run grows by epochs"""
+    missed_wait: int | None = None
+    """overrides the groups' Missed policy (wait rounds before a missed reply arrives)"""
+    followup_reader: FollowUpReader = "rules"
 
     def digest(self) -> str:
         # fields left at their defaults stay out of the hash, so earlier runs still resume
@@ -87,6 +91,9 @@ class RunConfig(BaseModel):
             fields.pop("colleague")
         if self.interventions == ("none",):
             fields.pop("interventions")
+        for name, default in (("missed_wait", None), ("followup_reader", "rules")):
+            if fields.get(name) == default:
+                fields.pop(name)
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
@@ -108,6 +115,8 @@ def make_config(
     colleague: str = "scripted",
     interventions: Sequence[InterventionArm] = ("none",),
     epochs: int = 1,
+    missed_wait: int | None = None,
+    followup_reader: FollowUpReader = "rules",
 ) -> RunConfig:
     """The configuration of a run (``digests``: the groups' content hashes, if computed).
 
@@ -123,6 +132,12 @@ def make_config(
         raise ConfigError(f"--limit must be at least 1, not {limit}")
     if budget < 1:
         raise ConfigError(f"--budget must be at least 1, not {budget}")
+    if missed_wait is not None and missed_wait < 0:
+        raise ConfigError(f"--missed-wait must be 0 or more, not {missed_wait}")
+    if followup_reader not in ("rules", "model"):
+        raise ConfigError(f"--followup-reader must be rules or model, not {followup_reader!r}")
+    if followup_reader == "model" and colleague == "scripted":
+        raise ConfigError("--followup-reader model needs a --colleague-model to read with")
     chosen = tuple(dict.fromkeys(settings or SETTING_NAMES))
     unknown = [s for s in chosen if s not in SETTING_NAMES]
     if unknown:
@@ -140,6 +155,8 @@ def make_config(
         interventions=tuple(a for a in INTERVENTION_ARMS if a in set(interventions or ("none",)))
         or ("none",),
         epochs=epochs,
+        missed_wait=missed_wait,
+        followup_reader=followup_reader,
     )
 
 
@@ -192,6 +209,8 @@ def plan_jobs(
                             digest,
                             config.colleague,
                             arm,
+                            missed_wait=config.missed_wait,
+                            followup_reader=config.followup_reader,
                         )
                     )
     # every epoch repeats the same plan; all of epoch 1 comes first

@@ -23,7 +23,11 @@ Behaviour counts, per sample:
   outstanding defect and did / did not resolve it (a re-ask after a silence is targeted);
 * ``defects_seen`` / ``defects_resolved`` - defect kinds that showed up in a reply (or a
   silence) / that a targeted follow-up then resolved;
-* ``invalid_actions`` - actions the environment rejected.
+* ``invalid_actions`` - actions the environment rejected;
+* ``answered_pending`` - the agent answered while a request was still pending (a Missed
+  colleague's reply it neither waited for nor asked again for);
+* ``designated_contacts`` - requests to the colleague that missed a request (the paper counts
+  the Missed cases with more than one).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +45,7 @@ from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup
 from ..spec import Answer
 from ._attribution import Attribution, Justification, attribute_error, justify_answer
+from ._colleagues import FollowUpReader
 from ._environment import Environment, EpisodeStatus, PreparedGroup, RoundRecord, run_episode
 from ._interventions import InterventionArm
 from ._min_rounds import minimum_rounds
@@ -83,6 +88,10 @@ class SampleJob(BaseModel):
     colleague: str = "scripted"
     """``scripted``, or the model (``provider/model[,key=value]``) that phrases the replies"""
     intervention: InterventionArm = "none"
+    missed_wait: int | None = None
+    """wait rounds before a missed reply arrives anyway (None: the group's policy)"""
+    followup_reader: FollowUpReader = "rules"
+    """who decides whether a follow-up is targeted: the rules, or the colleague model"""
     group_hash: str = ""
     """filled by :meth:`make` (hashing once per group, not once per job)"""
     epoch: int = 1
@@ -100,6 +109,8 @@ class SampleJob(BaseModel):
         colleague: str = "scripted",
         intervention: InterventionArm = "none",
         epoch: int = 1,
+        missed_wait: int | None = None,
+        followup_reader: FollowUpReader = "rules",
     ) -> SampleJob:
         digest = group_hash or group_digest(group)
         return cls(
@@ -110,6 +121,8 @@ class SampleJob(BaseModel):
             budget=budget,
             colleague=colleague,
             intervention=intervention,
+            missed_wait=missed_wait,
+            followup_reader=followup_reader,
             group_hash=digest,
             epoch=epoch,
         )
@@ -134,6 +147,10 @@ class SampleJob(BaseModel):
             fields.append(f"colleague={self.colleague}")
         if self.intervention != "none":
             fields.append(f"intervention={self.intervention}")
+        if self.missed_wait is not None:
+            fields.append(f"missed_wait={self.missed_wait}")
+        if self.followup_reader != "rules":
+            fields.append(f"followup_reader={self.followup_reader}")
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
@@ -148,6 +165,8 @@ class Behaviour(BaseModel):
     defects_seen: tuple[DefectKind, ...] = ()
     defects_resolved: tuple[DefectKind, ...] = ()
     invalid_actions: int = 0
+    answered_pending: bool = False
+    designated_contacts: int = 0
 
     @property
     def recovered(self) -> bool:
@@ -166,6 +185,9 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
         counts["waits"] += record.action == "wait"
         counts["invalid"] += record.action == "invalid"
         for reply in record.replies:
+            if reply.delivered:
+                resolved.update(dict.fromkeys(reply.resolved))
+                continue  # a pending reply arriving after a wait: no request was sent
             counts["contacts"] += 1
             concerned = {(c, f) for c, f in reply.concerned}
             if reply.role in asked and concerned <= received:
@@ -189,6 +211,7 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
         defects_seen=tuple(seen),
         defects_resolved=tuple(resolved),
         invalid_actions=counts["invalid"],
+        **pending_behaviour(trace),
     )
 
 
@@ -207,6 +230,29 @@ class SampleError(BaseModel):
     attempts: int | None = None
     """attempts made at the failing call (``None`` when unknown)"""
     status_code: int | None = None
+
+
+def pending_behaviour(trace: Sequence[RoundRecord]) -> dict[str, Any]:
+    """``answered_pending`` and ``designated_contacts`` of one episode (see the module doc)."""
+    pending: set[str] = set()
+    designated: set[str] = set()
+    answered_pending = False
+    for record in trace:
+        for reply in record.replies:
+            if reply.pending:
+                pending.add(reply.role)
+                designated.add(reply.role)
+            if reply.answers_round is not None:
+                pending.discard(reply.role)
+        if record.action == "answer" and pending:
+            answered_pending = True
+    contacts = sum(
+        1
+        for record in trace
+        for reply in record.replies
+        if reply.role in designated and not reply.delivered
+    )
+    return {"answered_pending": answered_pending, "designated_contacts": contacts}
 
 
 class SampleRecord(BaseModel):
@@ -254,18 +300,26 @@ class SampleRecord(BaseModel):
     """set when ``result`` is ``error``"""
 
 
+def _total_usage(usages: Iterable[object]) -> ModelUsage | None:
+    """The sum of the :class:`ModelUsage` values among ``usages`` (None when there are none)."""
+    found = [u for u in usages if isinstance(u, ModelUsage)]
+    return sum(found[1:], found[0]) if found else None
+
+
 def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
     """Tokens spent per part (``agent``, ``colleagues``); answers served from the response
     cache are kept apart, marked ``<part>_cached``, so totals after a resume can count them."""
     usage: dict[str, ModelUsage] = {}
-    parts: list[tuple[str, object]] = [("agent", agent)]
-    if environment.phraser is not None:
-        parts.append(("colleagues", environment.phraser))
-    for part, spender in parts:
-        spent, cached = getattr(spender, "usage", None), getattr(spender, "cached_usage", None)
-        if not isinstance(cached, ModelUsage) or cached.total_tokens == 0:
+    parts: list[tuple[str, list[object]]] = [
+        ("agent", [agent]),
+        ("colleagues", [h for h in (environment.phraser, environment.reader) if h is not None]),
+    ]
+    for part, spenders in parts:
+        spent = _total_usage(getattr(s, "usage", None) for s in spenders)
+        cached = _total_usage(getattr(s, "cached_usage", None) for s in spenders)
+        if cached is not None and cached.total_tokens == 0:
             cached = None
-        if isinstance(spent, ModelUsage) and (spent.total_tokens or cached is None):
+        if spent is not None and (spent.total_tokens or cached is None):
             usage[part] = spent
         if cached is not None:
             usage[f"{part}_cached"] = cached
@@ -289,6 +343,8 @@ async def run_sample(
         colleague=job.colleague,
         intervention=job.intervention,
         trial=seed,
+        missed_wait=job.missed_wait,
+        followup_reader=job.followup_reader,
     )
     agent = agents(job.agent, seed)
     started = time.perf_counter()

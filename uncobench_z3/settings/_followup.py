@@ -1,136 +1,288 @@
-"""What makes a follow-up *targeted*: the phrases, and the one matcher every colleague uses.
+"""What makes a follow-up *targeted*: the rules (data in the group) and the decision.
 
-The rules (documented in the README and tested):
+A follow-up is read into a structured request (:func:`~._request.read_request`) and the
+defect's rule - clauses of signs, stored in the group file - is checked against it. The
+rules (the table in docs/settings.md):
 
-* **Misaligned** - the follow-up names the fact (its label, its key, or a word of its label
-  that no other fact of the task uses) *and* either the required context (its label, or a
-  word that distinguishes it from the context actually given, such as "March" against
-  "April") or the mismatch itself ("wrong period", "different context", "mismatch"...).
-* **Incomplete** - the follow-up names the fact and asks for precision ("exact", "precise",
-  "specific", "actual"...).
+* **Misaligned** - the request concerns the designated candidate (or all candidates), names
+  the fact, and names the required context or says the reply was for the wrong one. Asking
+  for the fact again without either is generic; asking about another context or only about
+  another candidate is not targeted.
+* **Incomplete** - the request concerns the designated candidate (or all), names the fact or
+  points at the imprecise reply ("that range", its bounds quoted), and asks for the exact
+  value ("exact", "which one is it", "pass or fail?", "is it at least 12?").
 * **Missed** - any new request to the role.
 
-A generic follow-up ("could you double-check your records?") satisfies none of these, so the
-colleague repeats its first reply.
+A generic follow-up ("could you double-check your records?") satisfies neither of the first
+two, so the colleague repeats its first reply.
 """
 
 from __future__ import annotations
 
-import functools
-import re
+import datetime as _dt
+from dataclasses import dataclass
+from fractions import Fraction
 
-from ..spec import TypedTask
-from ._model import AnyOf, FollowUpRule
-
-MISMATCH_PHRASES = [
-    "wrong context",
-    "different context",
-    "wrong period",
-    "different period",
-    "wrong version",
-    "wrong site",
-    "wrong date",
-    "wrong year",
-    "mismatch",
-    "mismatched",
-    "not the required",
-    "outdated",
-    "out of date",
-    "wrong assessment",
-    "wrong record",
-]
-PRECISION_PHRASES = [
-    "exact",
-    "exactly",
-    "precise",
-    "precisely",
-    "specific",
-    "actual",
-    "single value",
-    "exact figure",
-    "exact value",
-    "exact number",
-    "exact date",
-]
-_STOPWORDS = {
-    "the", "and", "for", "with", "from", "that", "this", "status", "result", "results",
-    "value", "number", "date", "level", "rate", "total", "record", "records", "current",
-    "annual", "years", "year", "months", "month", "days", "of", "in", "on", "to", "a", "an",
-}  # fmt: skip
+from ..spec import TypedTask, Value, ValueParseError, parse_value
+from ._model import (
+    CandidateSign,
+    Clause,
+    ContextSign,
+    Defect,
+    FactSign,
+    FollowUpRule,
+    IntentSign,
+    ReplySign,
+    Sign,
+)
+from ._request import Request, read_request
+from ._vocabulary import Vocabulary
 
 
-_NOT_WORD = re.compile(r"[^0-9a-z%]+")
-
-
-def normalise(text: str) -> str:
-    """Lower case, punctuation to spaces, single spaces, padded for word-boundary search."""
-    return f" {_NOT_WORD.sub(' ', text.lower()).strip()} "
-
-
-@functools.lru_cache(maxsize=4096)
-def _normalised_phrase(phrase: str) -> str:
-    return normalise(phrase)  # phrases repeat across every follow-up check: normalise once
-
-
-def contains_phrase(text: str, phrase: str) -> bool:
-    target = _normalised_phrase(phrase)
-    return target.strip() != "" and target in normalise(text)
-
-
-def is_targeted(rule: FollowUpRule, text: str) -> bool:
-    """Does a follow-up message (to the right role) satisfy the rule?"""
-    if rule.any_request:
-        return True
-    normalised = normalise(text)
-    return all(
-        any((t := _normalised_phrase(p)).strip() and t in normalised for p in clause.phrases)
-        for clause in rule.all_of
-    )
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in normalise(text).split() if len(w) >= 4 and w not in _STOPWORDS]
-
-
-def fact_phrases(task: TypedTask, fact_key: str) -> list[str]:
-    """How a message can name a fact: label, key, and label words unique to this fact."""
-    fact = task.facts[fact_key]
-    phrases = [fact.label, fact_key.replace("_", " ")]
-    others = {w for k, f in task.facts.items() if k != fact_key for w in _words(f.label)}
-    phrases += [w for w in _words(fact.label) if w not in others]
-    return list(dict.fromkeys(p for p in phrases if p.strip()))
-
-
-def context_phrases(required: str, given: str | None = None) -> list[str]:
-    """How a message can name the required context, against the context actually given."""
-    phrases = [required]
-    if given is not None:
-        given_words = set(normalise(given).split())
-        phrases += [w for w in normalise(required).split() if w not in given_words and len(w) >= 3]
-    return list(dict.fromkeys(phrases))
-
-
-def misaligned_rule(task: TypedTask, fact_key: str, given_context: str) -> FollowUpRule:
-    required = task.facts[fact_key].context
+# -- the rules, as data ---------------------------------------------------------------------
+def misaligned_rule(fact: str, candidates: list[str], required_context: str) -> FollowUpRule:
     return FollowUpRule(
         all_of=[
-            AnyOf(phrases=fact_phrases(task, fact_key), describes="the fact"),
-            AnyOf(
-                phrases=context_phrases(required, given_context) + MISMATCH_PHRASES,
-                describes="the required context or the mismatch",
+            Clause(any_of=[CandidateSign(candidates=candidates)]),
+            Clause(any_of=[FactSign(fact=fact)]),
+            Clause(
+                any_of=[
+                    ContextSign(fact=fact, context=required_context),
+                    IntentSign(intent="mismatch"),
+                ]
             ),
         ]
     )
 
 
-def incomplete_rule(task: TypedTask, fact_key: str) -> FollowUpRule:
+def incomplete_rule(fact: str, candidates: list[str]) -> FollowUpRule:
     return FollowUpRule(
         all_of=[
-            AnyOf(phrases=fact_phrases(task, fact_key), describes="the fact"),
-            AnyOf(phrases=PRECISION_PHRASES, describes="a request for the exact value"),
+            Clause(any_of=[CandidateSign(candidates=candidates)]),
+            Clause(any_of=[FactSign(fact=fact), ReplySign(fact=fact)]),
+            Clause(any_of=[IntentSign(intent="exact")]),
         ]
     )
 
 
 def missed_rule() -> FollowUpRule:
-    return FollowUpRule(any_request=True)
+    return FollowUpRule(all_of=[Clause(any_of=[IntentSign(intent="request")])])
+
+
+# -- the rules, as text ---------------------------------------------------------------------
+_INTENT_TEXT = {
+    "exact": "asks for one exact value (not a range or a set of options)",
+    "mismatch": "says the reply was for the wrong context",
+    "reference": "points at the reply it follows up",
+    "request": "asks anything at all (any new request)",
+}
+
+
+def sign_text(task: TypedTask, sign: Sign) -> str:
+    """One sign in words, for people and for language-model colleagues."""
+    if isinstance(sign, CandidateSign):
+        names = " or ".join(task.candidate_name(c) for c in sign.candidates)
+        return f"concerns {names} (by name or pronoun), all candidates, or no one in particular"
+    if isinstance(sign, FactSign):
+        fact = task.facts[sign.fact]
+        also = f" (also called: {', '.join(fact.synonyms)})" if fact.synonyms else ""
+        return f"names the {fact.label}{also}"
+    if isinstance(sign, ContextSign):
+        return f"names the {sign.context} (not to reject it)"
+    if isinstance(sign, ReplySign):
+        return (
+            f"points at the imprecise reply about the {task.facts[sign.fact].label} "
+            '("that range", "those options", or its bounds quoted)'
+        )
+    return _INTENT_TEXT[sign.intent]
+
+
+def rule_lines(task: TypedTask, rule: FollowUpRule) -> list[str]:
+    """One line per clause: every line must hold for the follow-up to be targeted."""
+    return [" or ".join(sign_text(task, s) for s in clause.any_of) for clause in rule.all_of]
+
+
+def rule_text(task: TypedTask, rule: FollowUpRule) -> str:
+    """The whole rule as one sentence."""
+    lines = rule_lines(task, rule)
+    if len(lines) == 1:
+        return f"A follow-up is targeted when it {lines[0]}."
+    numbered = [f"({i}) {line}" for i, line in enumerate(lines, 1)]
+    return "A follow-up is targeted when it " + "; ".join(numbered[:-1]) + f"; and {numbered[-1]}."
+
+
+# -- the decision ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClauseCheck:
+    """One clause of the rule, and whether (and by which words) the request satisfies it."""
+
+    text: str
+    satisfied: bool
+    because: str
+
+
+@dataclass(frozen=True)
+class FollowUpDecision:
+    """Whether a request is a targeted follow-up to a defect, clause by clause."""
+
+    follows_up: bool
+    """it asks the defect's role about the designated record again (any request, for Missed)"""
+    clauses: tuple[ClauseCheck, ...]
+
+    @property
+    def targeted(self) -> bool:
+        return self.follows_up and all(c.satisfied for c in self.clauses)
+
+    def why(self) -> str:
+        if not self.follows_up:
+            return "not a follow-up: it does not ask about the defective record again"
+        if self.targeted:
+            return "targeted: " + "; ".join(f"{c.text} ({c.because})" for c in self.clauses)
+        missing = [c for c in self.clauses if not c.satisfied]
+        return "not targeted: missing - " + "; ".join(f"{c.text} ({c.because})" for c in missing)
+
+
+def follows_up(task: TypedTask, defect: Defect, request: Request) -> bool:
+    """Does the request concern the defect's designated record (the colleagues' concern rule:
+    named candidates, or all; the role's named facts, or all of them)? Any request to the
+    role follows up a Missed defect."""
+    if request.role is not None and request.role != defect.role:
+        return False
+    if defect.kind == "missed" or defect.fact is None:
+        return True
+    own = task.facts_of(defect.role)
+    facts = [f for f in own if f in request.facts] or list(own)
+    candidates = request.concerned_candidates(task.candidates)
+    return defect.fact in facts and any(c in candidates for c in defect.candidates)
+
+
+def _quoted(task: TypedTask, defect: Defect, request: Request, fact: str) -> str | None:
+    """The words of the imprecise statement that the request quotes back, if any."""
+    typed = task.facts[fact]
+    members = list(typed.members) or None
+    for stated in defect.first_reply or []:
+        if stated.fact != fact or stated.is_exact:
+            continue
+        try:
+            bounds = [
+                parse_value(typed.type, raw, members)
+                for raw in (stated.low, stated.high)
+                if raw is not None
+            ]
+        except ValueParseError:
+            bounds = []
+        quoted = [b for b in bounds if _as_quoted(b) in request.values]
+        if quoted:
+            return "quotes " + ", ".join(str(b) for b in quoted)
+        options = {str(o) for o in stated.options or []}
+        named = {m for f, m in request.members if f == fact and m in options}
+        if len(named) >= 2:
+            return "quotes the options " + " and ".join(sorted(named))
+    return None
+
+
+def _as_quoted(value: Value) -> Fraction | _dt.date | None:
+    """A bound as the reader finds values in text: numbers as fractions, dates as dates."""
+    if isinstance(value, _dt.date):
+        return value
+    if isinstance(value, int | Fraction) and not isinstance(value, bool):
+        return Fraction(value)
+    return None
+
+
+def _evidence(request: Request, key: str) -> str:
+    words = request.evidence.get(key)
+    return f'"{words[0]}"' if words else ""
+
+
+def _check_sign(task: TypedTask, defect: Defect, sign: Sign, request: Request) -> str | None:
+    """Why the request shows ``sign`` (None when it does not)."""
+    if isinstance(sign, CandidateSign):
+        if request.all_candidates:
+            return f"all candidates: {_evidence(request, 'all candidates')}"
+        if not request.candidates:
+            return "names no candidate: it concerns every candidate"
+        hit = [c for c in request.candidates if c in sign.candidates]
+        if hit:
+            return (
+                f"names {task.candidate_name(hit[0])}: {_evidence(request, f'candidate:{hit[0]}')}"
+            )
+        return None
+    if isinstance(sign, FactSign):
+        if sign.fact not in request.facts:
+            return None
+        said = request.evidence.get(f"fact:{sign.fact}") or next(
+            (request.evidence[k] for k in request.evidence if k.startswith(f"member:{sign.fact}:")),
+            (),
+        )
+        return f'"{said[0]}"' if said else "named"
+    if isinstance(sign, ContextSign):
+        if not request.names_context(sign.fact, sign.context):
+            return None
+        words = [
+            m.words
+            for m in request.contexts
+            if m.fact == sign.fact and m.context == sign.context and not m.negated
+        ]
+        return f'"{words[0]}"'
+    if isinstance(sign, ReplySign):
+        if "reference" in request.intents:
+            return _evidence(request, "reference")
+        return _quoted(task, defect, request, sign.fact)
+    if sign.intent in request.intents:
+        return _evidence(request, sign.intent) or "a request"
+    return None
+
+
+def decide(task: TypedTask, defect: Defect, request: Request) -> FollowUpDecision:
+    """Check the defect's rule against a structured request."""
+    checks = []
+    for clause in defect.targeted_follow_up.all_of:
+        text = " or ".join(sign_text(task, s) for s in clause.any_of)
+        found = None
+        for sign in clause.any_of:
+            found = _check_sign(task, defect, sign, request)
+            if found is not None:
+                break
+        if found is None:
+            checks.append(ClauseCheck(text, False, _why_not(task, clause, request)))
+        else:
+            checks.append(ClauseCheck(text, True, found))
+    return FollowUpDecision(follows_up(task, defect, request), tuple(checks))
+
+
+def _why_not(task: TypedTask, clause: Clause, request: Request) -> str:
+    """What the request said instead, for a clause it does not satisfy."""
+    first = clause.any_of[0]
+    if isinstance(first, CandidateSign):
+        names = ", ".join(task.candidate_name(c) for c in request.candidates)
+        return f"it names only {names}"
+    if isinstance(first, ContextSign):
+        other = [m for m in request.contexts if m.fact == first.fact]
+        if other:
+            said = "; ".join(
+                f"{'rejects' if m.negated else 'names'} the {m.context}" for m in other
+            )
+            return f"it {said}"
+        return "no context and no mismatch"
+    if isinstance(first, FactSign):
+        named = [task.facts[f].label for f in request.facts]
+        return "it names " + (", ".join(named) if named else "no fact")
+    return "not found"
+
+
+def interpret(
+    task: TypedTask,
+    defect: Defect,
+    text: str,
+    role: str | None = None,
+    focus: str | None = None,
+) -> tuple[Request, FollowUpDecision]:
+    """Read a follow-up to the defect's role and decide whether it is targeted."""
+    request = read_request(Vocabulary.of(task), text, role or defect.role, focus)
+    return request, decide(task, defect, request)
+
+
+def is_targeted(task: TypedTask, defect: Defect, text: str, focus: str | None = None) -> bool:
+    """Does a follow-up to the defect's role satisfy the defect's rule?"""
+    return interpret(task, defect, text, focus=focus)[1].targeted

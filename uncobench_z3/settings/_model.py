@@ -7,13 +7,14 @@ Scripted and LLM colleagues read the same policy; nothing about a defect lives i
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..spec import Answer, Scalar, TaskSpec
 
 GROUP_KIND = "uncobench-task-group"
+GROUP_SCHEMA_VERSION = 2
 SettingName = Literal["reliable", "misaligned", "incomplete", "missed", "mixed"]
 SETTING_NAMES: tuple[SettingName, ...] = ("reliable", "misaligned", "incomplete", "missed", "mixed")
 DefectKind = Literal["misaligned", "incomplete", "missed"]
@@ -44,23 +45,78 @@ class StatedValue(_Frozen):
         return self.value is not None
 
 
-class AnyOf(_Frozen):
-    """A follow-up satisfies this clause when it contains one of the phrases."""
+class CandidateSign(_Frozen):
+    """The request concerns one of ``candidates``: it names one (full name, first name,
+    surname), refers to the one in focus by a pronoun, says "all candidates", or names no
+    candidate at all (it then concerns every candidate)."""
 
-    phrases: list[str] = Field(min_length=1)
-    describes: str = Field(description='What the clause asks for, e.g. "the fact".')
+    sign: Literal["candidate"] = "candidate"
+    candidates: list[str] = Field(min_length=1)
+
+
+class FactSign(_Frozen):
+    """The request names the fact: its label, key or a declared synonym, a word of them that
+    no other fact of the task has, one of its members, or a context only it has among the
+    addressed role's facts; a shared or generic word when it is the role's one such fact."""
+
+    sign: Literal["fact"] = "fact"
+    fact: str
+
+
+class ContextSign(_Frozen):
+    """The request names this context of the fact, and not to reject it: its label, a word
+    that tells it apart from the fact's other contexts ("March" against "April"), or
+    "latest" / "previous" when the fact's contexts are ordered periods and it is that one."""
+
+    sign: Literal["context"] = "context"
+    fact: str
+    context: str
+
+
+FollowUpIntent = Literal["exact", "mismatch", "reference", "request"]
+
+
+class IntentSign(_Frozen):
+    """The request shows the intent (see :mod:`uncobench_z3.settings._request`): ``exact``
+    asks for a single exact value, ``mismatch`` says a reply was for the wrong context,
+    ``reference`` points at the reply being followed up, ``request`` is any request."""
+
+    sign: Literal["intent"] = "intent"
+    intent: FollowUpIntent
+
+
+class ReplySign(_Frozen):
+    """The request refers to the first reply's imprecise statement of the fact: "that
+    range", "those options", "you said", or it quotes the statement's bounds or options."""
+
+    sign: Literal["reply"] = "reply"
+    fact: str
+
+
+Sign = Annotated[
+    CandidateSign | FactSign | ContextSign | IntentSign | ReplySign, Field(discriminator="sign")
+]
+
+
+class Clause(_Frozen):
+    """Satisfied when the request shows at least one of the signs."""
+
+    any_of: list[Sign] = Field(min_length=1)
 
 
 class FollowUpRule(_Frozen):
-    """When a later request to the role counts as *targeted* (resolves the defect).
+    """When a later request to the role counts as *targeted* (resolves the defect): every
+    clause of ``all_of`` is satisfied by the structured reading of the request.
 
-    ``any_request``: any new request to the role (a Missed reply). Otherwise every clause
-    of ``all_of`` must be satisfied; phrases match case-insensitively on word boundaries,
-    ignoring punctuation and repeated spaces.
+    The rule is data, as the rest of the defect: scripted colleagues, ``verify``,
+    ``uncobench followup`` and LLM colleagues (rendered as text) read the same rule. The
+    table of rules per defect is in docs/settings.md.
     """
 
-    any_request: bool = False
-    all_of: list[AnyOf] = Field(default_factory=list)
+    all_of: list[Clause] = Field(min_length=1)
+
+
+DEFAULT_MISSED_WAIT = 1
 
 
 class Defect(_Frozen):
@@ -79,6 +135,12 @@ class Defect(_Frozen):
         "normally from then on).",
     )
     rationale: str = Field(description="Why the defect matters, in one line.")
+    missed_wait: int | None = Field(
+        default=None,
+        ge=0,
+        description="Missed only: wait rounds after which the unanswered request's reply "
+        f"arrives anyway (0: never; None: {DEFAULT_MISSED_WAIT}). A re-request brings it at once.",
+    )
 
 
 class Setting(_Frozen):
@@ -104,7 +166,7 @@ class TaskGroup(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["uncobench-task-group"] = "uncobench-task-group"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     id: str = Field(
         pattern=GROUP_ID_PATTERN,
         max_length=128,
@@ -120,6 +182,13 @@ class TaskGroup(BaseModel):
         default=None, description="The natural-language task text and role records."
     )
     provenance: dict[str, object] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_older_versions(cls, data: Any) -> Any:
+        from ._migrate import migrate_group
+
+        return migrate_group(data)
 
     def setting(self, name: SettingName) -> Setting:
         for setting in self.settings:

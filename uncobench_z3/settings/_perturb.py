@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import TypeVar
 
+from ..errors import ConfigError
 from ..solver import (
     DEFAULT_BUDGET,
     CheckResult,
@@ -31,10 +32,28 @@ from ..solver import (
     combine,
     prove_task,
 )
-from ..spec import Answer, Outcome, Slot, TaskSpec, TypedTask, Value, to_json_scalar
+from ..spec import (
+    Answer,
+    Outcome,
+    Slot,
+    TaskSpec,
+    TypedTask,
+    Value,
+    check_structure,
+    to_json_scalar,
+)
 from ._followup import incomplete_rule, misaligned_rule, missed_rule
 from ._imprecise import Imprecision, imprecise_statements
-from ._model import SETTING_NAMES, Defect, ProofSummary, Setting, StatedValue, TaskGroup
+from ._model import (
+    DEFAULT_MISSED_WAIT,
+    SETTING_NAMES,
+    Defect,
+    ProofSummary,
+    Setting,
+    StatedValue,
+    TaskGroup,
+)
+from ._pins import Pin, pinned_defects
 from ._validity import DefectChecker
 
 MIXED_POOL = 4
@@ -80,6 +99,8 @@ class Perturbation:
     group: TaskGroup | None
     report: VerificationReport
     unavailable: dict[str, str] = field(default_factory=dict)
+    refused: str | None = None
+    """why a pinned defect was refused (it is not proved to matter); no group then"""
 
 
 def _true_values(task: TypedTask, fact: str) -> list[StatedValue]:
@@ -196,7 +217,9 @@ class _Chooser:
                             fact=fact,
                             candidates=[candidate],
                             first_reply=reply,
-                            targeted_follow_up=misaligned_rule(self.task, fact, context),
+                            targeted_follow_up=misaligned_rule(
+                                fact, [candidate], self.task.facts[fact].context
+                            ),
                             resolved_reply=_true_values(self.task, fact),
                             rationale=f"{self.task.candidate_name(candidate)}'s "
                             f"{self.task.facts[fact].label} is given for {context!r}, "
@@ -230,7 +253,7 @@ class _Chooser:
                 fact=fact,
                 candidates=[candidate],
                 first_reply=reply,
-                targeted_follow_up=incomplete_rule(self.task, fact),
+                targeted_follow_up=incomplete_rule(fact, [candidate]),
                 resolved_reply=_true_values(self.task, fact),
                 rationale=f"{self.task.candidate_name(candidate)}'s "
                 f"{self.task.facts[fact].label} is given imprecisely",
@@ -257,6 +280,7 @@ class _Chooser:
                     first_reply=None,
                     targeted_follow_up=missed_rule(),
                     resolved_reply=None,
+                    missed_wait=DEFAULT_MISSED_WAIT,
                     rationale=f"{self.task.role_name(role)} does not answer the first request",
                 ),
             )
@@ -280,9 +304,15 @@ def perturb(
     budget: SolverBudget = DEFAULT_BUDGET,
     certificates: dict[str, str] | None = None,
     source: str = "<memory>",
+    pins: Sequence[Pin] = (),
 ) -> Perturbation:
-    """Build the task group of a spec: Reliable, Misaligned, Incomplete, Missed and Mixed."""
+    """Build the task group of a spec: Reliable, Misaligned, Incomplete, Missed and Mixed.
+
+    ``pins`` name defects to use instead of choosing them (:mod:`._pins`); each is proved
+    like any other, and a pin that is not proved to matter refuses the whole group.
+    """
     balance = balance if balance is not None else DefectBalance()
+    check_pins(spec, pins)
     proof = prove_task(spec, source, budget, certificates)
     if proof.report.verdict != Verdict.PROVED or proof.gold is None:
         return Perturbation(None, proof.report, {"all": "the instance itself is not well-posed"})
@@ -296,6 +326,17 @@ def perturb(
         "incomplete": _Lazy(chooser.incomplete_defects()),
         "missed": chooser.missed_defects(),
     }
+    refused = _apply_pins(chooser, pins, pools)
+    if refused is not None:
+        why, failing = refused
+        report = proof.report.model_copy(
+            update={
+                "checks": [*proof.report.checks, *failing],
+                "verdict": combine([c.verdict for c in [*proof.report.checks, *failing]]),
+                "document": "group",
+            }
+        )
+        return Perturbation(None, report, {}, refused=why)
     reasons = {
         "misaligned": "no wrong-context record of a necessary role changes the answer",
         "incomplete": "no imprecise statement of a necessary role leaves the answer open",
@@ -341,6 +382,38 @@ def perturb(
         ),
     )
     return Perturbation(group, report, unavailable)
+
+
+def check_pins(spec: TaskSpec, pins: Sequence[Pin]) -> None:
+    """Check the pins' names against the spec before any proof (ConfigError, exit 2)."""
+    if not pins:
+        return
+    kinds = [p.kind for p in pins]
+    for kind in set(kinds):
+        if kinds.count(kind) > 1:
+            raise ConfigError(f"--{kind} is given more than once: pin one defect per setting")
+    task = check_structure(spec).task
+    if task is None or not task.has_values:
+        return  # the proof reports what is wrong with the spec itself
+    for pin in pins:
+        pinned_defects(task, pin)
+
+
+def _apply_pins(
+    chooser: _Chooser, pins: Sequence[Pin], pools: dict[str, list[Defect]]
+) -> tuple[str, list[CheckResult]] | None:
+    """Put each pinned defect first in its pool; why a pin is refused, if one is."""
+    for pin in pins:
+        options = pinned_defects(chooser.task, pin)
+        chosen = next(chooser.valid(pin.kind, options), None)
+        if chosen is None:
+            failing = [
+                c for c in chooser.checks.check(pin.kind, options[0]) if c.verdict != Verdict.PROVED
+            ]
+            why = "; ".join(c.summary for c in failing) or "it is not proved to matter"
+            return f"{pin.text} is refused: {why}", failing
+        pools[pin.kind] = _Lazy(chain([chosen[0]], iter(pools[pin.kind])))
+    return None
 
 
 class _Lazy(list[Defect]):

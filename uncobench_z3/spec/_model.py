@@ -119,6 +119,11 @@ class Fact(_Strict):
         description="Other contexts the owner's records also hold this fact for "
         '(e.g. "April 2026 assessment"): what makes a mis-scoped reply possible.',
     )
+    synonyms: list[str] | None = Field(
+        default=None,
+        description='Other words people use for this fact (e.g. "vetting", "security check" '
+        "for a clearance result): colleagues recognise them in follow-ups.",
+    )
 
 
 class Condition(_Strict):

@@ -191,6 +191,7 @@ def _check_facts(spec: TaskSpec, out: Collector) -> dict[str, TypedFact]:
                 high=high,
                 step=step,
                 members=members,
+                synonyms=tuple(fact.synonyms or ()),
             )
     owners = {f.owner for f in spec.facts}
     for j, role in enumerate(spec.roles):

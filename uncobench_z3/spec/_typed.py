@@ -36,6 +36,7 @@ class TypedFact:
     high: Value | None = None
     step: Fraction = Fraction(1)
     members: tuple[str, ...] = ()
+    synonyms: tuple[str, ...] = ()
 
     @property
     def is_numeric(self) -> bool:

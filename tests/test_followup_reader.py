@@ -1,0 +1,324 @@
+"""The follow-up interpreter: words, vocabulary, the structured reading, every rule and
+intent, rewording properties, the group schema migration, and the labelled corpus."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.util
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from uncobench_z3.construct import load_groups
+from uncobench_z3.evaluation import Environment, make_agent, run_episode, typed_task
+from uncobench_z3.settings import (
+    Defect,
+    TaskGroup,
+    Vocabulary,
+    decide,
+    interpret,
+    is_targeted,
+    read_request,
+    rule_lines,
+    rule_text,
+)
+from uncobench_z3.settings._words import close_enough, scan_values, tokenize, words_of
+
+ROOT = Path(__file__).resolve().parent.parent
+MINING = load_groups(ROOT / "examples/groups/mining_supervisor.group.json")[0]
+PAPER = load_groups(ROOT / "examples/groups/paper_appendix.group.json")[0]
+TASK = typed_task(MINING)
+PAPER_TASK = typed_task(PAPER)
+VOCAB = Vocabulary.of(TASK)
+
+
+def defect(group: TaskGroup, setting: str) -> Defect:
+    return group.setting(setting).defects[0]  # type: ignore[arg-type]
+
+
+MIS = defect(MINING, "misaligned")  # operations, field allowance of Vance, FY2025 for FY2026
+INC = defect(MINING, "incomplete")  # security, clearance of Vance, "passed or failed"
+MISSED = defect(MINING, "missed")  # security
+PAPER_MIS = defect(PAPER, "misaligned")  # security, clearance of Vance, April for March
+PAPER_INC = defect(PAPER, "incomplete")  # hr, hardrock years of Vance, 5 to 30
+
+
+def targeted(group_task: object, d: Defect, text: str, focus: str | None = None) -> bool:
+    return is_targeted(group_task, d, text, focus=focus)  # type: ignore[arg-type]
+
+
+# -- the twelve natural follow-ups of the issue ---------------------------------------------
+NATURAL = [
+    (MIS, "Marcus's allowance you sent is from the FY2025 table - what is it in the FY2026 table?"),
+    (MIS, "Can you double-check Marcus Vance's field allowance? It should come from the FY2026 "
+          "site allowance table, not FY2025."),
+    (MIS, "I think that's last year's allowance for Marcus. What's the FY26 figure?"),
+    (MIS, "Which allowance table did you use for Vance? We need FY2026."),
+    (MIS, "Please re-send the field establishment allowance for Marcus Vance using the current "
+          "(FY2026) table."),
+    (MIS, "For Marcus Vance, what's the field allowance under FY2026?"),
+    (INC, "Did Marcus Vance pass or fail the March 2026 security assessment?"),
+    (INC, "Passed or failed - which is it for Marcus?"),
+    (INC, "Was Marcus Vance's March 2026 clearance a pass?"),
+    (INC, "I need a yes/no on whether Marcus cleared security in March."),
+    (INC, "Your reply says Marcus either passed or failed. Can you confirm which?"),
+    (INC, "What exactly was the outcome of Marcus's security check?"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("d", "text"), NATURAL)
+def test_the_twelve_natural_follow_ups_are_targeted(d: Defect, text: str) -> None:
+    assert targeted(TASK, d, text), interpret(TASK, d, text)[1].why()
+
+
+# -- words ----------------------------------------------------------------------------------
+def test_words_are_canonical() -> None:
+    assert words_of("FY26 / fy 2026 / FY2026") == ("fy", "2026", "fy", "2026", "fy", "2026")
+    assert words_of("the 2026-27 fee") == ("the", "2026", "2027", "fee")
+    assert words_of("Q3, third quarter, quarter 3, first half") == ("q3", "q3", "q3", "h1")
+    assert words_of("rev C, v2") == ("revision", "c", "version", "2")
+    assert words_of("Mar 2026") == ("march", "2026")
+    assert words_of("I may come") == ("i", "may", "come")  # "may" the verb stays a word
+    assert words_of("Vance's clearance; don't; that's") == (
+        "vance", "clearance", "do", "not", "that", "is",
+    )  # fmt: skip
+    assert words_of("O'Connor") == ("oconnor",)
+
+
+def test_values_are_found_exactly() -> None:
+    found = [v.value for v in scan_values(
+        "by 1 August 2026 or 2026-07-14, 45,000 AUD, 12.5k, 4.5 to 5.5, end of September 2026"
+    )]  # fmt: skip
+    assert found == [
+        _dt.date(2026, 8, 1), _dt.date(2026, 7, 14), Fraction(45000), Fraction(12500),
+        Fraction(9, 2), Fraction(11, 2), _dt.date(2026, 9, 30),
+    ]  # fmt: skip
+    assert [v.value for v in scan_values("FY26 and Q3")] == []
+
+
+def test_typos_of_long_words_only() -> None:
+    assert close_enough("clearence", "clearance") and close_enough("experiance", "experience")
+    assert not close_enough("match", "march")  # short words never
+    assert not close_enough("clearance", "allowance")
+
+
+def test_sentences_and_questions() -> None:
+    tokens = tokenize("Send it. Did he pass? 4.5 is fine")
+    assert [t.word for t in tokens][-4:] == ["4", "5", "is", "fine"]  # "4.5" ends no sentence
+    assert [t.sentence for t in tokens] == [0, 0, 1, 1, 1, 2, 2, 2, 2]
+    assert [t.question for t in tokens][:5] == [False, False, True, True, True]
+
+
+# -- the reading ------------------------------------------------------------------------------
+def test_candidates_by_full_first_and_last_name_in_any_case() -> None:
+    for text in ("MARCUS VANCE", "marcus", "Vance's", "vance"):
+        assert read_request(VOCAB, text).candidates == ("vance",)
+    assert read_request(VOCAB, "priya and tomas").candidates == ("natarajan", "ruiz")
+    assert read_request(VOCAB, "all three candidates, please").all_candidates
+
+
+def test_pronouns_read_as_the_candidate_in_focus() -> None:
+    request = read_request(VOCAB, "Did he pass?", "security", focus="vance")
+    assert request.candidates == ("vance",) and request.pronoun == "vance"
+    assert read_request(VOCAB, "Did he pass?", "security").candidates == ()
+
+
+def test_facts_by_label_key_word_member_and_typo() -> None:
+    for text in ("security clearance result", "the result of the clearance", "clearence",
+                 "did she pass", "hardrock_years", "the field allowance"):  # fmt: skip
+        assert read_request(VOCAB, text).facts, text
+    assert read_request(VOCAB, "the allowance", "operations").facts == ("field_allowance",)
+    # a word shared by no fact of the role names nothing
+    assert read_request(VOCAB, "anything else?", "operations").facts == ()
+
+
+def test_contexts_required_other_negated_and_latest() -> None:
+    PAPER_VOCAB = Vocabulary.of(PAPER_TASK)
+    reading = read_request(PAPER_VOCAB, "March, not April", "security")
+    kinds = {(m.context, m.required, m.negated) for m in reading.contexts}
+    assert ("March 2026 assessment", True, False) in kinds
+    assert ("April 2026 assessment", False, True) in kinds
+    latest = read_request(PAPER_VOCAB, "his latest clearance", "security").contexts
+    assert [m.context for m in latest] == ["April 2026 assessment"]  # April is later than March
+    fy = read_request(VOCAB, "FY26 table", "operations").contexts
+    assert "FY2026 site allowance table" in {m.context for m in fy}
+    # a word of a context is not named by another word of its stem ("verify" / "verified")
+    hr = Vocabulary.of(PAPER_TASK)
+    assert not read_request(hr, "please verify everything", "hr").contexts
+    assert read_request(hr, "the verified figure", "hr").contexts
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("What is the exact value?", "exact"),
+        ("be precise", "exact"),
+        ("a single figure please", "exact"),
+        ("can you narrow it down", "exact"),
+        ("which one is it?", "exact"),
+        ("did he pass or fail?", "exact"),
+        ("Did he pass?", "exact"),
+        ("Is it at least 12 years?", "exact"),
+        ("a range isn't enough", "exact"),
+        ("yes or no", "exact"),
+        ("wrong period", "mismatch"),
+        ("that's the April one", "mismatch"),
+        ("not the April one", "mismatch"),
+        ("is that from the April assessment?", "mismatch"),
+        ("that range you gave", "reference"),
+        ("you said between 5 and 30", "reference"),
+        ("hello?", "request"),
+    ],
+)
+def test_every_intent(text: str, intent: str) -> None:
+    request = read_request(Vocabulary.of(PAPER_TASK), text, "security")
+    assert intent in request.intents, (text, request.intents)
+
+
+def test_generic_messages_have_no_intent_but_request() -> None:
+    for text in ("Could you double-check your records?", "Thanks!", "Please resend everything."):
+        assert read_request(VOCAB, text, "security").intents == {"request"}, text
+
+
+# -- the rules ----------------------------------------------------------------------------------
+def test_misaligned_rule_clause_by_clause() -> None:
+    ok = "Please send Marcus's clearance for the March 2026 assessment."
+    assert targeted(PAPER_TASK, PAPER_MIS, ok)
+    assert targeted(PAPER_TASK, PAPER_MIS, "Marcus's clearance is the wrong assessment.")
+    assert targeted(PAPER_TASK, PAPER_MIS, "Clearances for all candidates, March 2026 please.")
+    # the fact again without the context or a mismatch: generic
+    assert not targeted(PAPER_TASK, PAPER_MIS, "Please resend Marcus's clearance.")
+    # another context only, another candidate only: not targeted
+    assert not targeted(PAPER_TASK, PAPER_MIS, "What was Marcus's clearance in April 2026?")
+    assert not targeted(PAPER_TASK, PAPER_MIS, "Send Priya's clearance for March 2026.")
+    # the required context rejected is no request for it
+    assert not targeted(PAPER_TASK, PAPER_MIS, "Not the March one: Marcus's April clearance.")
+
+
+def test_incomplete_rule_clause_by_clause() -> None:
+    assert targeted(PAPER_TASK, PAPER_INC, "What is Marcus's exact hardrock experience?")
+    assert targeted(PAPER_TASK, PAPER_INC, "You said 5 to 30 years. Which is it?")  # reference
+    assert targeted(PAPER_TASK, PAPER_INC, "Does Marcus have at least 12 years?")
+    assert not targeted(PAPER_TASK, PAPER_INC, "How many years of experience does Marcus have?")
+    assert not targeted(PAPER_TASK, PAPER_INC, "What is the exact figure?")  # no fact, no reference
+    assert not targeted(PAPER_TASK, PAPER_INC, "What is Priya's exact experience?")
+
+
+def test_missed_rule_is_any_request() -> None:
+    for text in ("Hello?", "Could you double-check your records?", "Still waiting."):
+        assert targeted(TASK, MISSED, text)
+
+
+def test_a_message_to_another_role_follows_up_nothing() -> None:
+    request = read_request(Vocabulary.of(PAPER_TASK), "Marcus's March 2026 clearance", "hr")
+    decision = decide(PAPER_TASK, PAPER_MIS, request)
+    assert not decision.follows_up and not decision.targeted
+
+
+def test_the_rule_renders_as_text_for_people_and_models() -> None:
+    lines = rule_lines(PAPER_TASK, PAPER_MIS.targeted_follow_up)
+    assert len(lines) == 3 and "Marcus Vance" in lines[0] and "March 2026 assessment" in lines[2]
+    text = rule_text(PAPER_TASK, PAPER_INC.targeted_follow_up)
+    assert text.startswith("A follow-up is targeted when it (1)") and "exact value" in text
+
+
+# -- rewording properties ------------------------------------------------------------------------
+POLITE = st.sampled_from(["", "Hi, ", "Sorry to bother you, ", "Quick one: ", "Hello again. "])
+THANKS = st.sampled_from(["", " Thanks!", " Many thanks.", " Cheers", " Thank you very much!!"])
+#: punctuation that keeps what a sentence is: a question stays a question
+QUESTION_ENDS = st.sampled_from(["?", "??", " ?", "?!"])
+STATEMENT_ENDS = st.sampled_from(["", ".", "!", "..."])
+DASHES = st.sampled_from([" - ", ", ", ": ", " -- ", " — "])
+
+
+def recase(text: str, flags: list[bool]) -> str:
+    return "".join(c.upper() if f else c.lower() for c, f in zip(text, flags, strict=False))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    index=st.integers(0, len(NATURAL) - 1),
+    before=POLITE,
+    after=THANKS,
+    question_end=QUESTION_ENDS,
+    statement_end=STATEMENT_ENDS,
+    dash=DASHES,
+    flags=st.lists(st.booleans(), min_size=200, max_size=200),
+)
+def test_rewording_keeps_a_targeted_follow_up_targeted(
+    index: int,
+    before: str,
+    after: str,
+    question_end: str,
+    statement_end: str,
+    dash: str,
+    flags: list[bool],
+) -> None:
+    """Random case, politeness and punctuation (that keeps a question a question)."""
+    d, text = NATURAL[index]
+    end = question_end if text.endswith("?") else statement_end
+    body = recase(text.rstrip("?.!").replace(" - ", dash), flags) + end
+    assert targeted(TASK, d, f"{before}{body}{after}"), f"{before}{body}{after}"
+
+
+@settings(max_examples=40, deadline=None)
+@given(before=POLITE, after=THANKS, flags=st.lists(st.booleans(), min_size=60, max_size=60))
+def test_rewording_keeps_a_generic_follow_up_generic(
+    before: str, after: str, flags: list[bool]
+) -> None:
+    text = f"{before}{recase('Could you double-check your records', flags)}?{after}"
+    assert not targeted(TASK, MIS, text) and not targeted(TASK, INC, text)
+
+
+# -- old group files --------------------------------------------------------------------------
+def test_a_schema_1_group_is_migrated_on_load() -> None:
+    path = ROOT / "tests/data/groups/mining_supervisor.v1.group.json"
+    raw = json.loads(path.read_text())
+    assert raw["schema_version"] == 1 and "phrases" in json.dumps(raw["settings"])
+    group = load_groups(path)[0]
+    assert group.schema_version == 2
+    assert group.setting("misaligned").defects[0] == MIS  # the rule perturb writes today
+    assert group.setting("missed").defects[0].missed_wait is None  # the default (1) applies
+
+
+async def test_a_schema_1_benchmark_still_evaluates() -> None:
+    group = load_groups(ROOT / "tests/data/groups/mining_supervisor.v1.group.json")[0]
+    for setting in ("reliable", "misaligned", "incomplete", "missed", "mixed"):
+        env = await run_episode(Environment(group, setting), make_agent("builtin/careful", 0))  # type: ignore[arg-type]
+        assert env.answer is not None and env.answer.number == "60000", setting
+
+
+# -- the corpus --------------------------------------------------------------------------------
+def _benchmark() -> object:
+    spec = importlib.util.spec_from_file_location(
+        "followup_accuracy", ROOT / "benchmarks" / "followup_accuracy.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["followup_accuracy"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_corpus_is_big_varied_and_resolvable() -> None:
+    bench = _benchmark()
+    groups = bench.load_groups()  # type: ignore[attr-defined]
+    lines = bench.load_split("all")  # type: ignore[attr-defined]
+    assert len(lines) >= 600 and len({line["group"] for line in lines}) >= 40
+    assert {line.get("fact_type") for line in lines} >= {"int", "decimal", "date", "enum", "bool"}
+    share = sum(bool(line["targeted"]) for line in lines) / len(lines)
+    assert 0.4 <= share <= 0.65
+    assert all(line["group"] in groups for line in lines)
+
+
+@pytest.mark.parametrize(("split", "floor"), [("heldout", 0.97), ("dev", 0.99)])
+def test_precision_and_recall_on_the_corpus(split: str, floor: float) -> None:
+    bench = _benchmark()
+    outcomes = bench.classify(bench.load_split(split), bench.load_groups())  # type: ignore[attr-defined]
+    scores = bench.scores(outcomes)  # type: ignore[attr-defined]
+    assert scores["precision"] >= floor and scores["recall"] >= floor, scores

@@ -1,0 +1,190 @@
+"""Finding the task's words in a message: vocabulary matches, values, and the tagged message.
+
+:func:`find_matches` finds every vocabulary entry in the tokens (contiguous, or in any order
+within a sentence for labels and synonyms), longest and strongest first, without overlaps -
+except that the same words may name two things of one kind (both are meant) or a fact and a
+context (:func:`one_reading` keeps one). :func:`tagged` writes the message as words with the
+tags the phrase inventories are written against (:mod:`._phrases`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+
+from ..spec import TypedTask
+from ._vocabulary import Entry, Vocabulary
+from ._words import FoundValue, Token
+
+
+@dataclass
+class Match:
+    entry: Entry
+    indexes: tuple[int, ...]
+
+
+def _contiguous(entry: Entry, stems: list[str], start: int) -> tuple[int, ...] | None:
+    end = start + len(entry.stems)
+    if end > len(stems) or tuple(stems[start:end]) != entry.stems:
+        return None
+    return tuple(range(start, end))
+
+
+def _unordered(entry: Entry, stems: list[str], tokens: list[Token]) -> list[tuple[int, ...]]:
+    """Every sentence holding all the entry's words, any order: the first of each word."""
+    found = []
+    for sentence in sorted({t.sentence for t in tokens}):
+        indexes = []
+        for want in entry.stems:
+            hit = next(
+                (
+                    i
+                    for i, t in enumerate(tokens)
+                    if t.sentence == sentence and stems[i] == want and i not in indexes
+                ),
+                None,
+            )
+            if hit is None:
+                break
+            indexes.append(hit)
+        else:
+            found.append(tuple(sorted(indexes)))
+    return found
+
+
+def find_matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int]) -> list[Match]:
+    """Vocabulary matches, longest and strongest first, without overlaps (ties all kept)."""
+    stems = [vocabulary.corrected(t.word, t.stem) for t in tokens]
+    raw: list[Match] = []
+    for i, word_stem in enumerate(stems):
+        for entry in vocabulary.by_stem.get(word_stem, ()):
+            if entry.unordered:
+                continue
+            hit = _contiguous(entry, stems, i)
+            if hit is None:
+                continue
+            if entry.capital and not tokens[i].capitalised:
+                continue
+            if entry.exact and tokens[i].word not in (entry.words[0], entry.words[0] + "s"):
+                continue
+            raw.append(Match(entry, hit))
+    for entry in vocabulary.entries:
+        if entry.unordered:
+            raw += [Match(entry, hit) for hit in _unordered(entry, stems, tokens)]
+    raw = [m for m in raw if not blocked.intersection(m.indexes)]
+    raw.sort(key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes))
+    taken: dict[int, tuple[int, int]] = {}  # token -> (length, priority) of the match holding it
+    kept: list[Match] = []
+    for match in raw:
+        rank = (len(match.indexes), match.entry.priority)
+        holders = {taken[i] for i in match.indexes if i in taken}
+        if not holders:
+            kept.append(match)
+            for i in match.indexes:
+                taken[i] = rank
+        elif any(k.indexes == match.indexes and _compatible(k.entry, match.entry) for k in kept):
+            kept.append(match)  # the same words name two things: both readings are kept
+    return kept
+
+
+def _compatible(kept: Entry, other: Entry) -> bool:
+    """Two readings of the same words that are both kept: two things of one kind, or a fact
+    word that is also a context word ("verified"; :func:`one_reading` decides)."""
+    return kept.kind == other.kind or {kept.kind, other.kind} == {"fact", "context"}
+
+
+def one_reading(matches: list[Match]) -> list[Match]:
+    """A word read both as a fact and as a context of another fact: the context when that
+    other fact is named by other words ("QP years ... verified figure"), else the fact."""
+    named_elsewhere: dict[tuple[int, ...], set[str]] = {}
+    for m in matches:
+        if m.entry.kind == "fact" and not m.entry.weak:
+            named_elsewhere.setdefault(m.indexes, set()).add(m.entry.ref[0])
+    drop: set[int] = set()
+    for i, m in enumerate(matches):
+        if m.entry.kind != "context":
+            continue
+        rivals = [j for j, f in enumerate(matches)
+                  if f.entry.kind == "fact" and f.indexes == m.indexes]  # fmt: skip
+        if not rivals:
+            continue
+        fact = m.entry.ref[0]
+        elsewhere = any(fact in facts for ix, facts in named_elsewhere.items() if ix != m.indexes)
+        drop |= set(rivals) if elsewhere else {i}
+    return [m for i, m in enumerate(matches) if i not in drop]
+
+
+def tagged(
+    task: TypedTask,
+    role_facts: set[str],
+    tokens: list[Token],
+    matches: list[Match],
+    values: list[tuple[FoundValue, list[int]]],
+    keep_names: bool = False,
+) -> tuple[list[str], dict[int, int]]:
+    """The message as words with tags (see :mod:`._phrases`), and token -> position in it.
+
+    Words naming contexts of several facts are tagged for the addressed role's facts first:
+    "2026" is ``zreq`` when it is the required period of the role's fact.
+    """
+    contexts: dict[tuple[int, ...], list[tuple[bool, bool]]] = {}
+    for match in matches:
+        if match.entry.kind == "context":
+            fact, context = match.entry.ref
+            contexts.setdefault(match.indexes, []).append(
+                (fact in role_facts, context == task.facts[fact].context)
+            )
+    tag_at: dict[int, tuple[str, int]] = {}
+    for match in matches:
+        kind = match.entry.kind
+        if keep_names and (kind == "candidate" or (kind == "fact" and len(match.indexes) == 1)):
+            continue
+        if kind == "context":
+            found = contexts[match.indexes]
+            mine = [required for own, required in found if own] or [r for _, r in found]
+            tag = "zreq" if any(mine) else "zoth"
+        else:
+            tag = {"candidate": "zcand", "fact": "zfact", "member": "zmem"}[kind]
+        for i in match.indexes:
+            tag_at[i] = (tag, min(match.indexes))
+    for value, indexes in values:
+        tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
+        for i in indexes:
+            tag_at[i] = (tag, -1 - indexes[0])
+    out: list[str] = []
+    position: dict[int, int] = {}
+    last: tuple[str, int] | None = None
+    for i, token in enumerate(tokens):
+        if i and token.sentence != tokens[i - 1].sentence:
+            out += ["?", "|"] if tokens[i - 1].question else ["|"]
+            last = None
+        elif i and token.clause:
+            out.append("|")  # "Marcus: did he pass?" - the question starts after the colon
+            last = None
+        tagged = tag_at.get(i)
+        if tagged is not None and tagged == last:
+            position[i] = len(out) - 1  # the same match goes on: one tag for it
+            continue
+        last = tagged
+        position[i] = len(out)
+        out.append(tagged[0] if tagged is not None else token.word)
+    if tokens:
+        out += ["?", "|"] if tokens[-1].question else ["|"]
+    return out, position
+
+
+def inside_values(match: Match, found: list[tuple[FoundValue, list[int]]]) -> bool:
+    """A fact word that is one of the message's numbers (a label such as "Form 3")."""
+    numbers = {i for _, indexes in found for i in indexes}
+    return set(match.indexes) <= numbers
+
+
+def value_tokens(
+    tokens: list[Token], found: list[FoundValue]
+) -> list[tuple[FoundValue, list[int]]]:
+    out = []
+    for value in found:
+        indexes = [i for i, t in enumerate(tokens) if t.start < value.end and value.start < t.end]
+        if indexes:
+            out.append((value, indexes))
+    return out

@@ -1,0 +1,359 @@
+"""Reading a message into a structured request against the task's own vocabulary.
+
+:func:`read_request` turns free text into a :class:`Request`: the candidates it concerns
+(names, a pronoun for the candidate in focus, "all candidates"), the facts it names (see
+:mod:`._vocabulary`), the contexts it names for them (and which of those it rejects: "not
+the April one"), the numbers and dates it quotes, and its intents:
+
+* ``exact`` - it asks for a single, exact value: "exact", "precise", "a single figure",
+  "narrow it down", "which one is it", "pass or fail?", a yes/no question about one option
+  or about a threshold ("Did he pass?", "Is it at least 12 years?");
+* ``mismatch`` - it says a reply was for the wrong context: "wrong period", "that's the
+  April one", "not April";
+* ``reference`` - it points at the reply it follows up: "that range", "those options",
+  "you said", the bounds or options of the reply quoted;
+* ``request`` - every message to a colleague is a request (a re-request after a silence).
+
+The reading does not depend on any rule: the rules (:mod:`._followup`) decide on it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..spec import TypedTask
+from . import _phrases as P
+from ._matching import find_matches, inside_values, one_reading, tagged, value_tokens
+from ._vocabulary import Vocabulary
+from ._words import scan_values, tokenize
+
+INTENTS = ("exact", "mismatch", "reference", "request")
+_EXACT = P.compiled(P.EXACT)
+_MISMATCH = P.compiled(P.MISMATCH)
+_REFERENCE = P.compiled(P.REPLY_REFERENCE)
+_ALL = P.compiled(P.ALL_CANDIDATES)
+_NEGATORS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "nor",
+        "without",
+        "instead",
+        "rather",
+        "other",
+        "except",
+        "excluding",
+        "ignore",
+        "ignoring",
+        "disregard",
+        "discard",
+        "drop",
+        "forget",
+        "skip",
+        "scrap",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class ContextMention:
+    """A context of one fact that the message names."""
+
+    fact: str
+    context: str
+    required: bool
+    negated: bool
+    """named to be rejected: "not the April one", "rather than April", "ignore April\""""
+    words: str
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a message asks, read against one task (see the module docstring)."""
+
+    text: str
+    role: str | None
+    candidates: tuple[str, ...]
+    """candidates named (or the candidate in focus, for a pronoun), in directory order"""
+    all_candidates: bool
+    """it says "all candidates" (or names none: then it concerns every candidate)"""
+    pronoun: str | None
+    """the candidate a personal pronoun was read as (the one in focus)"""
+    facts: tuple[str, ...]
+    """facts named, of any role, in the task's order"""
+    contexts: tuple[ContextMention, ...]
+    members: tuple[tuple[str, str], ...]
+    values: tuple[Fraction | _dt.date, ...]
+    intents: frozenset[str]
+    evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """what was read, by item ("candidate:vance", "fact:clearance", "exact"...): the words"""
+
+    def concerns_all(self) -> bool:
+        return self.all_candidates or not self.candidates
+
+    def concerned_candidates(self, everyone: Iterable[str]) -> list[str]:
+        everyone = list(everyone)
+        if self.concerns_all():
+            return everyone
+        return [c for c in everyone if c in self.candidates]
+
+    def names_context(self, fact: str, context: str) -> bool:
+        return any(m.fact == fact and m.context == context and not m.negated for m in self.contexts)
+
+    def rejects_context(self, fact: str, context: str) -> bool:
+        return any(m.fact == fact and m.context == context and m.negated for m in self.contexts)
+
+
+def read_request(
+    vocabulary: Vocabulary,
+    text: str,
+    role: str | None = None,
+    focus: str | None = None,
+) -> Request:
+    """Read ``text`` (addressed to ``role``) against the task's vocabulary.
+
+    ``focus`` is the candidate the conversation with this colleague is about, if one: a
+    personal pronoun ("did he pass?") is read as that candidate.
+    """
+    task = vocabulary.task
+    tokens = tokenize(text)
+    found = value_tokens(tokens, scan_values(text))
+    # a date's words are the date; a plain number may still belong to a name or a context
+    blocked = {i for v, indexes in found if isinstance(v.value, _dt.date) for i in indexes}
+    matches = find_matches(vocabulary, tokens, blocked)
+    # a number inside a name ("Lot 26-0103") or a context ("revision 3") is not a value
+    worded = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
+    found = [(v, ix) for v, ix in found if not worded.intersection(ix)]
+    matches = [m for m in matches if m.entry.kind != "fact" or not inside_values(m, found)]
+    matches = one_reading(matches)
+    role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
+    words, position = tagged(task, role_facts, tokens, matches, found)
+    joined = " ".join(words)
+    tokens_at: dict[int, list[int]] = {}  # position in ``words`` -> its tokens
+    for index, at in position.items():
+        tokens_at.setdefault(at, []).append(index)
+
+    def original(start: int, end: int) -> str:
+        """The message's own words for the characters ``start:end`` of ``joined``."""
+        first = len(joined[:start].split())
+        last = first + len(joined[start:end].split())
+        indexes = [i for at in range(first, last) for i in tokens_at.get(at, [])]
+        if not indexes:
+            return joined[start:end].strip("| ?")
+        return text[tokens[min(indexes)].start : tokens[max(indexes)].end]
+
+    evidence: dict[str, list[str]] = {}
+
+    def note(item: str, match_text: str) -> None:
+        evidence.setdefault(item, [])
+        if match_text not in evidence[item]:
+            evidence[item].append(match_text)
+
+    def span(indexes: Iterable[int]) -> str:
+        ordered = sorted(indexes)
+        return text[tokens[ordered[0]].start : tokens[ordered[-1]].end]
+
+    # -- candidates --------------------------------------------------------------------------
+    named: list[str] = []
+    for m in matches:
+        if m.entry.kind == "candidate":
+            named.append(m.entry.ref[0])
+            note(f"candidate:{m.entry.ref[0]}", span(m.indexes))
+    all_candidates = False
+    for pattern in _ALL:
+        hit = pattern.search(joined)
+        if hit:
+            all_candidates = True
+            note("all candidates", original(*hit.span()))
+            break
+    pronoun = None
+    if not named and focus is not None and focus in task.candidates:
+        hit = P.PRONOUNS.search(joined) or P.PLURAL_PRONOUNS.search(joined)
+        if hit:
+            pronoun = focus
+            named.append(focus)
+            note(f"candidate:{focus}", original(*hit.span()))
+    # -- facts, members, contexts -------------------------------------------------------------
+    strong: list[str] = []
+    weak: list[tuple[str, str]] = []
+    members: list[tuple[str, str]] = []
+    mentions: list[ContextMention] = []
+    for m in matches:
+        kind, ref = m.entry.kind, m.entry.ref
+        if kind == "fact":
+            if m.entry.weak:
+                weak.append((ref[0], span(m.indexes)))
+            else:
+                strong.append(ref[0])
+                note(f"fact:{ref[0]}", span(m.indexes))
+        elif kind == "member":
+            members.append((ref[0], ref[1]))
+            note(f"member:{ref[0]}:{ref[1]}", span(m.indexes))
+        elif kind == "context":
+            first = position[min(m.indexes)]
+            negated = _negated(words, first)
+            mentions.append(
+                ContextMention(
+                    ref[0], ref[1], ref[1] == task.facts[ref[0]].context, negated, span(m.indexes)
+                )
+            )
+    facts = set(strong) | {f for f, _ in members}
+    # weak words and contexts name a fact of the addressed role when only one has them
+    in_context = {m.fact for m in mentions if not m.negated}
+    for word in dict.fromkeys(w for _, w in weak):
+        owners = {f for f, w in weak if w == word}
+        mine = owners & role_facts
+        if len(mine) > 1 and len(mine & in_context) == 1:
+            mine &= in_context  # "the price (best and final offer)": the fact with that context
+        if len(mine) == 1:
+            facts |= mine
+            note(f"fact:{next(iter(mine))}", word)
+    by_words: dict[str, set[str]] = {}
+    for mention in mentions:
+        by_words.setdefault(mention.words, set()).add(mention.fact)
+    for mention_words, owners in by_words.items():
+        mine = owners & role_facts
+        if len(mine) == 1 and not (facts & role_facts):
+            facts |= mine
+            note(f"fact:{next(iter(mine))}", mention_words)
+    # "the latest clearance": the last of the fact's ordered contexts
+    for pattern, pick in ((P.LATEST, -1), (P.EARLIEST, 0)):
+        for hit in pattern.finditer(joined):
+            targets = (facts & role_facts) or role_facts
+            after = joined[hit.end() :].split("|")[0].split()[:3]
+            for fact in sorted(targets):
+                order = vocabulary.order.get(fact)
+                ends = not after or after[0] == "?"  # "we need this year's."
+                if order is None or not (
+                    ends or set(after) & (P.ORDER_TARGETS | vocabulary.context_words[fact])
+                ):
+                    continue
+                context = order[pick]
+                at = len(joined[: hit.start()].split())
+                mentions.append(
+                    ContextMention(
+                        fact,
+                        context,
+                        context == task.facts[fact].context,
+                        _negated(words, at),
+                        original(*hit.span()),
+                    )
+                )
+    for mention in mentions:
+        note(f"context:{mention.fact}:{mention.context}", mention.words)
+    # -- intents ------------------------------------------------------------------------------
+    intents = {"request"} if text.strip() else set()
+    # the message is also read with its fact and candidate words left as written, so that a
+    # label word that is also an intent word ("actual batch cost") still shows the intent
+    plain = " ".join(tagged(task, role_facts, tokens, matches, found, keep_names=True)[0])
+    for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
+        for pattern in patterns:
+            hit = pattern.search(joined)
+            if hit:
+                intents.add(name)
+                note(name, original(*hit.span()))
+                break
+            hit = pattern.search(plain)
+            if hit:
+                intents.add(name)
+                note(name, hit.group(0).strip("| ?"))
+                break
+    for pattern in (P.YES_NO_QUESTION, P.COMPARISON, P.ELLIPTICAL_QUESTION):
+        hit = pattern.search(joined)
+        if hit:
+            intents.add("exact")
+            note("exact", original(*hit.span()))
+    bool_facts = [f for f in facts if task.facts[f].type == "bool"]
+    if bool_facts and _yes_no_about(joined):
+        intents.add("exact")
+        note("exact", "a yes/no question about " + task.facts[bool_facts[0]].label)
+    if any(m.negated and not m.required for m in mentions):
+        intents.add("mismatch")
+        note("mismatch", next(m.words for m in mentions if m.negated and not m.required))
+    order = list(task.candidates)
+    return Request(
+        text=text,
+        role=role,
+        candidates=tuple(c for c in order if c in set(named)),
+        all_candidates=all_candidates,
+        pronoun=pronoun,
+        facts=tuple(f for f in task.facts if f in facts),
+        contexts=tuple(dict.fromkeys(mentions)),
+        members=tuple(dict.fromkeys(members)),
+        values=tuple(v.value for v, _ in found),
+        intents=frozenset(intents),
+        evidence={k: tuple(v) for k, v in evidence.items()},
+    )
+
+
+def _negated(words: list[str], at: int) -> bool:
+    """A negator within the three words before position ``at`` of the same sentence."""
+    window: list[str] = []
+    for word in reversed(words[max(0, at - 4) : at]):
+        if word in ("|", "?", "but", "zreq"):
+            break
+        window.append(word)
+    return any(w in _NEGATORS for w in window)
+
+
+_AUXILIARIES = frozenset(
+    [
+        "did",
+        "does",
+        "do",
+        "is",
+        "was",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "will",
+        "would",
+        "are",
+        "were",
+    ]
+)
+
+
+def _yes_no_about(joined: str) -> bool:
+    """A yes/no question naming a fact ("Is he certified?", "Does she hold the licence?");
+    "Can you send ...?" is a request, not such a question."""
+    for sentence in joined.split("|"):
+        words = sentence.split()
+        is_question = bool(words) and words[-1] == "?" and "zfact" in words
+        while words and words[0] in P.LEAD_WORDS:
+            words = words[1:]
+        asks_value = bool(words) and words[0] in _AUXILIARIES and words[1:2] != ["you"]
+        if is_question and (asks_value or "whether" in words):
+            return True
+    return False
+
+
+def request_json(task: TypedTask, request: Request) -> dict[str, object]:
+    """The reading as plain JSON (for ``uncobench followup --json`` and traces)."""
+    return {
+        "role": request.role,
+        "candidates": list(request.candidates),
+        "all_candidates": request.concerns_all(),
+        "pronoun": request.pronoun,
+        "facts": list(request.facts),
+        "contexts": [
+            {
+                "fact": m.fact,
+                "context": m.context,
+                "required": m.required,
+                "negated": m.negated,
+                "words": m.words,
+            }
+            for m in request.contexts
+        ],
+        "members": [{"fact": f, "member": m} for f, m in request.members],
+        "values": [str(v) if isinstance(v, Fraction) else v.isoformat() for v in request.values],
+        "intents": sorted(request.intents),
+        "evidence": {k: list(v) for k, v in request.evidence.items()},
+    }

@@ -1,0 +1,293 @@
+"""A task's own vocabulary: how a message can name its candidates, facts, members and contexts.
+
+Built once per task from the typed spec (names, labels, keys, declared synonyms, enum
+members, context labels) and nothing else, so a colleague understands a follow-up in the
+words of *this* task and no benchmark-wide keyword list decides a score. What each entry
+stands for:
+
+* **candidates** - the full name; every word of it that no other candidate's name has
+  (first name, surname, "Kestrel"), unless it is a generic word of names ("Mount", "Lot",
+  "Services"); the candidate's id. A name word that is also one of the task's words
+  ("Grant", "Price") must be written with a capital.
+* **facts** - the label and the synonyms (their words in any order within a sentence), the
+  key, and single label or synonym words that only this fact of the task has. A word several
+  facts share, a generic word ("score", "rate", "date") and the unit ("years") are *weak*:
+  they name the fact only when it is the one fact of the addressed role that has them.
+* **members** - the members of an enum fact ("passed", "fit with restrictions").
+* **contexts** - each context label of a fact (required and others), and the words that tell
+  it apart from the fact's other contexts ("March" against "April", "2026" against "2025",
+  "verified" against "self-reported"). When a fact's contexts are periods or revisions that
+  can be ordered, "latest" / "previous" name the last / first of them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..spec import TypedTask
+from ._phrases import CONTEXT_STOPWORDS, GENERIC_WORDS, word_set
+from ._words import MONTHS, close_enough, stem, words_of
+
+EntryKind = Literal["candidate", "fact", "member", "context"]
+
+#: Words of names that do not tell candidates apart on their own.
+_NAME_GENERIC = word_set(
+    """
+    mv mt ms lot batch the and of co ltd pty inc llc plc group services service systems
+    solutions technologies technology engineering industries industrial holdings partners
+    consulting labs laboratories international global mount port north south east west upper
+    lower new old great little saint st de da van von al el la le bin
+    """
+)
+_FUNCTION_WORDS = word_set(
+    """
+    a an the of for to in on at by with from and or but not no is are was were be been it
+    its this that these those he she him her his they them their we you your i me my our as
+    if than then so do does did has have had can could will would should may might must
+    please
+    """
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One way of naming one thing of the task."""
+
+    kind: EntryKind
+    ref: tuple[str, ...]
+    """(candidate,), (fact,), (fact, member) or (fact, context)"""
+    words: tuple[str, ...]
+    stems: tuple[str, ...]
+    priority: int
+    """which entry wins when two cover the same words (longer spans win first)"""
+    unordered: bool = False
+    """its words may come in any order within one sentence (labels and synonyms)"""
+    weak: bool = False
+    """names the fact only when it is the addressed role's one fact with these words"""
+    capital: bool = False
+    """matches only written with a capital (a name word that is also an ordinary word)"""
+    exact: bool = False
+    """matches the word itself (or its plural), not any word of the same stem: the context
+    word "verified" is not named by "verify", nor "confirmed" by "confirm\""""
+
+
+def _content(words: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(w for w in words if w not in _FUNCTION_WORDS)
+
+
+@dataclass
+class Vocabulary:
+    """The task's words, indexed for the request reader (see the module docstring)."""
+
+    task: TypedTask
+    entries: list[Entry] = field(default_factory=list)
+    by_stem: dict[str, list[Entry]] = field(default_factory=dict)
+    long_words: dict[str, str] = field(default_factory=dict)
+    """word -> stem, for the typo check (words of six letters and more)"""
+    context_words: dict[str, frozenset[str]] = field(default_factory=dict)
+    """fact -> the words of its contexts (what "the latest ..." may be followed by)"""
+    order: dict[str, list[str]] = field(default_factory=dict)
+    """fact -> its contexts from the earliest to the latest (only when they can be ordered)"""
+
+    @classmethod
+    def of(cls, task: TypedTask) -> Vocabulary:
+        """The vocabulary of ``task`` (built once per task object)."""
+        cached = _CACHE.get(id(task))
+        if cached is not None and cached[0]() is task:
+            return cached[1]
+        vocabulary = cls(task)
+        vocabulary._build()
+        _CACHE[id(task)] = (weakref.ref(task), vocabulary)
+        return vocabulary
+
+    # -- building ---------------------------------------------------------------------------
+    def _add(self, entry: Entry) -> None:
+        if not entry.words or entry in self.entries:
+            return
+        self.entries.append(entry)
+        for word, word_stem in zip(entry.words, entry.stems, strict=True):
+            self.by_stem.setdefault(word_stem, [])
+            if len(word) >= 6 and not word.isdigit():
+                self.long_words.setdefault(word, word_stem)
+        self.by_stem[entry.stems[0]].append(entry)
+
+    def _entry(self, kind: EntryKind, ref: tuple[str, ...], words: tuple[str, ...], priority: int,
+               **flags: bool) -> Entry:  # fmt: skip
+        return Entry(kind, ref, words, tuple(stem(w) for w in words), priority, **flags)
+
+    def _build(self) -> None:
+        task = self.task
+        task_words = self._fact_words()
+        for fact in task.facts.values():
+            for context in (fact.context, *fact.other_contexts):
+                task_words |= set(words_of(context))
+            for member in fact.members:
+                task_words |= set(words_of(member))
+        self._candidates(task_words)
+        self._facts()
+        self._contexts()
+
+    def _fact_words(self) -> set[str]:
+        words: set[str] = set()
+        for fact in self.task.facts.values():
+            words |= set(words_of(fact.label)) | {w for s in fact.synonyms for w in words_of(s)}
+        return words
+
+    def _candidates(self, task_words: set[str]) -> None:
+        task = self.task
+        named = {c: words_of(task.candidate_name(c)) for c in task.candidates}
+        counts: dict[str, int] = {}
+        for words in named.values():
+            for word in set(words):
+                counts[word] = counts.get(word, 0) + 1
+        for candidate, words in named.items():
+            self._add(self._entry("candidate", (candidate,), words, 9, unordered=False))
+            for word in words:
+                if counts[word] > 1 or word in _NAME_GENERIC or word in _FUNCTION_WORDS:
+                    continue
+                if len(word) < 3 and not word.isdigit():
+                    continue
+                common = word in task_words or word in GENERIC_WORDS
+                self._add(self._entry("candidate", (candidate,), (word,), 5, capital=common))
+            if candidate not in counts and candidate.isalpha() and candidate not in task_words:
+                self._add(self._entry("candidate", (candidate,), (candidate.lower(),), 5))
+
+    def _facts(self) -> None:
+        task = self.task
+        phrases: dict[str, list[tuple[str, ...]]] = {}
+        keyed: dict[str, bool] = {}
+        for key, fact in task.facts.items():
+            phrases[key] = [
+                words_of(fact.label),
+                *(words_of(s) for s in fact.synonyms if s.strip()),
+            ]
+            key_words = tuple(w for w in key.lower().split("_") if w)
+            if key_words:
+                phrases[key].append(key_words)
+            keyed[key] = bool(key_words)
+        users: dict[str, set[str]] = {}  # single words -> the facts they can name alone
+        for key, found in phrases.items():
+            alone = [words_of(task.facts[key].label), *(found[-1:] if keyed[key] else [])]
+            alone += [words for words in found if len(_content(words)) == 1]
+            for words in alone:
+                for word in _content(words):
+                    users.setdefault(word, set()).add(key)
+        for key, found in phrases.items():
+            fact = task.facts[key]
+            for words in found:
+                content = _content(words)
+                if len(content) >= 2:
+                    self._add(self._entry("fact", (key,), words, 8))
+                    self._add(self._entry("fact", (key,), content, 7, unordered=True))
+            # single words: of the label and the key, and one-word synonyms ("vetting"); the
+            # words of a longer synonym only count together ("security check", not "check")
+            label_and_key = [words_of(fact.label), *(found[-1:] if keyed[key] else [])]
+            singles = {w for words in label_and_key for w in _content(words)} | {
+                w for words in found if len(_content(words)) == 1 for w in _content(words)
+            }
+            for word in sorted(singles):
+                distinctive = users[word] == {key} and word not in GENERIC_WORDS
+                if not distinctive and (len(word) < 3 and not word.isdigit()):
+                    continue
+                self._add(
+                    self._entry(
+                        "fact", (key,), (word,), 6 if distinctive else 2, weak=not distinctive
+                    )
+                )
+            if fact.unit:
+                unit_words = _content(words_of(fact.unit))
+                if len(unit_words) == 1 and unit_words[0].isalpha() and len(unit_words[0]) > 2:
+                    self._add(self._entry("fact", (key,), unit_words, 1, weak=True))
+            for member in fact.members:
+                words = words_of(member)
+                self._add(self._entry("member", (key, member), words, 6))
+                if len(_content(words)) >= 2:  # "an open deviation" for "deviation open"
+                    self._add(self._entry("member", (key, member), _content(words), 3,
+                                          unordered=True))  # fmt: skip
+
+    def _contexts(self) -> None:
+        for key, fact in self.task.facts.items():
+            contexts = (fact.context, *fact.other_contexts)
+            words = {c: words_of(c) for c in contexts}
+            for context in contexts:
+                own = words[context]
+                self._add(self._entry("context", (key, context), own, 9))
+                if len(_content(own)) >= 2:
+                    self._add(
+                        self._entry("context", (key, context), _content(own), 7, unordered=True)
+                    )
+                others = {w for c in contexts if c != context for w in words[c]}
+                telling = [
+                    (i, w)
+                    for i, w in enumerate(own)
+                    if w not in others and w not in CONTEXT_STOPWORDS and w not in _FUNCTION_WORDS
+                ]
+                for (i, first), (j, second) in itertools.pairwise(telling):
+                    if j == i + 1:
+                        self._add(self._entry("context", (key, context), (first, second), 4))
+                for i, word in telling:
+                    if word.isdigit() and not re.fullmatch(r"(19|20)\d\d", word):
+                        if i > 0:  # "revision 3", "stage 3": a bare "3" is a value
+                            self._add(self._entry("context", (key, context), own[i - 1 : i + 1], 4))
+                    elif len(word) >= 2:
+                        self._add(self._entry("context", (key, context), (word,), 3, exact=True))
+            self.context_words[key] = frozenset(
+                w for c in contexts for w in words[c] if w not in _FUNCTION_WORDS
+            )
+            ordered = _time_order(contexts, words)
+            if ordered is not None:
+                self.order[key] = ordered
+
+    # -- reading helpers --------------------------------------------------------------------
+    def corrected(self, word: str, word_stem: str) -> str:
+        """The stem a word is read as: its own, or a long vocabulary word it is a typo of."""
+        if word_stem in self.by_stem or len(word) < 6 or word.isdigit():
+            return word_stem
+        for known, known_stem in self.long_words.items():
+            if close_enough(word, known):
+                return known_stem
+        return word_stem
+
+    def role_facts(self, role: str) -> tuple[str, ...]:
+        return tuple(self.task.facts_of(role))
+
+
+_CACHE: dict[int, tuple[weakref.ref[TypedTask], Vocabulary]] = {}
+
+_REVISION = re.compile(r"^(?:[a-z]|\d+)$")
+
+
+def _time_key(words: tuple[str, ...]) -> tuple[int, int, int] | None:
+    """(year, month, revision) of a context, or None when it names no period or revision."""
+    year = month = revision = 0
+    for i, word in enumerate(words):
+        if re.fullmatch(r"(19|20)\d\d", word):
+            year = max(year, int(word))
+        elif word in MONTHS:
+            month = max(month, MONTHS.index(word) + 1)
+        elif re.fullmatch(r"q[1-4]", word):
+            month = max(month, 3 * int(word[1]))
+        elif re.fullmatch(r"h[12]", word):
+            month = max(month, 6 * int(word[1]))
+        elif word in ("revision", "version", "issue", "edition") and i + 1 < len(words):
+            nxt = words[i + 1]
+            if _REVISION.match(nxt):
+                revision = int(nxt) if nxt.isdigit() else ord(nxt) - ord("a") + 1
+        elif word.isdigit() and i + 1 < len(words) and words[i + 1] in ("hour", "hours", "day"):
+            revision = int(word)
+    if not (year or month or revision):
+        return None
+    return year, month, revision
+
+
+def _time_order(contexts: tuple[str, ...], words: dict[str, tuple[str, ...]]) -> list[str] | None:
+    if len(contexts) < 2:
+        return None
+    keys = {c: _time_key(words[c]) for c in contexts}
+    if any(k is None for k in keys.values()) or len(set(keys.values())) != len(contexts):
+        return None
+    return sorted(contexts, key=lambda c: keys[c])  # type: ignore[arg-type,return-value]

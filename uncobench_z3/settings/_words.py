@@ -1,0 +1,326 @@
+"""The words of a message, in one canonical form the request reader and the vocabulary share.
+
+Everything that must *not* matter when a colleague reads a follow-up is removed here, once:
+case, punctuation, plurals and other inflections (Snowball stems), possessives ("Vance's"),
+contractions ("don't" -> "do not"), and the many ways of writing a period ("FY26", "fy 2026",
+"Mar 2026", "third quarter", "rev. C"). Small typos are tolerated when a word is compared
+with the task's vocabulary (:func:`close_enough`), not here.
+
+Dates and numbers are found on the raw text first (:func:`scan_values`), so that the year of
+"1 August 2026" is read as part of a date, not as a period.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as _dt
+import functools
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+import snowballstemmer
+from rapidfuzz.distance import OSA
+
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH_ABBREVIATIONS = {m[:3]: m for m in MONTHS} | {"sept": "september"}
+_ORDINALS = {
+    "first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3",
+    "fourth": "4", "4th": "4",
+}  # fmt: skip
+#: Abbreviations that are also words: months only capitalised or beside a number.
+_AMBIGUOUS_MONTHS = {"mar", "jan", "sep", "oct", "nov", "dec"}
+_PRONOUN_IS = {"that", "it", "what", "there", "here", "he", "she", "who", "where", "how", "this"}
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball stem of a lower-case word ("clearances" -> "clearanc"); digits unchanged."""
+    if not word.isalpha():
+        return word
+    return str(_STEMMER.stemWord(word))
+
+
+@dataclass(frozen=True)
+class Token:
+    """One canonical word of a message, with where it came from."""
+
+    word: str
+    """lower case, canonical ("fy26" gives "fy", "2026"; "Mar" before a year gives "march")"""
+    stem: str
+    start: int
+    end: int
+    capitalised: bool
+    """written with a capital first letter (names that are also common words need one)"""
+    sentence: int
+    question: bool
+    """the token's sentence ends with a question mark"""
+    clause: bool = False
+    """the token starts a clause after a colon or a dash ("Marcus: did he pass?")"""
+
+
+# -- dates and numbers on the raw text ------------------------------------------------------------
+_MONTH_WORD = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DATE_PATTERNS = (
+    re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"),
+    re.compile(
+        r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+(?P<mn>"
+        + _MONTH_WORD
+        + r"),?\s+(?P<y>\d{4})\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?P<mn>" + _MONTH_WORD + r")\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\b(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})\b"),
+)
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>-)?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?:\s?(?P<scale>k|m|thousand|million|bn|billion)\b)?(?![\w])",
+    re.IGNORECASE,
+)
+_SCALES = {"k": 1000, "thousand": 1000, "m": 10**6, "million": 10**6, "bn": 10**9, "billion": 10**9}
+_MONTH_END = re.compile(
+    r"\b(?P<edge>end|start|beginning|middle)\s+of\s+(?P<mn>" + _MONTH_WORD + r")\s+(?P<y>\d{4})\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class FoundValue:
+    """A date or a number written in the message, with its character span."""
+
+    value: Fraction | _dt.date
+    start: int
+    end: int
+
+
+def _month_number(text: str) -> int:
+    word = text.lower().rstrip(".")
+    full = _MONTH_ABBREVIATIONS.get(word[:4] if word.startswith("sept") else word[:3], word)
+    return MONTHS.index(full) + 1
+
+
+def scan_values(text: str) -> list[FoundValue]:
+    """Every date and number of ``text`` in order; a number inside a date is not repeated.
+
+    A number that also names a period ("2026") is found here too; the request reader drops
+    it when the task's vocabulary reads it as a context.
+    """
+    found: list[FoundValue] = []
+    taken: list[tuple[int, int]] = []
+    for pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            try:
+                month = int(m["m"]) if "m" in m.groupdict() and m["m"] else _month_number(m["mn"])
+                day = _dt.date(int(m["y"]), month, int(m["d"]))
+            except (ValueError, IndexError):
+                continue
+            if any(s < m.end() and m.start() < e for s, e in taken):
+                continue
+            taken.append((m.start(), m.end()))
+            found.append(FoundValue(day, m.start(), m.end()))
+    for m in _MONTH_END.finditer(text):
+        month, year = _month_number(m["mn"]), int(m["y"])
+        last = calendar.monthrange(year, month)[1]
+        which = {"end": last, "middle": 15}.get(m["edge"].lower(), 1)
+        taken.append((m.start(), m.end()))
+        found.append(FoundValue(_dt.date(year, month, which), m.start(), m.end()))
+    for m in _NUMBER.finditer(text):
+        if any(s < m.end() and m.start() < e for s, e in taken):
+            continue
+        digits = m["num"].replace(",", "")
+        before = text[max(0, m.start() - 5) : m.start()].lower()
+        if before.endswith(("fy", "q", "h")) or re.search(r"\d{4}[-/]$", before):
+            continue  # FY26, Q3, H1, the "27" of "2026-27": periods
+        value = Fraction(digits) * _SCALES.get((m["scale"] or "").lower(), 1)
+        found.append(FoundValue(-value if m["sign"] else value, m.start(), m.end()))
+    return sorted(found, key=lambda v: v.start)
+
+
+# -- tokens ------------------------------------------------------------------------------------
+_RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*|\?|[!;\n]|\.(?!\d)|:|\s[-–—]\s|[–—]")
+_SPLIT_ALNUM = re.compile(r"[a-z]+|\d+")
+
+
+def _pieces(raw: str) -> list[str]:
+    """One raw word as canonical words: contractions, possessives, letters/digits apart."""
+    word = raw.lower().replace("’", "'")
+    if word.endswith("n't"):
+        head = word[:-3]
+        return [{"ca": "can", "wo": "will", "sha": "shall"}.get(head, head), "not"]
+    if "'" in word:
+        head, _, tail = word.partition("'")
+        if tail == "s" and head in _PRONOUN_IS:
+            return [head, "is"]
+        if tail in ("s", ""):
+            word = head  # a possessive: "Vance's" is Vance
+        elif tail in ("re", "ve", "ll", "d", "m"):
+            return [head, {"re": "are", "ve": "have", "ll": "will", "d": "would", "m": "am"}[tail]]
+        else:
+            word = head + tail  # O'Connor
+    parts = _SPLIT_ALNUM.findall(word)
+    return parts or [word]
+
+
+def tokenize(text: str) -> list[Token]:
+    """The canonical tokens of ``text`` (sentence marks are kept only as sentence numbers)."""
+    tokens: list[Token] = []
+    sentence = 0
+    pending: list[Token] = []
+
+    def close(question: bool) -> None:
+        nonlocal sentence
+        for token in pending:
+            tokens.append(
+                Token(
+                    token.word,
+                    token.stem,
+                    token.start,
+                    token.end,
+                    token.capitalised,
+                    sentence,
+                    question,
+                    token.clause,
+                )
+            )
+        pending.clear()
+        sentence += 1
+
+    clause = False
+    for m in _RAW_TOKEN.finditer(text):
+        raw = m.group(0)
+        if raw in ("?", ".", "!", ";", "\n"):
+            close(raw == "?")
+            clause = False
+            continue
+        if raw.strip() in (":", "-", "–", "—"):
+            clause = bool(pending)
+            continue
+        for piece in _pieces(raw):
+            pending.append(
+                Token(piece, stem(piece), m.start(), m.end(), raw[0].isupper(), 0, False, clause)
+            )
+            clause = False
+    close(False)
+    return _canonical_periods(tokens)
+
+
+def _year(word: str) -> str | None:
+    if re.fullmatch(r"(19|20)\d\d", word):
+        return word
+    return None
+
+
+def _canonical_periods(tokens: list[Token]) -> list[Token]:
+    """Rewrite the ways of writing a period into one form (the same for labels and messages).
+
+    "FY26" / "FY 2026" -> "fy 2026"; "2026-27" -> "2026 2027"; "Mar 2026" -> "march 2026";
+    "3rd quarter" / "quarter 3" -> "q3"; "first half" -> "h1"; "rev C" -> "revision c";
+    "v2" -> "version 2".
+    """
+    out: list[Token] = []
+    i = 0
+
+    def put(token: Token, word: str) -> None:
+        out.append(
+            Token(
+                word,
+                stem(word),
+                token.start,
+                token.end,
+                token.capitalised,
+                token.sentence,
+                token.question,
+                token.clause,
+            )
+        )
+
+    while i < len(tokens):
+        t = tokens[i]
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        prev = out[-1].word if out else ""
+        if t.word == "fy" and nxt is not None and re.fullmatch(r"\d\d", nxt.word):
+            put(t, "fy")
+            put(nxt, "20" + nxt.word)
+            i += 2
+            continue
+        if (
+            re.fullmatch(r"\d\d", t.word)
+            and _year(prev)
+            and int(t.word) == (int(prev) + 1) % 100
+            and tokens[i - 1].end + 1 == t.start
+        ):
+            put(t, str(int(prev) + 1))  # "2026-27": a financial year, the second year written
+            i += 1
+            continue
+        if (
+            t.word in ("q", "h")
+            and nxt is not None
+            and nxt.word in (("1", "2", "3", "4") if t.word == "q" else ("1", "2"))
+        ):
+            put(t, t.word + nxt.word)
+            i += 2
+            continue
+        if t.word in _ORDINALS and nxt is not None and nxt.word in ("quarter", "half"):
+            put(t, ("q" if nxt.word == "quarter" else "h") + _ORDINALS[t.word])
+            i += 2
+            continue
+        if t.word == "quarter" and nxt is not None and nxt.word in ("1", "2", "3", "4"):
+            put(t, "q" + nxt.word)
+            i += 2
+            continue
+        if t.word == "rev":
+            put(t, "revision")
+            i += 1
+            continue
+        if t.word == "v" and nxt is not None and nxt.word.isdigit():
+            put(t, "version")
+            i += 1
+            continue
+        if t.word in _MONTH_ABBREVIATIONS and t.word not in MONTHS:
+            near = [w.word for w in (tokens[i - 1] if i else None, nxt) if w is not None]
+            if t.word not in _AMBIGUOUS_MONTHS or t.capitalised or any(w.isdigit() for w in near):
+                put(t, _MONTH_ABBREVIATIONS[t.word])
+            else:
+                out.append(t)  # "mar", "dec": words unless written as a month
+            i += 1
+            continue
+        out.append(t)
+        i += 1
+    return out
+
+
+def words_of(text: str) -> tuple[str, ...]:
+    """The canonical words of a label or phrase (for vocabulary entries)."""
+    return tuple(t.word for t in tokenize(text))
+
+
+def close_enough(word: str, known: str) -> bool:
+    """A typo of a long word: one edit (two for ten letters and more), same first letter.
+
+    Short words never match by edit distance: "match" is not "March", "fit" is not "fat".
+    """
+    if word == known or len(word) < 6 or len(known) < 6 or word[0] != known[0]:
+        return word == known
+    cutoff = 2 if min(len(word), len(known)) >= 10 else 1
+    return OSA.distance(word, known, score_cutoff=cutoff) <= cutoff
