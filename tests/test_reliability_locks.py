@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -124,7 +123,5 @@ def test_a_lock_whose_holder_file_names_a_live_pid_elsewhere_is_still_stale_if_f
             }
         )
     )
-    started = time.time()
-    with lock_output(folder, "eval") as held:
+    with lock_output(folder, "eval") as held:  # non-blocking: a held lock would raise
         assert held.stale is not None and held.stale["host"] == "elsewhere"
-    assert time.time() - started < 5
