@@ -37,7 +37,7 @@ from uncobench_z3.models import (
 )
 from uncobench_z3.models.providers._mock import MockProvider
 from uncobench_z3.solver import Verdict
-from uncobench_z3.spec import check_structure
+from uncobench_z3.spec import check_structure, format_fraction
 
 LIBRARY = load_library()
 
@@ -61,7 +61,7 @@ def _answer_from_text(text: str) -> dict:  # type: ignore[type-arg]
     return {
         "decision": read.positive,
         "candidate": outcome.candidate,
-        "number": str(outcome.number),
+        "number": format_fraction(outcome.number),  # a decimal, as a model would write it
     }
 
 

@@ -13,7 +13,7 @@ from ..construct import MANIFEST_FILE, LLMStages, ModelRef, build_benchmark, che
 from ..errors import ConfigError, SpecReadError
 from ._app import EXIT_OK, cli, err_console
 from ._options import rlimit_option, timeout_ms_option
-from ._output import Output, OutputTable, format_option, output_for, progress_bar
+from ._output import Output, OutputTable, Styled, format_option, output_for, progress_bar
 
 
 @cli.command()
@@ -225,6 +225,51 @@ def print_stats(out: Output, stats: dict[str, Any]) -> None:
         listing = ", ".join(f"{k} {v}" for k, v in top)
         more = f" (+{len(spread) - 8} more roles)" if len(spread) > 8 else ""
         out.say(f"[bold]{kind}[/] defects by role: {escape(listing)}{more}")
+    if "validity" in stats:
+        print_validity(out, stats["validity"])
+
+
+def validity_tables(validity: dict[str, Any]) -> list[OutputTable]:
+    """Guessing floors, operator and rounding-mode shares, and the validity targets."""
+    settings = ("reliable", "misaligned", "incomplete", "missed", "mixed")
+    floors = OutputTable.of("guessing floors (exact mean accuracy, %)", ["strategy", *settings])
+    for strategy, row in validity["guessing_floors"].items():
+        floors.add_row(strategy, *[str(row.get(s, {}).get("percent", "-")) for s in settings])
+    tables = [floors]
+    for title, key in (("operators", "operators"), ("rounding modes", "rounding_modes")):
+        table = OutputTable.of(title, [title[:-1], "count", "%"])
+        for name, row in validity[key].items():
+            table.add_row(name, str(row["count"]), str(row["percent"]))
+        tables.append(table)
+    targets = OutputTable.of("validity targets", ["target", "value", "wanted", "met"])
+    for target in validity["targets"]:
+        met = "yes" if target["met"] else Styled("NO", "red")
+        targets.add_row(target["name"], str(target["value"]), target["target"], met)
+    tables.append(targets)
+    return tables
+
+
+def print_validity(out: Output, validity: dict[str, Any]) -> None:
+    floors, operators, modes, targets = validity_tables(validity)
+    out.table(floors)
+    chances = validity["gold_chances"]
+    out.say(
+        f"gold chance of Incomplete replies: mean {chances['mean_percent']}%, "
+        f"max {chances['max']} (at most {chances['at_most']}), "
+        f"exactly 1/2 in {chances['exactly_half']} of {chances['replies']}"
+    )
+    out.table(operators)
+    out.table(modes)
+    rounding = validity["rounding"]
+    ties = ", ".join(f"{mode} {n}" for mode, n in rounding["ties"].items())
+    out.say(
+        f"rounding changes {rounding['changed']} of {rounding['numeric_answers']} numeric "
+        f"answers ({rounding['changed_percent']}%); exact ties: {ties}"
+    )
+    for reason, ids in validity["mixed_unavailable"].items():
+        out.say(f"[bold]no mixed[/] ({len(ids)}): {escape(reason)}")
+        out.say(f"  [dim]{escape(', '.join(ids))}[/]")
+    out.table(targets)
 
 
 @cli.command()

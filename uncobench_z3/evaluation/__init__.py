@@ -17,7 +17,16 @@ from ._attribution import (
     justify_answer,
     received_evidence,
 )
-from ._builtin import NAIVE_QUESTION, CarefulAgent, NaiveAgent, decide, face_value
+from ._builtin import (
+    NAIVE_QUESTION,
+    CarefulAgent,
+    FaceValueAgent,
+    MidpointAgent,
+    NaiveAgent,
+    OptimistAgent,
+    decide,
+    face_value,
+)
 from ._colleagues import (
     ColleagueReply,
     FollowUpKind,
@@ -133,6 +142,7 @@ from ._protocol import (
 )
 from ._registry import (
     BUILTIN_AGENTS,
+    GUESSING_AGENTS,
     AgentFactory,
     agent_names,
     check_agent_name,
@@ -188,6 +198,7 @@ __all__ = [
     "DEFAULT_MAX_RETRY_WAIT",
     "ERROR_RESULT",
     "ERROR_SAMPLES_FILE",
+    "GUESSING_AGENTS",
     "INTERVENTION_ARMS",
     "JOB_IDENTITY",
     "JUDGE_FILE",
@@ -223,6 +234,7 @@ __all__ = [
     "Environment",
     "EpisodeStatus",
     "ErrorBudget",
+    "FaceValueAgent",
     "FidelityCheck",
     "FollowUpKind",
     "FollowUpReader",
@@ -239,9 +251,11 @@ __all__ = [
     "LLMAgent",
     "LLMPhraser",
     "LLMVerdict",
+    "MidpointAgent",
     "ModelFollowUpReader",
     "NaiveAgent",
     "Observation",
+    "OptimistAgent",
     "ParsedAnswer",
     "PreparedGroup",
     "ReaderAgreement",

@@ -21,6 +21,7 @@ from ._jsonl import (
 )
 from ._model import (
     OPERATIONS,
+    OPERATORS,
     SCHEMA_VERSION,
     Candidate,
     Condition,
@@ -36,7 +37,14 @@ from ._model import (
     TaskSpec,
 )
 from ._problems import Problem
-from ._rounding import ROUNDING_MODES, Interval, RoundingMode, preimage, round_fraction
+from ._rounding import (
+    ROUNDING_MODES,
+    Interval,
+    RoundingMode,
+    preimage,
+    round_fraction,
+    rounding_unit,
+)
 from ._structure import StructureReport, check_structure
 from ._typed import Outcome, Slot, TypedCondition, TypedFact, TypedRule, TypedTask
 from ._units import Dimension, is_percent, same_unit
@@ -56,6 +64,7 @@ from ._values import (
 __all__ = [
     "FACT_TYPES",
     "OPERATIONS",
+    "OPERATORS",
     "ROUNDING_MODES",
     "SCHEMA_VERSION",
     "Answer",
@@ -106,6 +115,7 @@ __all__ = [
     "read_utf8",
     "repair_log",
     "round_fraction",
+    "rounding_unit",
     "same_unit",
     "spec_to_json",
     "to_json_scalar",
