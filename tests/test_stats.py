@@ -30,7 +30,12 @@ from uncobench_z3.stats import (
     ratios_at,
     wilson_interval,
 )
-from uncobench_z3.stats._bootstrap import _sorted_exactly
+from uncobench_z3.stats._bootstrap import (
+    _numpy_rows,
+    _sorted_exactly,
+    resample_rows,
+    resample_weights,
+)
 
 F = Fraction
 
@@ -195,6 +200,35 @@ def test_ratios_equal_the_mean_of_fraction_ratios(rows: list[tuple[list[int], in
             ratios.append(F(sum(unit[at] * w for unit, w in weighted), below))
     expected = sum(ratios, F(0)) / len(ratios) if ratios else None
     assert ratios_at(0, 6)(weighted, 1) == expected
+
+
+@given(
+    st.lists(st.integers(0, 5), min_size=17, max_size=80),
+    st.integers(0, 2**64 - 1),
+    st.integers(1, 40),
+)
+def test_vectorised_resamples_are_the_same_draws(
+    classes: list[int], seed: int, samples: int
+) -> None:
+    """numpy's generator, started from random.Random's state, gives the same resamples as
+    drawing them one by one (so intervals do not depend on whether numpy is installed)."""
+    kinds = max(classes) + 1
+    fast = _numpy_rows(classes, kinds, random.Random(seed), samples)
+    assert fast is not None
+    rng = random.Random(seed)
+    assert fast == [resample_weights(classes, kinds, rng) for _ in range(samples)]
+
+
+def test_without_numpy_the_resamples_are_drawn_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    classes = [i % 3 for i in range(40)]
+    expected = resample_rows(classes, 3, random.Random(5), 30)
+    monkeypatch.setitem(sys.modules, "numpy", None)  # import numpy now fails
+    assert _numpy_rows(classes, 3, random.Random(5), 30) is None
+    assert resample_rows(classes, 3, random.Random(5), 30) == expected
 
 
 def test_bootstrap_intervals_cover_a_known_mean_at_about_the_stated_rate() -> None:

@@ -10,7 +10,9 @@ definition. Several statistics of the same units are computed from the same resa
 Determinism: the generator is :class:`random.Random` seeded with an integer derived (SHA-256)
 from the configured seed and a label naming the cell, and draws use only ``random()``, the
 one method whose sequence Python guarantees across versions: index ``floor(random() * n)``.
-Resampled statistics are exact fractions (units are scaled to integers over their common
+With numpy installed, the same draws are made
+vectorised from the generator's state (:func:`resample_rows`, checked against it). Resampled
+statistics are exact fractions (units are scaled to integers over their common
 denominator, so the arithmetic stays in integers until the last division). The interval is
 the percentile interval: with ``m`` defined resampled values sorted, the ``l``-th smallest
 and the ``l``-th largest, ``l = max(1, ceil(m * (1 - level) / 2))`` (for ``m = 2000`` at
@@ -21,6 +23,7 @@ denominator) are left out of its ``m``.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import random
 from collections import Counter
@@ -73,7 +76,7 @@ def _sorted_exactly(values: Sequence[Fraction]) -> list[Fraction]:
     """``sorted(values)``, faster: ordered by their floats, then checked exactly (comparing
     fractions is slow; a float order that is wrong somewhere falls back to the exact sort)."""
     ordered = sorted(values, key=float)
-    pairs = zip(ordered, ordered[1:], strict=False)
+    pairs = itertools.pairwise(ordered)
     if all(a.numerator * b.denominator <= b.numerator * a.denominator for a, b in pairs):
         return ordered
     return sorted(values)
@@ -97,6 +100,48 @@ def resample_weights(classes: Sequence[int], kinds: int, rng: random.Random) -> 
     for _ in range(n):
         counts[classes[int(draw() * n)]] += 1
     return counts
+
+
+def _numpy_rows(
+    classes: Sequence[int], kinds: int, rng: random.Random, samples: int
+) -> list[list[int]] | None:
+    """The weights of ``samples`` resamples drawn with numpy from ``rng``'s exact state, or
+    None (no numpy, or its generator does not reproduce ``rng``).
+
+    ``random.Random`` and numpy's ``RandomState`` are the same Mersenne Twister with the same
+    53-bit doubles, so from the same state they give the same draws; index and counts are
+    then computed as :func:`resample_weights` does (``floor(u * n)``), vectorised. The first
+    draws are checked against ``rng`` itself before any is used.
+    """
+    try:
+        import numpy as np
+    except ImportError:
+        return None
+    _, state, _ = rng.getstate()
+    generator = np.random.RandomState()
+    generator.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1]))
+    n = len(classes)
+    draws = generator.random_sample(samples * n)
+    probe = random.Random()
+    probe.setstate(rng.getstate())
+    if any(probe.random() != float(draws[i]) for i in range(min(8, len(draws)))):
+        return None
+    drawn = np.asarray(classes, dtype=np.int64)[(draws * n).astype(np.int64)]
+    rows = drawn.reshape(samples, n) + np.arange(samples, dtype=np.int64)[:, None] * kinds
+    counts = np.bincount(rows.ravel(), minlength=samples * kinds).reshape(samples, kinds)
+    rows_of_counts: list[list[int]] = counts.tolist()
+    return rows_of_counts
+
+
+def resample_rows(
+    classes: Sequence[int], kinds: int, rng: random.Random, samples: int
+) -> list[list[int]]:
+    """The weights of ``samples`` consecutive resamples (as :func:`resample_weights` draws
+    them, one after the other), with numpy when it reproduces ``rng``."""
+    fast = _numpy_rows(classes, kinds, rng, samples) if len(classes) > 16 else None
+    if fast is not None:
+        return fast
+    return [resample_weights(classes, kinds, rng) for _ in range(samples)]
 
 
 def _scaled(units: Sequence[Unit]) -> tuple[list[tuple[int, ...]], int]:
@@ -128,8 +173,7 @@ def bootstrap_many(
     resampled: dict[str, list[Fraction]] = {name: [] for name in live}
     if live:
         rng = random.Random(derived_seed(config.seed, label))
-        for _ in range(config.samples):
-            weights = resample_weights(classes, len(kinds), rng)
+        for weights in resample_rows(classes, len(kinds), rng, config.samples):
             drawn = [(kinds[k], w) for k, w in enumerate(weights) if w]
             for name, statistic in live.items():
                 result = statistic(drawn, scale)
