@@ -119,7 +119,8 @@ def _numpy_rows(
         return None
     _, state, _ = rng.getstate()
     generator = np.random.RandomState()
-    generator.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1]))
+    keys = np.array(state[:-1], dtype=np.uint32)
+    generator.set_state(("MT19937", keys, int(state[-1]), 0, 0.0))
     n = len(classes)
     draws = generator.random_sample(samples * n)
     probe = random.Random()
