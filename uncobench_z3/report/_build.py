@@ -31,6 +31,8 @@ MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"
 FIGURES_DIR = "figures"
 DEFAULT_TITLE = "uncobench evaluation report"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 @dataclass
@@ -52,6 +54,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -165,6 +165,13 @@ def read_samples(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
     a sample record is refused with its number."""
     if not path.is_file():
         return
+    try:
+        yield from _records(path)
+    except OSError as exc:
+        raise SpecReadError(str(path), f"cannot be read ({exc.strerror or exc})") from None
+
+
+def _records(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
     for number, line, torn in _lines(path):
         if not line.strip():
             continue
@@ -179,7 +186,9 @@ def read_samples(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
             if torn:
                 continue
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise SpecReadError(str(path), f"line {number} is not a sample record ({reason})")
+            raise SpecReadError(
+                str(path), f"line {number} is not a sample record ({reason})"
+            ) from None
         yield record, rounds
 
 
