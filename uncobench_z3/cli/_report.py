@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 import time
@@ -98,15 +99,20 @@ def leaderboard_command(
     return EXIT_OK
 
 
-def _report_folder(path: Path, title: str) -> tuple[Path, str]:
-    """A folder holding a report of ``path`` (itself, if it is a report), and what was done."""
+def _report_folder(path: Path, title: str) -> tuple[Path, bool]:
+    """A folder holding a report of ``path`` (itself, if it is a report folder), and whether
+    it was made here (a temporary folder, removed when the server stops)."""
     from ..report import HTML_FILE, write_report
 
     if (path / HTML_FILE).is_file():
-        return path, f"serving the report in {path}"
+        return path, False
     folder = Path(tempfile.mkdtemp(prefix="uncobench-view-"))
-    write_report(path, folder, title=title)
-    return folder, f"wrote a report of {path} in {folder}"
+    try:
+        write_report(path, folder, title=title)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder, True
 
 
 @cli.command("view")
@@ -120,13 +126,16 @@ def view_command(runs: Path, port: int, no_browser: bool, title: str) -> int:
     and open it in a browser (or print the URL); Ctrl-C stops."""
     from ..report import serve_report
 
-    folder, done = _report_folder(runs, title)
+    folder, made = _report_folder(runs, title)
     try:
         server = serve_report(folder, port)
     except OSError as exc:
+        if made:
+            shutil.rmtree(folder, ignore_errors=True)
         raise ConfigError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     output = Output()
-    output.say(escape(done))
+    if made:
+        output.say(f"wrote a report of {escape(str(runs))} (removed when this stops)")
     output.say(f"report at {escape(server.url)} (Ctrl-C stops)")
     sys.stdout.flush()
     if not no_browser and not webbrowser.open(server.url):
@@ -138,4 +147,6 @@ def view_command(runs: Path, port: int, no_browser: bool, title: str) -> int:
         output.say("stopped")
     finally:
         server.stop()
+        if made:
+            shutil.rmtree(folder, ignore_errors=True)
     return EXIT_OK

@@ -46,8 +46,8 @@ def html_table(table: Table) -> str:
 
 
 def _figure(title: str, caption: str, rendered: Rendered | None) -> str:
-    if rendered is None:
-        return ""
+    if rendered is None:  # not drawn: the caption still says what the numbers are
+        return f'<p class="note">{html.escape(caption)}</p>'
     data = base64.b64encode(rendered.svg).decode("ascii")
     alt = html.escape(title, quote=True)
     return (f'<figure><img alt="{alt}" src="data:image/svg+xml;base64,{data}">'

@@ -47,7 +47,8 @@ class ReportServer:
         return f"http://{HOST}:{self.httpd.server_address[1]}/{HTML_FILE}"
 
     def start(self) -> ReportServer:
-        self.thread.start()
+        if not self.thread.is_alive():
+            self.thread.start()
         return self
 
     def stop(self) -> None:
