@@ -23,7 +23,7 @@ from uncobench_z3.report import PAPER_SECTIONS, write_report
 from .report_runs import EVIL_AGENT, EVIL_ANSWER
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = os.environ.get("UNCOBENCH_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("UNCOBENCH_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
     "--headless",
     "--no-sandbox",
