@@ -67,8 +67,12 @@ def write_report(
     title: str = DEFAULT_TITLE,
     figures: bool = True,
     bootstrap: BootstrapConfig | None = None,
+    *,
+    plots: bool | None = None,
 ) -> ReportFiles:
-    """Read every run under ``runs`` and write the report into the folder ``out``."""
+    """Read every run under ``runs`` and write the report into the folder ``out``
+    (``figures=False``: no matplotlib; ``plots`` is that option's older name)."""
+    figures = figures if plots is None else plots
     target = Path(out)
     if target.exists() and not target.is_dir():
         raise ConfigError(f"{target} is a file, not a folder for the report")

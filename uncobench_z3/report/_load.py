@@ -3,9 +3,9 @@
 A run log can hold tens of thousands of samples, most of whose bytes are traces. The report
 reads each log line once: the record is validated without its trace (the metrics never read
 it), and the trace, validated as the report reads it (:class:`ViewRound`), goes to the
-*visitors* (the trace viewer, the validity judge) and is then dropped. So
-:attr:`ReportData.samples` hold no traces, and memory stays proportional to the samples'
-summaries, not their conversations.
+*visitors* (the trace viewer, the validity judge) and is then dropped, with the per-round
+solver notes. So :attr:`ReportData.samples` hold neither, and memory stays proportional to
+the samples' summaries, not their conversations.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class BenchmarkGroups:
 class ReportData:
     runs: list[RunInfo]
     samples: list[SampleRecord]
-    """every distinct sample, without its trace (see the module docstring)"""
+    """every distinct sample, without its trace and notes (see the module docstring)"""
     unavailable: dict[str, list[str]] = field(default_factory=dict)
     manifest_stats: dict[str, Any] | None = None
     manifest_path: Path | None = None
@@ -243,6 +243,7 @@ def read_runs(data: ReportData, visitors: Sequence[TraceVisitor] = ()) -> Report
             data.samples.append(record)
             for visit in visitors:
                 visit(record, trace)
+            record.notes = []  # per-round data, like the trace: the visitors' alone
         run.planned = run.planned or run.samples
         for setting, missing in run.unavailable.items():
             unavailable.setdefault(setting, set()).update(missing)

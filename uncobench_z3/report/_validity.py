@@ -64,20 +64,20 @@ class ValidityJudge:
         self._counts: dict[tuple[str, str], dict[str, int]] = {}
         self._coverage: dict[tuple[str, str], Counter[tuple[int, int]]] = {}
         """(conveyed, required) -> replies: coverage is summed exactly once, at the end"""
-        self._verdicts: dict[tuple[str, str, str, str], ReplyJudgement | None] = {}
+        self._verdicts: dict[tuple[str, str, str], list[tuple[object, ReplyJudgement | None]]] = {}
 
     def _verdict(self, group_hash: str, reply: ViewReply) -> ReplyJudgement | None:
-        # repr of the stated items (JSON scalars) is a cheap exact key
-        key = (group_hash, reply.role, reply.text or "",
-               repr((reply.model_extra or {}).get("stated")))  # fmt: skip
-        if key not in self._verdicts:
-            judge = self.judges.get(group_hash)
-            self._verdicts[key] = (
-                None
-                if judge is None
-                else judge.judge(ReplyRecord.model_validate(reply.model_dump(exclude_unset=True)))
-            )
-        return self._verdicts[key]
+        # replies recur (epochs, agents): one verdict per group, role, text and stated items
+        stated = (reply.model_extra or {}).get("stated")
+        known = self._verdicts.setdefault((group_hash, reply.role, reply.text or ""), [])
+        for items, verdict in known:
+            if items == stated:
+                return verdict
+        judge = self.judges.get(group_hash)
+        raw = reply.model_dump(exclude_unset=True)
+        verdict = None if judge is None else judge.judge(ReplyRecord.model_validate(raw))
+        known.append((stated, verdict))
+        return verdict
 
     def __call__(self, sample: SampleRecord, trace: Sequence[ViewRound]) -> None:
         cell = (sample.colleague, sample.agent)
