@@ -220,7 +220,8 @@ def figure_specs(document: MetricsDocument) -> dict[str, FigureSpec]:
             "missed-cost", "The cost of a missed reply",
             f"Per agent in Missed: extra rounds and contacts over its Reliable mean, wait "
             f"rounds and redundant contacts per sample; n = {_span(missed)} Missed samples "
-            "per agent (exact values in the table); means, no interval.",
+            "per agent (exact values, and the share of cases with more than one contact to "
+            "the designated role, in the table); means, no interval.",
             lambda: grouped_bars(panel, "per sample", percent=False),
         )  # fmt: skip
     single = [m for m in cells if m.setting in ("misaligned", "incomplete", "missed", "mixed")]
