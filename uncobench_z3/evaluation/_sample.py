@@ -383,7 +383,8 @@ async def run_sample(
     return _record(job, environment, agent, elapsed, status=environment.status, result=result,
                    correct=correct, answer=environment.answer, score=score,
                    attribution=attribution, justification=justification,
-                   min_rounds=fewest)  # fmt: skip
+                   min_rounds=fewest,
+                   notes=round_notes(task, gold, environment.trace, group_hash))  # fmt: skip
 
 
 def _record(
@@ -409,7 +410,6 @@ def _record(
         behaviour=behaviour_of(environment.trace, required),
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
         trace=environment.trace,
-        notes=round_notes(task, gold, environment.trace, group_hash),
         usage=_usage(agent, environment),
         elapsed_seconds=round(elapsed, 6),
         **outcome,

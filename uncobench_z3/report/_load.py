@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..construct import MANIFEST_FILE, load_groups
+from ..construct import GROUPS_FILE, MANIFEST_FILE, check_benchmark, load_groups
 from ..errors import ConfigError, SpecReadError, UncobenchError
 from ..evaluation import (
     RUN_FILE,
@@ -29,7 +29,7 @@ from ..evaluation import (
     typed_task,
 )
 from ..settings import TaskGroup
-from ..spec import TypedTask, load_json
+from ..spec import TypedTask, load_json, validate_document
 
 
 class ViewReply(BaseModel):
@@ -61,6 +61,30 @@ class ViewRound(BaseModel):
     answer: dict[str, Any] | None = None
     error: str | None = None
     intervention: str | None = None
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class RunConfigFields(_Loose):
+    """The fields of a run's configuration that the report reads, with their types."""
+
+    benchmark: str = ""
+    agents: list[str] = Field(default_factory=list)
+    settings: list[str] = Field(default_factory=list)
+    seed: int | None = None
+    budget: int | None = None
+
+
+class RunFileFields(_Loose):
+    """The fields of ``run.json`` that the report reads: a file that holds them with other
+    types (an edited or foreign file) is refused with its JSON path, not a traceback."""
+
+    config: RunConfigFields
+    config_hash: str = ""
+    unavailable: dict[str, list[str]] = Field(default_factory=dict)
+    samples: int | None = None
 
 
 TraceVisitor = Callable[[SampleRecord, Sequence[ViewRound]], None]
@@ -124,6 +148,8 @@ def _manifest(benchmark: str, base: Path) -> tuple[dict[str, Any] | None, Path |
                 data = load_json(candidate)
             except SpecReadError:
                 return None, None
+            if (candidate.parent / GROUPS_FILE).is_file():  # stats of a changed benchmark lie
+                check_benchmark(candidate.parent)
             if isinstance(data, dict) and isinstance(data.get("stats"), dict):
                 return data["stats"], candidate
     return None, None
@@ -133,9 +159,8 @@ def _run_info(run_dir: Path) -> RunInfo:
     meta = load_json(run_dir / RUN_FILE)
     if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
         raise SpecReadError(str(run_dir / RUN_FILE), "not a run description", json_path="$")
+    validate_document(meta, RunFileFields, str(run_dir / RUN_FILE))
     missing = meta.get("unavailable") or {}
-    if not isinstance(missing, dict):
-        raise SpecReadError(str(run_dir / RUN_FILE), "not a mapping", json_path="$.unavailable")
     planned = meta.get("samples")
     return RunInfo(
         path=run_dir,
@@ -148,7 +173,7 @@ def _run_info(run_dir: Path) -> RunInfo:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, line, whether it is the last line and unterminated)."""
+    """(line number, line, whether it is the last line and lacks its newline)."""
     with path.open("rb") as handle:
         previous: tuple[int, bytes] | None = None
         for number, line in enumerate(handle, start=1):
@@ -172,24 +197,39 @@ def read_samples(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
 
 
 def _records(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
-    for number, line, torn in _lines(path):
+    for number, line, unterminated in _lines(path):
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:  # as read_utf8 says it: file:line and column
+            raise SpecReadError(
+                f"{path}:{number}",
+                f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",
+            ) from None
+        try:
+            raw = json.loads(text)
+        except ValueError as exc:
+            if unterminated and text.lstrip().startswith("{"):
+                continue  # torn: a crash cut the last line off inside its record
+            raise _bad_line(path, number, str(exc)) from None
+        try:
             if not isinstance(raw, dict):
                 raise ValueError("not a JSON object")
             trace = raw.pop("trace", [])
             record = SampleRecord.model_validate({**raw, "trace": []})
             rounds = [ViewRound.model_validate(item) for item in trace]
         except (ValueError, ValidationError) as exc:
-            if torn:
-                continue
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise SpecReadError(
-                str(path), f"line {number} is not a sample record ({reason})"
-            ) from None
+            raise _bad_line(path, number, str(exc).splitlines()[0]) from None
         yield record, rounds
+
+
+def _bad_line(path: Path, number: int, reason: str) -> SpecReadError:
+    return SpecReadError(
+        str(path),
+        f"line {number} is not a sample record ({reason}); fix or delete it, or run "
+        "`uncobench eval` again with --force to set it aside",
+    )
 
 
 def _benchmark_groups(runs: Sequence[RunInfo]) -> BenchmarkGroups:
@@ -198,12 +238,13 @@ def _benchmark_groups(runs: Sequence[RunInfo]) -> BenchmarkGroups:
     for run in runs:
         try:
             path = run_benchmark_path(run.path).resolve()
-            if path not in seen:
-                seen.add(path)
-                for group in load_groups(path):
-                    found.by_hash.setdefault(group_digest(group), group)
-        except UncobenchError as exc:
+        except UncobenchError as exc:  # moved or deleted: the report does without it
             found.notes.append(f"{run.path}: {exc}")
+            continue
+        if path not in seen:  # there but failing its manifest checks: refused, one line
+            seen.add(path)
+            for group in load_groups(path):
+                found.by_hash.setdefault(group_digest(group), group)
     return found
 
 
@@ -226,6 +267,10 @@ def open_report_data(path: str | Path | Sequence[str | Path], groups: bool = Tru
     runs = [_run_info(run_dir) for run_dir in run_dirs.values()]
     data = ReportData(runs=runs, samples=[])
     data.groups = _benchmark_groups(runs) if groups else BenchmarkGroups()
+    for run in runs:
+        if data.manifest_stats is None:
+            benchmark = str(run.config.get("benchmark", ""))
+            data.manifest_stats, data.manifest_path = _manifest(benchmark, run.path)
     return data
 
 
@@ -247,9 +292,6 @@ def read_runs(data: ReportData, visitors: Sequence[TraceVisitor] = ()) -> Report
         run.planned = run.planned or run.samples
         for setting, missing in run.unavailable.items():
             unavailable.setdefault(setting, set()).update(missing)
-        if data.manifest_stats is None:
-            benchmark = str(run.config.get("benchmark", ""))
-            data.manifest_stats, data.manifest_path = _manifest(benchmark, run.path)
     data.unavailable = {k: sorted(v) for k, v in unavailable.items()}
     return data
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..evaluation import JudgeLine
+from ..evaluation import JudgeLine, error_counts
 from ..models import ModelUsage
 from ._analysis_tables import (
     attribution_table,
@@ -75,8 +75,9 @@ def _usage_table(data: ReportData) -> Table | None:
     totals: dict[tuple[str, str], ModelUsage] = {}
     for sample in data.samples:
         for part, spent in sample.usage.items():
-            who = sample.agent if part == "agent" else sample.colleague
-            totals[(part, who)] = totals.get((part, who), ModelUsage()) + spent
+            who = sample.agent if part.startswith("agent") else sample.colleague
+            key = (part.replace("_cached", " (cached)"), who)
+            totals[key] = totals.get(key, ModelUsage()) + spent
     if not totals:
         return None
     rows = [
@@ -85,8 +86,25 @@ def _usage_table(data: ReportData) -> Table | None:
         for (part, who), u in sorted(totals.items())
     ]  # fmt: skip
     return Table(["role", "model", "input tokens", "output tokens", "cost (USD)"], rows,
-                 "Tokens and list-price cost spent by language models (response-cache hits "
-                 "spend nothing).")  # fmt: skip
+                 "Tokens and list-price cost spent by language models. Rows marked (cached) are "
+                 "answers served from the response cache: what they cost when first made, not "
+                 "spent again.")  # fmt: skip
+
+
+def _errors_table(data: ReportData) -> Table | None:
+    """Error samples (model calls failed after retries): counted apart, never scored."""
+    counts = error_counts(data.samples)
+    if not counts:
+        return None
+    rows = [
+        [agent, SETTING_TITLES.get(setting, setting), str(sum(c.values())),
+         ", ".join(f"{kind}: {n}" for kind, n in sorted(c.items()))]
+        for (agent, setting), c in counts.items()
+    ]  # fmt: skip
+    return Table(["agent", "setting", "errors", "by type"], rows,
+                 "Error samples: their model calls failed after their retries. They are left "
+                 "out of every metric (not counted as wrong); running the same eval command "
+                 "tries them again.")  # fmt: skip
 
 
 def _runs_section(inputs: SectionInputs) -> Section:
@@ -103,9 +121,7 @@ def _runs_section(inputs: SectionInputs) -> Section:
         parts.append(f"Figures omitted: {inputs.figure_note}.")
     parts += inputs.notes
     tables = [_runs_table(data)]
-    usage = _usage_table(data)
-    if usage is not None:
-        tables.append(usage)
+    tables += [t for t in (_usage_table(data), _errors_table(data)) if t is not None]
     return Section("runs", "Runs", " ".join(parts), tables)
 
 
