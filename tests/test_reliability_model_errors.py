@@ -119,8 +119,10 @@ def test_the_run_goes_on_past_error_samples_within_max_errors(
     report = run_cli(capsys, "report", str(out), "--out", str(tmp_path / "rep"), "--no-plots")
     assert report.code == 0, report.err
     text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
-    assert "## Error samples" in text and f"| {AGENT} | Mixed (stress test) | 1 |" in text
-    assert "HTTP 502" not in text.split("## Wrong answers", 1)[1]  # not listed as wrong
+    runs = text.split("## Runs", 1)[1].split("\n## ", 1)[0]  # error samples are counted there
+    assert "*Error samples:" in runs and f"| {AGENT} | Mixed (stress test) | 1 |" in runs
+    wrong = text.split("wrong answers*", 1)[1].split("\n## ", 1)[0]
+    assert "HTTP 502" not in wrong and "ModelAPIError" not in wrong  # not listed as wrong
 
 
 def test_max_errors_zero_stops_at_the_first_error_and_resume_retries_it(

@@ -48,6 +48,7 @@ def _register() -> None:
         _followup,
         _judge,
         _perturb,
+        _report,
         _verify,
     )
 

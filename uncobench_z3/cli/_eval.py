@@ -1,4 +1,4 @@
-"""``uncobench eval``, ``uncobench report`` and ``uncobench demo``."""
+"""``uncobench eval`` and ``uncobench demo`` (``report``: :mod:`._report`)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from ..models import DEFAULT_MAX_ATTEMPTS
 from ..settings import SETTING_NAMES, SettingName
 from ..solver import SolverBudget, Verdict
 from ..spec import dump_json, write_text_atomic
-from ..stats import DEFAULT_SAMPLES, BootstrapConfig, decimal_text, percent_text
+from ..stats import DEFAULT_SAMPLES, decimal_text, percent_text
 from ._app import EXIT_OK, cli
 from ._output import Output, OutputTable, format_option, output_for, progress_bar
 
@@ -368,41 +368,6 @@ def bootstrap_options(command: Callable[..., int]) -> Callable[..., int]:
         type=click.IntRange(min=1),
         help="Bootstrap resamples per interval.",
     )(command)
-
-
-@cli.command("report")
-@click.argument("runs", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Folder for report.md, report.html and plots/.",
-)
-@click.option("--title", default="uncobench evaluation report", show_default=True)
-@click.option("--no-plots", is_flag=True, help="Skip the plots (no matplotlib needed).")
-@bootstrap_options
-def report_command(
-    runs: Path,
-    out: Path,
-    title: str,
-    no_plots: bool,
-    bootstrap_samples: int,
-    bootstrap_seed: int,
-) -> int:
-    """Write a Markdown and a self-contained HTML report of every run under RUNS, and
-    metrics.json (every figure, exact)."""
-    from ..report import write_report
-
-    config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
-    files = write_report(runs, out, title=title, plots=not no_plots, bootstrap=config)
-    output = Output()
-    output.say(
-        f"wrote {escape(str(files.markdown))}, {escape(str(files.html))} and "
-        f"{escape(str(files.metrics))}"
-    )
-    if files.note:
-        output.say(f"[yellow]plots omitted:[/] {escape(files.note)}")
-    return EXIT_OK
 
 
 # -- demo ------------------------------------------------------------------------------------

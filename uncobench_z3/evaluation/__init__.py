@@ -90,11 +90,14 @@ from ._llm_agent import (
 )
 from ._llm_colleague import FidelityCheck, LLMPhraser, fidelity_problems
 from ._metrics import (
+    BEHAVIOUR_CLASSES,
     ERROR_RESULT,
     CellKey,
     ReaderAgreement,
     SettingMetrics,
     Trial,
+    behaviour_class,
+    behaviour_classes,
     by_group_and_trial,
     cell_of,
     cells,
@@ -114,6 +117,7 @@ from ._models import (
     shared_model,
     trial_config,
 )
+from ._notes import RoundNote, round_notes
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -191,6 +195,7 @@ __all__ = [
     "ANSWER_TOOL",
     "ASK_TOOL",
     "ATTRIBUTION_LABELS",
+    "BEHAVIOUR_CLASSES",
     "BUILTIN_AGENTS",
     "CALL_POLICY",
     "DEFAULT_BUDGET",
@@ -265,6 +270,7 @@ __all__ = [
     "ReplyRef",
     "ReplyView",
     "RoleRequest",
+    "RoundNote",
     "RoundRecord",
     "RunConfig",
     "RunSummary",
@@ -281,6 +287,8 @@ __all__ = [
     "action_from_tool_call",
     "agent_names",
     "attribute_error",
+    "behaviour_class",
+    "behaviour_classes",
     "behaviour_of",
     "benchmark_digest",
     "briefing_text",
@@ -336,6 +344,7 @@ __all__ = [
     "register_agent_prefix",
     "register_llm_agents",
     "role_validity",
+    "round_notes",
     "run_benchmark_path",
     "run_episode",
     "run_evaluation",

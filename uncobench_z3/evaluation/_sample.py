@@ -49,6 +49,7 @@ from ._colleagues import FollowUpReader
 from ._environment import Environment, EpisodeStatus, PreparedGroup, RoundRecord, run_episode
 from ._interventions import InterventionArm
 from ._min_rounds import minimum_rounds
+from ._notes import RoundNote, round_notes
 from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
 from ._registry import make_agent
 from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
@@ -290,6 +291,8 @@ class SampleRecord(BaseModel):
     defects: tuple[DefectKind, ...] = ()
     """the defect kinds the setting injects"""
     trace: list[RoundRecord] = Field(default_factory=list)
+    notes: list[RoundNote] = Field(default_factory=list)
+    """the solver's note on each round: determined yet, records still open (:mod:`._notes`)"""
     usage: dict[str, ModelUsage] = Field(default_factory=dict)
     """tokens and cost spent on this sample: ``agent`` and ``colleagues`` (LLMs only); what
     answers served from the response cache cost when first made: ``agent_cached``,
@@ -380,7 +383,8 @@ async def run_sample(
     return _record(job, environment, agent, elapsed, status=environment.status, result=result,
                    correct=correct, answer=environment.answer, score=score,
                    attribution=attribution, justification=justification,
-                   min_rounds=fewest)  # fmt: skip
+                   min_rounds=fewest,
+                   notes=round_notes(task, gold, environment.trace, group_hash))  # fmt: skip
 
 
 def _record(
