@@ -1,27 +1,29 @@
-"""The report's "Role-agent validity" section: the programmatic judge over every colleague
-reply of the runs (per colleague kind), and the LLM judge's figures where a run holds a
-``judge.jsonl``."""
+"""The report's "Role-agent validity" section (the paper's Table 7): the programmatic judge
+over every colleague reply of the runs, per colleague x main agent x setting
+(:func:`~uncobench_z3.evaluation.validity_cells`), and the LLM judge's figures where a run
+holds a ``judge.jsonl``."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 from ..construct import load_groups
 from ..errors import UncobenchError
 from ..evaluation import (
     JUDGE_FILE,
-    ColleagueValidity,
     GroupJudges,
     JudgeLine,
+    ValidityCell,
     judge_agreement,
     read_judgements,
-    role_validity,
     run_benchmark_path,
+    validity_cells,
 )
 from ..settings import TaskGroup
-from ..stats import wilson_interval
+from ..stats import Interval, decimal_text
 from ._load import ReportData
-from ._tables import Section, Table, percent
+from ._tables import Section, Table, interval_text, percent
 
 SECTION_TITLE = "Role-agent validity"
 
@@ -42,37 +44,46 @@ def _benchmark_groups(data: ReportData) -> tuple[list[TaskGroup], list[str]]:
     return groups, notes
 
 
-def _share(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
+def _share(value: Fraction | None) -> str:
+    return "–" if value is None else decimal_text(value, 3)
 
 
-def programmatic_table(rows: list[ColleagueValidity]) -> Table:
-    body = []
-    for row in rows:
-        low, high = wilson_interval(row.faithful, row.judged)
-        fidelity = "–"
-        if row.judged:
-            fidelity = f"{percent(row.fidelity_rate)} [{percent(low, 0)}, {percent(high, 0)}]"
-        body.append(
-            [
-                row.colleague,
-                str(row.judged),
-                fidelity,
-                _share(row.mean_coverage),
-                f"{row.full_coverage}/{row.judged}",
-                str(row.unverifiable_lines),
-                str(row.missed),
-                str(row.unmatched),
-            ]
-        )
+def _shares(interval: Interval | None) -> str:
+    if interval is None:
+        return "–"
+    return f"[{decimal_text(interval[0], 2)}, {decimal_text(interval[1], 2)}]"
+
+
+def programmatic_table(cells: list[ValidityCell]) -> Table:
+    body = [
+        [
+            cell.row,
+            cell.agent,
+            cell.setting,
+            str(cell.judged),
+            f"{percent(cell.fidelity)} {interval_text(cell.fidelity_ci)}",
+            f"{_share(cell.mean_coverage)} {_shares(cell.coverage_ci)}",
+            f"{cell.full_coverage}/{cell.judged}",
+            f"{cell.silences_kept}/{cell.silences_required}" if cell.mode == "policy" else "–",
+            f"{cell.breached}/{cell.samples}" if cell.mode == "policy" else "–",
+            str(cell.unverifiable_lines),
+            str(cell.missed),
+            str(cell.unmatched),
+        ]
+        for cell in cells
+    ]
     return Table(
-        ["colleague", "replies judged", "fidelity pass", "mean coverage", "full coverage",
+        ["colleague", "main agent", "setting", "replies judged", "fidelity pass",
+         "mean coverage", "full coverage", "silences kept", "samples broke policy",
          "unverifiable lines", "missed (not judged)", "group not found"],
         body,
-        "Programmatic judge: a reply is faithful when every record line it states agrees with "
-        "the role's records in the context it names (a range or options must contain the "
-        "record); coverage is the share of the items the response policy required that it "
-        "conveys. 95% Wilson interval on the pass rate.",
+        "Programmatic judge, against what the scripted policy prescribes for each request: a "
+        "reply is faithful when every record line it states agrees with the role's records in "
+        "the context it names and with the policy (a withheld record only as the policy gives "
+        "it; silence where prescribed); coverage is the share of the items the policy required "
+        "that it conveys. A reply that repeats its instructions or states nothing readable "
+        "fails both. 95% bootstrap intervals over groups. Policy colleagues' samples with a "
+        "broken policy are left out of the accuracy figures.",
     )  # fmt: skip
 
 
@@ -89,9 +100,7 @@ def llm_table(lines: list[JudgeLine]) -> Table:
                 model,
                 str(agreement.compared),
                 percent(agreement.llm_fidelity_rate),
-                "–"
-                if agreement.llm_mean_coverage is None
-                else f"{agreement.llm_mean_coverage:.3f}",
+                _share(agreement.llm_mean_coverage),
                 f"{percent(agreement.fidelity_agreement)} "
                 f"({agreement.fidelity_agreed}/{agreement.compared})",
                 _share(agreement.mean_coverage_difference),
@@ -113,7 +122,7 @@ def validity_section(data: ReportData) -> Section:
     text = ""
     if notes:
         text = "Benchmark not readable, its replies are not judged: " + "; ".join(notes) + "."
-    rows = role_validity(data.samples, GroupJudges(groups))
+    rows = validity_cells(data.samples, GroupJudges(groups))
     tables = [programmatic_table(rows)]
     judged: dict[str, JudgeLine] = {}
     for run in data.runs:
