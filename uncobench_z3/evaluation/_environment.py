@@ -8,6 +8,10 @@ to that colleague, whichever comes first. ``answer`` ends the episode. After
 ``budget`` rounds without an answer the episode ends as ``budget_exhausted`` (scored wrong,
 with its own label). A malformed action (unknown role, a role asked twice in one round, a
 tool call that cannot be read) is rejected with an error message and still costs its round.
+
+Colleagues are the scripted policy (:mod:`._colleagues`), a model that words its replies
+(``colleague_mode="phrase"``, :mod:`._llm_colleague`) or a model that writes them under the
+policy, judged against the scripted reference (``"policy"``, :mod:`._policy_colleague`).
 """
 
 from __future__ import annotations

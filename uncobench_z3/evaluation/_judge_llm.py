@@ -38,6 +38,7 @@ from ..settings import TaskGroup
 from ..spec import open_for_append, read_jsonl_log, repair_log
 from ._environment import ReplyRecord
 from ._judge import (
+    SCRIPTED_COLLEAGUE,
     GroupJudge,
     GroupJudges,
     ReplyRef,
@@ -122,6 +123,13 @@ class JudgeLine(_Frozen):
     llm: LLMVerdict | None = None
     error: str | None = None
     """why the model's answer gave no verdict (then ``llm`` is None)"""
+
+    @property
+    def row(self) -> str:
+        """The colleague as Table 7 names it (:attr:`~._validity.ValidityCell.row`)."""
+        if self.colleague == SCRIPTED_COLLEAGUE or self.colleague_mode == SCRIPTED_COLLEAGUE:
+            return self.colleague
+        return f"{self.colleague} ({self.colleague_mode or 'phrase'})"
 
 
 @functools.cache

@@ -88,11 +88,11 @@ def programmatic_table(cells: list[ValidityCell]) -> Table:
 
 
 def llm_table(lines: list[JudgeLine]) -> Table:
-    keys = dict.fromkeys((line.colleague, line.judge_model) for line in lines)
+    keys = dict.fromkeys((line.row, line.judge_model) for line in lines)
     body = []
     for colleague, model in keys:
         agreement = judge_agreement(
-            [x for x in lines if x.colleague == colleague and x.judge_model == model]
+            [x for x in lines if x.row == colleague and x.judge_model == model]
         )
         body.append(
             [
