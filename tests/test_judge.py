@@ -34,7 +34,7 @@ from uncobench_z3.evaluation import (
     validity_cells,
 )
 from uncobench_z3.models import ChatMessage, Model, ModelOutput, ToolCall, ToolDef, get_model
-from uncobench_z3.report import write_report
+from uncobench_z3.report import read_metrics, write_report
 from uncobench_z3.settings import StatedValue, TaskGroup
 from uncobench_z3.spec import TypedFact, Value, to_json_scalar
 
@@ -450,6 +450,11 @@ async def test_report_has_a_role_agent_validity_section(
 
     before = section()
     assert "| scripted |" in before and "100.0%" in before and "1.000" in before
+    # metrics.json holds the same cells, exact
+    document = read_metrics(tmp_path / "report" / "metrics.json")
+    assert {(c.colleague, c.mode) for c in document.validity} == {("scripted", "scripted")}
+    assert sum(c.judged for c in document.validity) == len(given(read_log(copy / SAMPLES_FILE)[0]))
+    assert all(c.fidelity in (1, None) for c in document.validity)
     assert "judge model" not in before  # no judge.jsonl yet
     await judge_run(copy, mock(ranges_are_unfaithful), groups, limit=4)
     after = section()

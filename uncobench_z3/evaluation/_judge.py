@@ -69,12 +69,20 @@ def judge_reply(task: TypedTask, reply: ReplyRecord, catalog: Catalog) -> ReplyJ
     )
 
 
+def _reference_key(reply: ReplyRecord) -> tuple[str, str | None, str, bool, str]:
+    """What a verdict depends on: the role, the text judged and the reference."""
+    policy = reply.policy
+    withheld = "" if policy is None else repr(policy.withheld)
+    return (reply.role, written_text(reply), repr(reply.stated),
+            policy is not None and reply.pending, withheld)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class GroupJudge:
     """What judging the replies of one group needs, derived once.
 
-    Verdicts are remembered by reply content (role, text, required items): the same reply
-    recurs across agents and settings, and a verdict is a pure function of it.
+    Verdicts are remembered by reply content (role, text, reference): the same reply recurs
+    across agents and settings, and a verdict is a pure function of it.
     """
 
     group: TaskGroup
@@ -92,9 +100,7 @@ class GroupJudge:
         return cls(group, prepared.task, prepared.rendered, catalog)
 
     def judge(self, reply: ReplyRecord) -> ReplyJudgement:
-        policy = reply.policy
-        key = (reply.role, written_text(reply), repr(reply.stated), policy is not None
-               and reply.pending, repr(policy.withheld) if policy is not None else "")  # fmt: skip
+        key = _reference_key(reply)
         verdict = self._verdicts.get(key)
         if verdict is None:
             verdict = self._verdicts[key] = judge_reply(self.task, reply, self.catalog)

@@ -36,8 +36,8 @@ from fractions import Fraction
 from pydantic import BaseModel, ConfigDict
 
 from ..construct import Catalog, Style, statement_text
-from ..settings import StatedValue
-from ..spec import Slot, TypedTask, to_json_scalar
+from ..settings import StatedValue, stated_value
+from ..spec import Slot, TypedTask
 from ._policy import SILENCE, is_silence, repeats_instructions
 from ._reply_reading import conveys, read_reply
 
@@ -85,13 +85,13 @@ class ReplyJudgement(BaseModel):
         )
 
 
-def faithful_item(task: TypedTask, slot: Slot) -> StatedValue:
-    """The true record of a slot in the required context."""
-    return StatedValue(
-        candidate=slot[0],
-        fact=slot[1],
-        context=task.facts[slot[1]].context,
-        value=to_json_scalar(task.values[slot]),
+def is_true_record(task: TypedTask, item: StatedValue) -> bool:
+    """Whether a statement is the slot's record in the required context, exactly."""
+    fact = task.facts[item.fact]
+    return (
+        item.context == fact.context
+        and item.is_exact
+        and stated_value(task, item) == task.values[(item.candidate, item.fact)]
     )
 
 
@@ -102,9 +102,8 @@ def allowed_statements(
     every required item that is not the true record (a defect's statement)."""
     allowed = {(item.candidate, item.fact): item for item in withheld}
     for item in required:
-        slot = (item.candidate, item.fact)
-        if item != faithful_item(task, slot):
-            allowed[slot] = item
+        if not is_true_record(task, item):
+            allowed[(item.candidate, item.fact)] = item
     return allowed
 
 

@@ -27,7 +27,13 @@ from ._plots import PLOTS, PlottingUnavailable, render_plots
 from ._render import html_page, markdown, md_text
 from ._statistics import comparison_tables, justified_table, pass_k_table, statistics_sections
 from ._tables import SETTING_TITLES, Section, Table, stats_tables
-from ._validity import llm_table, programmatic_table, validity_section
+from ._validity import (
+    ReportValidity,
+    llm_table,
+    programmatic_table,
+    report_validity,
+    validity_section,
+)
 
 __all__ = [
     "DEFAULT_TITLE",
@@ -43,6 +49,7 @@ __all__ = [
     "PlottingUnavailable",
     "ReportData",
     "ReportFiles",
+    "ReportValidity",
     "RunInfo",
     "Section",
     "Table",
@@ -60,6 +67,7 @@ __all__ = [
     "programmatic_table",
     "read_metrics",
     "render_plots",
+    "report_validity",
     "statistics_sections",
     "stats_tables",
     "validity_section",

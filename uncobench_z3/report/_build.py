@@ -34,7 +34,7 @@ from ._tables import (
     stats_tables,
     wrong_examples,
 )
-from ._validity import validity_section
+from ._validity import ReportValidity, report_validity, validity_section
 
 MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"
@@ -153,7 +153,10 @@ def _errors_section(data: ReportData) -> Section | None:
 
 
 def build_sections(
-    data: ReportData, metrics: list[SettingMetrics], comparisons: list[Comparison] | None = None
+    data: ReportData,
+    metrics: list[SettingMetrics],
+    comparisons: list[Comparison] | None = None,
+    validity: ReportValidity | None = None,
 ) -> list[Section]:
     sections = [
         Section("Runs", _unavailable_text(data), [_runs_table(data)]),
@@ -167,7 +170,7 @@ def build_sections(
     ]  # fmt: skip
     extra = [_interventions_section(metrics), _usage_section(data), _errors_section(data)]
     sections += [section for section in extra if section is not None]
-    sections.append(validity_section(data))
+    sections.append(validity_section(data, validity))
     sections.append(Section("Wrong answers", "", [wrong_examples(data.samples)]))
     if data.manifest_stats:
         where = f"From {data.manifest_path}." if data.manifest_path else ""
@@ -188,7 +191,8 @@ def write_report(
     data = load_report_data(runs)
     metrics = compute_metrics(data.samples, data.unavailable, bootstrap)
     comparisons = compare_agents(data.samples, config=bootstrap)
-    sections = build_sections(data, metrics, comparisons)
+    validity = report_validity(data, bootstrap)
+    sections = build_sections(data, metrics, comparisons, validity)
     images, note = render_plots(metrics) if plots else ({}, None)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
@@ -204,7 +208,8 @@ def write_report(
         sections[0].text += f" Plots omitted: {note}."
     md_path, html_path = target / MARKDOWN_FILE, target / HTML_FILE
     metrics_path = target / METRICS_FILE
-    write_metrics(metrics_path, metrics_document(data, metrics, comparisons, bootstrap))
+    document = metrics_document(data, metrics, comparisons, bootstrap, validity.cells)
+    write_metrics(metrics_path, document)
     write_text_atomic(md_path, markdown(title, sections, plot_files))
     write_text_atomic(html_path, html_page(title, sections, images))
     return ReportFiles(md_path, html_path, plot_paths, note, metrics_path)

@@ -8,6 +8,9 @@ written as a string, ``"p/q"`` or ``"p"`` (``fractions.Fraction(text)`` reads it
 intervals are two such strings, ``[low, high]``. Keys of ``pass_hat_k`` / ``pass_at_k`` and
 ``rounds_distribution`` are integers written as strings (JSON object keys). A new field is
 added without changing the version; a field that changes meaning or goes away changes it.
+
+``validity`` holds the role-agent validity cells (the paper's Table 7: colleague x mode x main
+agent x setting, :class:`~uncobench_z3.evaluation.ValidityCell`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from ..evaluation import ALPHA, Comparison, SettingMetrics
+from ..evaluation import ALPHA, Comparison, SettingMetrics, ValidityCell
 from ..spec import write_text_atomic
 from ..stats import BootstrapConfig
 from ._load import ReportData
@@ -65,6 +68,7 @@ class MetricsDocument(BaseModel):
     unavailable: dict[str, list[str]]
     results: list[SettingMetrics]
     comparisons: list[Comparison]
+    validity: list[ValidityCell] = Field(default_factory=list)
 
 
 def metrics_document(
@@ -72,6 +76,7 @@ def metrics_document(
     metrics: list[SettingMetrics],
     comparisons: list[Comparison],
     config: BootstrapConfig,
+    validity: list[ValidityCell] | None = None,
 ) -> MetricsDocument:
     runs = [
         RunEntry(
@@ -95,6 +100,7 @@ def metrics_document(
             "unavailable": data.unavailable,
             "results": metrics,
             "comparisons": comparisons,
+            "validity": validity or [],
         }
     )
 

@@ -5,6 +5,7 @@ holds a ``judge.jsonl``."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from ..evaluation import (
     validity_cells,
 )
 from ..settings import TaskGroup
-from ..stats import Interval, decimal_text
+from ..stats import BootstrapConfig, Interval, decimal_text
 from ._load import ReportData
 from ._tables import Section, Table, interval_text, percent
 
@@ -116,14 +117,28 @@ def llm_table(lines: list[JudgeLine]) -> Table:
     )  # fmt: skip
 
 
-def validity_section(data: ReportData) -> Section:
-    """The section, or a note saying why it could not be computed."""
+@dataclass(frozen=True)
+class ReportValidity:
+    """Table 7 over the report's runs, and why some replies could not be judged."""
+
+    cells: list[ValidityCell]
+    notes: list[str]
+
+
+def report_validity(data: ReportData, config: BootstrapConfig | None = None) -> ReportValidity:
+    """The validity cells of every reply of the runs (``metrics.json``'s ``validity``)."""
     groups, notes = _benchmark_groups(data)
+    return ReportValidity(validity_cells(data.samples, GroupJudges(groups), config), notes)
+
+
+def validity_section(data: ReportData, found: ReportValidity | None = None) -> Section:
+    """The section, or a note saying why it could not be computed."""
+    found = found or report_validity(data)
     text = ""
-    if notes:
-        text = "Benchmark not readable, its replies are not judged: " + "; ".join(notes) + "."
-    rows = validity_cells(data.samples, GroupJudges(groups))
-    tables = [programmatic_table(rows)]
+    if found.notes:
+        text = "Benchmark not readable, its replies are not judged: " + "; ".join(found.notes)
+        text += "."
+    tables = [programmatic_table(found.cells)]
     judged: dict[str, JudgeLine] = {}
     for run in data.runs:
         path = run.path / JUDGE_FILE
