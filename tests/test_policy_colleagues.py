@@ -352,3 +352,17 @@ def test_eval_and_judge_commands_in_policy_mode(
     result = run_cli(capsys, "eval", str(bench), "--agent", "builtin/careful",
                      "--colleague-mode", "policy", "--out", str(tmp_path / "x"))  # fmt: skip
     assert result.code == 2 and "--colleague-model" in result.err
+
+
+async def test_a_cut_reply_keeps_the_verdict_it_was_logged_with(group: TaskGroup) -> None:
+    from uncobench_z3._textcap import cap_text
+    from uncobench_z3.evaluation import judge_reply
+
+    environment = await play(group, "reliable", "pcsilent/x", agent="builtin/naive")
+    reply = replies(environment)[0]
+    assert reply.policy is not None
+    stored = reply.model_copy(update={"text": cap_text("far too long " * 5000)})
+    judge = GroupJudges([group]).get(SampleJob.make(group, "reliable", "x").group_hash)
+    assert judge is not None
+    assert judge.judge(stored) == reply.policy.verdict  # what was judged when it was written
+    assert judge_reply(judge.task, stored, judge.catalog) != reply.policy.verdict

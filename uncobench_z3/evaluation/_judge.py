@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._textcap import cut_info
 from ..construct import Catalog, RenderedTask, parse_catalog
 from ..errors import ConfigError, SpecReadError
 from ..settings import TaskGroup
@@ -100,6 +101,10 @@ class GroupJudge:
         return cls(group, prepared.task, prepared.rendered, catalog)
 
     def judge(self, reply: ReplyRecord) -> ReplyJudgement:
+        if reply.policy is not None and reply.text is not None and cut_info(reply.text):
+            # the stored text was cut (an enormous reply): the verdict logged when the reply
+            # was written judged all of it
+            return reply.policy.verdict
         key = _reference_key(reply)
         verdict = self._verdicts.get(key)
         if verdict is None:
