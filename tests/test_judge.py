@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -29,11 +30,11 @@ from uncobench_z3.evaluation import (
     make_config,
     read_judgements,
     read_log,
-    role_validity,
     sample_replies,
+    validity_cells,
 )
 from uncobench_z3.models import ChatMessage, Model, ModelOutput, ToolCall, ToolDef, get_model
-from uncobench_z3.report import write_report
+from uncobench_z3.report import read_metrics, write_report
 from uncobench_z3.settings import StatedValue, TaskGroup
 from uncobench_z3.spec import TypedFact, Value, to_json_scalar
 
@@ -108,15 +109,20 @@ def test_scripted_replies_are_faithful_and_complete(
         judge = judges.get(ref.sample.group_hash)
         assert judge is not None
         verdict = judge.judge(ref.reply)
-        assert verdict.fidelity and verdict.coverage == 1.0, verdict.problems
+        assert verdict.fidelity and verdict.coverage == 1, verdict.problems
         assert verdict.statements == verdict.required == len(ref.reply.stated) > 0
-        assert not verdict.unverifiable
-    [row] = role_validity(samples, groups)
+        assert not verdict.unverifiable and not verdict.echo
+    cells = validity_cells(samples, GroupJudges(groups))
+    assert {(c.colleague, c.mode) for c in cells} == {("scripted", "scripted")}
+    assert {(c.agent, c.setting) for c in cells} == {(s.agent, s.setting) for s in samples}
     missed = sum(ref.reply.text is None for ref in sample_replies(samples))
-    assert row.colleague == "scripted" and missed > 0
-    assert (row.judged, row.missed, row.faithful, row.full_coverage) == (
-        len(refs), missed, len(refs), len(refs))  # fmt: skip
-    assert row.mean_coverage == 1.0 and row.unverifiable_lines == 0 and row.unmatched == 0
+    assert missed > 0
+    assert sum(c.judged for c in cells) == sum(c.faithful for c in cells) == len(refs)
+    assert sum(c.full_coverage for c in cells) == len(refs)
+    assert sum(c.missed for c in cells) == missed
+    for cell in cells:
+        assert cell.fidelity in (1, None) and cell.mean_coverage in (1, None)
+        assert cell.unverifiable_lines == 0 and cell.unmatched == 0 and cell.breached == 0
 
 
 def test_a_changed_value_is_a_contradiction(
@@ -138,7 +144,7 @@ def test_a_changed_value_is_a_contradiction(
     )
     assert not verdict.fidelity
     assert len(verdict.contradictions) == 1 and "the record is" in verdict.contradictions[0]
-    assert verdict.coverage == (len(reply.stated) - 1) / len(reply.stated)
+    assert verdict.coverage == Fraction(len(reply.stated) - 1, len(reply.stated))
     assert len(verdict.missing) == 1
 
 
@@ -150,7 +156,7 @@ def test_a_dropped_line_lowers_coverage_only(
     verdict = judge.judge(with_text(reply, "\n".join(lines[1:])))
     assert verdict.fidelity
     assert verdict.conveyed == len(reply.stated) - 1
-    assert verdict.coverage == (len(reply.stated) - 1) / len(reply.stated)
+    assert verdict.coverage == Fraction(len(reply.stated) - 1, len(reply.stated))
     assert verdict.missing and "not stated" in verdict.missing[0]
 
 
@@ -189,8 +195,11 @@ def test_an_exact_value_where_the_policy_wanted_a_range_is_not_coverage(
         statement_text(task, vague, style), statement_text(task, exact, style)
     )
     verdict = judge.judge(with_text(reply, text))
-    assert verdict.fidelity  # the truth, but not what the policy required
-    assert verdict.coverage == (len(reply.stated) - 1) / len(reply.stated)
+    # the truth, but not what the policy required: it agrees with the records, yet it states
+    # the record the policy withholds in this reply, so it breaks the policy
+    assert not verdict.contradictions and not verdict.fidelity
+    assert any("the policy gives only" in b for b in verdict.breaches)
+    assert verdict.coverage == Fraction(len(reply.stated) - 1, len(reply.stated))
 
 
 def test_another_roles_record_and_free_text(
@@ -204,7 +213,7 @@ def test_another_roles_record_and_free_text(
                           value=to_json_scalar(task.values[slot]))  # fmt: skip
     text = f"Happy to help.\n{reply.text}\n{statement_text(task, foreign, judge.rendered.style)}"
     verdict = judge.judge(with_text(reply, text))
-    assert not verdict.fidelity and verdict.coverage == 1.0
+    assert not verdict.fidelity and verdict.coverage == 1
     assert verdict.unverifiable == ("Happy to help.",)
     assert any(f"{reply.role} keeps no" in c for c in verdict.contradictions)
 
@@ -219,7 +228,7 @@ def test_prose_and_lists_are_read_statement_by_statement(
         lines = [statement_text(task, s, style).rstrip(".") for s in reply.stated]
         for separator in ("; ", ", and ", " "):
             verdict = judge.judge(with_text(reply, "Sure: " + separator.join(lines) + "."))
-            assert verdict.fidelity and verdict.coverage == 1.0, (frame, separator, verdict)
+            assert verdict.fidelity and verdict.coverage == 1, (frame, separator, verdict)
     # a candidate heading a list of its records (frame 0: "name — label (context): value")
     style = Style(frame=0, dates=judge.rendered.style.dates)
     blocks = []
@@ -230,7 +239,7 @@ def test_prose_and_lists_are_read_statement_by_statement(
             blocks.append(f"{name}:")
             blocks += [f"- {statement_text(task, s, style).split(' — ', 1)[1]}" for s in items]
     verdict = judge.judge(with_text(reply, "\n".join(blocks)))
-    assert verdict.fidelity and verdict.coverage == 1.0, verdict
+    assert verdict.fidelity and verdict.coverage == 1, verdict
     assert all(line.endswith(":") for line in verdict.unverifiable)
 
 
@@ -242,16 +251,36 @@ def test_missed_replies_and_unknown_groups_are_not_judged(
     assert judge is not None
     with pytest.raises(ValueError, match="missed"):
         judge_reply(judge.task, silent.reply, judge.catalog)
-    [row] = role_validity(samples, [])
-    assert row.judged == 0 and row.unmatched == len(given(samples))
+    cells = validity_cells(samples, GroupJudges([]))
+    assert sum(c.judged for c in cells) == 0
+    assert sum(c.unmatched for c in cells) == len(given(samples))
+    assert all(c.fidelity is None and c.fidelity_ci is None for c in cells)
 
 
 def test_a_named_colleague_model_gets_its_own_row(
     samples: list[SampleRecord], groups: list[TaskGroup]
 ) -> None:
     named = [s.model_copy(update={"colleague": "mock/phraser"}) for s in samples[:3]]
-    rows = role_validity([*named, *samples[3:]], groups)
-    assert [row.colleague for row in rows] == ["mock/phraser", "scripted"]
+    cells = validity_cells([*named, *samples[3:]], GroupJudges(groups))
+    rows = list(dict.fromkeys(cell.row for cell in cells))
+    assert rows == ["mock/phraser (phrase)", "scripted"]
+
+
+def test_nothing_checkable_and_echoes_fail(
+    samples: list[SampleRecord], judges: GroupJudges
+) -> None:
+    judge, reply = find(samples, judges, "misaligned")
+    for text in ("Sure, I will look into it.", ""):
+        verdict = judge.judge(with_text(reply, text))
+        assert not verdict.fidelity and verdict.coverage == 0 and verdict.conveyed == 0
+    # the phrasing prompt, records and all, sent back as the reply
+    from uncobench_z3.evaluation._llm_colleague import _prompt
+
+    echoed = _prompt().substitute(role_name="HR", question=reply.question, records=reply.text or "")
+    verdict = judge.judge(with_text(reply, echoed))
+    assert verdict.echo and verdict.statements == len(reply.stated)  # every record is there
+    assert not verdict.fidelity and verdict.coverage == 0
+    assert "breaks the policy: repeats its instructions" in verdict.problems
 
 
 # -- the LLM judge ----------------------------------------------------------------------------
@@ -298,9 +327,9 @@ async def test_llm_judge_agreement_and_resumption(
     agreement = result.agreement
     assert agreement.compared == len(refs) and agreement.no_verdict == 0
     assert agreement.fidelity_agreed == len(refs) - vague
-    assert agreement.fidelity_agreement == pytest.approx((len(refs) - vague) / len(refs))
+    assert agreement.fidelity_agreement == Fraction(len(refs) - vague, len(refs))
     assert agreement.only_program_faithful == vague and agreement.only_llm_faithful == 0
-    assert agreement.mean_coverage_difference == pytest.approx(0.5 * vague / len(refs))
+    assert agreement.mean_coverage_difference == Fraction(vague, 2 * len(refs))
     lines = read_judgements(out)
     assert len({line.key for line in lines}) == len(lines) == len(refs)
 
@@ -362,8 +391,8 @@ async def test_unusable_llm_answers_are_recorded_not_compared(
     }
     agreement = result.agreement
     assert (agreement.lines, agreement.compared, agreement.no_verdict) == (3, 1, 2)
-    assert agreement.fidelity_agreement == 0.0 and agreement.only_program_faithful == 1
-    assert agreement.mean_coverage_difference == pytest.approx(0.75)
+    assert agreement.fidelity_agreement == 0 and agreement.only_program_faithful == 1
+    assert agreement.mean_coverage_difference == Fraction(3, 4)  # 0.25 read as 1/4 exactly
 
 
 def test_agreement_of_no_lines() -> None:
@@ -377,8 +406,10 @@ def test_judge_command(
 ) -> None:
     result = run_cli(capsys, "judge", str(run), "--json")
     assert result.code == 0, result.err
-    [row] = json.loads(result.out)["programmatic"]
-    assert row["colleague"] == "scripted" and row["mean_coverage"] == 1.0
+    cells = json.loads(result.out)["programmatic"]
+    assert {c["colleague"] for c in cells} == {"scripted"}
+    assert {c["agent"] for c in cells} == set(AGENTS) and len(cells) == 2 * 5
+    assert all(c["mean_coverage"] in ("1", None) for c in cells)
     monkeypatch.setattr(
         "uncobench_z3.cli._judge.make_judge_model", lambda name, cache: mock(ranges_are_unfaithful)
     )
@@ -419,6 +450,11 @@ async def test_report_has_a_role_agent_validity_section(
 
     before = section()
     assert "| scripted |" in before and "100.0%" in before and "1.000" in before
+    # metrics.json holds the same cells, exact
+    document = read_metrics(tmp_path / "report" / "metrics.json")
+    assert {(c.colleague, c.mode) for c in document.validity} == {("scripted", "scripted")}
+    assert sum(c.judged for c in document.validity) == len(given(read_log(copy / SAMPLES_FILE)[0]))
+    assert all(c.fidelity in (1, None) for c in document.validity)
     assert "judge model" not in before  # no judge.jsonl yet
     await judge_run(copy, mock(ranges_are_unfaithful), groups, limit=4)
     after = section()

@@ -12,6 +12,7 @@ from uncobench_z3.evaluation import (
     AnswerAction,
     AskAction,
     Environment,
+    GroupJudges,
     InvalidAction,
     LLMAgent,
     RunSummary,
@@ -21,9 +22,9 @@ from uncobench_z3.evaluation import (
     parse_agent_name,
     parse_text_action,
     read_log,
-    role_validity,
     run_episode,
     shared_model,
+    validity_cells,
 )
 from uncobench_z3.evaluation import evaluate as run_config
 from uncobench_z3.models import (
@@ -164,9 +165,23 @@ def test_unfaithful_colleague_falls_back_and_is_logged(bench: Path, tmp_path: Pa
     assert all(c.rejected_text == "I have nothing useful to say." for c in checks)
     assert all(rec.correct for rec in records)  # the scripted wording kept the setting intact
     # the validity judge judges what the model wrote, not the scripted stand-in
-    rows = role_validity(records, load_groups(bench))
-    lossy = next(r for r in rows if r.colleague.startswith("mocklossy/"))
-    assert lossy.judged > 0 and (lossy.mean_coverage or 0.0) < 0.5
+    cells = validity_cells(records, GroupJudges(load_groups(bench)))
+    assert cells and all(c.colleague.startswith("mocklossy/") for c in cells)
+    assert all(c.judged > 0 and c.fidelity == 0 and c.mean_coverage == 0 for c in cells)
+
+
+def test_an_echoing_phrasing_colleague_is_caught(bench: Path, tmp_path: Path) -> None:
+    # mock/echo sends its whole prompt back: every record is in it, the instructions too
+    out = tmp_path / "echo"
+    evaluate(bench, ["builtin/careful"], out, settings=["reliable"],
+             colleague="mock/echo,cache=false")  # fmt: skip
+    records, _ = read_log(out / "samples.jsonl")
+    checks = [r.fidelity for rec in records for rnd in rec.trace for r in rnd.replies if r.fidelity]
+    assert checks and all(c.problems[0] == "the model repeated its instructions" for c in checks)
+    assert all(rec.correct for rec in records)  # the agent saw the scripted wording
+    cells = validity_cells(records, GroupJudges(load_groups(bench)))
+    assert sum(c.echoes for c in cells) == sum(c.judged for c in cells) == len(checks)
+    assert all(c.fidelity == 0 and c.mean_coverage == 0 for c in cells)
 
 
 def test_interventions_are_delivered_once_with_the_defect(bench: Path, tmp_path: Path) -> None:

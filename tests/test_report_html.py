@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from uncobench_z3.errors import ConfigError
-from uncobench_z3.evaluation import BEHAVIOUR_CLASSES, compute_metrics
+from uncobench_z3.evaluation import BEHAVIOUR_CLASSES, ValidityCell, compute_metrics, pooled
 from uncobench_z3.report import (
     METRICS_FILE,
     PAPER_SECTIONS,
@@ -27,6 +27,7 @@ from uncobench_z3.report import (
 )
 from uncobench_z3.report import _plotting as plotting
 from uncobench_z3.report._html import asset
+from uncobench_z3.report._tables import interval_text
 from uncobench_z3.report._viewer import decode
 from uncobench_z3.stats import percent_text
 
@@ -138,10 +139,18 @@ def test_tables_show_the_numbers_of_metrics_json(report: tuple[str, str, Path]) 
         if m.arm == "none":
             assert f"{percent_text(m.accuracy)} [" in main
     validity = _section(page, "validity")
-    assert [c.judged > 0 for c in document.validity] == [True, True, False]  # evil never asks
-    for cell in document.validity[:2]:
-        assert f"fidelity {percent_text(cell.fidelity)}" in validity
-        assert f"n={cell.judged}" in validity
+    by_agent: dict[str, list[ValidityCell]] = {}
+    for cell in document.validity:
+        by_agent.setdefault(cell.agent, []).append(cell)
+    judged = {agent: sum(c.judged for c in cells) for agent, cells in by_agent.items()}
+    assert [n > 0 for n in judged.values()] == [True, True, False]  # evil never asks
+    for agent, cells in by_agent.items():
+        fidelity, _ = pooled(cells)
+        if judged[agent]:
+            assert f"fidelity {percent_text(fidelity)}" in validity
+            assert f"n={judged[agent]}" in validity
+        for cell in cells:  # the details table: each setting's figure with its interval
+            assert f"{percent_text(cell.fidelity)} {interval_text(cell.fidelity_ci)}" in validity
     behaviour = _section(page, "behaviour")
     for m in document.results:
         if m.setting != "reliable" and m.arm == "none":

@@ -19,9 +19,11 @@ from ..evaluation import (
     DEFAULT_MAX_RETRY_WAIT,
     INTERVENTION_ARMS,
     CallPolicy,
+    ColleagueMode,
     ErrorBudget,
     FollowUpReader,
     InterventionArm,
+    RunConfig,
     RunSummary,
     SampleRecord,
     SettingMetrics,
@@ -93,6 +95,18 @@ def _print_pending(
         )
 
 
+def _print_breaches(output: Output, metrics: list[SettingMetrics], mode: str) -> None:
+    """Policy colleagues: the samples they broke the policy in (left out of the figures)."""
+    if mode != "policy":
+        return
+    broken = sum(m.colleague_breaches for m in metrics)
+    total = broken + sum(m.samples + m.errors for m in metrics)
+    output.say(
+        f"the colleague model broke its policy in {broken} of {total} sample(s): reported "
+        "apart, not scored (`uncobench judge` gives fidelity and coverage per reply)"
+    )
+
+
 def run_eval(
     bench: str,
     agents: tuple[str, ...],
@@ -113,6 +127,7 @@ def run_eval(
     calls: CallPolicy | None = None,
     missed_wait: int | None = None,
     followup_reader: str = "rules",
+    colleague_mode: str = "phrase",
 ) -> list[SettingMetrics]:
     """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics.
 
@@ -131,7 +146,8 @@ def run_eval(
     config = make_config(bench, groups, list(agents), chosen, seed, budget, limit, digests,
                          colleague=colleague, interventions=arms, epochs=epochs,
                          missed_wait=missed_wait,
-                         followup_reader=cast("FollowUpReader", followup_reader))  # fmt: skip
+                         followup_reader=cast("FollowUpReader", followup_reader),
+                         colleague_mode=cast("ColleagueMode", colleague_mode))  # fmt: skip
     summary = asyncio.run(
         run_evaluation(groups, config, out, concurrency=concurrency, restart=restart,
                        force=force, progress=progress, digests=digests,
@@ -146,7 +162,7 @@ def run_eval(
             "metrics": [m.model_dump(mode="json") for m in metrics],
         })  # fmt: skip
     else:
-        _print_summary(output, summary, metrics, skipped, out, followup_reader)
+        _print_summary(output, summary, metrics, skipped, out, config)
     if summary.stopped:
         raise UncobenchError(
             f"{summary.stopped}; finished samples are kept, run the same command to resume "
@@ -161,7 +177,7 @@ def _print_summary(
     metrics: list[SettingMetrics],
     skipped: dict[str, int],
     out: Path,
-    followup_reader: str,
+    config: RunConfig,
 ) -> None:
     output.table(_summary(metrics))
     arms_table = [m for m in metrics if m.setting != "reliable"]
@@ -173,7 +189,8 @@ def _print_summary(
                           str(m.samples), str(m.delivered),
                           percent_text(m.reliable_accuracy))  # fmt: skip
         output.table(table)
-    _print_pending(output, metrics, summary.records, followup_reader)
+    _print_pending(output, metrics, summary.records, config.followup_reader)
+    _print_breaches(output, metrics, config.colleague_mode)
     if skipped:
         listed = ", ".join(f"{s}: {n} group(s)" for s, n in skipped.items())
         output.say(f"unavailable settings skipped: {escape(listed)}")
@@ -258,8 +275,17 @@ def print_error_samples(output: Output, records: list[SampleRecord]) -> None:
     "--colleague-model",
     default="scripted",
     show_default=True,
-    help="Colleagues: 'scripted', or a model that phrases their replies "
-    "(provider/model[,key=value]); the policy and the records stay the same.",
+    help="Colleagues: 'scripted', or a model (provider/model[,key=value]) that plays them "
+    "(see --colleague-mode).",
+)
+@click.option(
+    "--colleague-mode",
+    type=click.Choice(["phrase", "policy"]),
+    default="phrase",
+    show_default=True,
+    help="How the --colleague-model plays: 'phrase' words each scripted reply (the policy "
+    "decides what it says); 'policy' gets its records and response policy and writes the "
+    "replies itself, judged against the scripted reference.",
 )
 @click.option(
     "--intervention",
@@ -326,6 +352,7 @@ def eval_command(
     restart: bool,
     force: bool,
     colleague_model: str,
+    colleague_mode: str,
     interventions: tuple[str, ...],
     max_errors: str,
     timeout: float | None,
@@ -349,7 +376,7 @@ def eval_command(
              interventions=interventions, epochs=epochs,
              output=output_for(output_format, as_json), max_errors=max_errors,
              calls=calls, missed_wait=missed_wait,
-             followup_reader=followup_reader)  # fmt: skip
+             followup_reader=followup_reader, colleague_mode=colleague_mode)  # fmt: skip
     return EXIT_OK
 
 

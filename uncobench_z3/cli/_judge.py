@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from fractions import Fraction
 from pathlib import Path
 
 import click
@@ -12,17 +13,20 @@ from ..construct import ModelRef, load_groups
 from ..errors import ConfigError
 from ..evaluation import (
     SAMPLES_FILE,
-    ColleagueValidity,
+    GroupJudges,
     JudgeAgreement,
     JudgeRun,
+    ValidityCell,
     judge_run,
     read_log,
-    role_validity,
     run_benchmark_path,
+    validity_cells,
 )
 from ..models import Model
 from ..settings import TaskGroup
+from ..stats import BootstrapConfig, Interval, decimal_text, percent_text
 from ._app import EXIT_OK, cli
+from ._eval import bootstrap_options
 from ._output import OutputTable, format_option, output_for
 
 
@@ -31,38 +35,52 @@ def make_judge_model(name: str, cache: bool) -> Model:
     return ModelRef.parse(name, cache=cache).create()
 
 
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
+def _share(value: Fraction | None) -> str:
+    return "–" if value is None else decimal_text(value, 3)
 
 
-def validity_table(rows: list[ColleagueValidity]) -> OutputTable:
-    headers = ["colleague", "judged", "missed", "fidelity", "mean coverage", "full coverage",
-               "unverifiable lines"]  # fmt: skip
-    table = OutputTable.of("programmatic judge", headers)
-    for row in rows:
+def _interval(interval: Interval | None, percent: bool) -> str:
+    if interval is None:
+        return ""
+    low, high = interval
+    if percent:
+        return f" [{percent_text(low, 0)}, {percent_text(high, 0)}]"
+    return f" [{decimal_text(low, 2)}, {decimal_text(high, 2)}]"
+
+
+def validity_table(cells: list[ValidityCell]) -> OutputTable:
+    """Table 7: one row per colleague (and mode) x main agent x setting."""
+    headers = ["colleague", "agent", "setting", "judged", "fidelity", "mean coverage", "full",
+               "silences kept", "samples broke policy", "unverifiable", "missed"]  # fmt: skip
+    title = "role-agent validity (programmatic judge, 95% intervals)"
+    table = OutputTable.of(title, headers, left=3)
+    for cell in cells:
         table.add_row(
-            row.colleague,
-            str(row.judged),
-            str(row.missed),
-            f"{_percent(row.fidelity_rate)} ({row.faithful})",
-            "–" if row.mean_coverage is None else f"{row.mean_coverage:.3f}",
-            str(row.full_coverage),
-            str(row.unverifiable_lines),
+            cell.row,
+            cell.agent,
+            cell.setting,
+            str(cell.judged),
+            percent_text(cell.fidelity) + _interval(cell.fidelity_ci, True),
+            _share(cell.mean_coverage) + _interval(cell.coverage_ci, False),
+            f"{cell.full_coverage}/{cell.judged}",
+            f"{cell.silences_kept}/{cell.silences_required}" if cell.mode == "policy" else "–",
+            f"{cell.breached}/{cell.samples}" if cell.mode == "policy" else "–",
+            str(cell.unverifiable_lines),
+            str(cell.missed),
         )
     return table
 
 
 def agreement_lines(agreement: JudgeAgreement) -> list[str]:
-    coverage = agreement.mean_coverage_difference
     return [
         f"compared {agreement.compared} of {agreement.lines} judged replies "
         f"({agreement.no_verdict} without a usable LLM verdict)",
-        f"fidelity agreement: {_percent(agreement.fidelity_agreement)} "
+        f"fidelity agreement: {percent_text(agreement.fidelity_agreement)} "
         f"({agreement.fidelity_agreed}/{agreement.compared}; only the LLM found faithful: "
         f"{agreement.only_llm_faithful}, only the program: {agreement.only_program_faithful})",
-        "mean |coverage difference|: " + ("–" if coverage is None else f"{coverage:.3f}"),
-        f"LLM judge: fidelity {_percent(agreement.llm_fidelity_rate)}, mean coverage "
-        + ("–" if agreement.llm_mean_coverage is None else f"{agreement.llm_mean_coverage:.3f}"),
+        f"mean |coverage difference|: {_share(agreement.mean_coverage_difference)}",
+        f"LLM judge: fidelity {percent_text(agreement.llm_fidelity_rate)}, mean coverage "
+        f"{_share(agreement.llm_mean_coverage)}",
     ]
 
 
@@ -108,6 +126,7 @@ async def _run_llm_judge(
 )
 @click.option("--concurrency", default=4, show_default=True, help="LLM calls in flight.")
 @click.option("--no-cache", is_flag=True, help="Do not use the model response cache.")
+@bootstrap_options
 @format_option
 def judge_command(
     run: Path,
@@ -118,20 +137,25 @@ def judge_command(
     bench: Path | None,
     concurrency: int,
     no_cache: bool,
+    bootstrap_samples: int,
+    bootstrap_seed: int,
     output_format: str,
     as_json: bool,
 ) -> int:
     """Judge the colleague replies of the run RUN for fidelity and coverage.
 
-    The programmatic judge reads every reply against the role's records and the policy's
-    required items; with --judge-model an LLM judges them too (appending to judge.jsonl,
-    resumable) and the agreement of the two judges is printed.
+    The programmatic judge reads every reply against the role's records and what the
+    scripted policy prescribes for that request (values, contexts, ranges, silence); figures
+    per colleague x main agent x setting, with 95% bootstrap intervals over groups. With
+    --judge-model an LLM judges the replies too (appending to judge.jsonl, resumable) and the
+    agreement of the two judges is printed.
     """
     if judge_model is None and (limit is not None or out is not None):
         raise ConfigError("--limit and --out concern the LLM judge: name it with --judge-model")
     groups = load_groups(bench if bench is not None else run_benchmark_path(run))
     samples, _ = read_log(run / SAMPLES_FILE)
-    validity = role_validity(samples, groups)
+    config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
+    validity = validity_cells(samples, GroupJudges(groups), config)
     result: JudgeRun | None = None
     if judge_model is not None:
         result = asyncio.run(
@@ -139,13 +163,15 @@ def judge_command(
         )
     output = output_for(output_format, as_json)
     if output.is_json:
-        data: dict[str, object] = {"programmatic": [row.model_dump() for row in validity]}
+        data: dict[str, object] = {
+            "programmatic": [cell.model_dump(mode="json") for cell in validity]
+        }
         if result is not None:
             data["llm"] = {
                 "out": str(result.out),
                 "judged": result.judged,
                 "reused": result.reused,
-                "agreement": result.agreement.model_dump(),
+                "agreement": result.agreement.model_dump(mode="json"),
             }
         output.json(data)
         return EXIT_OK

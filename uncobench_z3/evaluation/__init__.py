@@ -39,6 +39,7 @@ from ._colleagues import (
 from ._comparisons import ALPHA, Comparison, compare_agents, majority
 from ._environment import (
     ActionKind,
+    ColleagueMode,
     Environment,
     EpisodeStatus,
     PreparedGroup,
@@ -53,16 +54,16 @@ from ._followup_reader import ModelFollowUpReader, parse_reader_verdict
 from ._interventions import INTERVENTION_ARMS, InterventionArm, intervention_text
 from ._judge import (
     SCRIPTED_COLLEAGUE,
-    ColleagueValidity,
     GroupJudge,
     GroupJudges,
-    ReplyJudgement,
     ReplyRef,
+    colleague_mode_of,
     colleague_of,
+    is_judged,
     judge_reply,
-    role_validity,
     run_benchmark_path,
     sample_replies,
+    written_text,
 )
 from ._judge_llm import (
     JUDGE_FILE,
@@ -98,11 +99,13 @@ from ._metrics import (
     Trial,
     behaviour_class,
     behaviour_classes,
+    broke_policy,
     by_group_and_trial,
     cell_of,
     cells,
     compute_metrics,
     is_error,
+    is_scored,
     pending_metrics,
     reader_agreement,
     setting_metrics,
@@ -118,6 +121,17 @@ from ._models import (
     trial_config,
 )
 from ._notes import RoundNote, round_notes
+from ._policy import (
+    DUE_PREFIX,
+    SILENCE,
+    DefectPolicy,
+    ResponsePolicy,
+    is_silence,
+    policy_text,
+    repeats_instructions,
+    response_policy,
+)
+from ._policy_colleague import PolicyCheck, PolicyColleague
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -153,6 +167,7 @@ from ._registry import (
     make_agent,
     register_agent_prefix,
 )
+from ._reply_judge import ReplyJudgement, judge_text
 from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
     DEFAULT_CONCURRENCY,
@@ -169,6 +184,7 @@ from ._sample import (
     JOB_IDENTITY,
     AgentMaker,
     Behaviour,
+    PolicyKeeping,
     SampleError,
     SampleJob,
     SampleRecord,
@@ -177,6 +193,7 @@ from ._sample import (
     behaviour_of,
     epoch_seed,
     group_digest,
+    policy_keeping,
     run_sample,
 )
 from ._scoring import (
@@ -187,6 +204,7 @@ from ._scoring import (
     parse_answer,
     score_answer,
 )
+from ._validity import ValidityCell, ValidityTally, pooled, validity_cells
 
 register_llm_agents()
 
@@ -201,6 +219,7 @@ __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_CONCURRENCY",
     "DEFAULT_MAX_RETRY_WAIT",
+    "DUE_PREFIX",
     "ERROR_RESULT",
     "ERROR_SAMPLES_FILE",
     "GUESSING_AGENTS",
@@ -213,6 +232,7 @@ __all__ = [
     "RUN_FILE",
     "SAMPLES_FILE",
     "SCRIPTED_COLLEAGUE",
+    "SILENCE",
     "TOOL_NAMES",
     "WAIT_TOOL",
     "Action",
@@ -231,11 +251,12 @@ __all__ = [
     "CallPolicy",
     "CarefulAgent",
     "CellKey",
+    "ColleagueMode",
     "ColleagueReply",
-    "ColleagueValidity",
     "Comparison",
     "Conversation",
     "DecisionKind",
+    "DefectPolicy",
     "Environment",
     "EpisodeStatus",
     "ErrorBudget",
@@ -262,6 +283,9 @@ __all__ = [
     "Observation",
     "OptimistAgent",
     "ParsedAnswer",
+    "PolicyCheck",
+    "PolicyColleague",
+    "PolicyKeeping",
     "PreparedGroup",
     "ReaderAgreement",
     "RecordBook",
@@ -269,6 +293,7 @@ __all__ = [
     "ReplyRecord",
     "ReplyRef",
     "ReplyView",
+    "ResponsePolicy",
     "RoleRequest",
     "RoundNote",
     "RoundRecord",
@@ -283,6 +308,8 @@ __all__ = [
     "SettingMetrics",
     "Trial",
     "Turn",
+    "ValidityCell",
+    "ValidityTally",
     "WaitAction",
     "action_from_tool_call",
     "agent_names",
@@ -292,12 +319,14 @@ __all__ = [
     "behaviour_of",
     "benchmark_digest",
     "briefing_text",
+    "broke_policy",
     "by_group_and_trial",
     "cap_record",
     "cell_of",
     "cells",
     "check_agent_name",
     "close_models",
+    "colleague_mode_of",
     "colleague_of",
     "compare_agents",
     "compute_metrics",
@@ -317,11 +346,15 @@ __all__ = [
     "group_digest",
     "intervention_text",
     "is_error",
+    "is_judged",
+    "is_scored",
+    "is_silence",
     "judge_agreement",
     "judge_messages",
     "judge_prompt",
     "judge_reply",
     "judge_run",
+    "judge_text",
     "justify_answer",
     "majority",
     "make_agent",
@@ -337,13 +370,17 @@ __all__ = [
     "parse_verdict",
     "pending_metrics",
     "plan_jobs",
+    "policy_keeping",
+    "policy_text",
+    "pooled",
     "read_judgements",
     "read_log",
     "reader_agreement",
     "received_evidence",
     "register_agent_prefix",
     "register_llm_agents",
-    "role_validity",
+    "repeats_instructions",
+    "response_policy",
     "round_notes",
     "run_benchmark_path",
     "run_episode",
@@ -360,5 +397,7 @@ __all__ = [
     "trial_config",
     "trial_of",
     "typed_task",
+    "validity_cells",
     "write_benchmark",
+    "written_text",
 ]

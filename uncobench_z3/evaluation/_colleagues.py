@@ -326,6 +326,18 @@ class ScriptedColleagues:
                     statements[slot] = stated
         return statements, carried, resolved, follow_up
 
+    def withheld(self, role: str) -> tuple[StatedValue, ...]:
+        """The designated records of ``role`` whose truth the policy still withholds (their
+        defect is not resolved), each with the one statement it allows: the first reply's.
+        A policy colleague's reply is judged against it (:mod:`._policy_colleague`)."""
+        return tuple(
+            stated
+            for index, defect in enumerate(self.defects)
+            if defect.kind != "missed" and defect.role == role and self._state[index] != "resolved"
+            for stated in defect.first_reply or []
+            if stated.candidate in defect.candidates
+        )
+
     # -- waiting -------------------------------------------------------------------------------
     def wait(self) -> list[ColleagueReply]:
         """One wait round: pending requests whose wait is over are answered now."""

@@ -8,6 +8,10 @@ to that colleague, whichever comes first. ``answer`` ends the episode. After
 ``budget`` rounds without an answer the episode ends as ``budget_exhausted`` (scored wrong,
 with its own label). A malformed action (unknown role, a role asked twice in one round, a
 tool call that cannot be read) is rejected with an error message and still costs its round.
+
+Colleagues are the scripted policy (:mod:`._colleagues`), a model that words its replies
+(``colleague_mode="phrase"``, :mod:`._llm_colleague`) or a model that writes them under the
+policy, judged against the scripted reference (``"policy"``, :mod:`._policy_colleague`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from ._colleagues import (
 from ._followup_reader import ModelFollowUpReader
 from ._interventions import InterventionArm, intervention_text
 from ._llm_colleague import FidelityCheck, LLMPhraser
+from ._policy_colleague import PolicyCheck, PolicyColleague
 from ._protocol import (
     DEFAULT_BUDGET,
     Action,
@@ -53,6 +58,9 @@ from ._protocol import (
 )
 
 ActionKind = Literal["ask", "wait", "answer", "invalid"]
+ColleagueMode = Literal["phrase", "policy"]
+_Written = tuple[str, ColleagueReply, str | None, FidelityCheck | PolicyCheck | None]
+"""(question, the scripted reply, the text the agent sees, the check of a model's text)"""
 EpisodeStatus = Literal["running", "answered", "budget_exhausted"]
 
 
@@ -73,6 +81,9 @@ class ReplyRecord(_Frozen):
     follow_up: FollowUpKind | None = None
     fidelity: FidelityCheck | None = None
     """the programmatic check of an LLM colleague's wording (None for scripted replies)"""
+    policy: PolicyCheck | None = None
+    """a policy colleague's reply judged against the scripted reference (``stated`` and
+    ``pending`` are the reference's; ``text`` is what the model wrote and the agent saw)"""
     pending: bool = False
     """the request got no reply and stays pending (Missed)"""
     answers_round: int | None = None
@@ -142,14 +153,20 @@ class Environment:
         trial: int | None = None,
         missed_wait: int | None = None,
         followup_reader: FollowUpReader = "rules",
+        colleague_mode: ColleagueMode = "phrase",
     ) -> None:
-        """``trial``: the epoch seed, given to LLM colleagues (their seed and cache scope)."""
+        """``trial``: the epoch seed, given to LLM colleagues (their seed and cache scope).
+        ``colleague_mode``: with a colleague model, ``phrase`` (it words the scripted reply)
+        or ``policy`` (it writes the reply from its records and policy,
+        :mod:`._policy_colleague`)."""
         if budget < 1:
             raise ConfigError(f"the round budget must be at least 1, not {budget}")
         if missed_wait is not None and missed_wait < 0:
             raise ConfigError(f"--missed-wait must be 0 or more, not {missed_wait}")
         if followup_reader == "model" and colleague == "scripted":
             raise ConfigError("--followup-reader model needs a --colleague-model to read with")
+        if colleague_mode == "policy" and colleague == "scripted":
+            raise ConfigError("--colleague-mode policy needs a --colleague-model")
         chosen = group.setting(setting)
         if not chosen.available:
             raise ConfigError(f"group {group.id}: setting {setting} is unavailable")
@@ -164,9 +181,15 @@ class Environment:
         )
         self.phraser = (
             None
-            if colleague == "scripted"
+            if colleague == "scripted" or colleague_mode == "policy"
             else LLMPhraser(ModelRef.parse(colleague), self.task, prepared.book, trial=trial)
         )
+        self.policy = (
+            PolicyColleague(ModelRef.parse(colleague), self.task, rendered, setting,
+                            chosen.defects, missed_wait, trial=trial)
+            if colleague_mode == "policy"
+            else None
+        )  # fmt: skip
         self.reader = (
             ModelFollowUpReader(ModelRef.parse(colleague), self.task, prepared.book)
             if followup_reader == "model"
@@ -258,7 +281,7 @@ class Environment:
 
     def step(self, action: Action) -> Observation:
         """Carry out one action (one round) with scripted wording; see :meth:`astep`."""
-        if self.phraser is not None or self.reader is not None:
+        if self.phraser is not None or self.reader is not None or self.policy is not None:
             raise RuntimeError("an environment with LLM colleagues is stepped with astep()")
         scripted, error = self._scripted(action)
         return self._finish(action, [(q, r, r.text, None) for q, r in scripted], error)
@@ -266,8 +289,16 @@ class Environment:
     async def astep(self, action: Action) -> Observation:
         """Carry out one action (one round) and return what the agent observes."""
         scripted, error = self._scripted(action, await self._model_verdicts(action))
-        phrased: list[tuple[str, ColleagueReply, str | None, FidelityCheck | None]]
-        if self.phraser is None:
+        phrased: list[_Written]
+        if self.policy is not None:
+            due = isinstance(action, WaitAction)
+            policy = self.policy
+            written = await asyncio.gather(
+                *(policy.respond(r.role, q, r, self.colleagues.withheld(r.role), due)
+                  for q, r in scripted)
+            )  # fmt: skip
+            phrased = [(q, r, t, c) for (q, r), (t, c) in zip(scripted, written, strict=True)]
+        elif self.phraser is None:
             phrased = [(q, r, r.text, None) for q, r in scripted]
         else:
             results = await asyncio.gather(
@@ -281,7 +312,7 @@ class Environment:
     def _finish(
         self,
         action: Action,
-        phrased: Sequence[tuple[str, ColleagueReply, str | None, FidelityCheck | None]],
+        phrased: Sequence[_Written],
         ask_error: str | None,
     ) -> Observation:
         if self.finished:
@@ -308,7 +339,8 @@ class Environment:
                     defects=reply.defects,
                     resolved=reply.resolved,
                     follow_up=reply.follow_up,
-                    fidelity=check,
+                    fidelity=check if isinstance(check, FidelityCheck) else None,
+                    policy=check if isinstance(check, PolicyCheck) else None,
                     pending=reply.pending,
                     answers_round=answers,
                     delivered=isinstance(action, WaitAction),

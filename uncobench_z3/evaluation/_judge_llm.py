@@ -2,13 +2,15 @@
 
 A model reads the role's records, the request, the items the policy required and the reply
 (prompt ``evaluators/judge.md``) and answers through a forced ``submit_judgement`` call:
-``{"fidelity": bool, "coverage": number, "notes": str}``. Each verdict, with the programmatic
+``{"fidelity": bool, "coverage": number, "notes": str}`` (the coverage read as the exact
+decimal it is written as). Each verdict, with the programmatic
 judge's on the same reply, is appended to ``judge.jsonl`` beside the run's samples (one whole
 line per write, flushed and fsynced), keyed by reply (``<sample key>:<round>:<index>``), so an
 interrupted judging resumes where it stopped; a crash's torn last line is kept aside and
 dropped, an unterminated one terminated (:mod:`uncobench_z3.spec._jsonl`).
 :func:`judge_agreement` compares the two judges: fidelity agreement and the mean absolute
-difference of coverage.
+difference of coverage, exact fractions. A policy colleague's silence is judged too (the
+prompt says whether silence was required, and which records the policy withholds).
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ import random
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from string import Template
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from .._assets import asset_path
 from .._outdir import lock_output
@@ -33,7 +37,18 @@ from ..models import ChatMessage, Model, ModelOutput, ToolDef, ToolFunction
 from ..settings import TaskGroup
 from ..spec import open_for_append, read_jsonl_log, repair_log
 from ._environment import ReplyRecord
-from ._judge import GroupJudge, GroupJudges, ReplyJudgement, ReplyRef, colleague_of, sample_replies
+from ._judge import (
+    SCRIPTED_COLLEAGUE,
+    GroupJudge,
+    GroupJudges,
+    ReplyRef,
+    colleague_mode_of,
+    colleague_of,
+    is_judged,
+    sample_replies,
+    written_text,
+)
+from ._reply_judge import ReplyJudgement
 from ._runlog import SAMPLES_FILE, read_log
 from ._sample import SampleRecord
 
@@ -69,13 +84,23 @@ JUDGE_TOOL = ToolDef(
 )
 
 
+def _decimal(value: Any) -> Any:
+    """A JSON number as the exact decimal it is written as (0.1 is 1/10, not a binary float)."""
+    if isinstance(value, float):
+        return Fraction(repr(value))
+    return value
+
+
+DecimalFraction = Annotated[Fraction, BeforeValidator(_decimal)]
+
+
 class LLMVerdict(BaseModel):
     """What the judge model submitted (keys it adds beyond these are ignored)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     fidelity: bool
-    coverage: float = Field(ge=0, le=1)
+    coverage: DecimalFraction = Field(ge=0, le=1)
     notes: str = ""
 
 
@@ -88,6 +113,8 @@ class JudgeLine(_Frozen):
     setting: str
     agent: str
     colleague: str
+    colleague_mode: str | None = None
+    """``scripted``, ``phrase`` or ``policy`` (None: a line written before modes existed)"""
     round: int
     index: int
     role: str
@@ -96,6 +123,13 @@ class JudgeLine(_Frozen):
     llm: LLMVerdict | None = None
     error: str | None = None
     """why the model's answer gave no verdict (then ``llm`` is None)"""
+
+    @property
+    def row(self) -> str:
+        """The colleague as Table 7 names it (:attr:`~._validity.ValidityCell.row`)."""
+        if self.colleague == SCRIPTED_COLLEAGUE or self.colleague_mode == SCRIPTED_COLLEAGUE:
+            return self.colleague
+        return f"{self.colleague} ({self.colleague_mode or 'phrase'})"
 
 
 @functools.cache
@@ -109,12 +143,19 @@ def judge_messages(judge: GroupJudge, reply: ReplyRecord) -> list[ChatMessage]:
     the policy required (as record lines) and the reply."""
     style = judge.rendered.style
     required = [f"- {statement_text(judge.task, item, style)}" for item in reply.stated]
+    policy = reply.policy
+    withheld = [] if policy is None else policy.withheld
+    written = written_text(reply)
+    if policy is not None and reply.pending:
+        required = ["(no reply: the policy prescribes silence for this request)"]
     text = judge_prompt().substitute(
         role_name=judge.task.role_name(reply.role),
         records="\n".join(judge.rendered.records[reply.role]),
         question=reply.question,
         required="\n".join(required) or "(nothing)",
-        reply=reply.text or "",
+        withheld="\n".join(f"- {statement_text(judge.task, item, style)}" for item in withheld)
+        or "(none)",
+        reply="(no reply: the colleague stayed silent)" if written is None else written,
     )
     return [ChatMessage.user(text)]
 
@@ -167,33 +208,38 @@ class JudgeAgreement(_Frozen):
     """lines with an LLM verdict"""
     no_verdict: int
     fidelity_agreed: int
-    fidelity_agreement: float | None
+    fidelity_agreement: Fraction | None
     only_llm_faithful: int
     """the LLM judge found the reply faithful, the programmatic judge did not"""
     only_program_faithful: int
-    mean_coverage_difference: float | None
+    mean_coverage_difference: Fraction | None
     """mean absolute difference of the two coverages"""
-    llm_fidelity_rate: float | None
-    llm_mean_coverage: float | None
+    llm_fidelity_rate: Fraction | None
+    llm_mean_coverage: Fraction | None
 
 
 def judge_agreement(lines: Sequence[JudgeLine]) -> JudgeAgreement:
     pairs = [(line.programmatic, line.llm) for line in lines if line.llm is not None]
     n = len(pairs)
     agreed = sum(p.fidelity == v.fidelity for p, v in pairs)
+
+    def mean(values: Iterable[Fraction | int]) -> Fraction | None:
+        total = Fraction(0)
+        for value in values:
+            total += value
+        return total / n if n else None
+
     return JudgeAgreement(
         lines=len(lines),
         compared=n,
         no_verdict=len(lines) - n,
         fidelity_agreed=agreed,
-        fidelity_agreement=agreed / n if n else None,
+        fidelity_agreement=mean(int(p.fidelity == v.fidelity) for p, v in pairs),
         only_llm_faithful=sum(v.fidelity and not p.fidelity for p, v in pairs),
         only_program_faithful=sum(p.fidelity and not v.fidelity for p, v in pairs),
-        mean_coverage_difference=sum(abs(p.coverage - v.coverage) for p, v in pairs) / n
-        if n
-        else None,
-        llm_fidelity_rate=sum(v.fidelity for _, v in pairs) / n if n else None,
-        llm_mean_coverage=sum(v.coverage for _, v in pairs) / n if n else None,
+        mean_coverage_difference=mean(abs(p.coverage - v.coverage) for p, v in pairs),
+        llm_fidelity_rate=mean(int(v.fidelity) for _, v in pairs),
+        llm_mean_coverage=mean(v.coverage for _, v in pairs),
     )
 
 
@@ -206,7 +252,7 @@ def select_replies(
         (
             ref
             for ref in sample_replies(samples)
-            if ref.reply.text is not None and judges.get(ref.sample.group_hash) is not None
+            if is_judged(ref.reply) and judges.get(ref.sample.group_hash) is not None
         ),
         key=lambda ref: ref.key,
     )
@@ -296,7 +342,8 @@ async def _judge(
             line = JudgeLine(
                 key=ref.key, sample_key=ref.sample.key, group_id=ref.sample.group_id,
                 setting=ref.sample.setting, agent=ref.sample.agent,
-                colleague=colleague_of(ref.sample), round=ref.round, index=ref.index,
+                colleague=colleague_of(ref.sample),
+                colleague_mode=colleague_mode_of(ref.sample), round=ref.round, index=ref.index,
                 role=ref.reply.role, judge_model=model.name,
                 programmatic=judge.judge(ref.reply), llm=verdict, error=error,
             )  # fmt: skip

@@ -4,19 +4,20 @@ What a reply says is decided by the group's policy data exactly as for scripted 
 (which records, which defect, targeted or generic follow-up); the model only phrases it.
 Every phrased reply is checked programmatically against what it had to convey (fidelity): each
 stated record keeps its candidate, its context label and its value, and a defective reply does
-not leak the true value it withholds. A reply that fails the check is replaced by the scripted
-wording, and the check is logged in the trace either way.
+not leak the true value it withholds, and it does not repeat its instructions
+(:func:`~._policy.repeats_instructions`: an "echo" of the prompt holds every record but is not
+a reply). A reply that fails the check is replaced by the scripted wording, and the check is
+logged in the trace either way. (``--colleague-mode policy`` lets the model write the reply
+itself instead: :mod:`._policy_colleague`.)
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from string import Template
 
 from pydantic import BaseModel, ConfigDict
 
-from .._assets import asset_path
 from ..construct import ModelRef
 from ..construct._llm_stages import value_variants
 from ..models import ChatMessage, ModelUsage
@@ -24,8 +25,9 @@ from ..settings import StatedValue, stated_value
 from ..spec import TypedTask
 from ._colleagues import ColleagueReply, RecordBook
 from ._models import shared_model, trial_config
+from ._policy import PHRASE_PROMPT, colleague_prompt, repeats_instructions
 
-PROMPT_FILE = "colleague.md"
+PROMPT_FILE = PHRASE_PROMPT
 
 
 class FidelityCheck(BaseModel):
@@ -40,9 +42,8 @@ class FidelityCheck(BaseModel):
     """the model's wording when it failed the check (the scripted wording was used instead)"""
 
 
-@functools.cache
 def _prompt() -> Template:
-    return Template((asset_path("evaluators") / PROMPT_FILE).read_text(encoding="utf-8"))
+    return colleague_prompt(PROMPT_FILE)
 
 
 def fidelity_problems(
@@ -122,6 +123,8 @@ class LLMPhraser:
         problems = fidelity_problems(self.task, reply.stated, written, withheld)
         if not written:
             problems.insert(0, "the model wrote nothing")
+        elif repeats_instructions(written):
+            problems.insert(0, "the model repeated its instructions")
         check = FidelityCheck(
             model=self.ref.describe(),
             passed=not problems,

@@ -3,7 +3,10 @@
 Units. A *trial* is one (run seed, epoch) pair: runs made with other ``--seed`` values are
 further trials, not a larger sample. A *group's* trials in a cell are its scored samples
 there. Samples that ended in an error (``result == "error"``: the run could not finish the
-episode) are not scored: they are left out of every figure and counted in ``errors``.
+episode) are not scored: they are left out of every figure and counted in ``errors``. So are
+samples whose policy colleague broke its policy (:func:`broke_policy`: a reply the judge
+found unfaithful or incomplete against the scripted reference): a colleague's error is not
+the agent's; they are counted in ``colleague_breaches``.
 Intervals come from a bootstrap over *groups* (:mod:`uncobench_z3.stats`): the trials of one
 group share its task, so they are not independent.
 
@@ -85,6 +88,16 @@ def is_error(sample: SampleRecord) -> bool:
     return str(sample.result) == ERROR_RESULT
 
 
+def broke_policy(sample: SampleRecord) -> bool:
+    """A policy colleague broke its policy in this sample (not scored: module docstring)."""
+    keeping = sample.colleague_policy
+    return keeping is not None and keeping.broken
+
+
+def is_scored(sample: SampleRecord) -> bool:
+    return not is_error(sample) and not broke_policy(sample)
+
+
 def trial_of(sample: SampleRecord) -> Trial:
     return sample.seed, sample.epoch
 
@@ -110,6 +123,8 @@ class SettingMetrics(BaseModel):
     samples: int
     """scored samples"""
     errors: int = 0
+    colleague_breaches: int = 0
+    """samples whose policy colleague broke its policy (not scored)"""
     correct: int
     accuracy: Fraction | None
     accuracy_ci: Interval | None = None
@@ -245,7 +260,7 @@ def by_group_and_trial(
     """Scored samples by group id and trial (the first of a duplicate trial is kept)."""
     out: dict[str, dict[Trial, SampleRecord]] = {}
     for sample in samples:
-        if not is_error(sample):
+        if is_scored(sample):
             out.setdefault(sample.group_id, {}).setdefault(trial_of(sample), sample)
     return out
 
@@ -296,7 +311,7 @@ def setting_metrics(
     group and trial; ``unavailable``: groups that lack this setting."""
     agent, setting, arm = cell
     config = config or BootstrapConfig()
-    scored = [s for s in samples if not is_error(s)]
+    scored = [s for s in samples if is_scored(s)]
     groups = by_group_and_trial(scored)
     trials = sorted({t for here in groups.values() for t in here})
     defective = setting != "reliable"
@@ -345,7 +360,8 @@ def setting_metrics(
         n_groups=len(groups),
         epochs=len(trials),
         samples=len(scored),
-        errors=len(samples) - len(scored),
+        errors=sum(is_error(s) for s in samples),
+        colleague_breaches=sum(broke_policy(s) and not is_error(s) for s in samples),
         correct=len(correct),
         accuracy=estimates["accuracy"].value,
         accuracy_ci=estimates["accuracy"].interval,

@@ -47,7 +47,7 @@ from ..errors import ConfigError, UncobenchError
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
 from ..spec import dump_json, write_text_atomic
 from ._colleagues import FollowUpReader
-from ._environment import PreparedGroup
+from ._environment import ColleagueMode, PreparedGroup
 from ._errors import ErrorBudget, cap_record
 from ._interventions import INTERVENTION_ARMS, InterventionArm
 from ._models import CALL_POLICY, CallPolicy, close_models
@@ -82,6 +82,8 @@ class RunConfig(BaseModel):
     missed_wait: int | None = None
     """overrides the groups' Missed policy (wait rounds before a missed reply arrives)"""
     followup_reader: FollowUpReader = "rules"
+    colleague_mode: ColleagueMode = "phrase"
+    """with a colleague model: ``phrase`` the scripted replies, or write them (``policy``)"""
 
     def digest(self) -> str:
         # fields left at their defaults stay out of the hash, so earlier runs still resume
@@ -91,7 +93,11 @@ class RunConfig(BaseModel):
             fields.pop("colleague")
         if self.interventions == ("none",):
             fields.pop("interventions")
-        for name, default in (("missed_wait", None), ("followup_reader", "rules")):
+        for name, default in (
+            ("missed_wait", None),
+            ("followup_reader", "rules"),
+            ("colleague_mode", "phrase"),
+        ):
             if fields.get(name) == default:
                 fields.pop(name)
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
@@ -117,10 +123,12 @@ def make_config(
     epochs: int = 1,
     missed_wait: int | None = None,
     followup_reader: FollowUpReader = "rules",
+    colleague_mode: ColleagueMode = "phrase",
 ) -> RunConfig:
     """The configuration of a run (``digests``: the groups' content hashes, if computed).
 
-    ``colleague`` is ``scripted`` or a model that phrases the replies; ``interventions`` are
+    ``colleague`` is ``scripted`` or a model that phrases the replies (``colleague_mode``
+    ``phrase``) or writes them under the policy (``policy``); ``interventions`` are
     the arms each defective setting runs in (``none`` is the plain evaluation); ``epochs``
     the independent trials of each sample.
     """
@@ -138,6 +146,10 @@ def make_config(
         raise ConfigError(f"--followup-reader must be rules or model, not {followup_reader!r}")
     if followup_reader == "model" and colleague == "scripted":
         raise ConfigError("--followup-reader model needs a --colleague-model to read with")
+    if colleague_mode not in ("phrase", "policy"):
+        raise ConfigError(f"--colleague-mode must be phrase or policy, not {colleague_mode!r}")
+    if colleague_mode == "policy" and colleague == "scripted":
+        raise ConfigError("--colleague-mode policy needs a --colleague-model to play the roles")
     chosen = tuple(dict.fromkeys(settings or SETTING_NAMES))
     unknown = [s for s in chosen if s not in SETTING_NAMES]
     if unknown:
@@ -157,6 +169,7 @@ def make_config(
         epochs=epochs,
         missed_wait=missed_wait,
         followup_reader=followup_reader,
+        colleague_mode=colleague_mode,
     )
 
 
@@ -211,6 +224,7 @@ def plan_jobs(
                             arm,
                             missed_wait=config.missed_wait,
                             followup_reader=config.followup_reader,
+                            colleague_mode=config.colleague_mode,
                         )
                     )
     # every epoch repeats the same plan; all of epoch 1 comes first

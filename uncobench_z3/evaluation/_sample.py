@@ -28,6 +28,10 @@ Behaviour counts, per sample:
   colleague's reply it neither waited for nor asked again for);
 * ``designated_contacts`` - requests to the colleague that missed a request (the paper counts
   the Missed cases with more than one).
+
+With policy colleagues (``colleague_mode`` ``policy``), ``colleague_policy`` counts the replies
+the judge found unfaithful or incomplete against the scripted reference; a sample with any
+such reply broke the policy and is reported apart from the agent's figures.
 """
 
 from __future__ import annotations
@@ -46,7 +50,14 @@ from ..settings import DefectKind, SettingName, TaskGroup
 from ..spec import Answer
 from ._attribution import Attribution, Justification, attribute_error, justify_answer
 from ._colleagues import FollowUpReader
-from ._environment import Environment, EpisodeStatus, PreparedGroup, RoundRecord, run_episode
+from ._environment import (
+    ColleagueMode,
+    Environment,
+    EpisodeStatus,
+    PreparedGroup,
+    RoundRecord,
+    run_episode,
+)
 from ._interventions import InterventionArm
 from ._min_rounds import minimum_rounds
 from ._notes import RoundNote, round_notes
@@ -93,6 +104,8 @@ class SampleJob(BaseModel):
     """wait rounds before a missed reply arrives anyway (None: the group's policy)"""
     followup_reader: FollowUpReader = "rules"
     """who decides whether a follow-up is targeted: the rules, or the colleague model"""
+    colleague_mode: ColleagueMode = "phrase"
+    """with a colleague model: it phrases the scripted replies, or writes them (``policy``)"""
     group_hash: str = ""
     """filled by :meth:`make` (hashing once per group, not once per job)"""
     epoch: int = 1
@@ -112,6 +125,7 @@ class SampleJob(BaseModel):
         epoch: int = 1,
         missed_wait: int | None = None,
         followup_reader: FollowUpReader = "rules",
+        colleague_mode: ColleagueMode = "phrase",
     ) -> SampleJob:
         digest = group_hash or group_digest(group)
         return cls(
@@ -124,6 +138,7 @@ class SampleJob(BaseModel):
             intervention=intervention,
             missed_wait=missed_wait,
             followup_reader=followup_reader,
+            colleague_mode=colleague_mode,
             group_hash=digest,
             epoch=epoch,
         )
@@ -152,6 +167,8 @@ class SampleJob(BaseModel):
             fields.append(f"missed_wait={self.missed_wait}")
         if self.followup_reader != "rules":
             fields.append(f"followup_reader={self.followup_reader}")
+        if self.colleague_mode != "phrase":
+            fields.append(f"colleague_mode={self.colleague_mode}")
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
@@ -256,6 +273,30 @@ def pending_behaviour(trace: Sequence[RoundRecord]) -> dict[str, Any]:
     return {"answered_pending": answered_pending, "designated_contacts": contacts}
 
 
+class PolicyKeeping(BaseModel):
+    """How a policy colleague kept its policy over one sample: its judged replies."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    replies: int = 0
+    unfaithful: int = 0
+    incomplete: int = 0
+    """replies that conveyed less than the policy required"""
+
+    @property
+    def broken(self) -> bool:
+        return self.unfaithful > 0 or self.incomplete > 0
+
+
+def policy_keeping(trace: Sequence[RoundRecord]) -> PolicyKeeping:
+    verdicts = [r.policy.verdict for rnd in trace for r in rnd.replies if r.policy is not None]
+    return PolicyKeeping(
+        replies=len(verdicts),
+        unfaithful=sum(not v.fidelity for v in verdicts),
+        incomplete=sum(v.conveyed < v.required for v in verdicts),
+    )
+
+
 class SampleRecord(BaseModel):
     """One line of a run's log."""
 
@@ -273,6 +314,9 @@ class SampleRecord(BaseModel):
     epoch_seed: int | None = None
     """the seed the agent (and its model) got in this epoch"""
     colleague: str = "scripted"
+    colleague_mode: ColleagueMode = "phrase"
+    colleague_policy: PolicyKeeping | None = None
+    """policy colleagues only: how they kept the policy (a broken one: reported apart)"""
     intervention: InterventionArm = "none"
     intervention_delivered: bool = False
     status: SampleStatus
@@ -313,9 +357,10 @@ def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
     """Tokens spent per part (``agent``, ``colleagues``); answers served from the response
     cache are kept apart, marked ``<part>_cached``, so totals after a resume can count them."""
     usage: dict[str, ModelUsage] = {}
+    helpers = (environment.phraser, environment.reader, environment.policy)
     parts: list[tuple[str, list[object]]] = [
         ("agent", [agent]),
-        ("colleagues", [h for h in (environment.phraser, environment.reader) if h is not None]),
+        ("colleagues", [h for h in helpers if h is not None]),
     ]
     for part, spenders in parts:
         spent = _total_usage(getattr(s, "usage", None) for s in spenders)
@@ -348,6 +393,7 @@ async def run_sample(
         trial=seed,
         missed_wait=job.missed_wait,
         followup_reader=job.followup_reader,
+        colleague_mode=job.colleague_mode,
     )
     agent = agents(job.agent, seed)
     started = time.perf_counter()
@@ -403,6 +449,8 @@ def _record(
         epoch=job.epoch,
         epoch_seed=job.epoch_seed,
         colleague=job.colleague,
+        colleague_mode=job.colleague_mode,
+        colleague_policy=policy_keeping(environment.trace) if environment.policy else None,
         intervention=job.intervention,
         intervention_delivered=environment.intervention_delivered,
         gold=job.group.gold,

@@ -53,7 +53,7 @@ from ._sections import PAPER_SECTIONS, SectionInputs, build_sections
 from ._serve import ReportServer, serve_report
 from ._statistics import comparison_tables, justified_table, pass_k_table, statistics_tables
 from ._tables import SETTING_TITLES, Section, Table, stats_tables
-from ._validity import ValidityCell, ValidityJudge, validity_matrix
+from ._validity import ValidityJudge, llm_table, validity_details, validity_matrix
 from ._viewer import TraceViewer, ViewerData
 
 __all__ = [
@@ -85,7 +85,6 @@ __all__ = [
     "Table",
     "TraceViewer",
     "TraceVisitor",
-    "ValidityCell",
     "ValidityJudge",
     "ViewReply",
     "ViewRound",
@@ -99,6 +98,7 @@ __all__ = [
     "html_page",
     "intervention_panels",
     "justified_table",
+    "llm_table",
     "load_report_data",
     "markdown",
     "md_text",
@@ -112,6 +112,7 @@ __all__ = [
     "serve_report",
     "statistics_tables",
     "stats_tables",
+    "validity_details",
     "validity_matrix",
     "write_leaderboard",
     "write_metrics",

@@ -95,7 +95,7 @@ def write_report(
     panels = intervention_panels(data.samples, data.unavailable, bootstrap)
     judged, notes = llm_judgements(data)
     document = metrics_document(data, metrics, comparisons, bootstrap, panels,
-                                judge.results(), dataset_summary(data))  # fmt: skip
+                                judge.results(bootstrap), dataset_summary(data))  # fmt: skip
     lap("metrics")
     drawn = render_figures(document, draw=figures)
     lap("figures")

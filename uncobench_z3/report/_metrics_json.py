@@ -11,7 +11,8 @@ added without changing the version; a field that changes meaning or goes away ch
 
 Besides ``results`` and ``comparisons``, the figures of the report's other sections:
 ``interventions`` (each arm on the groups common to every arm, :mod:`._interventions`),
-``validity`` (colleague x main agent, :mod:`._validity`) and ``dataset`` (the benchmark,
+``validity`` (colleague x mode x main agent x setting,
+:class:`~uncobench_z3.evaluation.ValidityCell`) and ``dataset`` (the benchmark,
 :mod:`._dataset`). Every number a figure or table of the report shows is one of these.
 """
 
@@ -24,13 +25,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from ..evaluation import ALPHA, Comparison, SettingMetrics
+from ..evaluation import ALPHA, Comparison, SettingMetrics, ValidityCell
 from ..spec import write_text_atomic
 from ..stats import BootstrapConfig
 from ._dataset import DatasetSummary
 from ._interventions import InterventionPanel
 from ._load import ReportData
-from ._validity import ValidityCell
 
 METRICS_FILE = "metrics.json"
 METRICS_SCHEMA: Literal["uncobench-metrics"] = "uncobench-metrics"

@@ -187,7 +187,7 @@ def _validity_section(inputs: SectionInputs) -> Section:
     if inputs.data.groups.notes:
         notes.append("Benchmark not readable, its replies are not judged: "
                      + "; ".join(inputs.data.groups.notes) + ".")  # fmt: skip
-    if cells and all(c.colleague == "scripted" for c in cells):
+    if cells and all(c.mode == "scripted" for c in cells):
         notes.append("Every colleague here is scripted: its replies state the records by "
                      "construction (the judge confirms it); colleagues phrased by a model "
                      "(`--colleague-model`) add rows to compare.")  # fmt: skip

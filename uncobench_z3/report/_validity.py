@@ -1,189 +1,143 @@
 """Role-agent validity (the paper's Table 7): the programmatic judge over every colleague
-reply, per colleague (``scripted`` or the model that phrased the replies) x main agent, and
-the LLM judge's figures where a run holds a ``judge.jsonl``.
+reply, per colleague (``scripted``, or a colleague model in ``phrase`` or ``policy`` mode) x
+main agent x setting (:class:`~uncobench_z3.evaluation.ValidityCell`, figures exact with
+bootstrap intervals over groups), and the LLM judge's figures where a run holds a
+``judge.jsonl``.
 
-Figures are exact: fidelity is faithful / judged replies (95% Wilson interval), coverage
-the mean over judged replies of conveyed / required items (1 when a reply had nothing to
-convey). The judge is :func:`~uncobench_z3.evaluation.judge_reply`; a reply that recurs
-(same group, role, text and required items, as across epochs and agents) is judged once.
+The report reads traces apart from the records, so the cells are tallied by a trace visitor
+(:class:`ValidityJudge`) as the runs are read; the matrix pools each colleague x agent over
+its settings, the details table keeps the settings apart.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
-
-from pydantic import BaseModel, ConfigDict
 
 from ..errors import UncobenchError
 from ..evaluation import (
     JUDGE_FILE,
     GroupJudges,
     JudgeLine,
-    ReplyJudgement,
-    ReplyRecord,
+    RoundRecord,
     SampleRecord,
+    ValidityCell,
+    ValidityTally,
     judge_agreement,
+    pooled,
     read_judgements,
 )
-from ..stats import Interval, wilson_interval
-from ._load import BenchmarkGroups, ReportData, ViewReply, ViewRound
-from ._tables import Table, interval_text, number, percent
-
-
-class ValidityCell(BaseModel):
-    """The programmatic judge over the replies one colleague kind gave one main agent."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    colleague: str
-    agent: str
-    judged: int = 0
-    missed: int = 0
-    """requests without a reply (not judged)"""
-    unmatched: int = 0
-    """replies whose group the benchmark no longer holds (not judged)"""
-    faithful: int = 0
-    fidelity: Fraction | None = None
-    fidelity_ci: Interval | None = None
-    coverage_sum: Fraction = Fraction(0)
-    mean_coverage: Fraction | None = None
-    full_coverage: int = 0
-    unverifiable_lines: int = 0
-
-
-_COUNTS = ("judged", "missed", "unmatched", "faithful", "full_coverage", "unverifiable_lines")
+from ..stats import BootstrapConfig, Interval, decimal_text
+from ._load import BenchmarkGroups, ReportData, ViewRound
+from ._tables import Table, interval_text, number, percent, setting_title
 
 
 class ValidityJudge:
     """A trace visitor that judges every reply as the runs are read."""
 
     def __init__(self, groups: BenchmarkGroups) -> None:
-        self.judges = GroupJudges(groups.by_hash.values())
-        self._counts: dict[tuple[str, str], dict[str, int]] = {}
-        self._coverage: dict[tuple[str, str], Counter[tuple[int, int]]] = {}
-        """(conveyed, required) -> replies: coverage is summed exactly once, at the end"""
-        self._verdicts: dict[tuple[str, str, str], list[tuple[object, ReplyJudgement | None]]] = {}
-
-    def _verdict(self, group_hash: str, reply: ViewReply) -> ReplyJudgement | None:
-        # replies recur (epochs, agents): one verdict per group, role, text and stated items
-        stated = (reply.model_extra or {}).get("stated")
-        known = self._verdicts.setdefault((group_hash, reply.role, reply.text or ""), [])
-        for items, verdict in known:
-            if items == stated:
-                return verdict
-        judge = self.judges.get(group_hash)
-        raw = reply.model_dump(exclude_unset=True)
-        verdict = None if judge is None else judge.judge(ReplyRecord.model_validate(raw))
-        known.append((stated, verdict))
-        return verdict
+        self.tally = ValidityTally(GroupJudges(groups.by_hash.values()))
 
     def __call__(self, sample: SampleRecord, trace: Sequence[ViewRound]) -> None:
-        cell = (sample.colleague, sample.agent)
-        row = self._counts.setdefault(cell, dict.fromkeys(_COUNTS, 0))
-        coverage = self._coverage.setdefault(cell, Counter())
-        for record in trace:
-            for reply in record.replies:
-                if reply.text is None:
-                    row["missed"] += 1
-                    continue
-                verdict = self._verdict(sample.group_hash, reply)
-                if verdict is None:
-                    row["unmatched"] += 1
-                    continue
-                row["judged"] += 1
-                row["faithful"] += verdict.fidelity
-                row["full_coverage"] += verdict.conveyed == verdict.required
-                row["unverifiable_lines"] += len(verdict.unverifiable)
-                coverage[(verdict.conveyed, verdict.required)] += 1
+        # the report's view of a round keeps every field it read: it validates as the record
+        rounds = [RoundRecord.model_validate(r.model_dump(exclude_unset=True)) for r in trace]
+        self.tally.add(sample, rounds)
 
-    def results(self) -> list[ValidityCell]:
-        out = []
-        for cell, row in self._counts.items():
-            judged, faithful = row["judged"], row["faithful"]
-            total = sum(
-                (Fraction(conveyed, required) if required else Fraction(1)) * count
-                for (conveyed, required), count in self._coverage[cell].items()
-            )
-            extra: dict[str, object] = {"coverage_sum": Fraction(total)}
-            if judged:
-                extra |= {
-                    "fidelity": Fraction(faithful, judged),
-                    "fidelity_ci": wilson_interval(faithful, judged),
-                    "mean_coverage": Fraction(total) / judged,
-                }
-            colleague, agent = cell
-            out.append(ValidityCell.model_validate({"colleague": colleague, "agent": agent,
-                                                    **row, **extra}))  # fmt: skip
-        return out
+    def results(self, config: BootstrapConfig | None = None) -> list[ValidityCell]:
+        return self.tally.cells(config)
+
+
+def _share(value: Fraction | None) -> str:
+    return "–" if value is None else decimal_text(value, 3)
+
+
+def _shares(interval: Interval | None) -> str:
+    if interval is None:
+        return "–"
+    return f"[{decimal_text(interval[0], 2)}, {decimal_text(interval[1], 2)}]"
 
 
 def validity_matrix(cells: Sequence[ValidityCell]) -> Table:
-    """Table 7: colleague kinds down, main agents across; fidelity, coverage and n per cell."""
+    """Table 7: colleagues down, main agents across; pooled fidelity, coverage and n per cell
+    (its settings together; the intervals per setting are in :func:`validity_details`)."""
     agents = list(dict.fromkeys(c.agent for c in cells))
-    colleagues = list(dict.fromkeys(c.colleague for c in cells))
-    found = {(c.colleague, c.agent): c for c in cells}
+    rows_of = list(dict.fromkeys(c.row for c in cells))
     rows = []
-    for colleague in colleagues:
+    for colleague in rows_of:
         row = [colleague]
         for agent in agents:
-            cell = found.get((colleague, agent))
-            if cell is None or not cell.judged:
-                row.append("–" if cell is None else f"no reply judged ({cell.missed} missed)")
+            found = [c for c in cells if c.row == colleague and c.agent == agent]
+            judged = sum(c.judged for c in found)
+            if not found or not judged:
+                missed = sum(c.missed for c in found)
+                row.append("–" if not found else f"no reply judged ({missed} missed)")
                 continue
-            row.append(
-                f"fidelity {percent(cell.fidelity)} {interval_text(cell.fidelity_ci)}; "
-                f"coverage {number(cell.mean_coverage, 3)}; n={cell.judged}"
-            )
+            fidelity, coverage = pooled(found)
+            row.append(f"fidelity {percent(fidelity)}; coverage {number(coverage, 3)}; n={judged}")
         rows.append(row)
     return Table(
         ["colleague \\ main agent", *agents],
         rows,
-        "Programmatic judge, per colleague kind (rows) and main agent (columns): fidelity = "
-        "share of replies whose every stated record agrees with the role's records in the "
-        "context it names, with a 95% Wilson interval; coverage = mean share of the items the "
-        "response policy required that a reply conveys; n = replies judged (missed replies "
-        "are not judged).",
+        "Programmatic judge, per colleague (rows; a colleague model with its mode) and main "
+        "agent (columns), all settings pooled: fidelity = share of replies whose every stated "
+        "record agrees with the role's records in the context it names and with the response "
+        "policy; coverage = mean share of the items the policy required that a reply conveys; "
+        "n = replies judged (missed replies are not judged). Intervals per setting below.",
     )
 
 
 def validity_details(cells: Sequence[ValidityCell]) -> Table:
+    """One row per cell (colleague x main agent x setting), with 95% bootstrap intervals."""
     body = [
-        [c.colleague, c.agent, str(c.judged), f"{c.faithful}/{c.judged}",
-         f"{c.full_coverage}/{c.judged}", str(c.unverifiable_lines), str(c.missed),
-         str(c.unmatched)]
-        for c in cells
-    ]  # fmt: skip
+        [
+            cell.row,
+            cell.agent,
+            setting_title(cell.setting),
+            str(cell.judged),
+            f"{percent(cell.fidelity)} {interval_text(cell.fidelity_ci)}",
+            f"{_share(cell.mean_coverage)} {_shares(cell.coverage_ci)}",
+            f"{cell.full_coverage}/{cell.judged}",
+            f"{cell.silences_kept}/{cell.silences_required}" if cell.mode == "policy" else "–",
+            f"{cell.breached}/{cell.samples}" if cell.mode == "policy" else "–",
+            str(cell.unverifiable_lines),
+            str(cell.missed),
+            str(cell.unmatched),
+        ]
+        for cell in cells
+    ]
     return Table(
-        ["colleague", "main agent", "replies judged", "faithful", "full coverage",
+        ["colleague", "main agent", "setting", "replies judged", "fidelity pass",
+         "mean coverage", "full coverage", "silences kept", "samples broke policy",
          "unverifiable lines", "missed (not judged)", "group not found"],
         body,
-        "Counts behind the matrix. Unverifiable lines could not be read with the record "
-        "grammar (free prose needs the LLM judge); they are listed, not counted against "
-        "fidelity.",
+        "Programmatic judge, against what the scripted policy prescribes for each request: a "
+        "reply is faithful when every record line it states agrees with the role's records in "
+        "the context it names and with the policy (a withheld record only as the policy gives "
+        "it; silence where prescribed); coverage is the share of the items the policy required "
+        "that it conveys. A reply that repeats its instructions or states nothing readable "
+        "fails both. 95% bootstrap intervals over groups. Unverifiable lines could not be read "
+        "with the record grammar (free prose needs the LLM judge). Policy colleagues' samples "
+        "with a broken policy are left out of the accuracy figures.",
     )  # fmt: skip
 
 
 def llm_table(lines: list[JudgeLine]) -> Table:
-    keys = dict.fromkeys((line.colleague, line.judge_model) for line in lines)
+    keys = dict.fromkeys((line.row, line.judge_model) for line in lines)
     body = []
     for colleague, model in keys:
         agreement = judge_agreement(
-            [x for x in lines if x.colleague == colleague and x.judge_model == model]
+            [x for x in lines if x.row == colleague and x.judge_model == model]
         )
-        coverage = agreement.llm_mean_coverage
-        difference = agreement.mean_coverage_difference
         body.append(
             [
                 colleague,
                 model,
                 str(agreement.compared),
                 percent(agreement.llm_fidelity_rate),
-                "–" if coverage is None else f"{coverage:.3f}",
+                _share(agreement.llm_mean_coverage),
                 f"{percent(agreement.fidelity_agreement)} "
                 f"({agreement.fidelity_agreed}/{agreement.compared})",
-                "–" if difference is None else f"{difference:.3f}",
+                _share(agreement.mean_coverage_difference),
                 str(agreement.no_verdict),
             ]
         )
