@@ -31,6 +31,7 @@ from ._comparisons import ALPHA, Comparison, compare_agents, majority
 from ._environment import (
     ActionKind,
     Environment,
+    EpisodeOutcome,
     EpisodeStatus,
     PreparedGroup,
     ReplyRecord,
@@ -79,7 +80,7 @@ from ._llm_agent import (
     register_llm_agents,
     text_messages,
 )
-from ._llm_colleague import FidelityCheck, LLMPhraser, fidelity_problems
+from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser, fidelity_problems
 from ._metrics import (
     ERROR_RESULT,
     CellKey,
@@ -163,7 +164,9 @@ from ._sample import (
     behaviour_of,
     epoch_seed,
     group_digest,
+    job_environment,
     run_sample,
+    score_episode,
 )
 from ._scoring import (
     AnswerKey,
@@ -221,6 +224,7 @@ __all__ = [
     "Conversation",
     "DecisionKind",
     "Environment",
+    "EpisodeOutcome",
     "EpisodeStatus",
     "ErrorBudget",
     "FidelityCheck",
@@ -243,6 +247,7 @@ __all__ = [
     "NaiveAgent",
     "Observation",
     "ParsedAnswer",
+    "Phraser",
     "PreparedGroup",
     "ReaderAgreement",
     "RecordBook",
@@ -295,6 +300,7 @@ __all__ = [
     "group_digest",
     "intervention_text",
     "is_error",
+    "job_environment",
     "judge_agreement",
     "judge_messages",
     "judge_prompt",
@@ -328,6 +334,7 @@ __all__ = [
     "run_sample",
     "sample_replies",
     "score_answer",
+    "score_episode",
     "select_replies",
     "setting_metrics",
     "shared_model",
