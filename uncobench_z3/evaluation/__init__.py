@@ -79,6 +79,7 @@ from ._llm_agent import (
     parse_text_action,
     register_llm_agents,
     text_messages,
+    untooled_action,
 )
 from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser, fidelity_problems
 from ._metrics import (
@@ -143,6 +144,7 @@ from ._registry import (
 from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
     DEFAULT_CONCURRENCY,
+    RUN_KIND,
     RunConfig,
     RunSummary,
     benchmark_digest,
@@ -198,6 +200,7 @@ __all__ = [
     "JUSTIFICATION_LABELS",
     "NAIVE_QUESTION",
     "RUN_FILE",
+    "RUN_KIND",
     "SAMPLES_FILE",
     "SCRIPTED_COLLEAGUE",
     "TOOL_NAMES",
@@ -344,5 +347,6 @@ __all__ = [
     "trial_config",
     "trial_of",
     "typed_task",
+    "untooled_action",
     "write_benchmark",
 ]

@@ -26,7 +26,7 @@ from ._metrics_json import (
 from ._plots import PLOTS, PlottingUnavailable, render_plots
 from ._render import html_page, markdown, md_text
 from ._statistics import comparison_tables, justified_table, pass_k_table, statistics_sections
-from ._tables import SETTING_TITLES, Section, Table, stats_tables
+from ._tables import SETTING_TITLES, Section, Table, answer_text, stats_tables
 from ._validity import llm_table, programmatic_table, validity_section
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "RunInfo",
     "Section",
     "Table",
+    "answer_text",
     "build_sections",
     "comparison_tables",
     "find_run_dirs",
