@@ -6,10 +6,11 @@ colleagues, or LLM colleagues phrased by the inspect model role ``colleague`` - 
 ask / wait / answer tools in ``state.tools``. Each tool call is one round: the tool maps its
 arguments to an action exactly as the project's LLM agents do
 (:func:`~uncobench_z3.evaluation.action_from_tool_call`), steps the environment and returns
-the observation text the project's agents read. After every round the episode's outcome is
-written to the sample's store (:class:`EpisodeLog`), so the scorer - and ``inspect score``
-on a log - needs nothing but the logged state; when the episode ends, the sample is marked
-completed, which also ends a tool loop of any other inspect agent that uses these tools.
+the observation text the project's agents read. When the episode ends, the sample is marked
+completed, which also ends the tool loop of any other inspect agent that uses these tools.
+The episode is written to the sample's store (:class:`EpisodeLog`) when the solver ends and
+again before scoring, so the scorer - and ``inspect score`` on a log - needs nothing but the
+logged state.
 
 The main solver (:func:`episode_agent`) plays the project's protocol: one action per round,
 the model's first call of an episode tool taken (further calls in the same message are
@@ -196,17 +197,17 @@ class Episode:
         return self.environment.finished
 
     async def step(self, action: Action) -> Observation:
-        """One round; the outcome goes to the store, and a finished episode completes the
-        sample."""
+        """One round; a finished episode completes the sample."""
         if self.finished:
             raise ToolError("the task is over: no further actions are carried out")
         observation = await self.environment.astep(action)
-        self.save()
         if self.finished:
             self.state.completed = True
         return observation
 
     def save(self, elapsed: float | None = None) -> None:
+        """Write the episode to the sample's store (once per episode, not per round: inspect
+        copies the store around every tool call, so a growing trace there costs)."""
         usage: dict[str, ModelUsage] = {}
         if self.agent_usage is not None:
             usage["agent"] = self.agent_usage
@@ -241,8 +242,13 @@ _LIVE: dict[str, Episode] = {}
 """episodes in play, by the sample run's uuid (from setup to cleanup)"""
 
 
+def find_episode(state: TaskState) -> Episode | None:
+    """The sample's episode in play, if it is (not when a logged sample is scored again)."""
+    return _LIVE.get(state.uuid)
+
+
 def live_episode(state: TaskState) -> Episode:
-    episode = _LIVE.get(state.uuid)
+    episode = find_episode(state)
     if episode is None:
         raise RuntimeError(
             "the uncobench episode is not set up (the task's setup solver did not run)"

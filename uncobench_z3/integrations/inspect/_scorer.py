@@ -33,7 +33,7 @@ from inspect_ai.solver import TaskState
 
 from ...evaluation import SampleRecord, score_episode
 from ...report import answer_text
-from ._episode import STORE_KEY, EpisodeConfig, EpisodeLog
+from ._episode import STORE_KEY, EpisodeConfig, EpisodeLog, find_episode
 
 RECORD_KEY = "record"
 """the score metadata entry holding the sample record (without its trace)"""
@@ -65,6 +65,11 @@ def score_metadata(record: SampleRecord) -> dict[str, Any]:
 
 
 def episode_log(state: TaskState) -> EpisodeLog:
+    """The sample's episode: the one in play (written to the store first: another solver may
+    have driven it), else the store's (a logged sample scored again)."""
+    live = find_episode(state)
+    if live is not None:
+        live.save()
     stored = state.store.get(STORE_KEY)
     if stored is None:
         raise RuntimeError(
