@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
-from inspect_ai import Epochs, eval
+from inspect_ai import Epochs, eval, score
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import (
     ChatMessage,
@@ -140,6 +140,27 @@ def test_inspect_metrics_are_the_projects_metrics(builtin_logs: dict[str, EvalLo
         assert means["accuracy"] == pytest.approx(float(overall), abs=1e-12)
     naive = metric_values(builtin_logs["builtin/naive"], "mean")
     assert min(naive[s] for s in ("misaligned", "incomplete", "missed")) < 1  # not all 1s
+
+
+def test_a_logged_episode_scores_again_from_its_store(
+    builtin_logs: dict[str, EvalLog], bench: Path
+) -> None:
+    """``inspect score``: the scorer needs only the logged state (the episode in the store)."""
+    log = builtin_logs["builtin/naive"]
+    task = uncobench(bench=str(bench), agent="builtin/naive")
+    assert task.scorer is not None
+    rescored = score(log, task.scorer, action="overwrite", display="none")
+    assert comparable(records_of(rescored)) == comparable(records_of(log))
+    # what is scored is the store: an episode edited there to end without an answer is wrong
+    edited = log.model_copy(deep=True)
+    assert edited.samples is not None
+    first = next(s for s in edited.samples if s.scores["uncobench_scorer"].value == "C")  # type: ignore[index]
+    first.store[STORE_KEY]["outcome"].update(answer=None, status="budget_exhausted")
+    rescored = score(edited, task.scorer, action="overwrite", display="none")
+    assert rescored.samples is not None
+    again = next(s for s in rescored.samples if (s.id, s.epoch) == (first.id, first.epoch))
+    assert again.scores is not None and again.scores["uncobench_scorer"].value == "I"
+    assert again.scores["uncobench_scorer"].metadata["result"] == "budget_exhausted"  # type: ignore[index]
 
 
 def test_samples_carry_the_group_setting_and_gold(builtin_logs: dict[str, EvalLog]) -> None:
