@@ -5,6 +5,7 @@ which would download its encoding), or a built-in policy acting through the same
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -115,14 +116,30 @@ def test_the_careful_policy_through_inspect_scores_what_the_runner_scores(
     """Same groups, agents and epochs: the runner's records and inspect's are identical (up
     to wall time), key, score, attribution, justification and trace included."""
     config = make_config(bench, groups, ["builtin/careful", "builtin/naive"], epochs=EPOCHS)
-    import asyncio
-
     summary = asyncio.run(run_evaluation(groups, config, tmp_path / "run"))
     for agent, log in builtin_logs.items():
         ours = [r for r in summary.records if r.agent == agent]
         assert comparable(records_of(log)) == comparable(ours)
     naive = [r for r in summary.records if r.agent == "builtin/naive"]
     assert not all(r.correct for r in naive)  # the comparison covers wrong answers too
+
+
+def test_missed_wait_reaches_the_environment_as_in_the_runner(
+    bench: Path, groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    """``missed_wait`` is the runner's ``--missed-wait``: same records, key included."""
+    (log,) = eval(
+        uncobench(bench=str(bench), setting="missed", agent="builtin/patient", missed_wait=2),
+        model="mockllm/model",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    config = make_config(bench, groups, ["builtin/patient"], ["missed"], missed_wait=2)
+    summary = asyncio.run(run_evaluation(groups, config, tmp_path / "run"))
+    assert comparable(records_of(log)) == comparable(summary.records)
+    plain = make_config(bench, groups, ["builtin/patient"], ["missed"])
+    default = asyncio.run(run_evaluation(groups, plain, tmp_path / "default"))
+    assert not {r.key for r in default.records} & {r.key for r in summary.records}
 
 
 def test_inspect_metrics_are_the_projects_metrics(builtin_logs: dict[str, EvalLog]) -> None:
@@ -413,7 +430,7 @@ def test_bad_task_parameters_fail_before_any_work(bench: Path) -> None:
         {"agent": "openai/gpt-4o"},
         {"colleague": "chatty"},
         {"tool_choice": "required"},
-        {"missed_wait": 2},
+        {"missed_wait": -1},
         {"bench": str(bench / "missing")},
     ):
         with pytest.raises(ConfigError):

@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from ..errors import ConfigError
 from ._app import EXIT_OK, cli
-from ._eval import console
+from ._output import OutputTable, format_option, output_for
 
 INSPECT_PACKAGE = "inspect_ai"
 
@@ -24,7 +24,10 @@ INSPECT_PACKAGE = "inspect_ai"
     required=True,
     help="Folder for the runs: one run directory per log, named after the log.",
 )
-def import_inspect_command(logs: tuple[Path, ...], out: Path) -> int:
+@format_option
+def import_inspect_command(
+    logs: tuple[Path, ...], out: Path, output_format: str, as_json: bool
+) -> int:
     """Convert inspect_ai logs (.eval) of uncobench_z3/uncobench into run directories.
 
     Then `uncobench report OUT` and `uncobench compare OUT` read them like runs of
@@ -38,12 +41,24 @@ def import_inspect_command(logs: tuple[Path, ...], out: Path) -> int:
         raise ConfigError(
             "import-inspect needs inspect_ai: pip install 'uncobench-z3[inspect]'"
         ) from None
-    for imported, folder in import_inspect_logs(list(logs), out):
-        skipped = len(imported.skipped)
-        note = f", {skipped} without a score (not imported)" if skipped else ""
-        console.print(
-            f"{escape(str(imported.path))}: {len(imported.records)} sample(s){note} -> "
-            f"{escape(str(folder))}"
+    output = output_for(output_format, as_json)
+    imported = import_inspect_logs(list(logs), out)
+    if output.is_json:
+        output.json(
+            [
+                {
+                    "log": str(item.path),
+                    "run": str(folder),
+                    "samples": len(item.records),
+                    "skipped": item.skipped,
+                }
+                for item, folder in imported
+            ]
         )
-    console.print(f"next: uncobench report {escape(str(out))} --out report/")
+        return EXIT_OK
+    table = OutputTable.of("imported", ["log", "run directory", "samples", "not scored"])
+    for item, folder in imported:
+        table.add_row(item.path.name, str(folder), str(len(item.records)), str(len(item.skipped)))
+    output.table(table)
+    output.say(f"next: uncobench report {escape(str(out))} --out report/")
     return EXIT_OK

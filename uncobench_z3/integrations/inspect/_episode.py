@@ -106,6 +106,8 @@ class EpisodeConfig:
     agent: str | None = None
     """a built-in policy that chooses the actions, or None for the evaluated model"""
     tool_choice: str = "any"
+    missed_wait: int | None = None
+    """overrides the groups' Missed policy (wait rounds before a missed reply arrives)"""
     _prepared: dict[str, PreparedGroup] = field(default_factory=dict)
 
     def prepared(self, group_id: str) -> PreparedGroup:
@@ -135,6 +137,7 @@ class EpisodeConfig:
             colleague,
             metadata["arm"],
             epoch=epoch,
+            missed_wait=self.missed_wait,
         )
 
 

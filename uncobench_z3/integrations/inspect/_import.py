@@ -113,6 +113,7 @@ def read_inspect_log(path: Path) -> ImportedLog:
         colleague=colleagues[0],
         interventions=tuple(described["interventions"]),
         epochs=epochs,
+        missed_wait=described.get("missed_wait"),
     )
     generate_config = log.eval.model_generate_config.model_dump(mode="json", exclude_none=True)
     generation: dict[str, dict[str, object]] = {

@@ -54,7 +54,12 @@ def _choices(value: str, known: Sequence[str], what: str) -> list[str]:
 
 
 def _check(
-    budget: int, limit: int | None, colleague: str, agent: str | None, tool_choice: str
+    budget: int,
+    limit: int | None,
+    colleague: str,
+    agent: str | None,
+    tool_choice: str,
+    missed_wait: int | None,
 ) -> None:
     if budget < 1:
         raise ConfigError(f"budget must be at least 1, not {budget}")
@@ -69,6 +74,8 @@ def _check(
         raise ConfigError(f"agent {agent!r}: a built-in policy ({', '.join(BUILTIN_AGENTS)})")
     if tool_choice not in ("any", "auto"):
         raise ConfigError(f"tool_choice {tool_choice!r}: 'any' or 'auto'")
+    if missed_wait is not None and missed_wait < 0:
+        raise ConfigError(f"missed_wait must be 0 or more, not {missed_wait}")
 
 
 def episode_sample(job: SampleJob, config: EpisodeConfig) -> Sample:
@@ -128,20 +135,15 @@ def uncobench(
             (used when the role is not set).
         budget: Rounds per episode (every action, the answer included, is one round).
         limit: Only the first ``limit`` task groups.
-        missed_wait: Wait rounds before a Missed colleague's pending reply arrives; needs
-            the pending-reply environment (not in this version: leave it unset).
+        missed_wait: Wait rounds before a Missed colleague's pending reply arrives
+            (default: each group's policy), as ``uncobench eval --missed-wait``.
         agent: A built-in policy (``builtin/careful``, ...) that acts instead of the model,
             through the same tools: a reference point and a check of the harness.
         seed: The run seed the epoch seeds derive from (as ``uncobench eval --seed``).
         tool_choice: ``any`` (the model must call a tool each round) or ``auto`` (for
             servers that reject a required tool choice, such as llama.cpp's).
     """
-    _check(budget, limit, colleague, agent, tool_choice)
-    if missed_wait is not None:
-        raise ConfigError(
-            "missed_wait needs pending replies for Missed colleagues, which this version "
-            "of uncobench-z3 does not have; leave it unset"
-        )
+    _check(budget, limit, colleague, agent, tool_choice, missed_wait)
     settings = cast("list[SettingName]", _choices(setting, SETTING_NAMES, "setting"))
     arms = cast("list[InterventionArm]", _choices(arm, INTERVENTION_ARMS, "arm"))
     path, groups = _groups(bench)
@@ -149,7 +151,8 @@ def uncobench(
         raise ConfigError(f"bench {path!r} holds no task groups")
     digests = [group_digest(g) for g in groups]
     run = make_config(path, groups, [PLANNING_AGENT], settings, seed, budget, limit, digests,
-                      interventions=arms)  # fmt: skip
+                      interventions=arms, missed_wait=missed_wait)  # fmt: skip
+
     jobs, unavailable = plan_jobs(groups, run, digests)
     chosen = groups[:limit] if limit is not None else groups
     config = EpisodeConfig(
@@ -160,6 +163,7 @@ def uncobench(
         colleague=colleague,
         agent=agent,
         tool_choice=tool_choice,
+        missed_wait=missed_wait,
     )
     description: dict[str, Any] = {
         "version": __version__,
@@ -171,6 +175,7 @@ def uncobench(
         "budget": budget,
         "limit": limit,
         "instructions_hash": run.instructions_hash,
+        "missed_wait": missed_wait,
         "unavailable": unavailable,
     }
     return Task(
