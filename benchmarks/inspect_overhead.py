@@ -30,6 +30,7 @@ from uncobench_z3.integrations.inspect import (
     default_benchmark,
     uncobench,
 )
+from uncobench_z3.models import CACHE_DIR_ENV
 from uncobench_z3.settings import SETTING_NAMES
 
 
@@ -48,48 +49,57 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=10)
     parser.add_argument("--setting", default="all")
     args = parser.parse_args()
-    settings = list(SETTING_NAMES) if args.setting == "all" else args.setting.split(",")
-    with tempfile.TemporaryDirectory() as scratch:
-        os.environ["UNCOBENCH_CACHE_DIR"] = str(Path(scratch) / "cache")
-        started = now()
-        bench, groups = default_benchmark(groups=args.groups)
-        timed(f"default benchmark ({len(groups)} groups)", started)
+    previous = os.environ.get(CACHE_DIR_ENV)
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            os.environ[CACHE_DIR_ENV] = str(Path(scratch) / "cache")
+            measure(args.groups, args.setting, Path(scratch))
+    finally:  # the script also runs inside the test process
+        if previous is None:
+            os.environ.pop(CACHE_DIR_ENV, None)
+        else:
+            os.environ[CACHE_DIR_ENV] = previous
 
-        config = make_config(bench, groups, ["builtin/careful"], settings)  # type: ignore[arg-type]
-        # a first run warms what both harnesses share (per-group solvers, minimum rounds)
-        asyncio.run(run_evaluation(groups, config, Path(scratch) / "warm-up"))
-        started = now()
-        summary = asyncio.run(run_evaluation(groups, config, Path(scratch) / "run"))
-        runner_cpu, _ = timed(f"runner ({len(summary.records)} samples)", started)
 
-        started = now()
-        (log,) = inspect_eval(
-            uncobench(bench=str(bench), setting=args.setting, agent="builtin/careful"),
-            model="mockllm/model",
-            log_dir=str(Path(scratch) / "logs"),
-            display="none",
-        )
-        inspect_cpu, _ = timed(f"inspect ({len(log.samples or [])} samples)", started)
+def measure(group_count: int, setting: str, scratch: Path) -> None:
+    settings = list(SETTING_NAMES) if setting == "all" else setting.split(",")
+    started = now()
+    bench, groups = default_benchmark(groups=group_count)
+    timed(f"default benchmark ({len(groups)} groups)", started)
 
-        records = []
-        for sample in log.samples or []:
-            (score,) = (sample.scores or {}).values()
-            assert score.metadata is not None
-            trace = sample.store[STORE_KEY]["outcome"]["trace"]
-            records.append(
-                SampleRecord.model_validate({**score.metadata[RECORD_KEY], "trace": trace})
-            )
+    config = make_config(bench, groups, ["builtin/careful"], settings)  # type: ignore[arg-type]
+    # a first run warms what both harnesses share (per-group solvers, minimum rounds)
+    asyncio.run(run_evaluation(groups, config, scratch / "warm-up"))
+    started = now()
+    summary = asyncio.run(run_evaluation(groups, config, scratch / "run"))
+    runner_cpu, _ = timed(f"runner ({len(summary.records)} samples)", started)
 
-        def same(found: list[SampleRecord]) -> list[str]:
-            return sorted(r.model_dump_json(exclude={"elapsed_seconds"}) for r in found)
+    started = now()
+    (log,) = inspect_eval(
+        uncobench(bench=str(bench), setting=setting, agent="builtin/careful"),
+        model="mockllm/model",
+        log_dir=str(scratch / "logs"),
+        display="none",
+    )
+    inspect_cpu, _ = timed(f"inspect ({len(log.samples or [])} samples)", started)
 
-        if same(records) != same(summary.records):
-            raise SystemExit("the two runs gave different records")
-        samples = len(records)
-        print(f"records identical: {samples} samples")
-        print(f"cpu per sample: runner {1000 * runner_cpu / samples:.1f} ms, "
-              f"inspect {1000 * inspect_cpu / samples:.1f} ms")  # fmt: skip
-        print(f"ratio inspect / runner (cpu): {inspect_cpu / runner_cpu:.1f}")
+    records = []
+    for sample in log.samples or []:
+        (score,) = (sample.scores or {}).values()
+        assert score.metadata is not None
+        trace = sample.store[STORE_KEY]["outcome"]["trace"]
+        records.append(SampleRecord.model_validate({**score.metadata[RECORD_KEY], "trace": trace}))
+
+    def same(found: list[SampleRecord]) -> list[str]:
+        return sorted(r.model_dump_json(exclude={"elapsed_seconds"}) for r in found)
+
+    if same(records) != same(summary.records):
+        raise SystemExit("the two runs gave different records")
+    samples = len(records)
+    print(f"records identical: {samples} samples")
+    print(f"cpu per sample: runner {1000 * runner_cpu / samples:.1f} ms, "
+          f"inspect {1000 * inspect_cpu / samples:.1f} ms")  # fmt: skip
+    print(f"ratio inspect / runner (cpu): {inspect_cpu / runner_cpu:.1f}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
             ["--kills", "1", "--build-kills", "0", "--model-kills", "0", "--groups", "2"],
             "0 lost, 0 duplicated, identical scores",
         ),
+        ("inspect_overhead.py", ["--groups", "1", "--setting", "reliable"], "ratio"),
     ],
 )
 def test_benchmark_script_runs(
