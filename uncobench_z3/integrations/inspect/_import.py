@@ -7,9 +7,11 @@ any run. A sample's record is the one the task's scorer computed (score metadata
 the ones inspect showed. Samples inspect could not finish (an error, no score) are not
 imported; they are counted and named in ``run.json`` (``source.skipped``).
 
-Every log is read and checked before anything is written; each run directory is written to
-a temporary folder and renamed into place. Importing the same log again replaces its
-directory; a directory that holds anything else is refused.
+Every log is read and checked before anything is written; the output folder is locked
+(one writer at a time), records are stored as the runner stores them (overlong strings
+capped), and each run directory is written to a temporary folder and renamed into place.
+Importing the same log again replaces its directory; a directory that holds anything else is
+refused.
 """
 
 from __future__ import annotations
@@ -26,8 +28,16 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from pydantic import ValidationError
 
 from ... import __version__
+from ..._outdir import lock_output
 from ...errors import ConfigError, SpecReadError
-from ...evaluation import RUN_FILE, RUN_KIND, SAMPLES_FILE, RunConfig, SampleRecord
+from ...evaluation import (
+    RUN_FILE,
+    RUN_KIND,
+    SAMPLES_FILE,
+    RunConfig,
+    SampleRecord,
+    cap_record,
+)
 from ...spec import dump_json, load_json, write_text_atomic
 from ._episode import INSPECT_PREFIX, STORE_KEY
 from ._scorer import RECORD_KEY
@@ -173,7 +183,8 @@ def write_imported(out: Path, imported: ImportedLog) -> Path:
                 "skipped": imported.skipped,
             },
         }
-        lines = "".join(r.model_dump_json() + "\n" for r in imported.records)
+        # stored as the runner stores records: every string capped in an overlong line
+        lines = "".join(cap_record(r)[1] + "\n" for r in imported.records)
         write_text_atomic(scratch / SAMPLES_FILE, lines)
         write_text_atomic(scratch / RUN_FILE, dump_json(run))
         if target.exists():  # an earlier import of the same log (checked before writing)
@@ -196,6 +207,7 @@ def import_inspect_logs(logs: list[Path], out: Path) -> list[tuple[ImportedLog, 
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ConfigError(f"two logs would share the run directory {repeated[0]!r}")
-    for item in imported:
-        _check_target(out, item)
-    return [(item, write_imported(out, item)) for item in imported]
+    with lock_output(out, "import-inspect"):  # one writer at a time in ``out``
+        for item in imported:
+            _check_target(out, item)
+        return [(item, write_imported(out, item)) for item in imported]
