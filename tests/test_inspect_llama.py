@@ -18,6 +18,7 @@ from tests.cli_helpers import run_cli
 from uncobench_z3.construct import build_benchmark
 from uncobench_z3.evaluation import SampleRecord, read_log
 from uncobench_z3.integrations.inspect import RECORD_KEY, STORE_KEY, uncobench
+from uncobench_z3.report import find_run_dirs
 
 pytestmark = pytest.mark.llama
 
@@ -74,5 +75,5 @@ def test_smollm2_through_inspects_openai_compatible_provider(
     out = tmp_path / "runs"
     result = run_cli(capsys, "import-inspect", *[log.location for log in logs], "--out", str(out))
     assert result.code == 0, result.err
-    imported = [read_log(folder / "samples.jsonl")[0] for folder in sorted(out.iterdir())]
+    imported = [read_log(folder / "samples.jsonl")[0] for folder in find_run_dirs(out)]
     assert sorted(len(records) for records in imported) == [1, 1]
