@@ -31,6 +31,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
             "0 lost, 0 duplicated, identical scores",
         ),
         ("report_scale.py", ["--groups", "1", "--samples", "20"], "baseline CPU s"),
+        ("inspect_overhead.py", ["--groups", "1", "--setting", "reliable"], "ratio"),
     ],
 )
 def test_benchmark_script_runs(

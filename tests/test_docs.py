@@ -67,7 +67,8 @@ def _commands_in(text: str) -> list[str]:
                 current.append(word)
     commands = []
     for words in found:
-        starts = [i for i, w in enumerate(words) if w == "uncobench" or w.endswith("/uncobench")]
+        # the CLI by name or path (.venv/bin/uncobench), not inspect's task uncobench_z3/uncobench
+        starts = [i for i, w in enumerate(words) if w == "uncobench" or w.endswith("bin/uncobench")]
         if starts:
             commands.append(shlex.join(words[starts[0] + 1 :]))
     return commands

@@ -21,6 +21,8 @@ PUBLIC = [
     "uncobench_z3.report",
     "uncobench_z3.models",
     "uncobench_z3.stats",
+    "uncobench_z3.integrations",
+    "uncobench_z3.integrations.inspect",
 ]
 
 

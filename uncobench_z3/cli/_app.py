@@ -46,6 +46,7 @@ def _register() -> None:
         _compare,
         _eval,
         _followup,
+        _inspect,
         _judge,
         _perturb,
         _report,

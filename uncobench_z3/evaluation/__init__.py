@@ -41,6 +41,7 @@ from ._environment import (
     ActionKind,
     ColleagueMode,
     Environment,
+    EpisodeOutcome,
     EpisodeStatus,
     PreparedGroup,
     ReplyRecord,
@@ -88,8 +89,9 @@ from ._llm_agent import (
     parse_text_action,
     register_llm_agents,
     text_messages,
+    untooled_action,
 )
-from ._llm_colleague import FidelityCheck, LLMPhraser, fidelity_problems
+from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser, fidelity_problems
 from ._metrics import (
     BEHAVIOUR_CLASSES,
     ERROR_RESULT,
@@ -171,6 +173,7 @@ from ._reply_judge import ReplyJudgement, judge_text
 from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
     DEFAULT_CONCURRENCY,
+    RUN_KIND,
     RunConfig,
     RunSummary,
     benchmark_digest,
@@ -193,8 +196,10 @@ from ._sample import (
     behaviour_of,
     epoch_seed,
     group_digest,
+    job_environment,
     policy_keeping,
     run_sample,
+    score_episode,
 )
 from ._scoring import (
     AnswerKey,
@@ -230,6 +235,7 @@ __all__ = [
     "JUSTIFICATION_LABELS",
     "NAIVE_QUESTION",
     "RUN_FILE",
+    "RUN_KIND",
     "SAMPLES_FILE",
     "SCRIPTED_COLLEAGUE",
     "SILENCE",
@@ -258,6 +264,7 @@ __all__ = [
     "DecisionKind",
     "DefectPolicy",
     "Environment",
+    "EpisodeOutcome",
     "EpisodeStatus",
     "ErrorBudget",
     "FaceValueAgent",
@@ -283,6 +290,7 @@ __all__ = [
     "Observation",
     "OptimistAgent",
     "ParsedAnswer",
+    "Phraser",
     "PolicyCheck",
     "PolicyColleague",
     "PolicyKeeping",
@@ -349,6 +357,7 @@ __all__ = [
     "is_judged",
     "is_scored",
     "is_silence",
+    "job_environment",
     "judge_agreement",
     "judge_messages",
     "judge_prompt",
@@ -388,6 +397,7 @@ __all__ = [
     "run_sample",
     "sample_replies",
     "score_answer",
+    "score_episode",
     "select_replies",
     "setting_metrics",
     "shared_model",
@@ -397,6 +407,7 @@ __all__ = [
     "trial_config",
     "trial_of",
     "typed_task",
+    "untooled_action",
     "validity_cells",
     "write_benchmark",
     "written_text",

@@ -38,7 +38,7 @@ from ._colleagues import (
 )
 from ._followup_reader import ModelFollowUpReader
 from ._interventions import InterventionArm, intervention_text
-from ._llm_colleague import FidelityCheck, LLMPhraser
+from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser
 from ._policy_colleague import PolicyCheck, PolicyColleague
 from ._protocol import (
     DEFAULT_BUDGET,
@@ -104,6 +104,23 @@ class RoundRecord(_Frozen):
     """the intervention text delivered with this round's observation, if any"""
 
 
+class EpisodeOutcome(_Frozen):
+    """What a played episode leaves behind: everything its sample record needs from it.
+
+    An environment gives its own (:attr:`Environment.outcome`); the inspect_ai integration
+    keeps one in each sample's store, so a logged sample can be scored again.
+    """
+
+    status: EpisodeStatus
+    answer: AnswerAction | None = None
+    trace: tuple[RoundRecord, ...] = ()
+    intervention_delivered: bool = False
+
+    @property
+    def rounds(self) -> int:
+        return len(self.trace)
+
+
 def typed_task(group: TaskGroup) -> TypedTask:
     task = check_structure(group.spec).task
     if task is None or not task.has_values:
@@ -154,11 +171,16 @@ class Environment:
         missed_wait: int | None = None,
         followup_reader: FollowUpReader = "rules",
         colleague_mode: ColleagueMode = "phrase",
+        phraser: Phraser | None = None,
     ) -> None:
         """``trial``: the epoch seed, given to LLM colleagues (their seed and cache scope).
         ``colleague_mode``: with a colleague model, ``phrase`` (it words the scripted reply)
         or ``policy`` (it writes the reply from its records and policy,
-        :mod:`._policy_colleague`)."""
+        :mod:`._policy_colleague`).
+
+        ``phraser`` phrases the replies with a model the caller made (an inspect_ai model
+        role); otherwise ``colleague`` names the model, or ``scripted`` for none.
+        """
         if budget < 1:
             raise ConfigError(f"the round budget must be at least 1, not {budget}")
         if missed_wait is not None and missed_wait < 0:
@@ -179,11 +201,11 @@ class Environment:
         self.colleagues = ScriptedColleagues(
             self.task, chosen.defects, rendered.style, prepared.book, missed_wait
         )
-        self.phraser = (
-            None
-            if colleague == "scripted" or colleague_mode == "policy"
-            else LLMPhraser(ModelRef.parse(colleague), self.task, prepared.book, trial=trial)
-        )
+        self.phraser: Phraser | None = phraser
+        if phraser is None and colleague != "scripted" and colleague_mode != "policy":
+            self.phraser = LLMPhraser(
+                ModelRef.parse(colleague), self.task, prepared.book, trial=trial
+            )
         self.policy = (
             PolicyColleague(ModelRef.parse(colleague), self.task, rendered, setting,
                             chosen.defects, missed_wait, trial=trial)
@@ -225,6 +247,15 @@ class Environment:
     @property
     def rounds(self) -> int:
         return len(self.trace)
+
+    @property
+    def outcome(self) -> EpisodeOutcome:
+        return EpisodeOutcome.model_construct(
+            status=self.status,
+            answer=self.answer,
+            trace=tuple(self.trace),
+            intervention_delivered=self.intervention_delivered,
+        )
 
     def _ask_error(self, action: AskAction) -> str | None:
         if not action.requests:

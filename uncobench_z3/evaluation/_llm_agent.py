@@ -143,12 +143,16 @@ class LLMAgent:
             return action_from_tool_call(calls[0])
         if output.tool_calls:
             return action_from_tool_call(output.tool_calls[0])  # an unknown tool: invalid
-        fallback = parse_text_action(output.text)
-        if isinstance(fallback, InvalidAction):
-            return InvalidAction(
-                reason="no tool call: use one of the tools", raw=output.text[:2000]
-            )
-        return fallback
+        return untooled_action(output.text)
+
+
+def untooled_action(text: str) -> Action:
+    """The action of a tool-calling model's reply that calls no tool: what the plain-text
+    protocol reads in it, else an invalid action asking for a tool."""
+    fallback = parse_text_action(text)
+    if isinstance(fallback, InvalidAction):
+        return InvalidAction(reason="no tool call: use one of the tools", raw=text[:2000])
+    return fallback
 
 
 #: Defaults for providers that need them: llama.cpp's server rejects tool_choice "required"

@@ -82,21 +82,28 @@ def _mentions(text: str, value: str) -> bool:
     return re.search(r"(?<![\w.,])" + re.escape(value) + r"(?!\w|[.,]\d)", text) is not None
 
 
-class LLMPhraser:
-    """Phrases scripted replies with a model, checking each one."""
+class Phraser:
+    """Phrases scripted replies with a language model, checking each one.
 
-    def __init__(
-        self, ref: ModelRef, task: TypedTask, book: RecordBook, trial: int | None = None
-    ) -> None:
-        self.ref = ref
+    The model call is :meth:`write` (subclasses choose the model: :class:`LLMPhraser` the
+    project's, the inspect_ai integration an inspect model role); what is asked, the fidelity
+    check and the fallback to the scripted wording are the same for every model.
+    """
+
+    def __init__(self, name: str, task: TypedTask, book: RecordBook) -> None:
+        self.name = name
+        """the model, as the fidelity checks and the sample record name it"""
         self.task = task
         self.book = book
-        self.trial = trial
-        """the epoch seed: the model's seed (unless the name pins one) and its cache scope"""
         self.usage = ModelUsage()
         """tokens and cost of the phrasing calls of one sample (cache hits spend nothing)"""
         self.cached_usage = ModelUsage()
         """what the phrasings served from the response cache cost when first made"""
+
+    async def write(self, prompt: str) -> tuple[str, ModelUsage, bool]:
+        """The model's wording for ``prompt``, what it cost, and whether it came from a
+        response cache (then the cost is what the answer cost when first made)."""
+        raise NotImplementedError
 
     async def phrase(
         self, role: str, question: str, reply: ColleagueReply
@@ -106,14 +113,12 @@ class LLMPhraser:
         text = _prompt().substitute(
             role_name=self.task.role_name(role), question=question, records=reply.text
         )
-        output = await shared_model(self.ref).generate(
-            [ChatMessage.user(text)], config=trial_config(self.ref, self.trial), trial=self.trial
-        )
-        if output.from_cache:
-            self.cached_usage = self.cached_usage + output.usage
+        written, spent, cached = await self.write(text)
+        if cached:
+            self.cached_usage = self.cached_usage + spent
         else:
-            self.usage = self.usage + output.usage
-        written = output.text.strip()
+            self.usage = self.usage + spent
+        written = written.strip()
         withheld = [
             self.book.faithful[(s.candidate, s.fact)]
             for s in reply.stated
@@ -126,9 +131,29 @@ class LLMPhraser:
         elif repeats_instructions(written):
             problems.insert(0, "the model repeated its instructions")
         check = FidelityCheck(
-            model=self.ref.describe(),
+            model=self.name,
             passed=not problems,
             problems=tuple(problems),
             rejected_text=written if problems else None,
         )
         return (reply.text if problems else written), check
+
+
+class LLMPhraser(Phraser):
+    """Phrases scripted replies with one of the project's models (``provider/model``)."""
+
+    def __init__(
+        self, ref: ModelRef, task: TypedTask, book: RecordBook, trial: int | None = None
+    ) -> None:
+        super().__init__(ref.describe(), task, book)
+        self.ref = ref
+        self.trial = trial
+        """the epoch seed: the model's seed (unless the name pins one) and its cache scope"""
+
+    async def write(self, prompt: str) -> tuple[str, ModelUsage, bool]:
+        output = await shared_model(self.ref).generate(
+            [ChatMessage.user(prompt)],
+            config=trial_config(self.ref, self.trial),
+            trial=self.trial,
+        )
+        return output.text, output.usage, output.from_cache

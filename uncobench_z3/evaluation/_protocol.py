@@ -142,6 +142,7 @@ def tool_definitions(roles: list[RoleCard] | tuple[RoleCard, ...]) -> tuple[Tool
             "properties": {
                 "requests": {
                     "type": "array",
+                    "description": "One request per colleague asked (at least one).",
                     "minItems": 1,
                     "items": {
                         "type": "object",

@@ -47,18 +47,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import ModelAPIError
 from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup
-from ..spec import Answer
+from ..spec import Answer, TypedTask
 from ._attribution import Attribution, Justification, attribute_error, justify_answer
 from ._colleagues import FollowUpReader
 from ._environment import (
     ColleagueMode,
     Environment,
+    EpisodeOutcome,
     EpisodeStatus,
     PreparedGroup,
     RoundRecord,
     run_episode,
 )
 from ._interventions import InterventionArm
+from ._llm_colleague import Phraser
 from ._min_rounds import minimum_rounds
 from ._notes import RoundNote, round_notes
 from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
@@ -374,28 +376,39 @@ def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
     return usage
 
 
-async def run_sample(
-    job: SampleJob, agents: AgentMaker = make_agent, prepared: PreparedGroup | None = None
-) -> SampleRecord:
-    """Play one episode and score it; wrong answers get a solver attribution.
-
-    ``prepared`` may pass the group's derived data (:class:`PreparedGroup`) already made;
-    it is used only when it belongs to ``job.group``.
-    """
-    seed = job.epoch_seed
-    environment = Environment(
+def job_environment(
+    job: SampleJob, prepared: PreparedGroup | None = None, phraser: Phraser | None = None
+) -> Environment:
+    """The environment a sample of ``job`` is played in (LLM colleagues get the epoch seed;
+    ``phraser``, if given, phrases them instead of the model ``job.colleague`` names)."""
+    return Environment(
         job.group,
         job.setting,
         job.budget,
         prepared=prepared,
         colleague=job.colleague,
         intervention=job.intervention,
-        trial=seed,
+        trial=job.epoch_seed,
         missed_wait=job.missed_wait,
         followup_reader=job.followup_reader,
         colleague_mode=job.colleague_mode,
+        phraser=phraser,
     )
-    agent = agents(job.agent, seed)
+
+
+async def run_sample(
+    job: SampleJob, agents: AgentMaker = make_agent, prepared: PreparedGroup | None = None
+) -> SampleRecord:
+    """Play one episode and score it (:func:`score_episode`); a model that keeps failing
+    makes an error sample (not scored).
+
+    ``prepared`` may pass the group's derived data (:class:`PreparedGroup`) already made;
+    it is used only when it belongs to ``job.group``.
+    """
+    if prepared is None or prepared.group is not job.group:
+        prepared = PreparedGroup.of(job.group)
+    environment = job_environment(job, prepared)
+    agent = agents(job.agent, job.epoch_seed)
     started = time.perf_counter()
     try:
         await run_episode(environment, agent)
@@ -406,38 +419,63 @@ async def run_sample(
             attempts=exc.attempts,
             status_code=exc.status_code,
         )
-        return _record(job, environment, agent, time.perf_counter() - started,
+        return _record(job, environment.outcome, _usage(agent, environment),
+                       time.perf_counter() - started, prepared.task,
                        status="error", result="error", correct=False, error=error)  # fmt: skip
     elapsed = time.perf_counter() - started
-    task, gold = environment.task, job.group.gold
+    usage = _usage(agent, environment)
+    return await score_episode(job, environment.outcome, usage, elapsed, prepared)
+
+
+async def score_episode(
+    job: SampleJob,
+    outcome: EpisodeOutcome,
+    usage: dict[str, ModelUsage] | None = None,
+    elapsed: float = 0.0,
+    prepared: PreparedGroup | None = None,
+) -> SampleRecord:
+    """The record of an episode of ``job`` played to ``outcome``: the answer scored, a wrong
+    one attributed by the solver, a right one justified, the behaviour counted.
+
+    Whoever played the episode (:func:`run_sample`, or an inspect_ai solver) scores it here,
+    so every way of running a sample gives the same record.
+    """
+    if prepared is None or prepared.group is not job.group:
+        prepared = PreparedGroup.of(job.group)
+    task, gold = prepared.task, job.group.gold
     score = None
-    if environment.answer is not None:
+    if outcome.answer is not None:
         key = AnswerKey.from_task(task)
-        score = score_answer(parse_answer(environment.answer, key), gold, key)
+        score = score_answer(parse_answer(outcome.answer, key), gold, key)
     correct = score is not None and score.correct
     result: SampleResult = "correct" if correct else "wrong_answer"
-    if environment.status == "budget_exhausted":
+    if outcome.status == "budget_exhausted":
         result = "budget_exhausted"
     group_hash = job.group_hash or group_digest(job.group)
     attribution = justification = None
     if correct:
-        justification = justify_answer(task, gold, environment.trace, group_hash=group_hash)
+        justification = justify_answer(task, gold, outcome.trace, group_hash=group_hash)
     else:
         parsed = score.parsed if score is not None else None
-        attribution = attribute_error(task, gold, environment.trace, parsed)
+        attribution = attribute_error(task, gold, outcome.trace, parsed)
     fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
-    return _record(job, environment, agent, elapsed, status=environment.status, result=result,
-                   correct=correct, answer=environment.answer, score=score,
+    return _record(job, outcome, usage or {}, elapsed, task, status=outcome.status,
+                   result=result, correct=correct, answer=outcome.answer, score=score,
                    attribution=attribution, justification=justification,
                    min_rounds=fewest,
-                   notes=round_notes(task, gold, environment.trace, group_hash))  # fmt: skip
+                   notes=round_notes(task, gold, outcome.trace, group_hash))  # fmt: skip
 
 
 def _record(
-    job: SampleJob, environment: Environment, agent: Agent, elapsed: float, **outcome: Any
+    job: SampleJob,
+    episode: EpisodeOutcome,
+    usage: dict[str, ModelUsage],
+    elapsed: float,
+    task: TypedTask,
+    **outcome: Any,
 ) -> SampleRecord:
     """The sample's record: what every sample has, and its ``outcome`` fields."""
-    required = {key: fact.context for key, fact in environment.task.facts.items()}
+    required = {key: fact.context for key, fact in task.facts.items()}
     return SampleRecord(
         key=job.key,
         group_id=job.group.id,
@@ -450,15 +488,17 @@ def _record(
         epoch_seed=job.epoch_seed,
         colleague=job.colleague,
         colleague_mode=job.colleague_mode,
-        colleague_policy=policy_keeping(environment.trace) if environment.policy else None,
+        colleague_policy=(
+            policy_keeping(episode.trace) if job.colleague_mode == "policy" else None
+        ),
         intervention=job.intervention,
-        intervention_delivered=environment.intervention_delivered,
+        intervention_delivered=episode.intervention_delivered,
         gold=job.group.gold,
-        rounds=environment.rounds,
-        behaviour=behaviour_of(environment.trace, required),
+        rounds=episode.rounds,
+        behaviour=behaviour_of(episode.trace, required),
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
-        trace=environment.trace,
-        usage=_usage(agent, environment),
+        trace=list(episode.trace),
+        usage=usage,
         elapsed_seconds=round(elapsed, 6),
         **outcome,
     )

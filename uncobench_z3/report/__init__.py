@@ -52,7 +52,7 @@ from ._plotting import PlottingUnavailable
 from ._sections import PAPER_SECTIONS, SectionInputs, build_sections
 from ._serve import ReportServer, serve_report
 from ._statistics import comparison_tables, justified_table, pass_k_table, statistics_tables
-from ._tables import SETTING_TITLES, Section, Table, stats_tables
+from ._tables import SETTING_TITLES, Section, Table, answer_text, stats_tables
 from ._validity import ValidityJudge, llm_table, validity_details, validity_matrix
 from ._viewer import TraceViewer, ViewerData
 
@@ -89,6 +89,7 @@ __all__ = [
     "ViewReply",
     "ViewRound",
     "ViewerData",
+    "answer_text",
     "build_leaderboard",
     "build_sections",
     "comparison_tables",
