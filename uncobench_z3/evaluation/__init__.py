@@ -102,9 +102,12 @@ from ._models import (
     DEFAULT_MAX_RETRY_WAIT,
     CallPolicy,
     close_models,
+    connection_share,
     shared_model,
     trial_config,
 )
+from ._options import DEFAULT_CONCURRENCY, EvalOptions
+from ._play import Player
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -141,7 +144,6 @@ from ._registry import (
 )
 from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
-    DEFAULT_CONCURRENCY,
     RunConfig,
     RunSummary,
     benchmark_digest,
@@ -223,6 +225,7 @@ __all__ = [
     "Environment",
     "EpisodeStatus",
     "ErrorBudget",
+    "EvalOptions",
     "FidelityCheck",
     "FollowUpKind",
     "FollowUpReader",
@@ -243,6 +246,7 @@ __all__ = [
     "NaiveAgent",
     "Observation",
     "ParsedAnswer",
+    "Player",
     "PreparedGroup",
     "ReaderAgreement",
     "RecordBook",
@@ -279,6 +283,7 @@ __all__ = [
     "colleague_of",
     "compare_agents",
     "compute_metrics",
+    "connection_share",
     "conversation_messages",
     "decide",
     "default_instructions",

@@ -375,7 +375,7 @@ async def run_sample(
         justification = justify_answer(task, gold, environment.trace, group_hash=group_hash)
     else:
         parsed = score.parsed if score is not None else None
-        attribution = attribute_error(task, gold, environment.trace, parsed)
+        attribution = attribute_error(task, gold, environment.trace, parsed, group_hash=group_hash)
     fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
     return _record(job, environment, agent, elapsed, status=environment.status, result=result,
                    correct=correct, answer=environment.answer, score=score,
