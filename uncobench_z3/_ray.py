@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 from ._executor import Executor, ExecutorKind, StreamFailed, StreamFunction, WorkerLost
 from .errors import ConfigError
 
-__all__ = ["TASK_RETRIES", "RayExecutor", "forwarded_environment", "import_ray"]
+__all__ = ["TASK_RETRIES", "RayExecutor", "connect", "forwarded_environment", "import_ray"]
 
 T = TypeVar("T")
 TASK_RETRIES = 3
@@ -68,9 +68,10 @@ def _environment_hook(values: dict[str, str]) -> Callable[[], None]:
     return uncobench_environment
 
 
-def connect(address: str | None) -> bool:
+def connect(address: str | None, **init: Any) -> bool:
     """Connect this process to Ray (see the module docstring); whether it connected now
-    (and so should disconnect when done)."""
+    (and so should disconnect when done). ``init``: more of ``ray.init``'s options (a local
+    Ray's ``num_cpus``, for tests)."""
     ray = import_ray()
     if ray.is_initialized():
         return False
@@ -85,6 +86,7 @@ def connect(address: str | None) -> bool:
             logging_level=logging.WARNING,
             log_to_driver=False,  # one progress bar on the driver; results carry the errors
             include_dashboard=False,
+            **init,
         )
     except (ConnectionError, ValueError, RuntimeError) as exc:
         where = address or os.environ.get("RAY_ADDRESS") or "this machine"

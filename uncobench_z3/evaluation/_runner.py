@@ -475,7 +475,8 @@ def evaluate(
     groups: Sequence[TaskGroup],
     config: RunConfig,
     out: str | Path,
-    **options: Any,
+    options: EvalOptions | None = None,
+    **changes: Any,
 ) -> RunSummary:
     """:func:`run_evaluation` from synchronous code."""
-    return asyncio.run(run_evaluation(groups, config, out, **options))
+    return asyncio.run(run_evaluation(groups, config, out, options, **changes))
