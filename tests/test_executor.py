@@ -5,7 +5,6 @@ hot path's memos that change no record, and a core that runs without Ray install
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.sample_helpers import Killer, comparable
 from uncobench_z3._executor import (
     Channel,
     ExecutorOptions,
@@ -27,7 +27,6 @@ from uncobench_z3._executor import (
 from uncobench_z3.errors import ConfigError
 from uncobench_z3.evaluation import (
     EvalOptions,
-    SampleRecord,
     connection_share,
     evaluate,
     example_groups,
@@ -41,14 +40,6 @@ from uncobench_z3.evaluation._shards import plan_shards
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ["builtin/naive", "builtin/careful", "builtin/patient"]
-
-
-def comparable(records: list[SampleRecord]) -> list[str]:
-    """Records as sorted JSON, without the wall time (the one field re-runs change)."""
-    return sorted(
-        json.dumps(r.model_dump(mode="json", exclude={"elapsed_seconds"}), sort_keys=True)
-        for r in records
-    )
 
 
 def square(x: int) -> int:
@@ -166,23 +157,6 @@ def test_workers_give_the_same_samples_as_one_process(reference: list[str], tmp_
     assert comparable(summary.records) == reference
     logged, _ = read_log(tmp_path / "samples.jsonl")
     assert comparable(logged) == reference
-
-
-class Killer:
-    """An agent maker whose worker process kills itself at its ``after``-th sample, once per
-    run (a marker file remembers it did)."""
-
-    def __init__(self, marker: Path, after: int) -> None:
-        self.marker = marker
-        self.after = after
-        self.made = 0
-
-    def __call__(self, name: str, seed: int) -> Any:
-        self.made += 1
-        if self.made == self.after and not self.marker.exists():
-            self.marker.write_text(str(os.getpid()))
-            os.kill(os.getpid(), signal.SIGKILL)
-        return make_agent(name, seed)
 
 
 def test_a_killed_worker_loses_and_duplicates_nothing(reference: list[str], tmp_path: Path) -> None:

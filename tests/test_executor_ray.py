@@ -7,23 +7,20 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests import sample_helpers
 from tests.cli_helpers import run_cli
+from tests.sample_helpers import Killer, comparable
 from uncobench_z3._executor import ExecutorOptions
 from uncobench_z3.construct import build_benchmark, load_groups
 from uncobench_z3.evaluation import (
     EvalOptions,
-    SampleRecord,
     evaluate,
-    make_agent,
     make_config,
     read_log,
 )
@@ -36,13 +33,6 @@ AGENTS = ["builtin/naive", "builtin/careful", "builtin/patient"]
 SECRET_NAME = "UNCOBENCH_TEST_API_KEY"
 SECRET = "sk-test-ray-forwarding-5b1e0c"
 RAY = ExecutorOptions(kind="ray")
-
-
-def comparable(records: list[SampleRecord]) -> list[str]:
-    return sorted(
-        json.dumps(r.model_dump(mode="json", exclude={"elapsed_seconds"}), sort_keys=True)
-        for r in records
-    )
 
 
 @pytest.fixture(scope="module")
@@ -108,32 +98,16 @@ def test_eval_on_ray_gives_the_same_samples(
     assert comparable(logged) == local_run
 
 
-class ActorKiller:
-    """Makes built-in agents; the worker (a Ray actor process) making its ``after``-th agent
-    kills itself, once per run (a marker file remembers)."""
-
-    def __init__(self, marker: Path, after: int) -> None:
-        self.marker = marker
-        self.after = after
-        self.made = 0
-
-    def __call__(self, name: str, seed: int) -> Any:
-        self.made += 1
-        if self.made == self.after and not self.marker.exists():
-            self.marker.write_text(str(os.getpid()))
-            os.kill(os.getpid(), signal.SIGKILL)
-        return make_agent(name, seed)
-
-
 def test_a_killed_actor_loses_and_duplicates_nothing(
     local_ray: str, local_bench: Path, local_run: list[str], tmp_path: Path
 ) -> None:
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    # Ray's workers cannot import the tests: the agent maker travels by value
+    ray.cloudpickle.register_pickle_by_value(sample_helpers)
     groups = load_groups(local_bench)[:8]
     config = make_config(str(local_bench), groups, AGENTS)
     marker = tmp_path / "killed"
     options = EvalOptions(concurrency=4, executor=RAY)
-    summary = evaluate(groups, config, tmp_path / "run", options, agents=ActorKiller(marker, 10))
+    summary = evaluate(groups, config, tmp_path / "run", options, agents=Killer(marker, 10))
     assert marker.exists() and int(marker.read_text()) != os.getpid()
     assert comparable(summary.records) == local_run
     logged, damaged = read_log(tmp_path / "run" / "samples.jsonl")

@@ -4,12 +4,12 @@ saying why, where Ray is not installed or a second node cannot start."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.sample_helpers import comparable
 from uncobench_z3._executor import ExecutorOptions
 from uncobench_z3.construct import build_benchmark
 from uncobench_z3.evaluation import EvalOptions, evaluate, example_groups, make_config
@@ -54,11 +54,5 @@ def test_two_nodes_build_and_evaluate_like_one_process(two_nodes: int, tmp_path:
     config = make_config("ex", groups, ["builtin/careful", "builtin/naive"])
     here = evaluate(groups, config, tmp_path / "here", concurrency=4)
     there = evaluate(groups, config, tmp_path / "there", EvalOptions(concurrency=4, executor=RAY))
-
-    def comparable(records: list) -> list[str]:  # type: ignore[type-arg]
-        return sorted(
-            json.dumps(r.model_dump(mode="json", exclude={"elapsed_seconds"}), sort_keys=True)
-            for r in records
-        )
 
     assert comparable(there.records) == comparable(here.records)
