@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_helpers import run_cli
-from uncobench_z3.cli._eval import run_eval
+from uncobench_z3.cli._eval import EvalRequest, run_eval
 from uncobench_z3.cli._output import (
     Column,
     Output,
@@ -52,7 +52,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def run(bench: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("output") / "run"
-    run_eval(str(bench), AGENTS, out, progress=False)
+    run_eval(EvalRequest(str(bench), AGENTS, out))
     return out
 
 

@@ -12,7 +12,13 @@ from rich.markup import escape
 from ..construct import MANIFEST_FILE, LLMStages, ModelRef, build_benchmark, check_benchmark
 from ..errors import ConfigError, SpecReadError
 from ._app import EXIT_OK, cli, err_console
-from ._options import rlimit_option, timeout_ms_option
+from ._options import (
+    executor_from,
+    executor_options,
+    rlimit_option,
+    timeout_ms_option,
+    workers_option,
+)
 from ._output import Output, OutputTable, Styled, format_option, output_for, progress_bar
 
 
@@ -27,12 +33,8 @@ from ._output import Output, OutputTable, Styled, format_option, output_for, pro
     required=True,
     help="Output folder (manifest.json + groups.jsonl).",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Worker processes [default: all cores].",
-)
+@workers_option("all cores, or every CPU of the Ray cluster")
+@executor_options
 @click.option(
     "--none-share",
     default=0.2,
@@ -67,6 +69,8 @@ def build(
     seed: int,
     out: Path,
     workers: int | None,
+    executor: str,
+    ray_address: str | None,
     none_share: float,
     timeout_ms: int,
     rlimit: int,
@@ -82,9 +86,11 @@ def build(
     renderer and the validator (resumable: rerun the same command after a stop).
 
     The solver options are part of the build's configuration (a different budget can keep
-    different groups); --workers is not (any number of workers writes the same bytes).
+    different groups); --workers and --executor are not (any number of workers, here or on
+    a Ray cluster, writes the same bytes).
     """
     stages = llm_stages(generator_model, renderer_model, validator_model, no_cache)
+    where = executor_from(executor, ray_address, workers)
     with progress_bar("building", "groups kept", enabled=not no_progress) as bar:
 
         def hook(candidates: int, retained: int, wanted: int) -> None:
@@ -95,7 +101,7 @@ def build(
             groups=groups,
             seed=seed,
             none_share=none_share,
-            workers=workers,
+            executor=where,
             force=force,
             progress=hook,
             timeout_ms=timeout_ms,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .._executor import ExecutorOptions
 from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
 from ..solver import SolverBudget, VerificationReport, verify_spec
@@ -16,13 +17,14 @@ def verify_path(
     budget: SolverBudget,
     certificates: dict[str, dict[str, str]] | None,
     progress: Callable[[int, int], None] | None = None,
+    executor: ExecutorOptions | None = None,
 ) -> list[VerificationReport]:
     """Verify one file (a spec or a task group) or a built benchmark folder (told to
-    ``progress`` as it goes) and return its report(s)."""
+    ``progress`` as it goes, proved where ``executor`` says) and return its report(s)."""
     if Path(path).is_dir():
         from ..construct import verify_benchmark
 
-        return verify_benchmark(path, budget, progress=progress)
+        return verify_benchmark(path, budget, progress=progress, executor=executor)
     data = load_json(path)
     if not isinstance(data, dict):
         raise SpecReadError(path, "expected a JSON object (a task spec or group)", json_path="$")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -20,7 +21,7 @@ from ..evaluation import (
     INTERVENTION_ARMS,
     CallPolicy,
     ColleagueMode,
-    ErrorBudget,
+    EvalOptions,
     FollowUpReader,
     InterventionArm,
     RunConfig,
@@ -40,6 +41,7 @@ from ..solver import SolverBudget, Verdict
 from ..spec import dump_json, write_text_atomic
 from ..stats import DEFAULT_SAMPLES, decimal_text, percent_text
 from ._app import EXIT_OK, cli
+from ._options import executor_from, executor_options, workers_option
 from ._output import Output, OutputTable, format_option, output_for, progress_bar
 
 DEMO_AGENTS = ("builtin/naive", "builtin/careful", "builtin/patient")
@@ -107,62 +109,72 @@ def _print_breaches(output: Output, metrics: list[SettingMetrics], mode: str) ->
     )
 
 
-def run_eval(
-    bench: str,
-    agents: tuple[str, ...],
-    out: Path,
-    settings: tuple[str, ...] = (),
-    seed: int = 0,
-    budget: int = DEFAULT_BUDGET,
-    limit: int | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    restart: bool = False,
-    force: bool = False,
-    progress: bool = True,
-    colleague: str = "scripted",
-    interventions: tuple[str, ...] = (),
-    epochs: int = 1,
-    output: Output | None = None,
-    max_errors: str = "0",
-    calls: CallPolicy | None = None,
-    missed_wait: int | None = None,
-    followup_reader: str = "rules",
-    colleague_mode: str = "phrase",
-) -> list[SettingMetrics]:
-    """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics.
+@dataclass(frozen=True)
+class EvalRequest:
+    """What ``uncobench eval`` (and ``demo``) asks for: the benchmark, the agents, the run
+    folder, what to run (the fields :func:`make_config` takes) and how
+    (:class:`EvalOptions`)."""
+
+    bench: str
+    agents: tuple[str, ...]
+    out: Path
+    settings: tuple[str, ...] = ()
+    seed: int = 0
+    budget: int = DEFAULT_BUDGET
+    limit: int | None = None
+    colleague: str = "scripted"
+    interventions: tuple[str, ...] = ()
+    epochs: int = 1
+    missed_wait: int | None = None
+    followup_reader: str = "rules"
+    colleague_mode: str = "phrase"
+    options: EvalOptions = field(default_factory=EvalOptions)
+
+
+def run_eval(request: EvalRequest, output: Output | None = None) -> list[SettingMetrics]:
+    """Evaluate the request's agents on its benchmark; prints a summary, returns the metrics.
 
     A run stopped by ``max_errors`` prints what finished, then raises (exit code 1)."""
     output = output or Output()
-    error_budget = ErrorBudget.parse(max_errors)
-    groups = load_groups(bench)
+    groups = load_groups(request.bench)
     if not groups:
-        raise ConfigError(f"{bench} holds no task groups")
-    chosen = cast("list[SettingName]", list(settings)) or None  # click.Choice checked them
+        raise ConfigError(f"{request.bench} holds no task groups")
+    chosen = cast("list[SettingName]", list(request.settings)) or None  # click checked them
     digests = [group_digest(g) for g in groups]
+    interventions = request.interventions
     arms = cast(
         "list[InterventionArm]",
         list(INTERVENTION_ARMS) if "all" in interventions else list(interventions or ("none",)),
     )
-    config = make_config(bench, groups, list(agents), chosen, seed, budget, limit, digests,
-                         colleague=colleague, interventions=arms, epochs=epochs,
-                         missed_wait=missed_wait,
-                         followup_reader=cast("FollowUpReader", followup_reader),
-                         colleague_mode=cast("ColleagueMode", colleague_mode))  # fmt: skip
+    config = make_config(
+        request.bench,
+        groups,
+        list(request.agents),
+        chosen,
+        request.seed,
+        request.budget,
+        request.limit,
+        digests,
+        colleague=request.colleague,
+        interventions=arms,
+        epochs=request.epochs,
+        missed_wait=request.missed_wait,
+        followup_reader=cast("FollowUpReader", request.followup_reader),
+        colleague_mode=cast("ColleagueMode", request.colleague_mode),
+    )
     summary = asyncio.run(
-        run_evaluation(groups, config, out, concurrency=concurrency, restart=restart,
-                       force=force, progress=progress, digests=digests,
-                       max_errors=error_budget, calls=calls)
-    )  # fmt: skip
+        run_evaluation(groups, config, request.out, request.options, digests=digests)
+    )
     metrics = compute_metrics(summary.records, summary.unavailable)
     skipped = {s: len(g) for s, g in summary.unavailable.items() if g}
     if output.is_json:
         output.json({
-            "out": str(out), "ran": summary.ran, "reused": summary.reused, "skipped": skipped,
-            "errors": summary.errors, "stopped": summary.stopped,
+            "out": str(request.out), "ran": summary.ran, "reused": summary.reused,
+            "skipped": skipped, "errors": summary.errors, "stopped": summary.stopped,
             "metrics": [m.model_dump(mode="json") for m in metrics],
         })  # fmt: skip
     else:
-        _print_summary(output, summary, metrics, skipped, out, config)
+        _print_summary(output, summary, metrics, skipped, request.out, config)
     if summary.stopped:
         raise UncobenchError(
             f"{summary.stopped}; finished samples are kept, run the same command to resume "
@@ -337,6 +349,8 @@ def print_error_samples(output: Output, records: list[SampleRecord]) -> None:
     help="Who decides whether a follow-up is targeted: the rules, or the --colleague-model "
     "(both readings are kept in the trace).",
 )
+@workers_option("1: samples play in this process; with --executor ray, every CPU of the cluster")
+@executor_options
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @format_option
 def eval_command(
@@ -360,6 +374,9 @@ def eval_command(
     max_retry_wait: float,
     missed_wait: int | None,
     followup_reader: str,
+    workers: int | None,
+    executor: str,
+    ray_address: str | None,
     no_progress: bool,
     output_format: str,
     as_json: bool,
@@ -370,13 +387,19 @@ def eval_command(
     counted). Each finished sample is appended to OUT/samples.jsonl; running the same command
     again resumes where it stopped.
     """
-    calls = CallPolicy(timeout, max_attempts, max_retry_wait)
-    run_eval(bench, agents, out, settings, seed, budget, limit, concurrency, restart, force,
-             progress=not no_progress, colleague=colleague_model,
-             interventions=interventions, epochs=epochs,
-             output=output_for(output_format, as_json), max_errors=max_errors,
-             calls=calls, missed_wait=missed_wait,
-             followup_reader=followup_reader, colleague_mode=colleague_mode)  # fmt: skip
+    options = EvalOptions(
+        concurrency=concurrency,
+        restart=restart,
+        force=force,
+        progress=not no_progress,
+        max_errors=max_errors,
+        calls=CallPolicy(timeout, max_attempts, max_retry_wait),
+        executor=executor_from(executor, ray_address, workers),
+    )
+    request = EvalRequest(bench, agents, out, settings, seed, budget, limit, colleague_model,
+                          interventions, epochs, missed_wait, followup_reader, colleague_mode,
+                          options)  # fmt: skip
+    run_eval(request, output_for(output_format, as_json))
     return EXIT_OK
 
 
@@ -477,8 +500,9 @@ def demo_command(out: Path, groups: int, force: bool, no_progress: bool) -> int:
     proved = verify_demo_benchmark(bench, not no_progress)
     output.say(f"[bold]2. verified[/] {proved} group(s): every check proved")
     output.say("[bold]3. evaluating[/] " + ", ".join(DEMO_AGENTS))
-    run_eval(str(bench), DEMO_AGENTS, out / "run", limit=groups, restart=True,
-             progress=not no_progress, output=output)  # fmt: skip
+    options = EvalOptions(restart=True, progress=not no_progress)
+    run_eval(EvalRequest(str(bench), DEMO_AGENTS, out / "run", limit=groups, options=options),
+             output)  # fmt: skip
     from ..report import write_report
 
     files = write_report(out / "run", out / "report", title="uncobench demo report")

@@ -15,7 +15,13 @@ from ..solver import SolverBudget, Verdict, VerificationReport
 from ..spec import TaskSpec, write_text_atomic
 from ._app import EXIT_INPUT, EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, cli, err_console
 from ._documents import verify_path
-from ._options import rlimit_option, timeout_ms_option
+from ._options import (
+    executor_from,
+    executor_options,
+    rlimit_option,
+    timeout_ms_option,
+    workers_option,
+)
 from ._output import Column, Output, OutputTable, Styled, format_option, output_for, progress_bar
 
 VERDICT_STYLE = {Verdict.PROVED: "green", Verdict.REFUTED: "bold red", Verdict.UNKNOWN: "yellow"}
@@ -151,6 +157,8 @@ def print_verification(
 @timeout_ms_option
 @rlimit_option
 @click.option("--seed", default=0, show_default=True, help="Solver random seed.")
+@workers_option("all cores, or every CPU of the Ray cluster; a built benchmark only")
+@executor_options
 @click.option("--no-progress", is_flag=True, help="No progress bar on a benchmark.")
 def verify(
     inputs: tuple[str, ...],
@@ -161,6 +169,9 @@ def verify(
     timeout_ms: int,
     rlimit: int,
     seed: int,
+    workers: int | None,
+    executor: str,
+    ray_address: str | None,
     no_progress: bool,
 ) -> int:
     """Prove that task specs (or task groups, or a built benchmark) are well-posed.
@@ -178,6 +189,7 @@ def verify(
       4  an internal inconsistency (a bug: please report)
     """
     out = output_for(output_format, as_json)
+    where = executor_from(executor, ray_address, workers)
     budget = SolverBudget(timeout_ms=timeout_ms, rlimit=rlimit, seed=seed)
     reports: list[VerificationReport] = []
     unreadable: list[str] = []
@@ -186,7 +198,7 @@ def verify(
         certificates: dict[str, dict[str, str]] | None = {} if emit_dir is not None else None
         try:
             with progress_bar("verifying", "groups", enabled=not no_progress) as bar:
-                found = verify_path(path, budget, certificates, progress=bar.update)
+                found = verify_path(path, budget, certificates, bar.update, where)
         except SpecReadError as exc:
             unreadable.append(path)
             errors.append({"source": exc.path, "json_path": exc.json_path, "error": exc.detail})

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._workers import worker_pool
+from .._executor import ExecutorOptions, open_executor
 from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
 from ..solver import CheckResult, SolverBudget, Verdict, VerificationReport, combine
@@ -31,6 +31,8 @@ from ._render import RenderedTask, render_task
 
 GROUPS_FILE = "groups.jsonl"
 MANIFEST_FILE = "manifest.json"
+VERIFY_CHUNK = 25
+"""groups per Ray task when a benchmark is re-proved on a cluster"""
 
 
 def iter_jsonl_groups(path: Path, text: str | None = None) -> list[TaskGroup]:
@@ -153,11 +155,14 @@ def verify_benchmark(
     budget: SolverBudget,
     workers: int | None = None,
     progress: VerifyProgress | None = None,
+    executor: ExecutorOptions | None = None,
 ) -> list[VerificationReport]:
     """Re-prove every group of a built benchmark (in parallel), and its content hash.
 
     The first report is the manifest's (``document="manifest"``: the content hash), then one
-    per group in file order. ``progress`` is told after each chunk of groups.
+    per group in file order. ``progress`` is told after each chunk of groups. ``executor``
+    says where chunks are proved (local worker processes, the default, or Ray tasks);
+    ``workers`` is the shorthand for local workers. The reports do not depend on either.
     """
     target = Path(path)
     groups_file = target / GROUPS_FILE
@@ -189,8 +194,10 @@ def verify_benchmark(
             checks=checks,
         )
     ]
-    workers = max(1, workers or os.cpu_count() or 1)
-    size = max(1, len(lines) // (workers * 4) or 1)
+    where = (executor or ExecutorOptions()).with_workers(workers)
+    local = where.kind == "local"
+    slots = (where.workers or os.cpu_count() or 1) if local else None
+    size = max(1, len(lines) // (slots * 4) if slots else VERIFY_CHUNK)
     chunks = [lines[i : i + size] for i in range(0, len(lines), size)]
     source = str(groups_file)
 
@@ -201,11 +208,11 @@ def verify_benchmark(
 
     if progress is not None:
         progress(0, len(lines))
-    if workers == 1 or len(chunks) == 1:
+    if local and (slots == 1 or len(chunks) == 1):
         for chunk in chunks:
             add(_verify_chunk(chunk, source, budget))
         return reports
-    with worker_pool(workers) as pool:
+    with open_executor(where) as pool:
         for found in pool.map(
             _verify_chunk, chunks, [source] * len(chunks), [budget] * len(chunks)
         ):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import random
 import shutil
 from collections import Counter, deque
@@ -25,8 +24,8 @@ from pydantic import ValidationError
 
 from .. import __version__
 from .._assets import asset_path
+from .._executor import Executor, ExecutorOptions, open_executor
 from .._outdir import check_output_folder, lock_output
-from .._workers import worker_pool
 from ..errors import ConfigError, ResumeError, SpecReadError, UncobenchError
 from ..solver import SolverBudget
 from ..spec import dump_json, load_json, read_utf8, write_text_atomic
@@ -273,11 +272,15 @@ def build_benchmark(
     stages: LLMStages | None = None,
     rlimit: int = 50_000_000,
     solver_seed: int = 0,
+    executor: ExecutorOptions | None = None,
 ) -> BuildResult:
     """Build (or resume, or reuse) a verified benchmark of ``groups`` task groups.
 
     ``stages`` replaces the offline generator, renderer or validator by language models.
     ``timeout_ms``, ``rlimit`` and ``solver_seed`` bound and seed every solver query.
+    ``executor`` says where chunks are processed (local worker processes, the default, or a
+    Ray cluster: each chunk a Ray task); ``workers`` is the shorthand for local workers. The
+    bytes written do not depend on either.
     ``progress`` hears of every finished chunk, and once more at the end with the candidates
     the statistics count (chunks that ran past the last kept group are not counted); a build
     that is already done reports nothing.
@@ -295,8 +298,10 @@ def build_benchmark(
         if ref is not None:  # a missing key or unknown provider fails now, not in every worker
             asyncio.run(ref.create().aclose())
     check_output_folder(target, (MANIFEST_FILE, GROUPS_FILE, WORK_DIR), "benchmark folder")
-    with lock_output(target, "build") as lock:
-        result = _build(target, config, llm, workers, force, progress)
+    # an unreachable cluster is bad input: it fails before any file is written
+    where = (executor or ExecutorOptions()).with_workers(workers)
+    with open_executor(where) as engine, lock_output(target, "build") as lock:
+        result = _build(target, config, llm, engine, force, progress)
     result.stale_lock = lock.stale_note()
     return result
 
@@ -305,7 +310,7 @@ def _build(
     target: Path,
     config: BuildConfig,
     llm: LLMStages,
-    workers: int | None,
+    executor: Executor,
     force: bool,
     progress: ProgressHook | None,
 ) -> BuildResult:
@@ -317,7 +322,7 @@ def _build(
         assert isinstance(manifest, dict)
         return BuildResult(target, manifest, 0, reused=True)
     resumed = len(chunks)
-    workers = max(1, workers or os.cpu_count() or 1)
+    workers = executor.slots
     drafter = _Drafter(config)
 
     def report() -> None:
@@ -326,7 +331,8 @@ def _build(
             progress(done, min(groups, sum(o.retained for c in chunks.values() for o in c)), groups)
 
     report()
-    pool = worker_pool(workers) if workers > 1 else None
+    # one local worker processes each chunk here, as soon as it is drafted
+    inline = executor.kind == "local" and workers == 1
     pending: dict[Future[list[CandidateOutcome]], int] = {}
     number = 0
 
@@ -343,12 +349,12 @@ def _build(
                 number += 1
                 if number - 1 in chunks:
                     continue  # finished before an interruption: drafted only to replay the order
-                if pool is None:
+                if inline:
                     chunks[number - 1] = _process_chunk(drafts, config, llm)
                     _store(target, number - 1, chunks[number - 1])
                     report()
                     break
-                pending[pool.submit(_process_chunk, drafts, config, llm)] = number - 1
+                pending[executor.submit(_process_chunk, drafts, config, llm)] = number - 1
             if pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
@@ -359,8 +365,6 @@ def _build(
     finally:
         for future in pending:
             future.cancel()
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
     manifest = _assemble(target, config, chunks)
     shutil.rmtree(target / WORK_DIR, ignore_errors=True)
     if progress is not None:

@@ -119,10 +119,13 @@ from ._models import (
     DEFAULT_MAX_RETRY_WAIT,
     CallPolicy,
     close_models,
+    connection_share,
     shared_model,
     trial_config,
 )
 from ._notes import RoundNote, round_notes
+from ._options import DEFAULT_CONCURRENCY, EvalOptions
+from ._play import Player
 from ._policy import (
     DUE_PREFIX,
     SILENCE,
@@ -172,7 +175,6 @@ from ._registry import (
 from ._reply_judge import ReplyJudgement, judge_text
 from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
-    DEFAULT_CONCURRENCY,
     RUN_KIND,
     RunConfig,
     RunSummary,
@@ -267,6 +269,7 @@ __all__ = [
     "EpisodeOutcome",
     "EpisodeStatus",
     "ErrorBudget",
+    "EvalOptions",
     "FaceValueAgent",
     "FidelityCheck",
     "FollowUpKind",
@@ -291,6 +294,7 @@ __all__ = [
     "OptimistAgent",
     "ParsedAnswer",
     "Phraser",
+    "Player",
     "PolicyCheck",
     "PolicyColleague",
     "PolicyKeeping",
@@ -338,6 +342,7 @@ __all__ = [
     "colleague_of",
     "compare_agents",
     "compute_metrics",
+    "connection_share",
     "conversation_messages",
     "decide",
     "default_instructions",

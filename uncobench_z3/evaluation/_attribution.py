@@ -45,8 +45,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -202,8 +203,31 @@ def attribute_error(
     trace: Sequence[RoundRecord],
     parsed: ParsedAnswer | None,
     budget: SolverBudget = ATTRIBUTION_BUDGET,
+    group_hash: str | None = None,
 ) -> Attribution:
-    """Label a wrong answer (see the module docstring for the definitions)."""
+    """Label a wrong answer (see the module docstring for the definitions).
+
+    ``group_hash`` (the group's content hash) lets the samples of one group share a solver
+    and remember each label by what the replies stated and what the agent answered."""
+    memo = _group_memo(group_hash, budget)
+    key = (trace_statements(trace), _answer_key(parsed))
+    found = memo.attributions.get(key) if memo is not None else None
+    if found is None:
+        attributor = (
+            _Attributor(task, gold, budget)
+            if group_hash is None
+            else shared_judge(group_hash, task, gold, budget).attributor
+        )
+        found = _attribute(attributor, trace, parsed)
+        if memo is not None:
+            memo.remember(memo.attributions, key, found)
+    return found
+
+
+def _attribute(
+    attributor: _Attributor, trace: Sequence[RoundRecord], parsed: ParsedAnswer | None
+) -> Attribution:
+    task = attributor.task
     evidence, accepted = received_evidence(task, trace)
     decision = task.decision_facts()
     received = sum(1 for _, fact in evidence if fact in decision)
@@ -215,7 +239,6 @@ def attribute_error(
             label=label, detail=detail, received=received, needed=needed, accepted=described
         )
 
-    attributor = _Attributor(task, gold, budget)
     pinned = attributor.equals(evidence)
     determined = attributor.solver.query("attribution-evidence", [], GOAL_DIFFERS, pinned)
     if determined.status == "unknown":
@@ -251,6 +274,69 @@ def attribute_error(
         f"the evidence received ({received} of {needed} decision records) left the answer "
         "open (another output is consistent with it)",
     )
+
+
+StatementKey = tuple[str, ...]
+
+
+def trace_statements(trace: Sequence[RoundRecord]) -> tuple[StatementKey, ...]:
+    """Every statement of a trace's replies, in order, as a hashable key: all that attribution
+    and justification read from a trace (equal keys get equal labels)."""
+    return tuple(
+        (s.candidate, s.fact, s.context, repr(s.value), repr(s.low), repr(s.high), repr(s.options))
+        for record in trace
+        for reply in record.replies
+        for s in reply.stated
+    )
+
+
+def _answer_key(parsed: ParsedAnswer | None) -> tuple[str | None, ...] | None:
+    """What of a parsed answer :meth:`_Attributor.answer_term` reads."""
+    if parsed is None:
+        return None
+    return (parsed.decision, parsed.candidate, parsed.number)
+
+
+MEMO_GROUPS = 4096
+"""groups whose labels are remembered in a process (the least recently used go first)"""
+MEMO_ENTRIES = 512
+"""labels remembered per group and kind (then that group's memo starts again)"""
+
+
+@dataclass
+class _GroupMemo:
+    """Labels of one group by the statements received (and the answer, for attribution).
+
+    The scripted colleagues state a fixed, small set of statement objects per group, and
+    agents that behave alike (every epoch of a built-in agent, and agents that ask alike)
+    receive the same ones: the solver is then asked once per group, not once per sample.
+    """
+
+    justifications: dict[tuple[StatementKey, ...], Justification] = field(default_factory=dict)
+    attributions: dict[tuple[object, ...], Attribution] = field(default_factory=dict)
+
+    @staticmethod
+    def remember(table: dict[Any, Any], key: Any, value: Any) -> None:
+        if len(table) >= MEMO_ENTRIES:
+            table.clear()
+        table[key] = value
+
+
+_memos: OrderedDict[tuple[str, SolverBudget], _GroupMemo] = OrderedDict()
+
+
+def _group_memo(group_hash: str | None, budget: SolverBudget) -> _GroupMemo | None:
+    if group_hash is None:
+        return None
+    key = (group_hash, budget)
+    memo = _memos.get(key)
+    if memo is None:
+        memo = _memos[key] = _GroupMemo()
+        while len(_memos) > MEMO_GROUPS:
+            _memos.popitem(last=False)
+    else:
+        _memos.move_to_end(key)
+    return memo
 
 
 def _decision_records(task: TypedTask, evidence: dict[Slot, Value]) -> tuple[int, int]:
@@ -354,8 +440,20 @@ def justify_answer(
 ) -> Justification:
     """Label a correct answer ``justified``, ``lucky`` or ``unknown`` (module docstring).
 
-    ``group_hash`` (the group's content hash) lets the samples of one group share a solver."""
-    judge = shared_judge(group_hash, task, gold, budget)
+    ``group_hash`` (the group's content hash) lets the samples of one group share a solver
+    and remember each label by the statements received."""
+    memo = _group_memo(group_hash, budget)
+    key = trace_statements(trace)
+    found = memo.justifications.get(key) if memo is not None else None
+    if found is None:
+        found = _justify(shared_judge(group_hash, task, gold, budget), trace)
+        if memo is not None:
+            memo.remember(memo.justifications, key, found)
+    return found
+
+
+def _justify(judge: EvidenceJudge, trace: Sequence[RoundRecord]) -> Justification:
+    task = judge.task
     status, evidence, imprecise = judge.determines_gold(trace)
     received, needed = _decision_records(task, evidence)
     seen = f"{received} of {needed} decision records"

@@ -51,6 +51,8 @@ from ..settings import (
 from ..spec import Slot, TypedTask, to_json_scalar
 
 FollowUpKind = Literal["targeted", "generic"]
+READINGS_KEPT = 4096
+"""readings a record book remembers (per group; cleared when full)"""
 FollowUpReader = Literal["rules", "model"]
 _DefectState = Literal["armed", "stated", "resolved"]
 
@@ -119,6 +121,10 @@ class RecordBook:
             for slot in task.all_slots()
         }
         self._lines: dict[Slot, str] = {}  # faithful lines, written when first needed
+        # Reading a message costs milliseconds and agents repeat their questions (across
+        # settings, epochs and agents, and the minimum-rounds search asks what careful asks):
+        # a reading depends only on the text, the role and the candidate in focus.
+        self._readings: dict[tuple[str, str | None, str | None], Request] = {}
 
     def line(self, stated: StatedValue) -> str:
         slot = (stated.candidate, stated.fact)
@@ -130,12 +136,19 @@ class RecordBook:
             text = self._lines[slot] = statement_text(self.task, faithful, self.style)
         return text
 
-    def read(self, role: str, question: str, focus: str | None = None) -> Request:
-        return read_request(self.vocabulary, question, role, focus)
+    def read(self, role: str | None, question: str, focus: str | None = None) -> Request:
+        """The reading of ``question`` to ``role`` (remembered: see ``_readings``)."""
+        key = (question, role, focus)
+        found = self._readings.get(key)
+        if found is None:
+            if len(self._readings) >= READINGS_KEPT:
+                self._readings.clear()  # a bound for long runs of unique (LLM) questions
+            found = self._readings[key] = read_request(self.vocabulary, question, role, focus)
+        return found
 
     def named_candidates(self, text: str) -> list[str]:
         """Candidates a text names (full name, first name or surname, any case)."""
-        return list(read_request(self.vocabulary, text).candidates)
+        return list(self.read(None, text).candidates)
 
     def slots(self, role: str, request: Request) -> list[Slot]:
         """The records of ``role`` a request concerns (see the module docstring)."""

@@ -43,7 +43,20 @@ _DEFAULT_POLICY = CallPolicy()  # frozen: safe to share as the default
 CALL_POLICY: ContextVar[CallPolicy] = ContextVar("uncobench_call_policy", default=_DEFAULT_POLICY)
 """the policy of the run in progress (the runner sets it; tasks inherit it)"""
 
+CONNECTION_SHARE: ContextVar[tuple[int, int]] = ContextVar(
+    "uncobench_connection_share", default=(0, 1)
+)
+"""(this shard, shards): an eval shard calls each model with its share of the model's
+connections, so that the limit holds across the shards of a run (:func:`connection_share`)"""
+
 _POOL: dict[tuple[int, str, bool, CallPolicy], Model] = {}
+_INHERITED: list[Model] = []
+
+
+def connection_share(limit: int, shard: int, shards: int) -> int:
+    """Shard ``shard``'s part of ``limit`` connections split over ``shards`` (the parts add
+    up to ``limit``; a run never has more shards than a model has connections)."""
+    return max(1, limit // shards + (1 if shard < limit % shards else 0))
 
 
 def shared_model(ref: ModelRef) -> Model:
@@ -58,7 +71,16 @@ def shared_model(ref: ModelRef) -> Model:
             max_attempts=policy.max_attempts,
             max_retry_wait=policy.max_retry_wait,
         )
+        shard, shards = CONNECTION_SHARE.get()
+        model.max_connections = connection_share(model.max_connections, shard, shards)
     return model
+
+
+def forget_models() -> None:
+    """Drop the handles a forked worker inherited: they belong to the driver's event loop
+    and connections (kept referenced, never used or closed here)."""
+    _INHERITED.extend(_POOL.values())
+    _POOL.clear()
 
 
 async def close_models() -> None:

@@ -28,8 +28,7 @@ import gc
 import hashlib
 import json
 import traceback
-from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,25 +39,28 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import __version__
+from .._executor import Executor, open_executor
 from .._outdir import check_output_folder, lock_output
 from .._textcap import cap_text
 from ..construct import ModelRef
 from ..errors import ConfigError, UncobenchError
+from ..models import DEFAULT_MAX_CONNECTIONS
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
 from ..spec import dump_json, write_text_atomic
 from ._colleagues import FollowUpReader
-from ._environment import ColleagueMode, PreparedGroup
-from ._errors import ErrorBudget, cap_record
+from ._environment import ColleagueMode
 from ._interventions import INTERVENTION_ARMS, InterventionArm
-from ._models import CALL_POLICY, CallPolicy, close_models
+from ._models import CALL_POLICY, close_models
+from ._options import EvalOptions
+from ._play import Player
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, is_model_agent, make_agent
 from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
-from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
+from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest
+from ._shards import RemoteFailure, ShardedPlayer, plan_shards
 
 ERRORS_FILE = "errors.log"
 RUN_KIND = "uncobench-run"
-DEFAULT_CONCURRENCY = 8
 
 
 class RunConfig(BaseModel):
@@ -272,28 +274,24 @@ async def run_evaluation(
     groups: Sequence[TaskGroup],
     config: RunConfig,
     out: str | Path,
+    options: EvalOptions | None = None,
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    restart: bool = False,
-    force: bool = False,
-    progress: bool = False,
     agents: AgentMaker = make_agent,
     digests: Sequence[str] | None = None,
-    max_errors: ErrorBudget | str | int = 0,
-    calls: CallPolicy | None = None,
+    **changes: Any,
 ) -> RunSummary:
     """Run (or resume) every sample of ``config`` over ``groups``, logging to ``out``.
 
-    ``digests`` may pass the groups' content hashes (:func:`group_digest`) when the caller
-    has them already; hashing a large benchmark twice is not free. A sample whose model
-    calls fail after their retries is logged as an error sample; once more than
-    ``max_errors`` (a count, or ``"P%"`` of the planned samples) have happened, no new
-    sample starts and the summary says why (:attr:`RunSummary.stopped`). ``calls`` bounds
-    the model calls (timeout, attempts, waits).
+    ``options`` (:class:`EvalOptions`) say how: concurrency, resumption, the error budget,
+    model-call bounds, and where samples are played (this process, local worker processes
+    or a Ray cluster); ``changes`` override single fields (``concurrency=16``). ``digests``
+    may pass the groups' content hashes (:func:`group_digest`) when the caller has them
+    already; hashing a large benchmark twice is not free. A sample whose model calls fail
+    after their retries is logged as an error sample; once more than ``max_errors`` (a
+    count, or ``"P%"`` of the planned samples) have happened, no new sample starts and the
+    summary says why (:attr:`RunSummary.stopped`).
     """
-    if concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1, not {concurrency}")
-    budget = max_errors if isinstance(max_errors, ErrorBudget) else ErrorBudget.parse(max_errors)
+    options = (options or EvalOptions()).updated(**changes)
     if agents is make_agent:
         for name in config.agents:
             check_agent_name(name)
@@ -305,20 +303,49 @@ async def run_evaluation(
     if benchmark_digest(groups, digests) != config.benchmark_hash:
         raise ConfigError("the run configuration was made for other task groups (content hash)")
     jobs, unavailable = plan_jobs(groups, config, digests)
+    budget = options.error_budget
+    # workers are reached (a Ray cluster connected to) before any file is written
+    engine = _executor(options, config)
     run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),
-               budget.describe())  # fmt: skip
-    with lock_output(target, "eval") as lock:
-        note = lock.stale_note()
-        if note:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(
-                f"[yellow]note:[/] {escape(note)}"
-            )
-        done = prepare_run_dir(target, config, {job.key for job in jobs}, restart, force)
-        token = CALL_POLICY.set(calls or CallPolicy())
-        try:
-            return await run.execute(done, concurrency, progress)
-        finally:
-            CALL_POLICY.reset(token)
+               budget.describe(), engine)  # fmt: skip
+    try:
+        with lock_output(target, "eval") as lock:
+            note = lock.stale_note()
+            if note:
+                Console(stderr=True, highlight=False, soft_wrap=True).print(
+                    f"[yellow]note:[/] {escape(note)}"
+                )
+            done = prepare_run_dir(target, config, {job.key for job in jobs}, options.restart,
+                                   options.force)  # fmt: skip
+            token = CALL_POLICY.set(options.calls)
+            try:
+                return await run.execute(done, options)
+            finally:
+                CALL_POLICY.reset(token)
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def _executor(options: EvalOptions, config: RunConfig) -> Executor | None:
+    """The executor of the run's shards; None to play every sample in this process (one
+    local worker, or a model that takes a single connection at a time)."""
+    where = options.executor
+    if where.kind == "local" and (where.workers or 1) == 1:
+        return None
+    if where.kind == "local" and min([options.concurrency, *model_connection_limits(config)]) == 1:
+        return None
+    return open_executor(where, default_workers=1 if where.kind == "local" else None)
+
+
+def model_connection_limits(config: RunConfig) -> list[int]:
+    """The connection limit of every model the run calls (its shards share each out)."""
+    from ._llm_agent import parse_agent_options
+
+    refs = [parse_agent_options(name)[0] for name in config.agents if is_model_agent(name)]
+    if config.colleague != "scripted":
+        refs.append(ModelRef.parse(config.colleague))
+    return [DEFAULT_MAX_CONNECTIONS for _ in refs]
 
 
 @dataclass
@@ -332,6 +359,7 @@ class _Run:
     agents: AgentMaker
     allowed_errors: int
     max_errors: str
+    executor: Executor | None = None
     errors: int = 0
     stopped: str | None = None
 
@@ -351,12 +379,12 @@ class _Run:
             ),
         )
 
-    def _count(self, record: SampleRecord, queue: deque[SampleJob]) -> None:
+    def _count(self, record: SampleRecord, stop: Callable[[], None]) -> None:
         if record.result != "error":
             return
         self.errors += 1
         if self.errors > self.allowed_errors and self.stopped is None:
-            queue.clear()  # samples in flight finish; nothing new starts
+            stop()  # samples in flight finish; nothing new starts
             error = record.error.message if record.error is not None else "unknown error"
             self.stopped = (
                 f"stopped after {self.errors} error sample(s) (--max-errors "
@@ -364,50 +392,53 @@ class _Run:
                 f"{record.agent}: {cap_text(error, 300)}"
             )
 
-    async def execute(
-        self, done: list[SampleRecord], concurrency: int, progress: bool
-    ) -> RunSummary:
+    def _player(self, queue: list[SampleJob], options: EvalOptions) -> Player | ShardedPlayer:
+        """This process's player, or the shards' (``--workers`` > 1, or Ray)."""
+        if self.executor is None:
+            return Player(self.agents, options.concurrency)
+        wanted = min([self.executor.slots, *model_connection_limits(self.config)])
+        works = plan_shards(queue, wanted, options.concurrency, options.calls, self.agents)
+        if self.executor.kind == "local" and len(works) == 1:
+            return Player(self.agents, options.concurrency)
+        return ShardedPlayer(self.executor, works)
+
+    async def execute(self, done: list[SampleRecord], options: EvalOptions) -> RunSummary:
         self._write_run_file()
         finished = {record.key for record in done}
-        queue = deque(job for job in self.jobs if job.key not in finished)
+        queue = [job for job in self.jobs if job.key not in finished]
         # The loaded benchmark is large and lives for the whole run: moving it out of the
         # collector's reach keeps every garbage collection from scanning it again (the runner
-        # is CPU-bound at high concurrency, see benchmarks/eval_overhead.py).
+        # is CPU-bound at high concurrency, see benchmarks/eval_overhead.py), and keeps the
+        # pages that forked workers share with the driver from being written.
         gc.collect()
         gc.freeze()
         records = list(done)
-        prepared: dict[int, PreparedGroup] = {}
-        log = SampleLog(self.target / SAMPLES_FILE)
-        failures: list[tuple[SampleJob, BaseException]] = []
-
-        async def worker(bar: Progress, task_id: Any) -> None:
-            while queue and not failures:
-                job = queue.popleft()
-                try:
-                    shared = prepared.get(id(job.group))
-                    if shared is None:
-                        shared = prepared[id(job.group)] = PreparedGroup.of(job.group)
-                    record, line = cap_record(await run_sample(job, self.agents, shared))
-                    await log.append(record, line)
-                except Exception as exc:  # a bug, not a model error: the run stops
-                    failures.append((job, exc))
-                    return
-                records.append(record)
-                self._count(record, queue)
-                if not bar.disable:
-                    bar.update(task_id, advance=1, description=f"{job.group.id} {job.setting}")
-
+        player = self._player(queue, options)
+        log: SampleLog | None = None
         try:
-            with _progress(progress) as bar:
+            log = SampleLog(self.target / SAMPLES_FILE)
+            with _progress(options.progress) as bar:
                 task_id = bar.add_task("", total=len(self.jobs), completed=len(done))
-                workers = [worker(bar, task_id) for _ in range(min(concurrency, len(queue)) or 1)]
-                await asyncio.gather(*workers)
+
+                async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:
+                    assert log is not None
+                    await log.append(record, line)
+                    records.append(record)
+                    self._count(record, player.stop)
+                    if not bar.disable:
+                        bar.update(task_id, advance=1, description=f"{job.group.id} {job.setting}")
+
+                if isinstance(player, ShardedPlayer):
+                    await player.play(sink)
+                else:
+                    await player.play(queue, sink)
         finally:
-            log.close()
+            if log is not None:
+                log.close()
             gc.unfreeze()
             await close_models()
-        if failures:
-            raise _failure(self.target, failures)
+        if player.failures:
+            raise _failure(self.target, player.failures)
         return RunSummary(
             self.target,
             self.config,
@@ -443,9 +474,9 @@ def generation_record(config: RunConfig) -> dict[str, dict[str, object]]:
 
 def _failure(out: Path, failures: list[tuple[SampleJob, BaseException]]) -> UncobenchError:
     job, exc = failures[0]
-    if isinstance(exc, UncobenchError):
+    if isinstance(exc, UncobenchError) and not isinstance(exc, RemoteFailure):
         return exc
-    text = "".join(traceback.format_exception(exc))
+    text = getattr(exc, "remote_traceback", None) or "".join(traceback.format_exception(exc))
     with (out / ERRORS_FILE).open("a", encoding="utf-8") as handle:
         handle.write(f"sample {job.group.id} / {job.setting} / {job.agent}:\n{text}\n")
     return UncobenchError(
@@ -459,7 +490,8 @@ def evaluate(
     groups: Sequence[TaskGroup],
     config: RunConfig,
     out: str | Path,
-    **options: Any,
+    options: EvalOptions | None = None,
+    **changes: Any,
 ) -> RunSummary:
     """:func:`run_evaluation` from synchronous code."""
-    return asyncio.run(run_evaluation(groups, config, out, **options))
+    return asyncio.run(run_evaluation(groups, config, out, options, **changes))

@@ -457,7 +457,7 @@ async def score_episode(
         justification = justify_answer(task, gold, outcome.trace, group_hash=group_hash)
     else:
         parsed = score.parsed if score is not None else None
-        attribution = attribute_error(task, gold, outcome.trace, parsed)
+        attribution = attribute_error(task, gold, outcome.trace, parsed, group_hash=group_hash)
     fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
     return _record(job, outcome, usage or {}, elapsed, task, status=outcome.status,
                    result=result, correct=correct, answer=outcome.answer, score=score,

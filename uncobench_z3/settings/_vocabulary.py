@@ -92,6 +92,8 @@ class Vocabulary:
     """fact -> the words of its contexts (what "the latest ..." may be followed by)"""
     order: dict[str, list[str]] = field(default_factory=dict)
     """fact -> its contexts from the earliest to the latest (only when they can be ordered)"""
+    _known: set[Entry] = field(default_factory=set, repr=False)
+    """the entries, as a set (a task has thousands: a list lookup made building quadratic)"""
 
     @classmethod
     def of(cls, task: TypedTask) -> Vocabulary:
@@ -106,8 +108,9 @@ class Vocabulary:
 
     # -- building ---------------------------------------------------------------------------
     def _add(self, entry: Entry) -> None:
-        if not entry.words or entry in self.entries:
+        if not entry.words or entry in self._known:
             return
+        self._known.add(entry)
         self.entries.append(entry)
         for word, word_stem in zip(entry.words, entry.stems, strict=True):
             self.by_stem.setdefault(word_stem, [])

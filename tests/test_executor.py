@@ -1,0 +1,227 @@
+"""The local executor and eval shards (no Ray): tasks, streams that stop and die, shards that
+give the same samples as one process, a killed worker that loses and duplicates nothing, the
+hot path's memos that change no record, and a core that runs without Ray installed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.sample_helpers import Killer, comparable
+from uncobench_z3._executor import (
+    Channel,
+    ExecutorOptions,
+    LocalExecutor,
+    StreamFailed,
+    WorkerLost,
+    open_executor,
+)
+from uncobench_z3.errors import ConfigError
+from uncobench_z3.evaluation import (
+    EvalOptions,
+    connection_share,
+    evaluate,
+    example_groups,
+    make_agent,
+    make_config,
+    plan_jobs,
+    read_log,
+)
+from uncobench_z3.evaluation._models import CallPolicy
+from uncobench_z3.evaluation._shards import plan_shards
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = ["builtin/naive", "builtin/careful", "builtin/patient"]
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+# -- the executor ----------------------------------------------------------------------------
+def test_options_are_checked() -> None:
+    with pytest.raises(ConfigError, match="--executor must be local or ray"):
+        ExecutorOptions(kind="spark")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="--workers must be at least 1"):
+        ExecutorOptions(workers=0)
+    with pytest.raises(ConfigError, match="--ray-address needs --executor ray"):
+        ExecutorOptions(address="ray://head:10001")
+    assert ExecutorOptions(workers=3).with_workers(None).workers == 3
+    assert ExecutorOptions().with_workers(2).workers == 2
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_local_tasks_keep_their_order(workers: int) -> None:
+    with open_executor(ExecutorOptions(workers=workers)) as executor:
+        assert isinstance(executor, LocalExecutor) and executor.slots == workers
+        assert list(executor.map(square, range(7))) == [x * x for x in range(7)]
+        assert executor.submit(square, 9).result() == 81
+
+
+async def counting(payload: dict[str, Any], channel: Channel) -> None:
+    """Sends 0, 1, 2, ... until told to stop (or ``payload["upto"]``); dies or raises on
+    request."""
+    stopped = asyncio.Event()
+    channel.on_stop(stopped.set)
+    for number in range(payload["upto"]):
+        if stopped.is_set():
+            return
+        if number == payload.get("die_at"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        if number == payload.get("raise_at"):
+            raise ValueError(f"broken at {number}")
+        channel.send(number)
+        await asyncio.sleep(payload.get("pause", 0))
+
+
+async def collect(payload: dict[str, Any], stop_after: int | None = None) -> list[Any]:
+    stream = LocalExecutor(2).stream(counting, payload)
+    seen: list[Any] = []
+    try:
+        async for batch in stream.batches():
+            seen += batch
+            if stop_after is not None and len(seen) >= stop_after:
+                stream.stop()
+    finally:
+        await stream.close()
+    return seen
+
+
+async def test_a_stream_sends_everything_in_order() -> None:
+    assert await collect({"upto": 50}) == list(range(50))
+
+
+async def test_a_stopped_stream_starts_nothing_new() -> None:
+    seen = await collect({"upto": 10_000, "pause": 0.002}, stop_after=5)
+    assert 5 <= len(seen) < 10_000
+    assert seen == list(range(len(seen)))
+
+
+async def test_a_killed_stream_is_a_lost_worker() -> None:
+    with pytest.raises(WorkerLost, match="ended"):
+        await collect({"upto": 100, "die_at": 20, "pause": 0.001})
+
+
+async def test_an_exception_in_a_stream_reaches_the_driver() -> None:
+    with pytest.raises(StreamFailed, match="ValueError: broken at 3") as caught:
+        await collect({"upto": 100, "raise_at": 3})
+    assert "Traceback" in caught.value.text
+
+
+# -- shards ------------------------------------------------------------------------------------
+def test_shards_split_by_group_and_share_the_concurrency() -> None:
+    groups = example_groups()
+    config = make_config("ex", groups, AGENTS, epochs=2)
+    jobs, _ = plan_jobs(groups, config)
+    works = plan_shards(jobs, 3, 10, CallPolicy(), make_agent)
+    assert [w.concurrency for w in works] == [4, 3, 3]
+    assert sorted(j.key for w in works for j in w.jobs) == sorted(j.key for j in jobs)
+    for work in works:  # every sample of a group in one shard, in the run's order
+        others = [j.group.id for w in works if w is not work for j in w.jobs]
+        assert not {j.group.id for j in work.jobs} & set(others)
+        positions = [jobs.index(j) for j in work.jobs]
+        assert positions == sorted(positions)
+    assert len(plan_shards(jobs, 8, 2, CallPolicy(), make_agent)) == 2  # never idle shards
+    assert len(plan_shards(jobs[:3], 8, 64, CallPolicy(), make_agent)) == 1  # one group
+
+
+@pytest.mark.parametrize("limit", [1, 5, 8, 13])
+def test_connection_shares_add_up_to_the_limit(limit: int) -> None:
+    for shards in range(1, limit + 1):
+        shares = [connection_share(limit, i, shards) for i in range(shards)]
+        assert sum(shares) == limit and min(shares) >= 1
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Every built-in agent on the example groups, two epochs, in one process."""
+    groups = example_groups()
+    config = make_config("ex", groups, AGENTS, epochs=2)
+    summary = evaluate(groups, config, tmp_path_factory.mktemp("ref"), concurrency=4)
+    return comparable(summary.records)
+
+
+def test_workers_give_the_same_samples_as_one_process(reference: list[str], tmp_path: Path) -> None:
+    groups = example_groups()
+    config = make_config("ex", groups, AGENTS, epochs=2)
+    options = EvalOptions(concurrency=6, executor=ExecutorOptions(workers=3))
+    summary = evaluate(groups, config, tmp_path, options)
+    assert comparable(summary.records) == reference
+    logged, _ = read_log(tmp_path / "samples.jsonl")
+    assert comparable(logged) == reference
+
+
+def test_a_killed_worker_loses_and_duplicates_nothing(reference: list[str], tmp_path: Path) -> None:
+    groups = example_groups()
+    config = make_config("ex", groups, AGENTS, epochs=2)
+    marker = tmp_path / "killed"
+    options = EvalOptions(concurrency=4, executor=ExecutorOptions(workers=2))
+    summary = evaluate(groups, config, tmp_path / "run", options, agents=Killer(marker, 9))
+    assert marker.exists()  # a worker did die
+    assert comparable(summary.records) == reference
+    logged, damaged = read_log(tmp_path / "run" / "samples.jsonl")
+    assert not damaged
+    assert len({r.key for r in logged}) == len(logged) == len(reference)
+
+
+def test_the_memos_change_no_record(reference: list[str], tmp_path: Path, monkeypatch: Any) -> None:
+    """Without the hot path's memos (readings, labels by evidence, prepared groups), every
+    record is the same."""
+    from uncobench_z3.evaluation import _attribution, _colleagues, _min_rounds, _play
+    from uncobench_z3.settings import read_request
+
+    monkeypatch.setattr(_attribution, "_group_memo", lambda group_hash, budget: None)
+    monkeypatch.setattr(_attribution, "_shared", OrderedDict())
+    monkeypatch.setattr(_attribution, "_SHARED_LIMIT", 0)
+    monkeypatch.setattr(
+        _colleagues.RecordBook,
+        "read",
+        lambda self, role, question, focus=None: read_request(
+            self.vocabulary, question, role, focus
+        ),
+    )
+    monkeypatch.setattr(_play, "PREPARED_GROUPS", 0)
+    monkeypatch.setattr(_min_rounds, "_cache", {})
+    groups = example_groups()
+    config = make_config("ex", groups, AGENTS, epochs=2)
+    summary = evaluate(groups, config, tmp_path, concurrency=4)
+    assert comparable(summary.records) == reference
+
+
+# -- the core without Ray ----------------------------------------------------------------------
+NO_RAY = """
+import sys
+sys.modules["ray"] = None  # "import ray" now fails, as where Ray is not installed
+from uncobench_z3.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_the_core_runs_without_ray(tmp_path: Path) -> None:
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text("".join(g.model_dump_json() + "\n" for g in example_groups()))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", NO_RAY, *args], capture_output=True, text=True, timeout=300
+        )
+
+    done = run("eval", str(bench), "--agent", "builtin/careful", "--out", str(tmp_path / "run"),
+               "--workers", "2", "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(read_log(tmp_path / "run" / "samples.jsonl")[0]) == 24
+    refused = run("eval", str(bench), "--agent", "builtin/careful",
+                  "--out", str(tmp_path / "other"), "--executor", "ray")  # fmt: skip
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        'error: --executor ray needs Ray: pip install "uncobench-z3[ray]"'
+    ]
+    assert not (tmp_path / "other").exists()  # refused before any file was written

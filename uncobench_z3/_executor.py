@@ -1,0 +1,327 @@
+"""Where parallel work runs: worker processes on this machine, or a Ray cluster.
+
+``build``, ``verify`` and ``eval`` hand their parallel work to an :class:`Executor`, chosen
+with ``--executor local|ray`` (:class:`ExecutorOptions`). Two kinds of work:
+
+* a **task** (:meth:`Executor.submit`) is one call on serializable arguments that returns
+  one result: a chunk of build candidates, a chunk of groups to re-prove. A task may run more
+  than once (Ray runs a task again when its worker is lost), so tasks are pure: the driver
+  stores what they return, and its files stay the only record of what is done.
+* a **stream** (:meth:`Executor.stream`) is a long-running ``async`` function that sends
+  items back while it works and can be asked to stop starting new work: an eval shard sends
+  each finished sample. A stream whose worker is lost ends with :class:`WorkerLost` on the
+  driver, which knows what it received and starts what is missing again.
+
+The ``local`` executor runs tasks in a process pool (:func:`._workers.worker_pool`, whose
+workers die with their parent) and each stream in a process of its own (forked where the
+platform can, so the loaded benchmark's pages are shared) that dies with its parent too.
+A pool of one worker runs tasks in the calling process. The ``ray`` executor
+(:mod:`._ray`, imported only when chosen) runs tasks as Ray tasks and streams as Ray
+actors; Ray is an optional extra (``pip install "uncobench-z3[ray]"``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from concurrent.futures import Executor as _FuturesExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
+from typing import Any, Literal, Protocol, TypeVar
+
+from ._workers import die_with_parent, worker_pool
+from .errors import ConfigError, UncobenchError
+
+__all__ = [
+    "EXECUTOR_KINDS",
+    "Channel",
+    "Executor",
+    "ExecutorKind",
+    "ExecutorOptions",
+    "LocalExecutor",
+    "Stream",
+    "StreamFailed",
+    "WorkerLost",
+    "open_executor",
+]
+
+ExecutorKind = Literal["local", "ray"]
+EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("local", "ray")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """``--executor``, ``--workers`` and ``--ray-address``: where parallel work runs.
+
+    ``workers``: local worker processes, or with Ray the tasks (or eval shards) that run at
+    once; ``None`` lets each command choose (build and verify: every core, or every CPU of
+    the Ray cluster; eval: one process locally, one shard per cluster CPU with Ray).
+    ``address``: the Ray cluster (``None``: ``RAY_ADDRESS``, else a cluster already running on
+    this machine, else a local Ray started for the command and stopped after it).
+    """
+
+    kind: ExecutorKind = "local"
+    workers: int | None = None
+    address: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in EXECUTOR_KINDS:
+            raise ConfigError(f"--executor must be local or ray, not {self.kind!r}")
+        if self.workers is not None and self.workers < 1:
+            raise ConfigError(f"--workers must be at least 1, not {self.workers}")
+        if self.address is not None and self.kind != "ray":
+            raise ConfigError("--ray-address needs --executor ray")
+
+    def with_workers(self, workers: int | None) -> ExecutorOptions:
+        """These options with ``workers``, if given (the Python API's ``workers=``)."""
+        return self if workers is None else replace(self, workers=workers)
+
+
+class WorkerLost(UncobenchError):
+    """A worker process (or a Ray node or actor) ended before its work was done."""
+
+
+class StreamFailed(UncobenchError):
+    """A stream's function raised; ``text`` holds the worker's traceback."""
+
+    def __init__(self, message: str, text: str = "") -> None:
+        super().__init__(message)
+        self.text = text
+
+
+class Channel(Protocol):
+    """The worker's end of a stream."""
+
+    def send(self, item: Any) -> None:
+        """Send ``item`` to the driver (items sent close together travel together)."""
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the driver asks the stream to start no new work."""
+
+
+StreamFunction = Callable[[Any, Channel], Awaitable[None]]
+"""``async fn(payload, channel)``: a stream's work, run in a worker's event loop."""
+
+
+class Stream(Protocol):
+    """The driver's end of a stream: batches of items, as the worker sends them."""
+
+    def batches(self) -> AsyncIterator[list[Any]]:
+        """Every batch, until the function returns; :class:`WorkerLost` if the worker ends
+        first, :class:`StreamFailed` if the function raises."""
+
+    def stop(self) -> None:
+        """Ask the worker to start no new work (work in progress finishes and is sent)."""
+
+    async def close(self) -> None:
+        """End the worker (at once, if it is still running) and free what it held."""
+
+
+class Executor:
+    """Runs tasks and streams (see the module docstring); use as a context manager."""
+
+    kind: ExecutorKind = "local"
+    slots: int = 1
+    """how many tasks (or streams) run at once"""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
+        raise NotImplementedError
+
+    def map(self, fn: Callable[..., T], *iterables: Iterable[Any]) -> Iterator[T]:
+        """``fn`` over the arguments as tasks, results in order (all submitted at once)."""
+        futures = [self.submit(fn, *args) for args in zip(*iterables, strict=True)]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def stream(self, fn: StreamFunction, payload: Any) -> Stream:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop running work and free the workers."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- local ------------------------------------------------------------------------------------
+class _Inline(_FuturesExecutor):
+    """Runs each task at once, in the calling process (one worker needs no pool)."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+
+class LocalExecutor(Executor):
+    """Worker processes on this machine that die with it (see the module docstring)."""
+
+    kind: ExecutorKind = "local"
+
+    def __init__(self, workers: int) -> None:
+        self.slots = max(1, workers)
+        self._pool: _FuturesExecutor | None = None
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
+        if self._pool is None:
+            self._pool = _Inline() if self.slots == 1 else worker_pool(self.slots)
+        return self._pool.submit(fn, *args)
+
+    def stream(self, fn: StreamFunction, payload: Any) -> Stream:
+        return _ProcessStream(fn, payload)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def _process_context() -> Any:
+    """Fork where the platform has it: the worker starts at once, shares the driver's loaded
+    pages and can run any callable the driver holds (nothing is pickled on the way in)."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
+class _ProcessStream:
+    """A stream in a worker process of its own, talking over a pipe."""
+
+    def __init__(self, fn: StreamFunction, payload: Any) -> None:
+        context = _process_context()
+        self._conn, child = context.Pipe(duplex=True)
+        self.process = context.Process(
+            target=_stream_main,
+            args=(fn, payload, child, os.getpid()),
+            name="uncobench-stream",
+            daemon=True,
+        )
+        self.process.start()
+        child.close()  # the worker's end lives in the worker only: its death is an EOF here
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="uncobench-stream")
+
+    async def batches(self) -> AsyncIterator[list[Any]]:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                kind, body = await loop.run_in_executor(self._reader, self._conn.recv)
+            except (EOFError, OSError):
+                await loop.run_in_executor(self._reader, self.process.join, 5)
+                raise WorkerLost(
+                    f"worker process {self.process.pid} ended (exit code "
+                    f"{self.process.exitcode}) before its work was done"
+                ) from None
+            if kind == "items":
+                yield body
+            elif kind == "done":
+                return
+            else:
+                message, text = body
+                raise StreamFailed(message, text)
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self._conn.send(("stop", None))
+
+    async def close(self) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._reader, self.process.join, 5)
+        if self.process.is_alive():
+            self.process.kill()
+            await loop.run_in_executor(self._reader, self.process.join, 5)
+        self._conn.close()
+        self._reader.shutdown(wait=False)
+
+
+class _PipeChannel:
+    """The worker's end of a :class:`_ProcessStream`."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._buffer: list[Any] = []
+        self._callbacks: list[Callable[[], None]] = []
+        self._stopped = False
+
+    def send(self, item: Any) -> None:
+        if not self._buffer:  # one message per loop iteration, however many items
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._buffer.append(item)
+
+    def _flush(self) -> None:
+        if self._buffer:
+            batch, self._buffer = self._buffer, []
+            self._conn.send(("items", batch))
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        self._callbacks.append(callback)
+        if self._stopped:
+            callback()
+
+    def _readable(self) -> None:
+        try:
+            kind, _ = self._conn.recv()
+        except (EOFError, OSError):  # the driver is gone: nothing will read our results
+            os._exit(1)
+        if kind == "stop" and not self._stopped:
+            self._stopped = True
+            for callback in self._callbacks:
+                callback()
+
+    async def serve(self, fn: StreamFunction, payload: Any) -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_reader(self._conn.fileno(), self._readable)
+        try:
+            await fn(payload, self)
+        finally:
+            loop.remove_reader(self._conn.fileno())
+            self._flush()
+
+
+def _stream_main(fn: StreamFunction, payload: Any, conn: Connection, parent: int) -> None:
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what an interrupt ends
+    channel = _PipeChannel(conn)
+    try:
+        asyncio.run(channel.serve(fn, payload))
+        conn.send(("done", None))
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            conn.send(("error", failure_text(exc)))
+    finally:
+        conn.close()
+        sys.stdout.flush()
+        os._exit(0)  # no atexit handlers inherited from the driver (its locks, its logs)
+
+
+def failure_text(exc: BaseException) -> tuple[str, str]:
+    """(one line, traceback) of an exception, to send across processes."""
+    return f"{type(exc).__name__}: {exc}", "".join(traceback.format_exception(exc))
+
+
+# -- choosing ---------------------------------------------------------------------------------
+def open_executor(options: ExecutorOptions, default_workers: int | None = None) -> Executor:
+    """The executor ``options`` name. ``default_workers``: the command's default when
+    ``--workers`` is not given (``None``: every core here, or every CPU of the Ray cluster)."""
+    workers = options.workers or default_workers
+    if options.kind == "ray":
+        from ._ray import RayExecutor
+
+        return RayExecutor(options.address, workers)
+    return LocalExecutor(workers or os.cpu_count() or 1)

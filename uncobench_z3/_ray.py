@@ -1,0 +1,249 @@
+"""The Ray executor: tasks become Ray tasks, streams become Ray actors.
+
+Imported only when ``--executor ray`` is chosen; Ray is the optional extra ``[ray]``.
+
+**Connecting.** An address (``--ray-address``) is connected to; without one, Ray's own rules
+apply: ``RAY_ADDRESS``, else a cluster already running on this machine (``ray start
+--head``), else a local Ray started for this command and stopped after it. A program that
+initialised Ray itself keeps its connection (and its own runtime environment).
+
+**Keys.** API keys and endpoints (environment variables named ``*_API_KEY``,
+``*_BASE_URL``, ``UNCOBENCH_*``) reach the workers through the job's runtime environment
+from the driver's environment: a ``worker_process_setup_hook`` that sets them in each worker
+process before it runs anything. The values travel inside that function (Ray keeps it in
+its in-memory store), not as ``env_vars``, which Ray writes into its runtime-env log.
+
+**Failures.** A task whose worker or node is lost runs again (``TASK_RETRIES``); an actor
+whose process ends raises :class:`~._executor.WorkerLost` on the driver, which starts the
+work it did not receive again. An exception raised by the work itself reaches the driver as
+that exception (or :class:`~._executor.StreamFailed` for a stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from ._executor import Executor, ExecutorKind, StreamFailed, StreamFunction, WorkerLost
+from .errors import ConfigError
+
+__all__ = ["TASK_RETRIES", "RayExecutor", "connect", "forwarded_environment", "import_ray"]
+
+T = TypeVar("T")
+TASK_RETRIES = 3
+"""times Ray runs a task again after its worker (or node) was lost"""
+FORWARDED_SUFFIXES = ("_API_KEY", "_BASE_URL")
+FORWARDED_PREFIXES = ("UNCOBENCH_",)
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or a :class:`ConfigError` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError('--executor ray needs Ray: pip install "uncobench-z3[ray]"') from None
+    return ray
+
+
+def forwarded_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The driver's variables that workers need: provider keys and endpoints, and this
+    package's own settings (the response cache's folder)."""
+    source = os.environ if environ is None else environ
+    return {
+        name: value
+        for name, value in source.items()
+        if name.endswith(FORWARDED_SUFFIXES) or name.startswith(FORWARDED_PREFIXES)
+    }
+
+
+def _environment_hook(values: dict[str, str]) -> Callable[[], None]:
+    def uncobench_environment() -> None:
+        os.environ.update(values)
+
+    return uncobench_environment
+
+
+def connect(address: str | None, **init: Any) -> bool:
+    """Connect this process to Ray (see the module docstring); whether it connected now
+    (and so should disconnect when done). ``init``: more of ``ray.init``'s options (a local
+    Ray's ``num_cpus``, for tests)."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    environment = forwarded_environment()
+    runtime_env = (
+        {"worker_process_setup_hook": _environment_hook(environment)} if environment else None
+    )
+    try:
+        ray.init(
+            address=address,
+            runtime_env=runtime_env,
+            logging_level=logging.WARNING,
+            log_to_driver=False,  # one progress bar on the driver; results carry the errors
+            include_dashboard=False,
+            **init,
+        )
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        where = address or os.environ.get("RAY_ADDRESS") or "this machine"
+        raise ConfigError(f"cannot start or reach Ray ({where}): {exc}") from None
+    return True
+
+
+def _unwrapped(exc: BaseException) -> BaseException:
+    """The exception a task raised (Ray wraps it), or :class:`WorkerLost` for a lost worker."""
+    import ray.exceptions as rex
+
+    if isinstance(exc, rex.RayTaskError):
+        cause = exc.cause
+        return cause if isinstance(cause, BaseException) else StreamFailed(str(exc))
+    if isinstance(exc, rex.RayActorError | rex.WorkerCrashedError | rex.NodeDiedError):
+        return WorkerLost(f"a Ray worker was lost: {type(exc).__name__}")
+    if isinstance(exc, rex.ObjectLostError):
+        return WorkerLost(f"a result was lost with its Ray worker: {type(exc).__name__}")
+    return exc
+
+
+class RayExecutor(Executor):
+    """Tasks as Ray tasks (one CPU each), streams as Ray actors (one CPU each)."""
+
+    kind: ExecutorKind = "ray"
+
+    def __init__(self, address: str | None = None, workers: int | None = None) -> None:
+        self._ray = import_ray()
+        self._connected = connect(address)
+        cpus = int(self._ray.cluster_resources().get("CPU", 1))
+        self.slots = max(1, workers or cpus)
+        self._remote: dict[Callable[..., Any], Any] = {}
+        self._pending: dict[Future[Any], Any] = {}
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
+        remote = self._remote.get(fn)
+        if remote is None:
+            remote = self._remote[fn] = self._ray.remote(fn).options(
+                max_retries=TASK_RETRIES, retry_exceptions=False
+            )
+        ref = remote.remote(*args)
+        outer: Future[T] = Future()
+        self._pending[outer] = ref
+
+        def settle(inner: Future[T]) -> None:
+            self._pending.pop(outer, None)
+            if outer.cancelled():
+                return
+            error = inner.exception()
+            if error is None:
+                outer.set_result(inner.result())
+            else:
+                outer.set_exception(_unwrapped(error))
+
+        ref.future().add_done_callback(settle)
+        return outer
+
+    def stream(self, fn: StreamFunction, payload: Any) -> _ActorStream:
+        return _ActorStream(self._ray, fn, payload)
+
+    def close(self) -> None:
+        for outer, ref in list(self._pending.items()):
+            outer.cancel()
+            with contextlib.suppress(Exception):  # already finished, or Ray is going away
+                self._ray.cancel(ref, force=True)
+        self._pending.clear()
+        if self._connected and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._connected = False
+
+
+# -- streams as actors ------------------------------------------------------------------------
+class _End:
+    """Marks the end of a stream in an actor's queue."""
+
+
+class _ActorChannel:
+    def __init__(self, queue: asyncio.Queue[Any]) -> None:
+        self._queue = queue
+        self.callbacks: list[Callable[[], None]] = []
+        self.stopped = False
+
+    def send(self, item: Any) -> None:
+        self._queue.put_nowait(item)
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        self.callbacks.append(callback)
+        if self.stopped:
+            callback()
+
+    def stop(self) -> None:
+        if not self.stopped:
+            self.stopped = True
+            for callback in self.callbacks:
+                callback()
+
+
+class StreamActor:
+    """Runs one stream function in the actor's event loop and yields what it sends."""
+
+    def __init__(self) -> None:
+        self._channel: _ActorChannel | None = None
+
+    async def run(self, fn: StreamFunction, payload: Any) -> AsyncIterator[list[Any]]:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        channel = self._channel = _ActorChannel(queue)
+        work = asyncio.ensure_future(fn(payload, channel))
+        work.add_done_callback(lambda _: queue.put_nowait(_End))
+        finished = False
+        while not finished:
+            batch = [await queue.get()]
+            while not queue.empty():
+                batch.append(queue.get_nowait())
+            finished = batch[-1] is _End
+            items = [item for item in batch if item is not _End]
+            if items:
+                yield items
+        work.result()  # the function's own exception, if it raised
+
+    async def stop(self) -> None:
+        if self._channel is not None:
+            self._channel.stop()
+
+
+_ACTOR: Any = None
+
+
+def _actor_class(ray: Any) -> Any:
+    global _ACTOR
+    if _ACTOR is None:
+        _ACTOR = ray.remote(num_cpus=1, max_restarts=0)(StreamActor)
+    return _ACTOR
+
+
+class _ActorStream:
+    """The driver's end of a stream run by a :class:`StreamActor`."""
+
+    def __init__(self, ray: Any, fn: StreamFunction, payload: Any) -> None:
+        self._ray = ray
+        self.actor = _actor_class(ray).remote()
+        self._generator = self.actor.run.remote(fn, payload)
+
+    async def batches(self) -> AsyncIterator[list[Any]]:
+        import ray.exceptions as rex
+
+        try:
+            async for ref in self._generator:
+                yield await ref
+        except rex.RayError as exc:
+            error = _unwrapped(exc)
+            if isinstance(error, WorkerLost):
+                raise error from None
+            raise StreamFailed(f"{type(error).__name__}: {error}", str(exc)) from None
+
+    def stop(self) -> None:
+        self.actor.stop.remote()
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):  # already gone
+            self._ray.kill(self.actor)

@@ -1,0 +1,74 @@
+"""Playing samples in one event loop: ``concurrency`` episodes at once.
+
+:class:`Player` is the runner's engine, in the driver (``--workers 1``) and in every eval
+shard (:mod:`._shards`). It takes jobs from its queue in order, plays each with
+:func:`~._sample.run_sample` and hands the stored record and its log line to a *sink*
+(the driver writes the log; a shard sends the line to the driver). Each group's derived data
+(:class:`~._environment.PreparedGroup`: typed task, rendering, the colleagues' record book
+with its remembered readings) is made once and shared by every sample of the group.
+
+A sample that raises (a bug, not a model error: those become error samples) stops the
+player: samples in flight finish, nothing new starts, and :attr:`Player.failures` says what
+failed. :meth:`Player.stop` ends the queue the same way (``--max-errors``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable, Iterable
+
+from ..settings import TaskGroup
+from ._environment import PreparedGroup
+from ._errors import cap_record
+from ._sample import AgentMaker, SampleJob, SampleRecord, run_sample
+
+Sink = Callable[[SampleJob, SampleRecord, str], Awaitable[None]]
+"""``sink(job, record, line)``: where a finished sample goes (awaited before the next)."""
+PREPARED_GROUPS = 4096
+"""groups whose prepared data a player keeps (the least recently used go first)"""
+
+
+class Player:
+    """Plays queued jobs, ``concurrency`` at once (see the module docstring)."""
+
+    def __init__(self, agents: AgentMaker, concurrency: int) -> None:
+        self.agents = agents
+        self.concurrency = max(1, concurrency)
+        self.queue: deque[SampleJob] = deque()
+        self.failures: list[tuple[SampleJob, BaseException]] = []
+        self._prepared: OrderedDict[int, PreparedGroup] = OrderedDict()
+
+    def prepared(self, group: TaskGroup) -> PreparedGroup:
+        """The group's prepared data, made on first use."""
+        found = self._prepared.get(id(group))
+        if found is None or found.group is not group:
+            found = self._prepared[id(group)] = PreparedGroup.of(group)
+            while len(self._prepared) > PREPARED_GROUPS:
+                self._prepared.popitem(last=False)
+        else:
+            self._prepared.move_to_end(id(group))
+        return found
+
+    def stop(self) -> None:
+        """Start nothing new; samples in flight finish."""
+        self.queue.clear()
+
+    async def play(self, jobs: Iterable[SampleJob], sink: Sink) -> None:
+        """Play ``jobs`` (and whatever else is queued meanwhile) until the queue is empty, a
+        sample fails, or :meth:`stop`."""
+        self.queue.extend(jobs)
+
+        async def worker() -> None:
+            while self.queue and not self.failures:
+                job = self.queue.popleft()
+                try:
+                    record = await run_sample(job, self.agents, self.prepared(job.group))
+                    stored, line = cap_record(record)
+                    await sink(job, stored, line)
+                except Exception as exc:  # a bug, not a model error: stop
+                    self.failures.append((job, exc))
+                    return
+
+        workers = min(self.concurrency, len(self.queue)) or 1
+        await asyncio.gather(*(worker() for _ in range(workers)))

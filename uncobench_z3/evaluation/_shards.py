@@ -1,0 +1,196 @@
+"""Eval shards: a run's samples played by several workers, logged by the driver alone.
+
+With ``--workers N`` (local processes) or ``--executor ray`` the driver splits the samples
+still to run into shards **by group** (every sample of a group goes to one shard, so each
+group is prepared, searched for its minimum rounds and judged by the solver in one worker
+only) and starts each shard as a stream (:mod:`uncobench_z3._executor`). A shard is a
+:class:`~._play.Player` with its share of ``--concurrency`` and of every model's
+connections (:func:`~._models.connection_share`); it sends each finished sample's log line
+back as it goes. The driver parses each line, drops a sample it already has (a restarted
+shard may send one again), and hands it to the same sink as an in-process run: the log
+(written by the driver alone, so the lock, resumption and ``--max-errors`` keep their
+meaning), the error budget and the progress bar.
+
+A shard whose worker is lost (a killed process, a lost Ray node) is started again with the
+samples it had not sent (at most :data:`RESTARTS` times); samples in flight are played again,
+none is logged twice. A sample that raises in a shard stops every shard, as it stops an
+in-process run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import pickle
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .._executor import Channel, Executor, StreamFailed, WorkerLost
+from ..errors import UncobenchError
+from ._models import CALL_POLICY, CONNECTION_SHARE, CallPolicy, close_models, forget_models
+from ._play import Player, Sink
+from ._sample import AgentMaker, SampleJob, SampleRecord
+
+RESTARTS = 3
+"""times a shard is started again after its worker was lost"""
+
+
+@dataclass(frozen=True)
+class ShardWork:
+    """What one shard plays, and how."""
+
+    jobs: list[SampleJob]
+    concurrency: int
+    shard: int
+    shards: int
+    calls: CallPolicy
+    agents: AgentMaker
+
+
+class RemoteFailure(UncobenchError):
+    """An exception raised in a shard that could not travel as itself."""
+
+    def __init__(self, message: str, remote_traceback: str) -> None:
+        super().__init__(message)
+        self.remote_traceback = remote_traceback
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling (so the driver raises the same error), else a
+    :class:`RemoteFailure` with its text and traceback."""
+    import traceback
+
+    with contextlib.suppress(Exception):  # any pickling problem means: send the text
+        if isinstance(exc, UncobenchError):
+            copy = pickle.loads(pickle.dumps(exc))
+            if type(copy) is type(exc) and str(copy) == str(exc):
+                return exc
+    text = "".join(traceback.format_exception(exc))
+    return RemoteFailure(f"{type(exc).__name__}: {exc}", text)
+
+
+async def play_shard(work: ShardWork, channel: Channel) -> None:
+    """A shard's stream function, run in a worker: play the jobs, send each sample's line
+    (``("sample", line)``) and, if one raised, ``("failure", (job key, exception))``."""
+    forget_models()
+    gc.freeze()  # the jobs' groups live for the whole shard (see _Run.execute)
+    tokens = (CALL_POLICY.set(work.calls), CONNECTION_SHARE.set((work.shard, work.shards)))
+    player = Player(work.agents, work.concurrency)
+    channel.on_stop(player.stop)
+
+    async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:
+        channel.send(("sample", line))
+
+    try:
+        await player.play(work.jobs, sink)
+    finally:
+        await close_models()
+        CONNECTION_SHARE.reset(tokens[1])
+        CALL_POLICY.reset(tokens[0])
+    for job, exc in player.failures[:1]:
+        channel.send(("failure", (job.key, _portable(exc))))
+
+
+def plan_shards(
+    jobs: Sequence[SampleJob], shards: int, concurrency: int, calls: CallPolicy, agents: AgentMaker
+) -> list[ShardWork]:
+    """Split ``jobs`` by group over at most ``shards`` shards (fewer when there are fewer
+    groups or less concurrency), keeping their order; the concurrency is shared out."""
+    groups: dict[str, int] = {}
+    for job in jobs:
+        groups.setdefault(job.group_hash or job.group.id, len(groups))
+    count = max(1, min(shards, concurrency, len(groups)))
+    parts: list[list[SampleJob]] = [[] for _ in range(count)]
+    for job in jobs:
+        parts[groups[job.group_hash or job.group.id] % count].append(job)
+    return [
+        ShardWork(
+            jobs=part,
+            concurrency=concurrency // count + (1 if index < concurrency % count else 0),
+            shard=index,
+            shards=count,
+            calls=calls,
+            agents=agents,
+        )
+        for index, part in enumerate(parts)
+    ]
+
+
+class ShardedPlayer:
+    """The driver's side: starts the shards, feeds what they send to ``sink``, restarts
+    shards whose worker was lost. Same interface as :class:`~._play.Player`."""
+
+    def __init__(self, executor: Executor, works: list[ShardWork]) -> None:
+        self.executor = executor
+        self.works = works
+        self.failures: list[tuple[SampleJob, BaseException]] = []
+        self.restarts = 0
+        self._received: set[str] = set()
+        self._jobs = {job.key: job for work in works for job in work.jobs}
+        self._streams: set[Any] = set()
+        self._stopped = False
+
+    def stop(self) -> None:
+        """Start nothing new in any shard; samples in flight finish and are logged."""
+        self._stopped = True
+        for stream in list(self._streams):
+            stream.stop()
+
+    async def play(self, sink: Sink) -> None:
+        results = await asyncio.gather(
+            *(self._shard(work, sink) for work in self.works), return_exceptions=True
+        )
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            raise errors[0]
+
+    async def _shard(self, work: ShardWork, sink: Sink) -> None:
+        lost = 0
+        while True:
+            stream = self.executor.stream(play_shard, work)
+            self._streams.add(stream)
+            if self._stopped:
+                stream.stop()
+            try:
+                async for batch in stream.batches():
+                    await self._receive(batch, sink)
+                return
+            except WorkerLost as exc:
+                remaining = [job for job in work.jobs if job.key not in self._received]
+                if self._stopped or not remaining:
+                    return
+                lost += 1
+                if lost > RESTARTS:
+                    raise WorkerLost(
+                        f"shard {work.shard + 1} of {work.shards} lost its worker {lost} times "
+                        f"({exc}); finished samples are kept, run the same command to resume"
+                    ) from None
+                self.restarts += 1
+                work = replace(work, jobs=remaining)
+            except StreamFailed as exc:
+                self.stop()
+                raise RemoteFailure(str(exc), exc.text) from None
+            except BaseException:
+                self.stop()
+                raise
+            finally:
+                self._streams.discard(stream)
+                await stream.close()
+
+    async def _receive(self, batch: list[tuple[str, Any]], sink: Sink) -> None:
+        pending = []
+        for kind, body in batch:
+            if kind == "failure":
+                key, exc = body
+                self.failures.append((self._jobs[key], exc))
+                self.stop()
+                continue
+            record = SampleRecord.model_validate_json(body)
+            if record.key in self._received or record.key not in self._jobs:
+                continue  # sent again by a restarted shard
+            self._received.add(record.key)
+            pending.append(sink(self._jobs[record.key], record, body))
+        # the log commits the batch's lines together (one write and fsync)
+        await asyncio.gather(*pending)
