@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
-from ..solver import SolverBudget, VerificationReport, verify_spec
+from ..solver import Evidence, SolverBudget, VerificationReport, verify_spec
 from ..spec import TaskSpec, load_json, validate_document
 
 
@@ -16,24 +16,30 @@ def verify_path(
     budget: SolverBudget,
     certificates: dict[str, dict[str, str]] | None,
     progress: Callable[[int, int], None] | None = None,
+    evidence: Evidence = "full",
 ) -> list[VerificationReport]:
     """Verify one file (a spec or a task group) or a built benchmark folder (told to
-    ``progress`` as it goes) and return its report(s)."""
+    ``progress`` as it goes) and return its report(s).
+
+    A single document is reported check by check, so it gets full evidence; a built
+    benchmark is proved verdict-first unless ``evidence`` is ``"full"`` (its groups that are
+    not proved get full evidence either way).
+    """
     if Path(path).is_dir():
         from ..construct import verify_benchmark
 
-        return verify_benchmark(path, budget, progress=progress)
+        return verify_benchmark(path, budget, progress=progress, evidence=evidence)
     data = load_json(path)
     if not isinstance(data, dict):
         raise SpecReadError(path, "expected a JSON object (a task spec or group)", json_path="$")
     files: dict[str, str] | None = {} if certificates is not None else None
     if data.get("kind") == GROUP_KIND:
         group = validate_document(data, TaskGroup, path)
-        report = verify_group(group, path, budget, files)
+        report = verify_group(group, path, budget, files, evidence="full")
         task_id = group.id
     else:
         spec = validate_document(data, TaskSpec, path)
-        report = verify_spec(spec, path, budget, files)
+        report = verify_spec(spec, path, budget, files, evidence="full")
         task_id = spec.id
     if certificates is not None and files:
         certificates[task_id] = files

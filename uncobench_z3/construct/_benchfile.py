@@ -14,12 +14,22 @@ from pathlib import Path
 
 from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
-from ..solver import CheckResult, SolverBudget, Verdict, VerificationReport
+from ..solver import (
+    CheckResult,
+    Evidence,
+    SolverBudget,
+    SolverContext,
+    Verdict,
+    VerificationReport,
+)
 from ..spec import TypedTask, check_structure, load_json, parse_json_text, validate_document
 from ._render import RenderedTask, render_task
 
 GROUPS_FILE = "groups.jsonl"
 MANIFEST_FILE = "manifest.json"
+VERIFY_BATCH = 25
+"""groups per Z3 context when a benchmark is re-proved (fixed, so that full evidence does not
+depend on the number of workers)"""
 
 
 def iter_jsonl_groups(path: Path) -> list[TaskGroup]:
@@ -70,11 +80,24 @@ def rendered_of(group: TaskGroup, task: TypedTask | None = None) -> RenderedTask
     return render_task(task, group.seed)
 
 
-def _verify_chunk(lines: list[str], source: str, budget: SolverBudget) -> list[VerificationReport]:
+def _verify_chunk(
+    lines: list[str], source: str, budget: SolverBudget, evidence: Evidence = "verdict"
+) -> list[VerificationReport]:
+    """Re-prove a fixed batch of groups on one Z3 context.
+
+    With verdict-only evidence a group that is not proved is proved again with full evidence
+    on a context of its own, so that every check of a failing group is reported with its
+    witness or core, and that evidence depends on the group alone.
+    """
+    context = SolverContext()
     reports = []
     for line in lines:
         group = TaskGroup.model_validate_json(line)
-        reports.append(verify_group(group, f"{source}#{group.id}", budget))
+        name = f"{source}#{group.id}"
+        report = verify_group(group, name, budget, context=context, evidence=evidence)
+        if report.verdict != Verdict.PROVED and evidence != "full":
+            report = verify_group(group, name, budget, evidence="full")
+        reports.append(report)
     return reports
 
 
@@ -87,11 +110,15 @@ def verify_benchmark(
     budget: SolverBudget,
     workers: int | None = None,
     progress: VerifyProgress | None = None,
+    evidence: Evidence = "verdict",
 ) -> list[VerificationReport]:
     """Re-prove every group of a built benchmark (in parallel), and its content hash.
 
     The first report is the manifest's (``document="manifest"``: the content hash), then one
-    per group in file order. ``progress`` is told after each chunk of groups.
+    per group in file order. ``progress`` is told after each chunk of groups. Groups are
+    proved in fixed batches of ``VERIFY_BATCH`` that share a Z3 context; ``evidence`` is
+    verdict-only by default (groups that are not proved are reported with full evidence
+    anyway) or ``"full"`` for every check.
     """
     target = Path(path)
     groups_file = target / GROUPS_FILE
@@ -122,8 +149,7 @@ def verify_benchmark(
         )
     )
     workers = max(1, workers or os.cpu_count() or 1)
-    size = max(1, len(lines) // (workers * 4) or 1)
-    chunks = [lines[i : i + size] for i in range(0, len(lines), size)]
+    chunks = [lines[i : i + VERIFY_BATCH] for i in range(0, len(lines), VERIFY_BATCH)]
     source = str(groups_file)
 
     def add(found: list[VerificationReport]) -> None:
@@ -135,11 +161,10 @@ def verify_benchmark(
         progress(0, len(lines))
     if workers == 1 or len(chunks) == 1:
         for chunk in chunks:
-            add(_verify_chunk(chunk, source, budget))
+            add(_verify_chunk(chunk, source, budget, evidence))
         return reports
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for found in pool.map(
-            _verify_chunk, chunks, [source] * len(chunks), [budget] * len(chunks)
-        ):
+        n = len(chunks)
+        for found in pool.map(_verify_chunk, chunks, [source] * n, [budget] * n, [evidence] * n):
             add(found)
     return reports

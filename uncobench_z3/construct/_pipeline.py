@@ -24,7 +24,7 @@ from pathlib import Path
 from .. import __version__
 from .._assets import asset_path
 from ..errors import ConfigError, ResumeError, UncobenchError
-from ..solver import SolverBudget
+from ..solver import SolverBudget, SolverContext
 from ..spec import dump_json, load_json, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
 from ._benchfile import GROUPS_FILE, MANIFEST_FILE
@@ -94,9 +94,12 @@ Drafted = tuple[int, Draft | None, str | None, tuple[str, ...], tuple[str, ...]]
 def _process_chunk(
     drafts: list[Drafted], config: BuildConfig, stages: LLMStages
 ) -> list[CandidateOutcome]:
+    """One chunk, on one Z3 context of its own: what its models give depends on the chunk's
+    content alone, whichever worker runs it and whatever that worker ran before."""
     budget = SolverBudget(
         timeout_ms=config.timeout_ms, rlimit=config.rlimit, seed=config.solver_seed
     )
+    context = SolverContext()
     out = []
     for index, draft, error, recent, redrawn in drafts:
         if draft is None:
@@ -106,7 +109,7 @@ def _process_chunk(
             ))  # fmt: skip
             continue
         outcome = process_candidate(
-            draft, config.seed, index, config.attempts, budget, stages, recent
+            draft, config.seed, index, config.attempts, budget, stages, recent, context
         )
         out.append(outcome.model_copy(update={"redrawn": redrawn}) if redrawn else outcome)
     return out

@@ -26,6 +26,7 @@ from ..solver import (
     DEFAULT_BUDGET,
     CheckResult,
     SolverBudget,
+    SolverContext,
     TaskProof,
     Verdict,
     VerificationReport,
@@ -305,15 +306,17 @@ def perturb(
     certificates: dict[str, str] | None = None,
     source: str = "<memory>",
     pins: Sequence[Pin] = (),
+    context: SolverContext | None = None,
 ) -> Perturbation:
     """Build the task group of a spec: Reliable, Misaligned, Incomplete, Missed and Mixed.
 
     ``pins`` name defects to use instead of choosing them (:mod:`._pins`); each is proved
     like any other, and a pin that is not proved to matter refuses the whole group.
+    ``context`` is the batch's Z3 context (a private one without it).
     """
     balance = balance if balance is not None else DefectBalance()
     check_pins(spec, pins)
-    proof = prove_task(spec, source, budget, certificates)
+    proof = prove_task(spec, source, budget, certificates, context)
     if proof.report.verdict != Verdict.PROVED or proof.gold is None:
         return Perturbation(None, proof.report, {"all": "the instance itself is not well-posed"})
     chooser = _Chooser(proof, seed, balance)
