@@ -89,15 +89,15 @@ def _verify_chunk(
     on a context of its own, so that every check of a failing group is reported with its
     witness or core, and that evidence depends on the group alone.
     """
-    context = SolverContext()
     reports = []
-    for line in lines:
-        group = TaskGroup.model_validate_json(line)
-        name = f"{source}#{group.id}"
-        report = verify_group(group, name, budget, context=context, evidence=evidence)
-        if report.verdict != Verdict.PROVED and evidence != "full":
-            report = verify_group(group, name, budget, evidence="full")
-        reports.append(report)
+    with SolverContext() as context:
+        for line in lines:
+            group = TaskGroup.model_validate_json(line)
+            name = f"{source}#{group.id}"
+            report = verify_group(group, name, budget, context=context, evidence=evidence)
+            if report.verdict != Verdict.PROVED and evidence != "full":
+                report = verify_group(group, name, budget, evidence="full")
+            reports.append(report)
     return reports
 
 

@@ -14,7 +14,6 @@ from pydantic import BaseModel
 
 from ..settings import DefectBalance, perturb
 from ..solver import DEFAULT_BUDGET, SolverBudget, SolverContext, Verdict
-from ..spec import check_structure
 from ._generate import Draft
 from ._instantiate import InstantiationError, instantiate
 from ._llm_stages import (
@@ -121,7 +120,7 @@ def process_candidate(
         if missing:
             reason = f"settings: no valid {', '.join(missing)} defect"
             continue
-        task = check_structure(spec).task
+        task = result.task
         assert task is not None
         rendered = render_task(task, seed)
         if stages.renderer is not None:

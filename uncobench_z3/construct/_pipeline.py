@@ -99,19 +99,19 @@ def _process_chunk(
     budget = SolverBudget(
         timeout_ms=config.timeout_ms, rlimit=config.rlimit, seed=config.solver_seed
     )
-    context = SolverContext()
     out = []
-    for index, draft, error, recent, redrawn in drafts:
-        if draft is None:
-            out.append(CandidateOutcome(
-                index=index, domain="?", operation="?", scenario="?", plan_none=False,
-                retained=False, stage="spec_validation", reason=error,
-            ))  # fmt: skip
-            continue
-        outcome = process_candidate(
-            draft, config.seed, index, config.attempts, budget, stages, recent, context
-        )
-        out.append(outcome.model_copy(update={"redrawn": redrawn}) if redrawn else outcome)
+    with SolverContext() as context:
+        for index, draft, error, recent, redrawn in drafts:
+            if draft is None:
+                out.append(CandidateOutcome(
+                    index=index, domain="?", operation="?", scenario="?", plan_none=False,
+                    retained=False, stage="spec_validation", reason=error,
+                ))  # fmt: skip
+                continue
+            outcome = process_candidate(
+                draft, config.seed, index, config.attempts, budget, stages, recent, context
+            )
+            out.append(outcome.model_copy(update={"redrawn": redrawn}) if redrawn else outcome)
     return out
 
 

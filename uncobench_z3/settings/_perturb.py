@@ -102,6 +102,8 @@ class Perturbation:
     unavailable: dict[str, str] = field(default_factory=dict)
     refused: str | None = None
     """why a pinned defect was refused (it is not proved to matter); no group then"""
+    task: TypedTask | None = None
+    """the spec's typed task (when it is structurally valid), for later stages"""
 
 
 def _true_values(task: TypedTask, fact: str) -> list[StatedValue]:
@@ -384,7 +386,7 @@ def perturb(
             verdict=verdict.label, checks={c.name: c.verdict.label for c in checks}
         ),
     )
-    return Perturbation(group, report, unavailable)
+    return Perturbation(group, report, unavailable, task)
 
 
 def check_pins(spec: TaskSpec, pins: Sequence[Pin]) -> None:

@@ -60,8 +60,8 @@ class TaskSolver:
         self.gold = gold
         self.budget = budget
         self.encoding = TaskEncoding(task, gold)
-        self.context = context
-        self.solver = make_solver(budget, context=context)
+        self.context = context or SolverContext()
+        self.solver = make_solver(budget, context=self.context)
         self.solver.from_string(self.encoding.text)
         self._fallback: tuple[z3.Solver, ModelReader] | None = None
         self._bools: dict[str, z3.BoolRef] = {}

@@ -20,6 +20,7 @@ class ModelReader:
     def __init__(self, solver: z3.Solver) -> None:
         self.solver = solver
         self._ctx = solver.ctx.ref()
+        self._sorts = {True: z3.BoolSort(solver.ctx), False: z3.IntSort(solver.ctx)}
         self._terms: dict[tuple[str, bool], z3.ExprRef] = {}  # keep each declaration alive
         self._decls: dict[tuple[str, bool], z3.FuncDecl] = {}
 
@@ -27,9 +28,10 @@ class ModelReader:
         key = (name, is_bool)
         decl = self._decls.get(key)
         if decl is None:
-            term = z3.Bool(name, self.solver.ctx) if is_bool else z3.Int(name, self.solver.ctx)
-            self._terms[key] = term
-            decl = self._decls[key] = z3.Z3_get_app_decl(self._ctx, term.as_ast())
+            symbol = z3.Z3_mk_string_symbol(self._ctx, name)
+            term = z3.Z3_mk_const(self._ctx, symbol, self._sorts[is_bool].ast)
+            self._terms[key] = z3.ExprRef(term, self.solver.ctx)
+            decl = self._decls[key] = z3.Z3_get_app_decl(self._ctx, term)
         return decl
 
     def read(self, names: Sequence[tuple[str, bool]]) -> list[int | bool]:
