@@ -9,7 +9,7 @@ literal, so they too are switched on per query.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Literal
 
@@ -76,6 +76,8 @@ class TaskSolver:
             slot: task.facts[slot[1]].code(value) for slot, value in task.values.items()
         }
         self.queries = 0
+        """solver calls made (a query asked before is answered from memory)"""
+        self._answers: dict[tuple[str, ...], QueryResult] = {}
 
     # -- z3 handles, created once -----------------------------------------------------------
     def _bool(self, name: str) -> z3.BoolRef:
@@ -147,6 +149,12 @@ class TaskSolver:
         literals += [self.guard(term) for term in extras]
         if goal is not None:
             literals.append(goal)
+        known = self._answers.get(tuple(literals))
+        if known is not None and not (
+            (want_model and known.status == "sat" and known.codes is None)
+            or (want_core and known.status == "unsat" and known.core is None)
+        ):
+            return replace(known, name=name)  # asked before (a Mixed defect, say)
         self.queries += 1
         solver, reader = self.solver, self.reader
         status, timed_out = self._check(solver, literals)
@@ -165,6 +173,8 @@ class TaskSolver:
             result.reason = f"timeout: the query ran past {self.budget.timeout_ms} ms"
         else:
             result.reason = solver.reason_unknown()
+        if result.status != "unknown":
+            self._answers[tuple(literals)] = result
         return result
 
     def explain(self, result: QueryResult) -> QueryResult:
