@@ -386,7 +386,7 @@ def perturb(
             verdict=verdict.label, checks={c.name: c.verdict.label for c in checks}
         ),
     )
-    return Perturbation(group, report, unavailable, task)
+    return Perturbation(group, report, unavailable, task=task)
 
 
 def check_pins(spec: TaskSpec, pins: Sequence[Pin]) -> None:
