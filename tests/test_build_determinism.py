@@ -3,6 +3,9 @@ its own, so what its models give depends on the chunk's content alone."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from uncobench_z3.construct import GROUPS_FILE, MANIFEST_FILE, build_benchmark
@@ -30,3 +33,29 @@ def test_a_chunk_gives_the_same_outcomes_whatever_ran_before() -> None:
     _process_chunk(first, config, stages)  # other work in the same process
     again = _process_chunk(second, config, stages)
     assert [o.model_dump_json() for o in again] == [o.model_dump_json() for o in alone]
+
+
+CHUNK_DIGEST = """
+import hashlib
+from uncobench_z3.construct._llm_stages import LLMStages
+from uncobench_z3.construct._pipeline import BuildConfig, _Drafter, _process_chunk, library_digest
+config = BuildConfig(groups=200, seed=7, library=library_digest())
+drafter = _Drafter(config)
+chunks = [drafter.chunk(number) for number in range(6)]
+outcomes = [o for chunk in chunks[4:] for o in _process_chunk(chunk, config, LLMStages())]
+print(hashlib.sha256("".join(o.model_dump_json() for o in outcomes).encode()).hexdigest())
+"""
+
+
+def test_chunks_do_not_depend_on_the_hash_seed() -> None:
+    """Separate builds run with different string-hash seeds (worker processes share their
+    parent's): nothing fed to the solver may follow the order of a set of strings."""
+    digests = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(
+            [sys.executable, "-c", CHUNK_DIGEST], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1

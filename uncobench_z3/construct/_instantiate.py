@@ -223,7 +223,9 @@ class Instantiator:
         solver.from_string(encoding.text)
         hard = []
         for candidate in task.candidates:
-            for fact_key in {c.fact for c in task.conditions}:
+            # in condition order: a set's order changes with the process's hash seed, and the
+            # order of assertions changes the model (the values) the solver gives
+            for fact_key in dict.fromkeys(c.fact for c in task.conditions):
                 names = [f"cond.{candidate}.{c.id}" for c in task.conditions if c.fact == fact_key]
                 holds = names[0] if len(names) == 1 else f"(and {' '.join(names)})"
                 fails = candidate in plan.failing and fact_key in plan.failing[candidate]
