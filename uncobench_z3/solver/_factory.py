@@ -46,7 +46,7 @@ class SolverContext:
     def __init__(self) -> None:
         self.z3 = z3.Context()
         self.tasks = 0
-        """tasks that have used this context (for :func:`shared_context`'s renewal)"""
+        """solvers made in this context (for :func:`shared_context`'s renewal)"""
         self._collecting = False
 
     def __enter__(self) -> SolverContext:
@@ -54,9 +54,9 @@ class SolverContext:
 
         Z3 terms that end up in a reference cycle are then released after the batch, not at
         moments that depend on the process's allocation history (which differs between a
-        worker and the main process, or a worker's first chunk and its tenth); a released
-        term frees its id for reuse, which changes later models. It also saves the
-        collector's passes, a few percent of a build's time.
+        worker and the main process, or a worker's first chunk and its tenth): Z3 reuses the
+        ids of released terms, and term ids can change later models. It also saves the
+        collector's passes, several percent of a build's CPU time.
         """
         self._collecting = gc.isenabled()
         gc.disable()
@@ -80,8 +80,8 @@ SHARED_CONTEXT_TASKS = 500
 
 def shared_context() -> SolverContext:
     """This thread's long-lived context, for callers that read verdicts only (no model
-    reaches their output, so the history of the context does not matter). Renewed every
-    ``SHARED_CONTEXT_TASKS`` tasks so that its tables do not grow without bound."""
+    reaches their output, so the history of the context does not matter). Renewed after
+    ``SHARED_CONTEXT_TASKS`` solvers so that its tables do not grow without bound."""
     context: SolverContext | None = getattr(_LOCAL, "context", None)
     if context is None or context.tasks >= SHARED_CONTEXT_TASKS:
         context = _LOCAL.context = SolverContext()
