@@ -35,7 +35,11 @@ def verify_path(
     files: dict[str, str] | None = {} if certificates is not None else None
     if data.get("kind") == GROUP_KIND:
         group = validate_document(data, TaskGroup, path)
-        report = verify_group(group, path, budget, files, evidence="full")
+        from ..construct import with_rendering_check
+
+        report = with_rendering_check(
+            verify_group(group, path, budget, files, evidence="full"), group
+        )
         task_id = group.id
     else:
         spec = validate_document(data, TaskSpec, path)

@@ -17,7 +17,16 @@ from ._attribution import (
     justify_answer,
     received_evidence,
 )
-from ._builtin import NAIVE_QUESTION, CarefulAgent, NaiveAgent, decide, face_value
+from ._builtin import (
+    NAIVE_QUESTION,
+    CarefulAgent,
+    FaceValueAgent,
+    MidpointAgent,
+    NaiveAgent,
+    OptimistAgent,
+    decide,
+    face_value,
+)
 from ._colleagues import (
     ColleagueReply,
     FollowUpKind,
@@ -38,6 +47,7 @@ from ._environment import (
     run_episode,
     typed_task,
 )
+from ._errors import ErrorBudget, cap_record, error_counts
 from ._examples import example_benchmark, example_groups, write_benchmark
 from ._followup_reader import ModelFollowUpReader, parse_reader_verdict
 from ._interventions import INTERVENTION_ARMS, InterventionArm, intervention_text
@@ -80,11 +90,14 @@ from ._llm_agent import (
 )
 from ._llm_colleague import FidelityCheck, LLMPhraser, fidelity_problems
 from ._metrics import (
+    BEHAVIOUR_CLASSES,
     ERROR_RESULT,
     CellKey,
     ReaderAgreement,
     SettingMetrics,
     Trial,
+    behaviour_class,
+    behaviour_classes,
     by_group_and_trial,
     cell_of,
     cells,
@@ -96,7 +109,15 @@ from ._metrics import (
     trial_of,
 )
 from ._min_rounds import minimum_rounds
-from ._models import close_models, shared_model, trial_config
+from ._models import (
+    CALL_POLICY,
+    DEFAULT_MAX_RETRY_WAIT,
+    CallPolicy,
+    close_models,
+    shared_model,
+    trial_config,
+)
+from ._notes import RoundNote, round_notes
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -125,16 +146,16 @@ from ._protocol import (
 )
 from ._registry import (
     BUILTIN_AGENTS,
+    GUESSING_AGENTS,
     AgentFactory,
     agent_names,
     check_agent_name,
     make_agent,
     register_agent_prefix,
 )
+from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
     DEFAULT_CONCURRENCY,
-    RUN_FILE,
-    SAMPLES_FILE,
     RunConfig,
     RunSummary,
     benchmark_digest,
@@ -142,16 +163,17 @@ from ._runner import (
     generation_record,
     make_config,
     plan_jobs,
-    read_log,
     run_evaluation,
 )
 from ._sample import (
     JOB_IDENTITY,
     AgentMaker,
     Behaviour,
+    SampleError,
     SampleJob,
     SampleRecord,
     SampleResult,
+    SampleStatus,
     behaviour_of,
     epoch_seed,
     group_digest,
@@ -173,10 +195,15 @@ __all__ = [
     "ANSWER_TOOL",
     "ASK_TOOL",
     "ATTRIBUTION_LABELS",
+    "BEHAVIOUR_CLASSES",
     "BUILTIN_AGENTS",
+    "CALL_POLICY",
     "DEFAULT_BUDGET",
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_RETRY_WAIT",
     "ERROR_RESULT",
+    "ERROR_SAMPLES_FILE",
+    "GUESSING_AGENTS",
     "INTERVENTION_ARMS",
     "JOB_IDENTITY",
     "JUDGE_FILE",
@@ -201,6 +228,7 @@ __all__ = [
     "AttributionLabel",
     "Behaviour",
     "Briefing",
+    "CallPolicy",
     "CarefulAgent",
     "CellKey",
     "ColleagueReply",
@@ -210,6 +238,8 @@ __all__ = [
     "DecisionKind",
     "Environment",
     "EpisodeStatus",
+    "ErrorBudget",
+    "FaceValueAgent",
     "FidelityCheck",
     "FollowUpKind",
     "FollowUpReader",
@@ -226,9 +256,11 @@ __all__ = [
     "LLMAgent",
     "LLMPhraser",
     "LLMVerdict",
+    "MidpointAgent",
     "ModelFollowUpReader",
     "NaiveAgent",
     "Observation",
+    "OptimistAgent",
     "ParsedAnswer",
     "PreparedGroup",
     "ReaderAgreement",
@@ -238,12 +270,15 @@ __all__ = [
     "ReplyRef",
     "ReplyView",
     "RoleRequest",
+    "RoundNote",
     "RoundRecord",
     "RunConfig",
     "RunSummary",
+    "SampleError",
     "SampleJob",
     "SampleRecord",
     "SampleResult",
+    "SampleStatus",
     "ScriptedColleagues",
     "SettingMetrics",
     "Trial",
@@ -252,10 +287,13 @@ __all__ = [
     "action_from_tool_call",
     "agent_names",
     "attribute_error",
+    "behaviour_class",
+    "behaviour_classes",
     "behaviour_of",
     "benchmark_digest",
     "briefing_text",
     "by_group_and_trial",
+    "cap_record",
     "cell_of",
     "cells",
     "check_agent_name",
@@ -267,6 +305,7 @@ __all__ = [
     "decide",
     "default_instructions",
     "epoch_seed",
+    "error_counts",
     "evaluate",
     "example_benchmark",
     "example_groups",
@@ -305,6 +344,7 @@ __all__ = [
     "register_agent_prefix",
     "register_llm_agents",
     "role_validity",
+    "round_notes",
     "run_benchmark_path",
     "run_episode",
     "run_evaluation",

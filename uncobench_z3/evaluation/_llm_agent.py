@@ -112,9 +112,14 @@ class LLMAgent:
         the response cache, so a call repeats from the cache within its epoch only"""
         self.usage = ModelUsage()
         """tokens and cost of this agent's calls in its sample (cache hits spend nothing)"""
+        self.cached_usage = ModelUsage()
+        """what the answers served from the response cache cost when they were first made"""
 
     def _count(self, output: ModelOutput) -> None:
-        self.usage = self.usage + _spent(output)
+        if output.from_cache:
+            self.cached_usage = self.cached_usage + output.usage
+        else:
+            self.usage = self.usage + output.usage
 
     async def act(self, conversation: Conversation) -> Action:
         model = shared_model(self.ref)
@@ -151,10 +156,6 @@ class LLMAgent:
 PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {
     "local": {"tool_choice": "auto", "max_tokens": "512"},
 }
-
-
-def _spent(output: ModelOutput) -> ModelUsage:
-    return ModelUsage() if output.from_cache else output.usage
 
 
 def parse_agent_name(name: str) -> tuple[ModelRef, Protocol]:

@@ -1,15 +1,17 @@
 """The policy around every provider: retries, concurrency, timeouts, cache and usage.
 
-Providers make one attempt and classify its failure; :class:`Model` decides whether to
-try again and how long to wait (exponential backoff, never shorter than what the server
-asked for in Retry-After, capped), bounds how many calls run at once, bounds each
-attempt with a timeout, answers repeated requests from the on-disk cache, and adds up
-the tokens spent.
+Providers make one attempt and classify its failure; a 200 whose body is not JSON counts
+as a retryable failure too.
+:class:`Model` decides whether to try again and how long to wait (exponential backoff,
+never shorter than what the server asked for in Retry-After, capped), bounds how many
+calls run at once, bounds each attempt with a timeout, answers repeated requests from the
+on-disk cache, and adds up the tokens spent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
@@ -194,7 +196,9 @@ class Model:
         except ProviderCallError as error:
             tried = f" (after {attempts} attempts)" if attempts > 1 else ""
             raise ModelAPIError(
-                redact(f"{self.name}: {error}{tried}"), status_code=error.status_code
+                redact(f"{self.name}: {error}{tried}"),
+                status_code=error.status_code,
+                attempts=attempts,
             ) from error
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
@@ -215,6 +219,16 @@ class Model:
                     return await self.provider.generate(messages, tools, tool_choice, config)
             except TimeoutError:
                 raise ProviderCallError(f"no answer within {timeout:g} s", retryable=True) from None
+            except ProviderCallError:
+                raise
+            except json.JSONDecodeError as error:
+                # A 200 whose body is not JSON: the SDK fails while reading it. Like a 5xx,
+                # the next attempt may be fine. (Other exceptions are bugs and propagate.)
+                raise ProviderCallError(
+                    f"malformed response (not JSON): {str(error)[:200]}",
+                    status_code=200,
+                    retryable=True,
+                ) from None
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
