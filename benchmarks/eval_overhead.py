@@ -11,7 +11,7 @@
    sample to the first free worker, in job order) if only the latency counted; the table
    reports measured / ideal (target at 64: within 10%).
 
-Run: ``python benchmarks/eval_overhead.py [--copies N] [--latency-ms 50]``.
+Run: ``python benchmarks/eval_overhead.py [--copies N] [--latency-ms 50] [--json]``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import glob
 import heapq
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -112,18 +113,20 @@ def ideal_makespan(latencies: list[float], workers: int) -> float:
     return end
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="evaluation runner overhead")
     parser.add_argument("--copies", type=int, default=64, help="copies of the 5 example groups")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 16, 64])
-    args = parser.parse_args()
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    say = (lambda text: None) if args.json else print
     groups = example_groups(args.copies)
     config = make_config("examples", groups, ["bench/replay"])
     jobs, _ = plan_jobs(groups, config)
     memo, rounds = asyncio.run(record(jobs))
     total_rounds = sum(rounds)
-    print(
+    say(
         f"{len(groups)} groups, {len(jobs)} samples, {total_rounds} rounds "
         f"({total_rounds / len(jobs):.2f} per sample)"
     )
@@ -135,35 +138,49 @@ def main() -> None:
     started = time.perf_counter()
     prepared = {id(g): PreparedGroup.of(g) for g in groups}
     per_prepare = (time.perf_counter() - started) / len(groups)
-    print(
+    say(
         f"per group: content hash {1e3 * per_digest:.2f} ms, preparation (typed task, "
         f"rendering, record book) {1e3 * per_prepare:.2f} ms"
     )
 
-    async def direct(selected: list[SampleJob], agent: ReplayAgent) -> float:
-        started = time.perf_counter()
+    async def direct(selected: list[SampleJob], agent: ReplayAgent) -> tuple[float, float]:
+        started, cpu = time.perf_counter(), time.process_time()
         for job in selected:
             await run_sample(job, lambda name, seed: agent, prepared[id(job.group)])
-        return time.perf_counter() - started
+        return time.perf_counter() - started, time.process_time() - cpu
 
     quick = ReplayAgent(memo, 0.0)
     asyncio.run(direct(jobs[:50], quick))  # warm-up: imports, caches
-    elapsed = asyncio.run(direct(jobs, quick))
-    print(
+    elapsed, elapsed_cpu = asyncio.run(direct(jobs, quick))
+    say(
         f"per sample (episode, scoring, trace, record; group prepared): "
         f"{1e3 * elapsed / len(jobs):.3f} ms = {1e3 * elapsed / total_rounds:.3f} ms per round"
     )
     wrong = {key: AnswerAction(decision="none") for key in memo}
     sample = jobs[:100]
-    per_wrong = asyncio.run(direct(sample, ReplayAgent(wrong, 0.0))) / len(sample)
-    print(f"a wrong answer (1 round + solver attribution): {1e3 * per_wrong:.2f} ms")
+    wrong_wall, wrong_cpu = asyncio.run(direct(sample, ReplayAgent(wrong, 0.0)))
+    say(f"a wrong answer (1 round + solver attribution): {1e3 * wrong_wall / len(sample):.2f} ms")
+    figures: dict[str, object] = {
+        "groups": len(groups),
+        "samples": len(jobs),
+        "rounds": total_rounds,
+        "group_hash_ms": round(1e3 * per_digest, 3),
+        "group_preparation_ms": round(1e3 * per_prepare, 3),
+        "sample_ms": round(1e3 * elapsed / len(jobs), 3),
+        "round_ms": round(1e3 * elapsed / total_rounds, 3),
+        "round_cpu_ms": round(1e3 * elapsed_cpu / total_rounds, 3),
+        "wrong_answer_ms": round(1e3 * wrong_wall / len(sample), 3),
+        "wrong_answer_cpu_ms": round(1e3 * wrong_cpu / len(sample), 3),
+        "latency_ms": args.latency_ms,
+        "concurrency": {},
+    }
 
     latency = args.latency_ms / 1000
-    print(
+    say(
         f"\nagent latency {args.latency_ms:g} ms per call; full runner (hashing, preparation, "
         "log with fsync)"
     )
-    print(
+    say(
         f"{'concurrency':>11} {'samples':>8} {'samples/s':>10} {'measured s':>11} "
         f"{'ideal s':>9} {'ratio':>7} {'CPU ms/round':>13}"
     )
@@ -181,11 +198,20 @@ def main() -> None:
             measured, cpu = time.perf_counter() - started, time.process_time() - cpu
         ideal = ideal_makespan([latency * rounds_of[job.key] for job in run_jobs], workers)
         run_rounds = sum(rounds_of[job.key] for job in run_jobs)
-        print(
+        figures["concurrency"][str(workers)] = {  # type: ignore[index]
+            "samples": len(run_jobs),
+            "measured_s": round(measured, 3),
+            "ideal_s": round(ideal, 3),
+            "ratio": round(measured / ideal, 3),
+            "cpu_ms_per_round": round(1e3 * cpu / run_rounds, 3),
+        }
+        say(
             f"{workers:>11} {len(run_jobs):>8} {len(run_jobs) / measured:>10.1f} "
             f"{measured:>11.2f} {ideal:>9.2f} {measured / ideal:>7.3f} "
             f"{1e3 * cpu / run_rounds:>13.3f}"
         )
+    if args.json:
+        print(json.dumps({"benchmark": "eval overhead", **figures}, indent=2))
 
 
 if __name__ == "__main__":

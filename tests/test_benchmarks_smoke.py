@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import runpy
 import sys
 from pathlib import Path
@@ -21,8 +22,8 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
         ),
         (
             "build_throughput.py",
-            ["--groups", "3", "--stage-sample", "2", "--workers", "2"],
-            "speed-up from workers",
+            ["--groups", "3", "--stage-sample", "2", "--workers", "1", "2"],
+            "identical output for every worker count",
         ),
         ("eval_overhead.py", ["--copies", "1", "--concurrency", "1", "4"], "ratio"),
         (
@@ -41,9 +42,42 @@ def test_benchmark_script_runs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    assert expected in _run(script, args, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "key"),
+    [
+        ("verify_throughput.py", ["--specs", "3", "--brute-specs", "1"], "engine_cpu"),
+        (
+            "build_throughput.py",
+            ["--groups", "2", "--stage-sample", "1", "--workers", "1", "2"],
+            "runs",
+        ),
+        ("eval_overhead.py", ["--copies", "1", "--concurrency", "1"], "round_cpu_ms"),
+    ],
+)
+def test_benchmark_script_prints_json(
+    script: str,
+    args: list[str],
+    key: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    figures = json.loads(_run(script, [*args, "--json"], monkeypatch, capsys))
+    assert key in figures
+    assert figures.get("identical_output", True) is True
+
+
+def _run(
+    script: str,
+    args: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> str:
     monkeypatch.setattr(sys, "argv", [script, *args])
     try:
         runpy.run_path(str(BENCHMARKS / script), run_name="__main__")
     except SystemExit as stopped:
         assert stopped.code in (0, None)
-    assert expected in capsys.readouterr().out
+    return capsys.readouterr().out

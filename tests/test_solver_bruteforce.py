@@ -39,7 +39,7 @@ def test_necessity_alone_agrees(spec: TaskSpec) -> None:
     task = _task(spec)
     gold = task.outcome()
     assume(gold.kind != "ambiguous")
-    checker = Checker(TaskSolver(task, gold))
+    checker = Checker(TaskSolver(task, gold), evidence="full")
     for role in task.roles:
         solver_result = checker.hidden_query(frozenset({role}))
         brute = brute_force_differs(task, gold, task.slots_of(role))

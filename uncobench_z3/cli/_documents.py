@@ -8,7 +8,7 @@ from pathlib import Path
 from .._executor import ExecutorOptions
 from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
-from ..solver import SolverBudget, VerificationReport, verify_spec
+from ..solver import Evidence, SolverBudget, VerificationReport, verify_spec
 from ..spec import TaskSpec, load_json, validate_document
 
 
@@ -18,13 +18,21 @@ def verify_path(
     certificates: dict[str, dict[str, str]] | None,
     progress: Callable[[int, int], None] | None = None,
     executor: ExecutorOptions | None = None,
+    evidence: Evidence = "full",
 ) -> list[VerificationReport]:
     """Verify one file (a spec or a task group) or a built benchmark folder (told to
-    ``progress`` as it goes, proved where ``executor`` says) and return its report(s)."""
+    ``progress`` as it goes, proved where ``executor`` says) and return its report(s).
+
+    A single document is reported check by check, so it gets full evidence; a built
+    benchmark is proved verdict-first unless ``evidence`` is ``"full"`` (its groups that are
+    not proved get full evidence either way).
+    """
     if Path(path).is_dir():
         from ..construct import verify_benchmark
 
-        return verify_benchmark(path, budget, progress=progress, executor=executor)
+        return verify_benchmark(
+            path, budget, progress=progress, executor=executor, evidence=evidence
+        )
     data = load_json(path)
     if not isinstance(data, dict):
         raise SpecReadError(path, "expected a JSON object (a task spec or group)", json_path="$")
@@ -33,11 +41,13 @@ def verify_path(
         group = validate_document(data, TaskGroup, path)
         from ..construct import with_rendering_check
 
-        report = with_rendering_check(verify_group(group, path, budget, files), group)
+        report = with_rendering_check(
+            verify_group(group, path, budget, files, evidence="full"), group
+        )
         task_id = group.id
     else:
         spec = validate_document(data, TaskSpec, path)
-        report = verify_spec(spec, path, budget, files)
+        report = verify_spec(spec, path, budget, files, evidence="full")
         task_id = spec.id
     if certificates is not None and files:
         certificates[task_id] = files

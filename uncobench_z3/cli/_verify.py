@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from .._outdir import contained
 from ..errors import SpecReadError
-from ..solver import SolverBudget, Verdict, VerificationReport
+from ..solver import Evidence, SolverBudget, Verdict, VerificationReport
 from ..spec import TaskSpec, write_text_atomic
 from ._app import EXIT_INPUT, EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, cli, err_console
 from ._documents import verify_path
@@ -197,8 +197,12 @@ def verify(
     for path in expand_inputs(inputs):
         certificates: dict[str, dict[str, str]] | None = {} if emit_dir is not None else None
         try:
+            # every check that will be shown gets its evidence; a benchmark's proved groups
+            # are only counted unless asked for (--verbose, JSON, certificates)
+            full = out.is_json or verbose or emit_dir is not None
+            evidence: Evidence = "full" if full else "verdict"
             with progress_bar("verifying", "groups", enabled=not no_progress) as bar:
-                found = verify_path(path, budget, certificates, bar.update, where)
+                found = verify_path(path, budget, certificates, bar.update, where, evidence)
         except SpecReadError as exc:
             unreadable.append(path)
             errors.append({"source": exc.path, "json_path": exc.json_path, "error": exc.detail})

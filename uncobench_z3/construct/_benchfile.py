@@ -17,7 +17,15 @@ from typing import Any
 from .._executor import ExecutorOptions, open_executor
 from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
-from ..solver import CheckResult, SolverBudget, Verdict, VerificationReport, combine
+from ..solver import (
+    CheckResult,
+    Evidence,
+    SolverBudget,
+    SolverContext,
+    Verdict,
+    VerificationReport,
+    combine,
+)
 from ..spec import (
     TypedTask,
     check_structure,
@@ -31,8 +39,9 @@ from ._render import RenderedTask, render_task
 
 GROUPS_FILE = "groups.jsonl"
 MANIFEST_FILE = "manifest.json"
-VERIFY_CHUNK = 25
-"""groups per Ray task when a benchmark is re-proved on a cluster"""
+VERIFY_BATCH = 25
+"""groups per Z3 context (and per local or Ray task) when a benchmark is re-proved: fixed,
+so that full evidence does not depend on the number of workers or nodes"""
 
 
 def iter_jsonl_groups(path: Path, text: str | None = None) -> list[TaskGroup]:
@@ -137,12 +146,24 @@ def rendered_of(group: TaskGroup, task: TypedTask | None = None) -> RenderedTask
     return render_task(task, group.seed)
 
 
-def _verify_chunk(lines: list[str], source: str, budget: SolverBudget) -> list[VerificationReport]:
+def _verify_chunk(
+    lines: list[str], source: str, budget: SolverBudget, evidence: Evidence = "verdict"
+) -> list[VerificationReport]:
+    """Re-prove a fixed batch of groups on one Z3 context.
+
+    With verdict-only evidence a group that is not proved is proved again with full evidence
+    on a context of its own, so that every check of a failing group is reported with its
+    witness or core, and that evidence depends on the group alone.
+    """
     reports = []
-    for line in lines:
-        group = TaskGroup.model_validate_json(line)
-        report = verify_group(group, f"{source}#{group.id}", budget)
-        reports.append(with_rendering_check(report, group))
+    with SolverContext() as context:
+        for line in lines:
+            group = TaskGroup.model_validate_json(line)
+            name = f"{source}#{group.id}"
+            report = verify_group(group, name, budget, context=context, evidence=evidence)
+            if report.verdict != Verdict.PROVED and evidence != "full":
+                report = verify_group(group, name, budget, evidence="full")
+            reports.append(with_rendering_check(report, group))
     return reports
 
 
@@ -156,13 +177,17 @@ def verify_benchmark(
     workers: int | None = None,
     progress: VerifyProgress | None = None,
     executor: ExecutorOptions | None = None,
+    evidence: Evidence = "verdict",
 ) -> list[VerificationReport]:
     """Re-prove every group of a built benchmark (in parallel), and its content hash.
 
     The first report is the manifest's (``document="manifest"``: the content hash), then one
-    per group in file order. ``progress`` is told after each chunk of groups. ``executor``
-    says where chunks are proved (local worker processes, the default, or Ray tasks);
-    ``workers`` is the shorthand for local workers. The reports do not depend on either.
+    per group in file order. ``progress`` is told after each chunk of groups. Groups are
+    proved in fixed batches of ``VERIFY_BATCH`` that share a Z3 context; ``evidence`` is
+    verdict-only by default (groups that are not proved are reported with full evidence
+    anyway) or ``"full"`` for every check. ``executor`` says where batches are proved (local
+    worker processes, the default, or Ray tasks); ``workers`` is the shorthand for local
+    workers. The reports depend on neither.
     """
     target = Path(path)
     groups_file = target / GROUPS_FILE
@@ -197,8 +222,7 @@ def verify_benchmark(
     where = (executor or ExecutorOptions()).with_workers(workers)
     local = where.kind == "local"
     slots = (where.workers or os.cpu_count() or 1) if local else None
-    size = max(1, len(lines) // (slots * 4) if slots else VERIFY_CHUNK)
-    chunks = [lines[i : i + size] for i in range(0, len(lines), size)]
+    chunks = [lines[i : i + VERIFY_BATCH] for i in range(0, len(lines), VERIFY_BATCH)]
     source = str(groups_file)
 
     def add(found: list[VerificationReport]) -> None:
@@ -210,11 +234,10 @@ def verify_benchmark(
         progress(0, len(lines))
     if local and (slots == 1 or len(chunks) == 1):
         for chunk in chunks:
-            add(_verify_chunk(chunk, source, budget))
+            add(_verify_chunk(chunk, source, budget, evidence))
         return reports
     with open_executor(where) as pool:
-        for found in pool.map(
-            _verify_chunk, chunks, [source] * len(chunks), [budget] * len(chunks)
-        ):
+        n = len(chunks)
+        for found in pool.map(_verify_chunk, chunks, [source] * n, [budget] * n, [evidence] * n):
             add(found)
     return reports

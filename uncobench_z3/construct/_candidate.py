@@ -13,8 +13,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..settings import DefectBalance, perturb
-from ..solver import DEFAULT_BUDGET, SolverBudget, Verdict
-from ..spec import check_structure
+from ..solver import DEFAULT_BUDGET, SolverBudget, SolverContext, Verdict
 from ._generate import Draft
 from ._instantiate import InstantiationError, instantiate
 from ._llm_stages import (
@@ -65,8 +64,11 @@ def process_candidate(
     budget: SolverBudget = DEFAULT_BUDGET,
     stages: LLMStages | None = None,
     recent: tuple[str, ...] = (),
+    context: SolverContext | None = None,
 ) -> CandidateOutcome:
     """Instantiate (up to ``attempts`` times), prove, perturb, render and validate a draft.
+
+    ``context`` is the Z3 context of the candidate's batch (a private one without it).
 
     With LLM ``stages`` the spec is written by the generator model (one repair attempt), the
     records are phrased by the renderer model and the full-information check is run by the
@@ -102,11 +104,12 @@ def process_candidate(
     reason = "no attempt made"
     for attempt in range(attempts):
         try:
-            spec = instantiate(draft, seed, attempt, budget)
+            spec = instantiate(draft, seed, attempt, budget, context)
         except InstantiationError as exc:
             reason = f"instantiation: {exc}"
             continue
-        result = perturb(spec, seed=seed, balance=DefectBalance.rotating(index), budget=budget)
+        balance = DefectBalance.rotating(index)
+        result = perturb(spec, seed=seed, balance=balance, budget=budget, context=context)
         if result.group is None:
             checks = [(c.name, c.verdict, c.summary) for c in result.report.checks]
             reason = _failure_reason(checks)
@@ -117,7 +120,7 @@ def process_candidate(
         if missing:
             reason = f"settings: no valid {', '.join(missing)} defect"
             continue
-        task = check_structure(spec).task
+        task = result.task
         assert task is not None
         rendered = render_task(task, seed)
         if stages.renderer is not None:

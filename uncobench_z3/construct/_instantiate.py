@@ -34,7 +34,16 @@ from fractions import Fraction
 
 import z3
 
-from ..solver import DEFAULT_BUDGET, SolverBudget, TaskEncoding, make_solver, slot_var
+from ..solver import (
+    DEFAULT_BUDGET,
+    ModelReader,
+    SolverBudget,
+    SolverContext,
+    TaskEncoding,
+    check_assumptions,
+    make_solver,
+    slot_var,
+)
 from ..spec import (
     Record,
     Slot,
@@ -217,20 +226,28 @@ def _flip_codes(low: int, high: int, rng: random.Random) -> list[int]:
 class Instantiator:
     """Chooses the values of one draft with Z3."""
 
-    def __init__(self, draft: Draft, budget: SolverBudget = DEFAULT_BUDGET) -> None:
+    def __init__(
+        self,
+        draft: Draft,
+        budget: SolverBudget = DEFAULT_BUDGET,
+        context: SolverContext | None = None,
+    ) -> None:
         self.draft = draft
         self.task = _typed(draft)
         self.budget = budget
+        self.context = context
 
     def values(self, plan: Plan, rng: random.Random) -> dict[Slot, Value]:
         task = self.task
         encoding = TaskEncoding(task)
-        solver = make_solver(self.budget)
+        solver = make_solver(self.budget, context=self.context)
         solver.set("core.minimize", False)  # any core will do: half of it is dropped anyway
         solver.from_string(encoding.text)
         hard = []
         for candidate in task.candidates:
-            for fact_key in {c.fact for c in task.conditions}:
+            # in condition order: a set's order changes with the process's hash seed, and the
+            # order of assertions changes the model (the values) the solver gives
+            for fact_key in dict.fromkeys(c.fact for c in task.conditions):
                 names = [f"cond.{candidate}.{c.id}" for c in task.conditions if c.fact == fact_key]
                 holds = names[0] if len(names) == 1 else f"(and {' '.join(names)})"
                 fails = candidate in plan.failing and fact_key in plan.failing[candidate]
@@ -259,7 +276,8 @@ class Instantiator:
         solver.from_string("\n".join(lines))
         active = dict.fromkeys(targets)
         for _ in range(MAX_RELAXATIONS):
-            status = solver.check(*[z3.Bool(lit, solver.ctx) for lit in active])
+            literals = [z3.Bool(lit, solver.ctx) for lit in active]
+            status, _ = check_assumptions(solver, literals, self.budget)
             if status == z3.sat:
                 return self._read(solver)
             if status != z3.unsat:
@@ -269,7 +287,7 @@ class Instantiator:
                 raise InstantiationError("the plan contradicts the fact domains")
             for literal in core[: max(1, len(core) // 2)]:
                 active.pop(literal, None)
-        status = solver.check()
+        status, _ = check_assumptions(solver, [], self.budget)
         if status != z3.sat:
             raise InstantiationError("the plan contradicts the fact domains")
         return self._read(solver)
@@ -279,17 +297,10 @@ class Instantiator:
         return hint.typical if hint else None
 
     def _read(self, solver: z3.Solver) -> dict[Slot, Value]:
-        model = solver.model()
-        out: dict[Slot, Value] = {}
-        for slot in self.task.all_slots():
-            fact = self.task.facts[slot[1]]
-            var = slot_var(slot)
-            if fact.type == "bool":
-                code: int | bool = z3.is_true(model.eval(z3.Bool(var, solver.ctx), True))
-            else:
-                code = model.eval(z3.Int(var, solver.ctx), True).as_long()
-            out[slot] = fact.value_of(code)
-        return out
+        slots = self.task.all_slots()
+        facts = self.task.facts
+        codes = ModelReader(solver).read([(slot_var(s), facts[s[1]].type == "bool") for s in slots])
+        return {s: facts[s[1]].value_of(c) for s, c in zip(slots, codes, strict=True)}
 
     def alternatives(
         self, plan: Plan, values: dict[Slot, Value], rng: random.Random
@@ -384,11 +395,19 @@ def shape_rounding(
 
 
 def instantiate(
-    draft: Draft, seed: int, attempt: int = 0, budget: SolverBudget = DEFAULT_BUDGET
+    draft: Draft,
+    seed: int,
+    attempt: int = 0,
+    budget: SolverBudget = DEFAULT_BUDGET,
+    context: SolverContext | None = None,
 ) -> TaskSpec:
-    """The draft with records: a plan realised by the solver, plus other-context records."""
+    """The draft with records: a plan realised by the solver, plus other-context records.
+
+    ``context`` is the batch's Z3 context (a private one without it): the values read from
+    the model depend on what the context solved before, so a batch is fixed by its content.
+    """
     rng = random.Random(f"instantiate:{seed}:{draft.spec.id}:{attempt}")
-    instantiator = Instantiator(draft, budget)
+    instantiator = Instantiator(draft, budget, context)
     plan = make_plan(instantiator.task, draft.plan_none, rng)
     values = shape_rounding(instantiator.task, plan, instantiator.values(plan, rng), rng)
     records = [

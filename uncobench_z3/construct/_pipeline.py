@@ -27,7 +27,7 @@ from .._assets import asset_path
 from .._executor import Executor, ExecutorOptions, open_executor
 from .._outdir import check_output_folder, lock_output
 from ..errors import ConfigError, ResumeError, SpecReadError, UncobenchError
-from ..solver import SolverBudget
+from ..solver import SolverBudget, SolverContext
 from ..spec import dump_json, load_json, read_utf8, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
 from ._benchfile import GROUPS_FILE, MANIFEST_FILE
@@ -99,21 +99,24 @@ Drafted = tuple[int, Draft | None, str | None, tuple[str, ...], tuple[str, ...]]
 def _process_chunk(
     drafts: list[Drafted], config: BuildConfig, stages: LLMStages
 ) -> list[CandidateOutcome]:
+    """One chunk, on one Z3 context of its own: what its models give depends on the chunk's
+    content alone, whichever worker runs it and whatever that worker ran before."""
     budget = SolverBudget(
         timeout_ms=config.timeout_ms, rlimit=config.rlimit, seed=config.solver_seed
     )
     out = []
-    for index, draft, error, recent, redrawn in drafts:
-        if draft is None:
-            out.append(CandidateOutcome(
-                index=index, domain="?", operation="?", scenario="?", plan_none=False,
-                retained=False, stage="spec_validation", reason=error,
-            ))  # fmt: skip
-            continue
-        outcome = process_candidate(
-            draft, config.seed, index, config.attempts, budget, stages, recent
-        )
-        out.append(outcome.model_copy(update={"redrawn": redrawn}) if redrawn else outcome)
+    with SolverContext() as context:
+        for index, draft, error, recent, redrawn in drafts:
+            if draft is None:
+                out.append(CandidateOutcome(
+                    index=index, domain="?", operation="?", scenario="?", plan_none=False,
+                    retained=False, stage="spec_validation", reason=error,
+                ))  # fmt: skip
+                continue
+            outcome = process_candidate(
+                draft, config.seed, index, config.attempts, budget, stages, recent, context
+            )
+            out.append(outcome.model_copy(update={"redrawn": redrawn}) if redrawn else outcome)
     return out
 
 

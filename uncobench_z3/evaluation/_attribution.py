@@ -52,7 +52,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..settings import StatedValue, stated_imprecision, stated_value
-from ..solver import GOAL_DIFFERS, SolverBudget, TaskSolver
+from ..solver import GOAL_DIFFERS, QueryResult, SolverBudget, TaskSolver, shared_context
 from ..solver._encoding import smt_and
 from ..spec import (
     Answer,
@@ -159,8 +159,14 @@ class _Attributor:
     def __init__(self, task: TypedTask, gold: Answer, budget: SolverBudget) -> None:
         self.task = task
         self.gold = gold.to_outcome()
-        self.solver = TaskSolver(task, self.gold, budget)
+        # Only verdicts are read, so the thread's long-lived Z3 context serves (no model or
+        # core reaches the label, so what the context solved before cannot change it).
+        self.solver = TaskSolver(task, self.gold, budget, shared_context())
         self.encoding = self.solver.encoding
+
+    def ask(self, name: str, goal: str | None, terms: list[str]) -> QueryResult:
+        """A verdict-only query with nothing pinned but ``terms``."""
+        return self.solver.query(name, [], goal, terms, want_core=False, want_model=False)
 
     def equals(self, values: dict[Slot, Value]) -> list[str]:
         return [self.encoding.value_equals_term(slot, value) for slot, value in values.items()]
@@ -240,7 +246,7 @@ def _attribute(
         )
 
     pinned = attributor.equals(evidence)
-    determined = attributor.solver.query("attribution-evidence", [], GOAL_DIFFERS, pinned)
+    determined = attributor.ask("attribution-evidence", GOAL_DIFFERS, pinned)
     if determined.status == "unknown":
         return result("unknown", f"the solver could not decide: {determined.reason}")
     if determined.status == "unsat":
@@ -255,12 +261,8 @@ def _attribute(
     if accepted and answer is not None:
         face = [attributor.statement_term(slot, s) for slot, s in accepted.items()]
         truth = attributor.equals({slot: task.values[slot] for slot in accepted})
-        with_defects = attributor.solver.query(
-            "attribution-face", [], None, [*pinned, *face, answer]
-        )
-        with_truth = attributor.solver.query(
-            "attribution-truth", [], None, [*pinned, *truth, answer]
-        )
+        with_defects = attributor.ask("attribution-face", None, [*pinned, *face, answer])
+        with_truth = attributor.ask("attribution-truth", None, [*pinned, *truth, answer])
         if "unknown" in (with_defects.status, with_truth.status):
             return result("unknown", "the solver could not decide whether a defect misled")
         if with_defects.status == "sat" and with_truth.status == "unsat":

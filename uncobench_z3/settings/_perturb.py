@@ -33,6 +33,7 @@ from ..solver import (
     DEFAULT_BUDGET,
     CheckResult,
     SolverBudget,
+    SolverContext,
     TaskProof,
     Verdict,
     VerificationReport,
@@ -111,6 +112,8 @@ class Perturbation:
     unavailable: dict[str, str] = field(default_factory=dict)
     refused: str | None = None
     """why a pinned defect was refused (it is not proved to matter); no group then"""
+    task: TypedTask | None = None
+    """the spec's typed task (when it is structurally valid), for later stages"""
 
 
 def _true_values(task: TypedTask, fact: str) -> list[StatedValue]:
@@ -305,15 +308,17 @@ def perturb(
     certificates: dict[str, str] | None = None,
     source: str = "<memory>",
     pins: Sequence[Pin] = (),
+    context: SolverContext | None = None,
 ) -> Perturbation:
     """Build the task group of a spec: Reliable, Misaligned, Incomplete, Missed and Mixed.
 
     ``pins`` name defects to use instead of choosing them (:mod:`._pins`); each is proved
     like any other, and a pin that is not proved to matter refuses the whole group.
+    ``context`` is the batch's Z3 context (a private one without it).
     """
     balance = balance if balance is not None else DefectBalance()
     check_pins(spec, pins)
-    proof = prove_task(spec, source, budget, certificates)
+    proof = prove_task(spec, source, budget, certificates, context)
     if proof.report.verdict != Verdict.PROVED or proof.gold is None:
         return Perturbation(None, proof.report, {"all": "the instance itself is not well-posed"})
     chooser = _Chooser(proof, seed, balance)
@@ -393,7 +398,7 @@ def perturb(
             guessing_floors=floors_json(guessing_floors(task, chooser.gold, ordered)),
         ),
     )
-    return Perturbation(group, report, unavailable)
+    return Perturbation(group, report, unavailable, task=task)
 
 
 def check_pins(spec: TaskSpec, pins: Sequence[Pin]) -> None:

@@ -68,21 +68,28 @@ class DefectChecker:
         )
         certs = self.checker._keep(name, result, comment)
         if result.status == "sat":
-            outcome = self.checker.ts.checked_outcome(result)
-            values = self.checker.ts.values_of(result, changed)
+            summary = f"{claim}: the answer changes from {self.checker.describe(self.gold)}"
+            witness = None
+            if result.codes is not None:  # full evidence: the model was read
+                outcome = self.checker.ts.checked_outcome(result)
+                values = self.checker.ts.values_of(result, changed)
+                summary = (
+                    f"{claim}: the answer becomes {describe_outcome(self.task, outcome)} "
+                    f"instead of {self.checker.describe(self.gold)}"
+                )
+                witness = {
+                    "defect": defect.kind if defect else "face-value",
+                    "values": completion_json(self.task, dict(values)),
+                    "outcome": outcome_json(self.task, outcome),
+                }
             return CheckResult(
                 name=name,
                 kind="validity",
                 setting=setting,
                 role=role,
                 verdict=Verdict.PROVED,
-                summary=f"{claim}: the answer becomes {describe_outcome(self.task, outcome)} "
-                f"instead of {describe_outcome(self.task, self.gold)}",
-                witness={
-                    "defect": defect.kind if defect else "face-value",
-                    "values": completion_json(self.task, dict(values)),
-                    "outcome": outcome_json(self.task, outcome),
-                },
+                summary=summary,
+                witness=witness,
                 certificates=certs,
             )
         if result.status == "unknown":
@@ -168,7 +175,9 @@ class DefectChecker:
         """Free the ``free`` slots under ``extras`` and ask for an answer other than gold."""
         freed = set(free)
         pinned = [s for s in self.task.all_slots() if s not in freed]
-        result = self.checker.ts.query(name, pinned, GOAL_DIFFERS, extras, self.want_cores)
+        result = self.checker.ts.query(
+            name, pinned, GOAL_DIFFERS, extras, self.want_cores, self.checker.full
+        )
         return self._result(name, setting, defect, result, claim, free, comment)
 
     @staticmethod

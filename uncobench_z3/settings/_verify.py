@@ -9,7 +9,9 @@ from __future__ import annotations
 from ..solver import (
     DEFAULT_BUDGET,
     CheckResult,
+    Evidence,
     SolverBudget,
+    SolverContext,
     Verdict,
     VerificationReport,
     combine,
@@ -26,9 +28,14 @@ def verify_group(
     source: str = "<memory>",
     budget: SolverBudget = DEFAULT_BUDGET,
     certificates: dict[str, str] | None = None,
+    context: SolverContext | None = None,
+    evidence: Evidence = "verdict",
 ) -> VerificationReport:
-    """Prove the group's instance and the validity of each defect again, from its data."""
-    proof = prove_task(group.spec, source, budget, certificates)
+    """Prove the group's instance and the validity of each defect again, from its data.
+
+    ``context`` and ``evidence`` as for :func:`~uncobench_z3.solver.prove_task`.
+    """
+    proof = prove_task(group.spec, source, budget, certificates, context, evidence)
     checks = list(proof.report.checks)
     notes = list(proof.report.notes)
     if proof.gold is None or proof.checker is None or proof.task is None:

@@ -44,11 +44,14 @@ def brute_force_differs(
     restrict: Mapping[Slot, Sequence[Value]] | None = None,
     fixed: Mapping[Slot, Value] | None = None,
     cap: int = 200_000,
+    explore: int | None = None,
 ) -> BruteForceResult:
     """Is there a completion of ``hidden`` whose output differs from ``gold``?
 
     ``restrict`` narrows a hidden slot to given values (an interval, a substitution);
-    ``fixed`` overrides recorded values of non-hidden slots.
+    ``fixed`` overrides recorded values of non-hidden slots. With more than ``cap``
+    completions it gives up before starting; with ``explore`` it enumerates at most that many
+    (stopping early at the first differing one, as always) and is undecided after them.
     """
     restrict = dict(restrict or {})
     hidden = list(dict.fromkeys(hidden))
@@ -62,6 +65,8 @@ def brute_force_differs(
     ]
     explored = 0
     for combo in itertools.product(*choices):
+        if explore is not None and explored >= explore:
+            return BruteForceResult("undecided", explored=explored)
         explored += 1
         values = dict(base)
         values.update(zip(hidden, combo, strict=True))

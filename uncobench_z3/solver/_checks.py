@@ -13,17 +13,32 @@ tasks a role also counts as necessary *jointly* when it belongs to a minimal set
 whose joint hiding changes the answer (hiding the set changes it, hiding the set without the
 role does not): it is part of the only evidence that excludes some candidate. The report
 says which form was proved; a role in no such set is refuted after every set was tried.
+
+Hiding more roles pins fewer facts, so "some completion differs from gold" is monotone in
+the hidden set: once hiding S is satisfiable so is hiding any superset, and once hiding S is
+unsatisfiable so is hiding any subset. The joint search reads such answers off earlier ones
+instead of asking the solver again (the sets it reports are still asked, for their evidence).
+
+**Evidence.** A checker runs in one of two modes. ``"full"`` reads the model of every
+satisfiable query (the witness: a completion and the output it gives) and the core of every
+unsatisfiable one. ``"verdict"`` asks only for the verdicts, which costs a fraction as much,
+and computes evidence where a report needs it: every refuted check carries its core or
+witness either way. A verdict-only proof of necessity still says which form was proved
+(``witness`` holds the mode and the hidden roles, without a completion).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import combinations
+from typing import Any, Literal
 
 from ..spec import Answer, Outcome, Slot, TypedTask, describe_outcome, format_value, to_json_scalar
 from ._encoding import GOAL_DIFFERS, GOAL_TWO_ELIGIBLE
 from ._engine import QueryResult, TaskSolver
 from ._status import CheckResult, Verdict
+
+Evidence = Literal["verdict", "full"]
 
 
 def slot_label(task: TypedTask, slot: Slot) -> str:
@@ -46,14 +61,36 @@ def outcome_json(task: TypedTask, outcome: Outcome) -> dict[str, object]:
     return Answer.from_outcome(task, outcome).model_dump(exclude_none=True)
 
 
-class Checker:
-    """Runs the checks of one task on one incremental solver and keeps their certificates."""
+def _gold(verdict: Verdict, summary: str, **evidence: Any) -> CheckResult:
+    return CheckResult(name="gold", kind="gold", verdict=verdict, summary=summary, **evidence)
 
-    def __init__(self, solver: TaskSolver, certificates: dict[str, str] | None = None) -> None:
+
+class Checker:
+    """Runs the checks of one task on one incremental solver and keeps their certificates.
+
+    ``evidence`` is ``"verdict"`` (the default) or ``"full"`` (see the module docstring);
+    asking for certificates implies full evidence.
+    """
+
+    def __init__(
+        self,
+        solver: TaskSolver,
+        certificates: dict[str, str] | None = None,
+        evidence: Evidence = "verdict",
+    ) -> None:
         self.ts = solver
         self.task = solver.task
         self.certificates = certificates
+        self.full = evidence == "full" or certificates is not None
         self._hidden: dict[frozenset[str], QueryResult] = {}
+        self._described: dict[Outcome, str] = {}
+
+    def describe(self, outcome: Outcome) -> str:
+        """:func:`describe_outcome`, once per outcome (summaries repeat the gold answer)."""
+        text = self._described.get(outcome)
+        if text is None:
+            text = self._described[outcome] = describe_outcome(self.task, outcome)
+        return text
 
     def _keep(self, name: str, result: QueryResult, comment: str = "") -> list[str]:
         if self.certificates is None:
@@ -63,41 +100,43 @@ class Checker:
 
     # -- gold and uniqueness ------------------------------------------------------------------
     def gold_check(self, gold: Outcome) -> CheckResult:
+        if not self.full:
+            # One query without a model: with every fact pinned the output is determined, so
+            # "consistent and the output is gold" is exactly what reading the model shows.
+            same = self.ts.query(
+                "gold-verdict",
+                self.task.all_slots(),
+                extras=[self.ts.encoding.outcome_term(gold)],
+                want_core=False,
+                want_model=False,
+            )
+            if same.status == "sat":
+                summary = "with every record pinned the solver's output is the gold answer"
+                return _gold(Verdict.PROVED, f"{summary}: {self.describe(gold)}")
         result = self.ts.query("gold", self.task.all_slots())
         certs = self._keep("gold", result, "all facts pinned: the model is the gold instance")
         if result.status == "unknown":
-            return CheckResult(
-                name="gold",
-                kind="gold",
-                verdict=Verdict.UNKNOWN,
-                reason=result.reason,
-                summary="the solver could not evaluate the instance",
-                certificates=certs,
-            )
+            summary = "the solver could not evaluate the instance"
+            return _gold(Verdict.UNKNOWN, summary, reason=result.reason, certificates=certs)
         if result.status == "unsat":
-            return CheckResult(
-                name="gold",
-                kind="gold",
-                verdict=Verdict.REFUTED,
-                core=core_names(result.core),
-                summary="the recorded values contradict the declared domains",
-                certificates=certs,
-            )
+            summary = "the recorded values contradict the declared domains"
+            core = core_names(result.core)
+            return _gold(Verdict.REFUTED, summary, core=core, certificates=certs)
         solver_view = self.ts.checked_outcome(result)  # raises on disagreement
         agree = solver_view.same_output(gold)
-        return CheckResult(
-            name="gold",
-            kind="gold",
-            verdict=Verdict.PROVED if agree else Verdict.REFUTED,
-            summary=(
-                f"exact arithmetic and the solver model agree: {describe_outcome(self.task, gold)}"
-            ),
+        return _gold(
+            Verdict.PROVED if agree else Verdict.REFUTED,
+            f"exact arithmetic and the solver model agree: {self.describe(gold)}",
             witness={"outcome": outcome_json(self.task, solver_view)},
             certificates=certs,
         )
 
     def uniqueness_check(self) -> CheckResult:
-        result = self.ts.query("uniqueness", self.task.all_slots(), GOAL_TWO_ELIGIBLE)
+        result = self.ts.query(
+            "uniqueness", self.task.all_slots(), GOAL_TWO_ELIGIBLE, (), False, self.full
+        )
+        if result.status == "sat":
+            result = self.ts.explain(result)  # refuted: the witness names the candidates
         certs = self._keep(
             "uniqueness", result, "sat would mean two candidates are eligible at once"
         )
@@ -131,28 +170,58 @@ class Checker:
 
     # -- necessity ----------------------------------------------------------------------------
     def hidden_query(
-        self, roles: frozenset[str], want_core: bool = False, want_model: bool = True
+        self, roles: frozenset[str], want_core: bool = False, want_model: bool | None = None
     ) -> QueryResult:
         """Hide ``roles``: is there a completion whose output differs from gold? (memoized)
 
         The unsat core and the model are read only when asked for (they are what reports
-        explain with, and the costly parts of an answer); a cached answer without them is
-        asked again when they are wanted.
+        explain with, and the costly parts of an answer; ``want_model`` defaults to the
+        checker's evidence mode); a cached answer without them is asked again when they are
+        wanted. A bare verdict may be read off earlier answers by monotonicity.
         """
+        if want_model is None:
+            want_model = self.full
         cached = self._hidden.get(roles)
+        if cached is None and not want_core and not want_model:
+            cached = self._implied(roles)
         if (
             cached is None
             or (want_core and cached.status == "unsat" and cached.core is None)
             or (want_model and cached.status == "sat" and cached.codes is None)
         ):
-            pinned = [s for s in self.task.all_slots() if self.task.facts[s[1]].owner not in roles]
-            name = "hide-" + "+".join(sorted(roles))
+            name, pinned = self._hiding(roles)
             cached = self._hidden[roles] = self.ts.query(
                 name, pinned, GOAL_DIFFERS, (), want_core, want_model
             )
         return cached
 
+    def _hiding(self, roles: frozenset[str]) -> tuple[str, list[Slot]]:
+        """The name of the query that hides ``roles``, and the slots it pins."""
+        pinned = [s for s in self.task.all_slots() if self.task.facts[s[1]].owner not in roles]
+        return "hide-" + "+".join(sorted(roles)), pinned
+
+    def _implied(self, roles: frozenset[str]) -> QueryResult | None:
+        """The answer for hiding ``roles`` when an earlier answer implies it (monotonicity)."""
+        for known, result in self._hidden.items():
+            if (result.status == "sat" and known <= roles) or (
+                result.status == "unsat" and roles <= known
+            ):
+                name, pinned = self._hiding(roles)
+                implied = QueryResult(
+                    name,
+                    result.status,
+                    [],
+                    pinned=frozenset(pinned),
+                    goal=GOAL_DIFFERS,
+                    implied_by=result.name,
+                )
+                self._hidden[roles] = implied
+                return implied
+        return None
+
     def _witness(self, result: QueryResult, roles: frozenset[str]) -> dict[str, object]:
+        if result.codes is None:  # verdict only: what the search established, no completion
+            return {"hidden_roles": sorted(roles)}
         hidden = [s for s in self.task.all_slots() if self.task.facts[s[1]].owner in roles]
         values = self.ts.values_of(result, hidden)
         outcome = self.ts.checked_outcome(result)
@@ -181,18 +250,25 @@ class Checker:
             certs = self._keep(
                 name, alone, f"hide role {role}; sat = a completion differs from gold"
             )
-            outcome = self.ts.checked_outcome(alone)
+            if alone.codes is None:
+                summary = (
+                    f"{title} is necessary: with its records hidden, some completion gives "
+                    f"another answer than {self.describe(gold)}"
+                )
+            else:
+                outcome = self.ts.checked_outcome(alone)
+                summary = (
+                    f"{title} is necessary: with its records hidden, "
+                    f"{self._changed_slots_text(alone, frozenset({role}))} gives "
+                    f"{describe_outcome(self.task, outcome)} instead of "
+                    f"{self.describe(gold)}"
+                )
             return CheckResult(
                 name=name,
                 kind="necessity",
                 role=role,
                 verdict=Verdict.PROVED,
-                summary=(
-                    f"{title} is necessary: with its records hidden, "
-                    f"{self._changed_slots_text(alone, frozenset({role}))} gives "
-                    f"{describe_outcome(self.task, outcome)} instead of "
-                    f"{describe_outcome(self.task, gold)}"
-                ),
+                summary=summary,
                 witness={"mode": "alone", **self._witness(alone, frozenset({role}))},
                 certificates=certs,
             )
@@ -245,20 +321,28 @@ class Checker:
                     continue
                 if result_without.status == "sat":
                     continue
-                result_without = self.hidden_query(without, want_core=True)
-                result_with = self.hidden_query(with_role)  # the witness: now read its model
-                certs = self._keep(
-                    f"{name}-jointly",
-                    result_with,
-                    f"hide roles {sorted(with_role)}; sat = a completion differs from gold",
-                )
-                certs += self._keep(
-                    f"{name}-without",
-                    result_without,
-                    f"hide roles {sorted(without)} only; unsat = the answer stays fixed",
-                )
-                outcome = self.ts.checked_outcome(result_with)
                 partners = ", ".join(self.task.role_name(r) for r in sorted(without))
+                witness: dict[str, object] = {"mode": "jointly", "with_roles": sorted(without)}
+                changes = "changes the answer"
+                certs: list[str] = []
+                if self.full:  # the evidence: the witness's model and the core without the role
+                    result_without = self.hidden_query(without, want_core=True)
+                    result_with = self.hidden_query(with_role)
+                    certs = self._keep(
+                        f"{name}-jointly",
+                        result_with,
+                        f"hide roles {sorted(with_role)}; sat = a completion differs from gold",
+                    )
+                    certs += self._keep(
+                        f"{name}-without",
+                        result_without,
+                        f"hide roles {sorted(without)} only; unsat = the answer stays fixed",
+                    )
+                    outcome = self.ts.checked_outcome(result_with)
+                    changes = f"gives {describe_outcome(self.task, outcome)}"
+                witness.update(self._witness(result_with, with_role))
+                if self.full:
+                    witness["without_role_core"] = core_names(result_without.core)
                 return CheckResult(
                     name=name,
                     kind="necessity",
@@ -266,15 +350,9 @@ class Checker:
                     verdict=Verdict.PROVED,
                     summary=(
                         f"{title} is necessary jointly with {partners}: hiding them together "
-                        f"gives {describe_outcome(self.task, outcome)}, hiding {partners} alone "
-                        "leaves the answer fixed"
+                        f"{changes}, hiding {partners} alone leaves the answer fixed"
                     ),
-                    witness={
-                        "mode": "jointly",
-                        "with_roles": sorted(without),
-                        **self._witness(result_with, with_role),
-                        "without_role_core": core_names(result_without.core),
-                    },
+                    witness=witness,
                     certificates=certs,
                 )
         if undecided:

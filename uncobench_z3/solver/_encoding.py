@@ -41,6 +41,7 @@ from ..spec import (
 
 GOAL_DIFFERS = "q.differs"
 GOAL_TWO_ELIGIBLE = "q.two_eligible"
+_ANY = "\x00"  # stands for a candidate id in a term built once for every candidate
 
 
 def smt_int(value: int) -> str:
@@ -211,16 +212,21 @@ class TaskEncoding:
                 out.append(f"(declare-const {literal} Bool)")
                 value = code_literal(fact, task.values[slot])
                 out.append(f"(assert (=> {literal} (= {slot_var(slot)} {value})))")
+        # Conditions and the rule read the same for every candidate: build each term once with
+        # a placeholder for the candidate id, then substitute it.
+        bodies = [
+            (cond.id, condition_term(task.facts[cond.fact], cond, slot_var((_ANY, cond.fact))))
+            for cond in task.conditions
+        ]
+        rule = self.rule_terms(_ANY)
         for candidate in task.candidates:
             terms = []
-            for cond in task.conditions:
-                fact = task.facts[cond.fact]
-                name = f"cond.{candidate}.{cond.id}"
-                body = condition_term(fact, cond, slot_var((candidate, cond.fact)))
-                out.append(f"(define-fun {name} () Bool {body})")
+            for cond_id, body in bodies:
+                name = f"cond.{candidate}.{cond_id}"
+                out.append(f"(define-fun {name} () Bool {body.replace(_ANY, candidate)})")
                 terms.append(name)
             out.append(f"(define-fun {self.eligible_name(candidate)} () Bool {smt_and(terms)})")
-            num, den = self.rule_terms(candidate)
+            num, den = (term.replace(_ANY, candidate) for term in rule)
             out.append(f"(define-fun {self.num_name(candidate)} () Int {num})")
             out.append(f"(define-fun {self.den_name(candidate)} () Int {den})")
             # declared copies, so that a model can be read back (macros have no value)

@@ -9,7 +9,7 @@ literal, so they too are switched on per query.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Literal
 
@@ -18,7 +18,8 @@ import z3
 from ..errors import ConsistencyError
 from ..spec import Outcome, Slot, TypedTask, Value, round_fraction
 from ._encoding import TaskEncoding, pin_literal, slot_var
-from ._factory import DEFAULT_BUDGET, SolverBudget, make_solver
+from ._factory import DEFAULT_BUDGET, SolverBudget, SolverContext, check_asts, make_solver
+from ._model_reader import ModelReader
 
 Status = Literal["sat", "unsat", "unknown"]
 
@@ -36,36 +37,57 @@ class QueryResult:
     core: list[str] | None = None
     reason: str | None = None
     pinned: frozenset[Slot] = frozenset()
+    goal: str | None = None
+    implied_by: str | None = None
+    """set when the answer was read off another query's answer instead of asked"""
 
 
 class TaskSolver:
-    """A task's encoding loaded into one Z3 solver."""
+    """A task's encoding loaded into one Z3 solver.
+
+    ``context`` is the batch's Z3 context (:class:`SolverContext`); without one the solver
+    gets a context of its own.
+    """
 
     def __init__(
         self,
         task: TypedTask,
         gold: Outcome | None = None,
         budget: SolverBudget = DEFAULT_BUDGET,
+        context: SolverContext | None = None,
     ) -> None:
         self.task = task
         self.gold = gold
+        self.budget = budget
         self.encoding = TaskEncoding(task, gold)
-        self.solver = make_solver(budget)
+        self.context = context or SolverContext()
+        self.solver = make_solver(budget, context=self.context)
         self.solver.from_string(self.encoding.text)
+        self._fallback: tuple[z3.Solver, ModelReader] | None = None
         self._bools: dict[str, z3.BoolRef] = {}
+        self._bool_sort = z3.BoolSort(self.solver.ctx)
         self._ints: dict[str, z3.ArithRef] = {}
+        self.reader = ModelReader(self.solver)
+        self._asts: dict[str, z3.Ast] = {}
+        self._pins = {slot: pin_literal(slot) for slot in task.all_slots()}
         self._extra_guards: dict[str, str] = {}
         self._extra_text: list[str] = []
         self._recorded_codes = {
             slot: task.facts[slot[1]].code(value) for slot, value in task.values.items()
         }
         self.queries = 0
+        """solver calls made (a query asked before is answered from memory)"""
+        self._answers: dict[tuple[str, ...], QueryResult] = {}
 
     # -- z3 handles, created once -----------------------------------------------------------
     def _bool(self, name: str) -> z3.BoolRef:
         ref = self._bools.get(name)
         if ref is None:
-            ref = self._bools[name] = z3.Bool(name, self.solver.ctx)
+            # z3.Bool(name, ctx) without its per-call sort and symbol wrappers
+            ctx = self.solver.ctx
+            symbol = z3.Z3_mk_string_symbol(ctx.ref(), name)
+            ast = z3.Z3_mk_const(ctx.ref(), symbol, self._bool_sort.ast)
+            ref = self._bools[name] = z3.BoolRef(ast, ctx)
         return ref
 
     def _int(self, name: str) -> z3.ArithRef:
@@ -74,15 +96,23 @@ class TaskSolver:
             ref = self._ints[name] = z3.Int(name, self.solver.ctx)
         return ref
 
-    def _check(self, literals: Sequence[str]) -> z3.CheckSatResult:
-        """``Solver.check(*assumptions)`` without z3py's per-assumption casting, which costs
-        more than the check itself for a small task (the literals are Bool constants already)."""
-        array = (z3.Ast * len(literals))()
-        for i, literal in enumerate(literals):
-            array[i] = self._bool(literal).as_ast()
-        ctx = self.solver.ctx.ref()
-        result = z3.Z3_solver_check_assumptions(ctx, self.solver.solver, len(literals), array)
-        return z3.CheckSatResult(result)
+    def _check(self, solver: z3.Solver, literals: Sequence[str]) -> tuple[z3.CheckSatResult, bool]:
+        asts = self._asts
+        handles = [asts.get(lit) or self._literal_ast(lit) for lit in literals]
+        return check_asts(solver, handles, self.budget)
+
+    def _fallback_solver(self) -> tuple[z3.Solver, ModelReader]:
+        """Z3's default (combined) solver on the same text, for queries the incremental
+        kernel leaves unknown: it tries Z3's tactics, as Z3 itself would on such an answer."""
+        if self._fallback is None:
+            solver = make_solver(self.budget, context=self.context, tactics=True)
+            solver.from_string(self.encoding.text + "\n".join(self._extra_text))
+            self._fallback = solver, ModelReader(solver)
+        return self._fallback
+
+    def _literal_ast(self, literal: str) -> z3.Ast:
+        handle = self._asts[literal] = self._bool(literal).as_ast()
+        return handle
 
     def guard(self, term: str) -> str:
         """A literal that switches on the constraint ``term`` (added once)."""
@@ -91,6 +121,8 @@ class TaskSolver:
             literal = f"q.x{len(self._extra_guards)}"
             text = f"(declare-const {literal} Bool)\n(assert (=> {literal} {term}))"
             self.solver.from_string(text)
+            if self._fallback is not None:
+                self._fallback[0].from_string(text)
             self._extra_guards[term] = literal
             self._extra_text.append(text)
         return literal
@@ -112,57 +144,77 @@ class TaskSolver:
         satisfiable one, when only the status matters (search, not reporting).
         """
         pinned = list(pinned)
-        literals = [pin_literal(slot) for slot in pinned]
+        pins = self._pins
+        literals = [pins[slot] for slot in pinned]
         literals += [self.guard(term) for term in extras]
         if goal is not None:
             literals.append(goal)
+        known = self._answers.get(tuple(literals))
+        if known is not None and not (
+            (want_model and known.status == "sat" and known.codes is None)
+            or (want_core and known.status == "unsat" and known.core is None)
+        ):
+            return replace(known, name=name)  # asked before (a Mixed defect, say)
         self.queries += 1
-        status = self._check(literals)
+        solver, reader = self.solver, self.reader
+        status, timed_out = self._check(solver, literals)
+        if status == z3.unknown and not timed_out:
+            solver, reader = self._fallback_solver()
+            status, timed_out = self._check(solver, literals)
         result = QueryResult(
-            name, _status(status), literals, list(extras), pinned=frozenset(pinned)
+            name, _status(status), literals, list(extras), pinned=frozenset(pinned), goal=goal
         )
         if status == z3.sat and want_model:
-            model = self.solver.model()
-            result.codes = self._read_codes(model, set(pinned))
-            result.solver_outcome = self._read_outcome(model)
+            result.codes, result.solver_outcome = self._read_model(reader, set(pinned))
         elif status == z3.unsat:
             if want_core:
-                result.core = sorted(lit.decl().name() for lit in self.solver.unsat_core())
+                result.core = sorted(lit.decl().name() for lit in solver.unsat_core())
+        elif timed_out:
+            result.reason = f"timeout: the query ran past {self.budget.timeout_ms} ms"
         else:
-            result.reason = self.solver.reason_unknown()
+            result.reason = solver.reason_unknown()
+        if result.status != "unknown":
+            self._answers[tuple(literals)] = result
         return result
 
-    def _read_codes(self, model: z3.ModelRef, pinned: set[Slot]) -> dict[Slot, int | bool]:
-        """Every slot's code: pinned slots hold their recorded value, the rest come from the
-        model (reading a model through the Python API is the slow part of a query)."""
-        codes: dict[Slot, int | bool] = {}
-        for slot in self.task.all_slots():
-            fact = self.task.facts[slot[1]]
-            if slot in pinned:
-                codes[slot] = self._recorded_codes[slot]
-                continue
-            var = slot_var(slot)
-            if fact.type == "bool":
-                codes[slot] = z3.is_true(model.eval(self._bool(var), model_completion=True))
-            else:
-                codes[slot] = model.eval(self._int(var), model_completion=True).as_long()
-        return codes
+    def explain(self, result: QueryResult) -> QueryResult:
+        """``result`` with its evidence (the model of a sat answer, the core of an unsat one):
+        the same query asked again, for a check that a verdict-only run must report."""
+        if (result.status == "sat" and result.codes is not None) or (
+            result.status == "unsat" and result.core is not None
+        ):
+            return result
+        pinned = [slot for slot in self.task.all_slots() if slot in result.pinned]
+        return self.query(result.name, pinned, result.goal, result.extras)
 
-    def _read_outcome(self, model: z3.ModelRef) -> Outcome:
-        """The output as the *solver* computes it (eligibility and rule terms from the model)."""
-        enc = self.encoding
-        eligible = tuple(
-            c
-            for c in self.task.candidates
-            if z3.is_true(model.eval(self._bool(f"out.{enc.eligible_name(c)}"), True))
-        )
+    def _read_model(
+        self, reader: ModelReader, pinned: set[Slot]
+    ) -> tuple[dict[Slot, int | bool], Outcome]:
+        """Every slot's code (pinned slots hold their recorded value, only the others are read
+        from the model) and the output as the *solver* computes it."""
+        task, enc = self.task, self.encoding
+        free = [slot for slot in task.all_slots() if slot not in pinned]
+        names = [(slot_var(slot), task.facts[slot[1]].type == "bool") for slot in free]
+        for c in task.candidates:
+            names.append((f"out.{enc.eligible_name(c)}", True))
+            names.append((f"out.{enc.num_name(c)}", False))
+            names.append((f"out.{enc.den_name(c)}", False))
+        values = reader.read(names)
+        codes = dict(self._recorded_codes)
+        codes.update(zip(free, values[: len(free)], strict=True))
+        outputs = iter(values[len(free) :])
+        terms = {c: (next(outputs), next(outputs), next(outputs)) for c in task.candidates}
+        return {slot: codes[slot] for slot in task.all_slots()}, self._outcome(terms)
+
+    def _outcome(self, terms: dict[str, tuple[int | bool, int | bool, int | bool]]) -> Outcome:
+        """The output from the model's eligibility and rule terms per candidate."""
+        eligible = tuple(c for c in self.task.candidates if terms[c][0] is True)
         if not eligible:
             return Outcome("none")
         if len(eligible) > 1:
             return Outcome("ambiguous", eligible=eligible)
         chosen = eligible[0]
-        num = model.eval(self._int(f"out.{enc.num_name(chosen)}"), True).as_long()
-        den = model.eval(self._int(f"out.{enc.den_name(chosen)}"), True).as_long()
+        num, den = int(terms[chosen][1]), int(terms[chosen][2])
         if den <= 0:
             raise ConsistencyError(f"task {self.task.id}: rule denominator {den} is not positive")
         rule = self.task.rule

@@ -1,19 +1,27 @@
-"""The one place solvers are made: fixed seeds, a timeout and a resource limit per query."""
+"""The one place solvers are made and checked: fixed seeds, a resource limit per query, a
+wall-clock bound per query from the process's watchdog, and Z3 contexts shared by batches."""
 
 from __future__ import annotations
 
+import gc
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import z3
+
+from ._watchdog import WATCHDOG
 
 
 @dataclass(frozen=True)
 class SolverBudget:
     """Bounds of every query.
 
-    ``timeout_ms`` is wall-clock per ``check``; ``rlimit`` is Z3's deterministic resource
-    count per ``check`` (the same input stops at the same point on any machine), so a verdict
-    of "unknown" caused by the rlimit is reproducible, one caused by the timeout may not be.
+    ``rlimit`` is Z3's deterministic resource count per ``check`` (the same input stops at the
+    same point on any machine), so an "unknown" caused by it is reproducible. ``timeout_ms``
+    is a wall-clock bound per ``check``, enforced by one watchdog thread per process (see
+    :mod:`._watchdog`); an unknown caused by it may not be reproducible. ``timeout_ms=0``
+    turns the watchdog off.
     """
 
     timeout_ms: int = 2000
@@ -24,17 +32,115 @@ class SolverBudget:
 DEFAULT_BUDGET = SolverBudget()
 
 
-def make_solver(budget: SolverBudget = DEFAULT_BUDGET, fresh_context: bool = True) -> z3.Solver:
-    """A solver with the budget's seed, timeout and resource limit.
+class SolverContext:
+    """One Z3 context shared by a fixed batch of tasks (a build chunk, a slice of a benchmark).
 
-    By default it gets a Z3 context of its own: models depend on everything a context has
-    solved before, so sharing the process-wide context would make witnesses (and the values
-    the instantiation reads from models) depend on the order tasks happen to run in - one
-    worker or two, resumed or not. A private context costs a few milliseconds per task.
+    A context of its own costs a task more than a millisecond (its creation and the first
+    solver in it). Solver models depend on everything their context solved before, so a
+    batch must be fixed by its *content* (the chunk of a build, a fixed number of groups of a
+    benchmark), never by the worker that happens to run it: then witnesses and the values
+    the instantiation reads from models depend on the batch alone, whatever the number of
+    workers. Verdicts never depend on it. A context is used by one thread at a time.
     """
-    solver = z3.Solver(ctx=z3.Context()) if fresh_context else z3.Solver()
+
+    def __init__(self) -> None:
+        self.z3 = z3.Context()
+        self.tasks = 0
+        """solvers made in this context (for :func:`shared_context`'s renewal)"""
+        self._collecting = False
+
+    def __enter__(self) -> SolverContext:
+        """Run a batch with Python's cyclic garbage collector paused.
+
+        Z3 terms that end up in a reference cycle are then released after the batch, not at
+        moments that depend on the process's allocation history (which differs between a
+        worker and the main process, or a worker's first chunk and its tenth): Z3 reuses the
+        ids of released terms, and term ids can change later models. It also saves the
+        collector's passes, several percent of a build's CPU time.
+        """
+        self._collecting = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._collecting:
+            gc.enable()
+
+
+KERNEL_PARAMS = {
+    "smt.arith.solver": 2,
+    "smt.relevancy": 0,
+    "smt.propagate_values": False,
+}
+"""Settings of the incremental kernel for these small, bounded integer problems."""
+
+_LOCAL = threading.local()
+SHARED_CONTEXT_TASKS = 500
+
+
+def shared_context() -> SolverContext:
+    """This thread's long-lived context, for callers that read verdicts only (no model
+    reaches their output, so the history of the context does not matter). Renewed after
+    ``SHARED_CONTEXT_TASKS`` solvers so that its tables do not grow without bound."""
+    context: SolverContext | None = getattr(_LOCAL, "context", None)
+    if context is None or context.tasks >= SHARED_CONTEXT_TASKS:
+        context = _LOCAL.context = SolverContext()
+    return context
+
+
+def make_solver(
+    budget: SolverBudget = DEFAULT_BUDGET,
+    fresh_context: bool = True,
+    context: SolverContext | None = None,
+    tactics: bool = False,
+) -> z3.Solver:
+    """A solver with the budget's seed and resource limit, in ``context``.
+
+    Without a context it gets a Z3 context of its own (``fresh_context``, the default) or
+    z3py's process-wide one. The solver is Z3's incremental SMT kernel (what Z3's default
+    solver uses for queries under assumptions, without the tactic-based solver it keeps
+    beside it); ``tactics=True`` gives Z3's default combined solver, which can fall back on
+    tactics when the kernel answers unknown. Check it with :func:`check_assumptions`, which
+    applies the budget's wall-clock bound.
+    """
+    if context is not None:
+        context.tasks += 1
+        ctx = context.z3
+    else:
+        ctx = z3.Context() if fresh_context else z3.main_ctx()
+    solver = z3.Solver(ctx=ctx) if tactics else z3.SimpleSolver(ctx=ctx)
     solver.set("random_seed", budget.seed)
-    solver.set("timeout", budget.timeout_ms)
     solver.set("rlimit", budget.rlimit)
+    # Z3 would catch Ctrl-C during a check and answer "unknown" (a wrong verdict, silently
+    # stored by a build); without its handler the interrupt reaches Python after the check.
+    solver.set("ctrl_c", False)
     solver.set("core.minimize", True)
+    if not tactics:
+        for key, value in KERNEL_PARAMS.items():
+            solver.set(key, value)
     return solver
+
+
+def check_assumptions(
+    solver: z3.Solver, literals: Sequence[z3.BoolRef], budget: SolverBudget
+) -> tuple[z3.CheckSatResult, bool]:
+    """``solver.check(*literals)`` under the budget's wall-clock bound.
+
+    Returns the result and whether the watchdog interrupted the query (then ``unknown``).
+    """
+    return check_asts(solver, [literal.as_ast() for literal in literals], budget)
+
+
+def check_asts(
+    solver: z3.Solver, asts: Sequence[z3.Ast], budget: SolverBudget
+) -> tuple[z3.CheckSatResult, bool]:
+    """:func:`check_assumptions` on the literals' C handles, without z3py's per-assumption
+    casting (which costs more than a small check)."""
+    array = (z3.Ast * len(asts))(*asts)
+    ctx = solver.ctx
+    token = WATCHDOG.arm(ctx, budget.timeout_ms) if budget.timeout_ms > 0 else None
+    try:
+        result = z3.Z3_solver_check_assumptions(ctx.ref(), solver.solver, len(asts), array)
+    finally:
+        timed_out = WATCHDOG.disarm(token) if token is not None else False
+    return z3.CheckSatResult(result), timed_out

@@ -8,9 +8,9 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_serializer
 
 from ..spec import Answer, Outcome, TaskSpec, TypedTask, check_structure
-from ._checks import Checker
+from ._checks import Checker, Evidence
 from ._engine import TaskSolver
-from ._factory import DEFAULT_BUDGET, SolverBudget
+from ._factory import DEFAULT_BUDGET, SolverBudget, SolverContext
 from ._status import CheckResult, Verdict, combine
 
 
@@ -50,8 +50,15 @@ def prove_task(
     source: str = "<memory>",
     budget: SolverBudget = DEFAULT_BUDGET,
     certificates: dict[str, str] | None = None,
+    context: SolverContext | None = None,
+    evidence: Evidence = "verdict",
 ) -> TaskProof:
-    """Run every check of a spec; keep the solver for the checks of later stages."""
+    """Run every check of a spec; keep the solver for the checks of later stages.
+
+    ``context`` is the batch's Z3 context (a private one without it); ``evidence`` chooses
+    verdict-only queries (the default: evidence only for what is refuted) or witnesses and
+    cores for every check (``"full"``, implied by ``certificates``).
+    """
     structure = check_structure(spec)
     if not structure.ok:
         check = CheckResult(
@@ -89,8 +96,8 @@ def prove_task(
         )
         return TaskProof(task, None, None, report)
     gold = task.outcome()
-    solver = TaskSolver(task, gold if gold.kind != "ambiguous" else None, budget)
-    checker = Checker(solver, certificates)
+    solver = TaskSolver(task, gold if gold.kind != "ambiguous" else None, budget, context)
+    checker = Checker(solver, certificates, evidence)
     notes: list[str] = []
     if gold.kind == "ambiguous":
         checks.append(checker.uniqueness_check())
@@ -123,5 +130,8 @@ def verify_spec(
     source: str = "<memory>",
     budget: SolverBudget = DEFAULT_BUDGET,
     certificates: dict[str, str] | None = None,
+    context: SolverContext | None = None,
+    evidence: Evidence = "verdict",
 ) -> VerificationReport:
-    return prove_task(spec, source, budget, certificates).report
+    """The report of :func:`prove_task`."""
+    return prove_task(spec, source, budget, certificates, context, evidence).report

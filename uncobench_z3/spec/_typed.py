@@ -13,6 +13,7 @@ import datetime as _dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Literal
 
 from ._model import Operation, Operator, TaskSpec
@@ -59,10 +60,12 @@ class TypedFact:
             assert isinstance(value, str)
             return self.members.index(value)
         assert isinstance(value, int | Fraction) and not isinstance(value, bool)
-        units = Fraction(value) / self.step
-        if units.denominator != 1:
+        # value / step in integers (no intermediate Fraction: this runs for every record)
+        step = self.step
+        units, rest = divmod(value.numerator * step.denominator, value.denominator * step.numerator)
+        if rest:
             raise ValueError(f"{value} is not a multiple of the step {self.step}")
-        return int(units)
+        return units
 
     def value_of(self, code: int | bool) -> Value:
         if self.type == "bool":
@@ -77,14 +80,18 @@ class TypedFact:
             return int(value)
         return value
 
-    def code_range(self) -> tuple[int, int]:
-        """Inclusive range of codes (not for booleans)."""
+    @cached_property
+    def _code_range(self) -> tuple[int, int]:  # a fact is immutable: computed once
         if self.type == "enum":
             return 0, len(self.members) - 1
         assert self.low is not None and self.high is not None
         low, high = self.code(self.low), self.code(self.high)
         assert not isinstance(low, bool) and not isinstance(high, bool)
         return low, high
+
+    def code_range(self) -> tuple[int, int]:
+        """Inclusive range of codes (not for booleans)."""
+        return self._code_range
 
     def domain_size(self) -> int:
         if self.type == "bool":

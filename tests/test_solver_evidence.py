@@ -1,0 +1,203 @@
+"""Verdict-only and full-evidence proofs agree; batch contexts, the fallback solver and the
+C-API model reader change no answer."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import z3
+from hypothesis import assume, given
+
+from tests.strategies import small_specs
+from uncobench_z3.construct import InstantiationError, SpecGenerator, instantiate, load_library
+from uncobench_z3.settings import perturb, verify_group
+from uncobench_z3.solver import (
+    GOAL_DIFFERS,
+    Checker,
+    CheckResult,
+    ModelReader,
+    SolverContext,
+    TaskSolver,
+    Verdict,
+    VerificationReport,
+    slot_var,
+    verify_spec,
+)
+from uncobench_z3.spec import TaskSpec, TypedTask, check_structure, load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARY = load_library()
+
+
+def _verdicts(report: VerificationReport) -> list[tuple[object, ...]]:
+    """What must not depend on the evidence mode: each check's verdict, and how necessity
+    was proved (alone, or jointly with which roles)."""
+    return [
+        (
+            c.name,
+            c.kind,
+            c.role,
+            c.setting,
+            c.verdict,
+            (c.witness or {}).get("mode"),
+            (c.witness or {}).get("with_roles"),
+        )
+        for c in report.checks
+    ]
+
+
+def _generated_specs(count: int, seed: int) -> list[TaskSpec]:
+    generator = SpecGenerator(LIBRARY, seed)
+    specs: list[TaskSpec] = []
+    index = 0
+    while len(specs) < count:
+        draft = generator.draft(index, random.Random(f"evidence:{index}").random() < 0.3)
+        index += 1
+        try:
+            specs.append(instantiate(draft, seed))
+        except InstantiationError:
+            continue
+    return specs
+
+
+GENERATED = _generated_specs(12, 5)
+
+
+def _task(spec: TaskSpec) -> TypedTask:
+    task = check_structure(spec).task
+    assert task is not None
+    return task
+
+
+@given(small_specs())
+def test_verdict_only_and_full_evidence_agree_on_random_specs(spec: TaskSpec) -> None:
+    verdict = verify_spec(spec)
+    full = verify_spec(spec, evidence="full")
+    assert _verdicts(verdict) == _verdicts(full)
+    assert verdict.verdict == full.verdict
+
+
+@pytest.mark.parametrize("index", range(len(GENERATED)))
+def test_verdict_only_and_full_evidence_agree_on_generated_groups(index: int) -> None:
+    result = perturb(GENERATED[index], seed=5)
+    assert result.group is not None
+    verdict = verify_group(result.group)
+    full = verify_group(result.group, evidence="full")
+    assert _verdicts(verdict) == _verdicts(full)
+    assert verdict.verdict == full.verdict == Verdict.PROVED
+    # full evidence: every satisfiable proof has a witness with the output it gives; a gold
+    # chance is an exact count, not a solver query, and is the same in both modes
+    chances = {c.name: c.witness for c in verdict.checks if c.name.endswith("-chance")}
+    for check in full.checks:
+        if check.name.endswith("-chance"):
+            assert check.witness == chances.pop(check.name) and check.witness
+        elif check.kind in ("necessity", "validity") and check.verdict == Verdict.PROVED:
+            assert check.witness is not None and check.witness["outcome"]
+    assert not chances
+
+
+def _refuted(report: VerificationReport) -> list[CheckResult]:
+    return [c for c in report.checks if c.verdict == Verdict.REFUTED]
+
+
+def test_refuted_checks_carry_evidence_in_verdict_mode() -> None:
+    unnecessary = verify_spec(load_spec(ROOT / "examples/invalid/unnecessary_role.json"))
+    (check,) = _refuted(unnecessary)
+    assert check.core  # the pinned facts that fix the answer without the role
+    two = verify_spec(load_spec(ROOT / "examples/invalid/two_eligible.json"))
+    (check,) = _refuted(two)
+    assert check.witness == {"eligible": ["vance", "natarajan"]}
+
+
+def test_proved_checks_carry_no_model_in_verdict_mode() -> None:
+    report = verify_spec(load_spec(ROOT / "examples/mining_supervisor.json"))
+    necessity = [c for c in report.checks if c.kind == "necessity"]
+    assert necessity and all(c.verdict == Verdict.PROVED for c in necessity)
+    assert all(c.witness == {"mode": "alone", "hidden_roles": [c.role]} for c in necessity)
+
+
+def test_a_shared_batch_context_changes_no_verdict() -> None:
+    with SolverContext() as context:
+        batch = [verify_spec(spec, context=context) for spec in GENERATED]
+    private = [verify_spec(spec) for spec in GENERATED]
+    assert [_verdicts(r) for r in batch] == [_verdicts(r) for r in private]
+
+
+def test_witnesses_depend_only_on_the_batch_content() -> None:
+    """The same batch, run again on a new context after other work, gives the same bytes."""
+
+    def run() -> list[str]:
+        with SolverContext() as context:
+            reports = [verify_spec(s, context=context, evidence="full") for s in GENERATED[:4]]
+        return [r.model_dump_json() for r in reports]
+
+    first = run()
+    with SolverContext() as other:
+        for spec in GENERATED[4:]:
+            verify_spec(spec, context=other, evidence="full")
+    assert run() == first
+
+
+@given(small_specs())
+def test_answers_read_off_by_monotonicity_match_the_solver(spec: TaskSpec) -> None:
+    task = _task(spec)
+    gold = task.outcome()
+    assume(gold.kind == "none")
+    checker = Checker(TaskSolver(task, gold))
+    for role in task.roles:
+        checker.necessity_check(role, gold)
+    implied = [(roles, r) for roles, r in checker._hidden.items() if r.implied_by]
+    fresh = Checker(TaskSolver(task, gold))
+    for roles, result in implied:
+        asked = fresh.ts.query("check", fresh._hiding(roles)[1], GOAL_DIFFERS, (), False, False)
+        assert asked.status == result.status
+
+
+def test_an_unknown_from_the_kernel_is_asked_of_the_combined_solver(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = load_spec(ROOT / "examples/mining_supervisor.json")
+    task = _task(spec)
+    gold = task.outcome()
+    ts = TaskSolver(task, gold)
+    kernel = ts.solver
+    original = TaskSolver._check
+
+    def kernel_gives_up(
+        self: TaskSolver, solver: z3.Solver, literals: list[str]
+    ) -> tuple[z3.CheckSatResult, bool]:
+        if solver is kernel:
+            return z3.unknown, False
+        return original(self, solver, literals)
+
+    monkeypatch.setattr(TaskSolver, "_check", kernel_gives_up)
+    role = task.roles[0]
+    hidden = [s for s in task.all_slots() if task.facts[s[1]].owner != role]
+    sat = ts.query("hide", hidden, GOAL_DIFFERS)
+    assert sat.status == "sat" and not ts.checked_outcome(sat).same_output(gold)
+    unsat = ts.query("all", task.all_slots(), GOAL_DIFFERS)
+    assert unsat.status == "unsat" and unsat.core
+    assert ts._fallback is not None
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_model_reader_agrees_with_z3py(index: int) -> None:
+    task = _task(GENERATED[index])
+    ts = TaskSolver(task, task.outcome())
+    for role in task.roles:  # the first role whose hiding leaves the answer open
+        hidden = [s for s in task.all_slots() if task.facts[s[1]].owner != role]
+        if ts.query("q", hidden, GOAL_DIFFERS, (), False, False).status == "sat":
+            break
+    else:
+        pytest.fail("no role is necessary alone")
+    model = ts.solver.model()
+    names = [(slot_var(s), task.facts[s[1]].type == "bool") for s in task.all_slots()]
+    expected: list[int | bool] = [
+        z3.is_true(model.eval(z3.Bool(n, ts.solver.ctx), model_completion=True))
+        if is_bool
+        else model.eval(z3.Int(n, ts.solver.ctx), model_completion=True).as_long()
+        for n, is_bool in names
+    ]
+    assert ModelReader(ts.solver).read(names) == expected
