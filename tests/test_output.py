@@ -241,8 +241,10 @@ def test_judge_audit_and_report_lines_are_whole(
 ) -> None:
     judged = run_cli(capsys, "judge", str(run))
     assert judged.code == 0, judged.err
-    [row] = assert_whole_rows(judged.out, "programmatic judge")
-    assert row[0] == "scripted" and "nothing to judge" not in judged.out
+    rows = assert_whole_rows(judged.out, "role-agent validity (programmatic judge, 95% intervals)")
+    assert rows and all(row[0] == "scripted" for row in rows)  # one row per agent x setting
+    assert len({(row[1], row[2]) for row in rows}) == len(rows)
+    assert "nothing to judge" not in judged.out
     empty = tmp_path / "empty-run"
     empty.mkdir()
     (empty / "run.json").write_text((run / "run.json").read_text())
