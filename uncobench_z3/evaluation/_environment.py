@@ -213,7 +213,7 @@ class Environment:
             else None
         )  # fmt: skip
         self.reader = (
-            ModelFollowUpReader(ModelRef.parse(colleague), self.task, prepared.book)
+            ModelFollowUpReader(ModelRef.parse(colleague), self.task, prepared.book, trial)
             if followup_reader == "model"
             else None
         )

@@ -22,7 +22,7 @@ from ..models import ChatMessage, ModelUsage
 from ..settings import Defect, rule_text
 from ..spec import TypedTask
 from ._colleagues import RecordBook
-from ._models import shared_model
+from ._models import shared_model, trial_config
 
 PROMPT_FILE = "followup_reader.md"
 _OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
@@ -63,10 +63,15 @@ def problem_text(task: TypedTask, defect: Defect) -> str:
 class ModelFollowUpReader:
     """Asks the colleague model whether a follow-up is targeted."""
 
-    def __init__(self, ref: ModelRef, task: TypedTask, book: RecordBook) -> None:
+    def __init__(
+        self, ref: ModelRef, task: TypedTask, book: RecordBook, trial: int | None = None
+    ) -> None:
         self.ref = ref
         self.task = task
         self.book = book
+        self.trial = trial
+        """the epoch seed: the model's seed (unless the name pins one) and its cache scope, as
+        for the colleague's replies, so that epochs are independent trials of the reader too"""
         self.usage = ModelUsage()
         self.cached_usage = ModelUsage()
         """what answers served from the response cache cost when they were first made"""
@@ -80,7 +85,9 @@ class ModelFollowUpReader:
             message=message,
             rule=rule_text(self.task, defect.targeted_follow_up),
         )
-        output = await shared_model(self.ref).generate([ChatMessage.user(text)])
+        output = await shared_model(self.ref).generate(
+            [ChatMessage.user(text)], config=trial_config(self.ref, self.trial), trial=self.trial
+        )
         if output.from_cache:
             self.cached_usage = self.cached_usage + output.usage
         else:
