@@ -14,7 +14,7 @@ from typing import Literal
 
 from ..construct import ModelRef
 from ..errors import ConfigError
-from ..models import ChatMessage, ModelOutput, ModelUsage
+from ..models import ChatMessage, ModelOutput, ModelUsage, StoredOutput
 from ._models import shared_model, trial_config
 from ._protocol import (
     ANSWER_TOOL,
@@ -112,9 +112,12 @@ class LLMAgent:
         the response cache, so a call repeats from the cache within its epoch only"""
         self.usage = ModelUsage()
         """tokens and cost of this agent's calls in its sample (cache hits spend nothing)"""
+        self.last_output: StoredOutput | None = None
+        """what the model wrote for the latest action (capped; the trace keeps it per round)"""
 
     def _count(self, output: ModelOutput) -> None:
         self.usage = self.usage + _spent(output)
+        self.last_output = StoredOutput.of(output)
 
     async def act(self, conversation: Conversation) -> Action:
         model = shared_model(self.ref)
@@ -146,10 +149,10 @@ class LLMAgent:
         return fallback
 
 
-#: Defaults for providers that need them: llama.cpp's server rejects tool_choice "required"
-#: (it forces a named function or lets the model choose), and a small model rambles.
+#: Defaults for providers that need them: a small model rambles, and every token it writes
+#: costs seconds on a CPU.
 PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {
-    "local": {"tool_choice": "auto", "max_tokens": "512"},
+    "local": {"max_tokens": "512"},
 }
 
 
@@ -184,6 +187,15 @@ def parse_agent_options(name: str) -> tuple[ModelRef, Protocol, str]:
             defaults.pop(key, None)
     kept += [f"{k}={v}" for k, v in defaults.items()]
     return ModelRef.parse(",".join(kept)), protocol, tool_choice
+
+
+def agent_models(name: str) -> tuple[ModelRef, ...]:
+    """The models an agent name calls (none for an agent that is not a language model)."""
+    from ..models import provider_names
+
+    if name.split("/", 1)[0] not in provider_names():
+        return ()
+    return (parse_agent_options(name)[0],)
 
 
 def llm_agent(name: str, seed: int) -> LLMAgent:

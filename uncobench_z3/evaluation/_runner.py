@@ -19,6 +19,12 @@ not part of the configuration hash: a run made with K epochs is extended to K' >
 the same command with ``--epochs K'``, which only adds the new epochs' samples. Asking for
 fewer epochs than the directory holds is refused (unless ``force``, which sets the extra
 epochs aside), so nothing is dropped by accident.
+
+How many samples run at once (``concurrency``): by default 8, or fewer when a model the run
+calls serves fewer calls at once (``Model.connection_limit``: ``,max_connections=N`` in its
+name, else the server's parallel slots, 1 for ``local/...``). More samples than the server
+has slots only queue for it, and worse: a llama.cpp server keeps one conversation's prompt
+in its cache, so interleaved samples make it read every prompt again from the start.
 """
 
 from __future__ import annotations
@@ -48,9 +54,10 @@ from ..spec import dump_json, load_json, write_text_atomic
 from ._colleagues import FollowUpReader
 from ._environment import PreparedGroup
 from ._interventions import INTERVENTION_ARMS, InterventionArm
-from ._models import close_models
+from ._llm_agent import agent_models
+from ._models import close_models, shared_model
 from ._protocol import DEFAULT_BUDGET, default_instructions
-from ._registry import check_agent_name, make_agent
+from ._registry import check_agent_name, configuration_name, make_agent
 from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
 
 RUN_FILE = "run.json"
@@ -83,9 +90,12 @@ class RunConfig(BaseModel):
     followup_reader: FollowUpReader = "rules"
 
     def digest(self) -> str:
-        # fields left at their defaults stay out of the hash, so earlier runs still resume
+        # fields left at their defaults stay out of the hash, so earlier runs still resume;
+        # options that cannot change a result (max_connections) stay out too
         fields = self.model_dump(mode="json", exclude={"benchmark", "epochs"})
         fields["job_identity"] = JOB_IDENTITY
+        fields["agents"] = [configuration_name(a) for a in self.agents]
+        fields["colleague"] = configuration_name(self.colleague)
         if self.colleague == "scripted":
             fields.pop("colleague")
         if self.interventions == ("none",):
@@ -375,12 +385,22 @@ def _progress(enabled: bool) -> Progress:
     )
 
 
+async def default_concurrency(config: RunConfig) -> int:
+    """:data:`DEFAULT_CONCURRENCY`, or the smallest connection limit of the models the run
+    calls (agents and colleagues), if smaller."""
+    refs = [ref for agent in config.agents for ref in agent_models(agent)]
+    if config.colleague != "scripted":
+        refs.append(ModelRef.parse(config.colleague))
+    limits = [await shared_model(ref).connection_limit() for ref in refs]
+    return min([DEFAULT_CONCURRENCY, *limits])
+
+
 async def run_evaluation(
     groups: Sequence[TaskGroup],
     config: RunConfig,
     out: str | Path,
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    concurrency: int | None = None,
     restart: bool = False,
     force: bool = False,
     progress: bool = False,
@@ -389,10 +409,11 @@ async def run_evaluation(
 ) -> RunSummary:
     """Run (or resume) every sample of ``config`` over ``groups``, logging to ``out``.
 
-    ``digests`` may pass the groups' content hashes (:func:`group_digest`) when the caller
+    ``concurrency`` (samples at once) defaults to :func:`default_concurrency`. ``digests`` may
+    pass the groups' content hashes (:func:`group_digest`) when the caller
     has them already; hashing a large benchmark twice is not free.
     """
-    if concurrency < 1:
+    if concurrency is not None and concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, not {concurrency}")
     if agents is make_agent:
         for name in config.agents:
@@ -404,6 +425,12 @@ async def run_evaluation(
         digests = [group_digest(g) for g in groups]
     if benchmark_digest(groups, digests) != config.benchmark_hash:
         raise ConfigError("the run configuration was made for other task groups (content hash)")
+    if concurrency is None:  # before any file is written: a model that cannot be made fails here
+        try:
+            concurrency = await default_concurrency(config)
+        except BaseException:
+            await close_models()
+            raise
     jobs, unavailable = plan_jobs(groups, config, digests)
     done = prepare_run_dir(target, config, {job.key for job in jobs}, restart, force)
     write_text_atomic(

@@ -23,11 +23,18 @@ Behaviour counts, per sample:
   outstanding defect and did / did not resolve it (a re-ask after a silence is targeted);
 * ``defects_seen`` / ``defects_resolved`` - defect kinds that showed up in a reply (or a
   silence) / that a targeted follow-up then resolved;
-* ``invalid_actions`` - actions the environment rejected;
+* ``invalid_actions`` - actions the environment rejected (what the model wrote for each is in
+  the trace: ``RoundRecord.output``);
 * ``answered_pending`` - the agent answered while a request was still pending (a Missed
   colleague's reply it neither waited for nor asked again for);
 * ``designated_contacts`` - requests to the colleague that missed a request (the paper counts
   the Missed cases with more than one).
+
+A sample's ``result`` is ``correct``, ``wrong_answer``, ``budget_exhausted`` (no answer within
+the round budget) or ``context_exhausted`` (the conversation outgrew the agent model's context
+window). All four are *outcomes*: the sample was played and is scored (the last two as
+wrong), so they count in accuracy. A sample that could not be played at all (a provider that
+keeps failing) is an error, not an outcome, and is not scored.
 """
 
 from __future__ import annotations
@@ -49,10 +56,10 @@ from ._environment import Environment, EpisodeStatus, PreparedGroup, RoundRecord
 from ._interventions import InterventionArm
 from ._min_rounds import minimum_rounds
 from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
-from ._registry import make_agent
+from ._registry import configuration_name, make_agent
 from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
 
-SampleResult = Literal["correct", "wrong_answer", "budget_exhausted"]
+SampleResult = Literal["correct", "wrong_answer", "budget_exhausted", "context_exhausted"]
 AgentMaker = Callable[[str, int], Agent]
 JOB_IDENTITY = 2
 """Version of what identifies a sample (2: the epoch and the per-epoch seed); a run
@@ -134,14 +141,14 @@ class SampleJob(BaseModel):
         fields: list[object] = [
             self.group_hash or group_digest(self.group),
             self.setting,
-            self.agent,
+            configuration_name(self.agent),
             self.seed,
             self.budget,
             f"epoch={self.epoch}",
         ]
         # the defaults leave earlier keys unchanged, so old logs still resume
         if self.colleague != "scripted":
-            fields.append(f"colleague={self.colleague}")
+            fields.append(f"colleague={configuration_name(self.colleague)}")
         if self.intervention != "none":
             fields.append(f"intervention={self.intervention}")
         if self.missed_wait is not None:
@@ -270,6 +277,8 @@ class SampleRecord(BaseModel):
     defects: tuple[DefectKind, ...] = ()
     """the defect kinds the setting injects"""
     trace: list[RoundRecord] = Field(default_factory=list)
+    end_detail: str | None = None
+    """why the episode ended early: the model's error of a ``context_exhausted`` sample"""
     usage: dict[str, ModelUsage] = Field(default_factory=dict)
     """tokens and cost spent on this sample: ``agent`` and ``colleagues`` (LLMs only)"""
     elapsed_seconds: float = 0.0
@@ -322,6 +331,8 @@ async def run_sample(
     result: SampleResult = "correct" if correct else "wrong_answer"
     if environment.status == "budget_exhausted":
         result = "budget_exhausted"
+    elif environment.status == "context_exhausted":
+        result = "context_exhausted"
     group_hash = job.group_hash or group_digest(job.group)
     attribution = justification = None
     if correct:
@@ -336,12 +347,12 @@ async def run_sample(
         group_id=job.group.id,
         group_hash=group_hash,
         setting=job.setting,
-        agent=job.agent,
+        agent=configuration_name(job.agent),
         seed=job.seed,
         budget=job.budget,
         epoch=job.epoch,
         epoch_seed=seed,
-        colleague=job.colleague,
+        colleague=configuration_name(job.colleague),
         intervention=job.intervention,
         intervention_delivered=environment.intervention_delivered,
         status=environment.status,
@@ -357,6 +368,7 @@ async def run_sample(
         min_rounds=fewest,
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
         trace=environment.trace,
+        end_detail=environment.end_detail,
         usage=_usage(agent, environment),
         elapsed_seconds=round(elapsed, 6),
     )

@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..evaluation import ATTRIBUTION_LABELS, SampleRecord, SettingMetrics
+from ..evaluation import (
+    ATTRIBUTION_LABELS,
+    SampleRecord,
+    SettingMetrics,
+    configuration_of,
+    is_error,
+)
 from ..settings import SETTING_NAMES
 from ..stats import Interval, decimal_text, percent_text
 
@@ -140,18 +146,23 @@ def efficiency_table(metrics: list[SettingMetrics]) -> Table:
             number(m.mean_contacts),
             number(m.mean_waits),
             number(m.mean_redundant),
+            f"{percent(m.invalid_rate)} ({m.invalid_actions}/{m.actions})",
             str(m.budget_exhausted),
+            str(m.context_exhausted),
         ]
         for m in plain(metrics)
     ]
     return Table(
         ["agent", "setting", "rounds", "minimum rounds", "ratio", "contacts", "waits",
-         "redundant contacts", "budget exhausted"],
+         "redundant contacts", "invalid actions", "budget exhausted", "context exhausted"],
         rows,
         "Means per sample. Minimum rounds: the fewest an ideal agent needs (solver-computed); "
         "ratio: rounds used over the minimum. A contact is redundant when the colleague was "
         "asked before and every record the request concerns had already arrived exactly and "
-        "in the required context.",
+        "in the required context. Invalid actions: rounds whose action the environment "
+        "rejected, of all rounds played. Budget / context exhausted: samples that ended "
+        "without an answer because the round budget ran out / the conversation outgrew the "
+        "model's context window (both scored wrong).",
     )  # fmt: skip
 
 
@@ -202,7 +213,7 @@ def attribution_table(metrics: list[SettingMetrics]) -> Table:
 
 def answer_text(sample: SampleRecord) -> str:
     if sample.answer is None:
-        return "(no answer: budget exhausted)"
+        return f"(no answer: {sample.status.replace('_', ' ')})"
     answer = sample.answer
     parts = [p for p in (answer.decision, answer.candidate, answer.number, answer.unit) if p]
     text = " / ".join(parts)
@@ -215,16 +226,32 @@ def gold_text(sample: SampleRecord) -> str:
     return sample.gold.text()
 
 
+def _spread(samples: list[SampleRecord], count: int) -> list[SampleRecord]:
+    """Up to ``count`` samples taken in turn from each (configuration, setting, arm) stratum,
+    each stratum in group order, so that no agent or setting crowds the others out."""
+    strata: dict[tuple[str, int, str], list[SampleRecord]] = {}
+    for sample in sorted(samples, key=lambda s: (s.group_id, s.epoch)):
+        key = (configuration_of(sample), SETTING_NAMES.index(sample.setting), sample.intervention)
+        strata.setdefault(key, []).append(sample)
+    queues = [strata[key] for key in sorted(strata)]
+    chosen: list[SampleRecord] = []
+    depth = 0
+    while len(chosen) < count and any(depth < len(q) for q in queues):
+        chosen += [q[depth] for q in queues if depth < len(q)][: count - len(chosen)]
+        depth += 1
+    return chosen
+
+
 def wrong_examples(samples: list[SampleRecord]) -> Table:
-    wrong = [s for s in samples if not s.correct]
-    wrong.sort(key=lambda s: (s.agent, SETTING_NAMES.index(s.setting), s.group_id))
+    wrong = [s for s in samples if not s.correct and not is_error(s)]
     rows = []
-    for sample in wrong[:MAX_WRONG_EXAMPLES]:
+    for sample in _spread(wrong, MAX_WRONG_EXAMPLES):
         attribution = sample.attribution
         rows.append(
             [
-                sample.agent,
+                configuration_of(sample),
                 SETTING_TITLES[sample.setting],
+                sample.intervention,
                 sample.group_id,
                 gold_text(sample),
                 answer_text(sample),
@@ -232,9 +259,13 @@ def wrong_examples(samples: list[SampleRecord]) -> Table:
             ]
         )
     caption = f"{len(wrong)} wrong answers" + (
-        f"; the first {MAX_WRONG_EXAMPLES} shown" if len(wrong) > MAX_WRONG_EXAMPLES else ""
+        f"; {MAX_WRONG_EXAMPLES} shown, taken in turn from each agent, setting and arm"
+        if len(wrong) > MAX_WRONG_EXAMPLES
+        else ""
     )
-    return Table(["agent", "setting", "group", "gold", "answer", "attribution"], rows, caption)
+    return Table(
+        ["agent", "setting", "arm", "group", "gold", "answer", "attribution"], rows, caption
+    )
 
 
 def _scalar(value: Any) -> str:
