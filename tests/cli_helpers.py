@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from uncobench_z3.cli import main
+
+__all__ = ["CliResult", "main", "reliable_run", "run_cli"]
 
 
 @dataclass
@@ -26,3 +29,14 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
         code = 0
     captured = capsys.readouterr()
     return CliResult(code, captured.out, captured.err)
+
+
+def reliable_run(bench: Path, out: Path) -> Path:
+    """Evaluate ``builtin/naive`` on ``bench`` in the Reliable setting into ``out`` (outside a
+    test's capsys: for module fixtures)."""
+    try:
+        main(["eval", str(bench), "--agent", "builtin/naive", "--out", str(out), "--no-progress",
+              "--setting", "reliable"])  # fmt: skip
+    except SystemExit as exc:
+        assert exc.code == 0, exc.code
+    return out

@@ -51,3 +51,11 @@ def llama_server() -> Iterator[str]:
     yield base_url
     stop_local_servers()
     assert "smollm2" not in _local._servers
+
+
+@pytest.fixture(scope="session")
+def report_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Evaluation runs for the report tests (see ``tests/report_runs.py``)."""
+    from .report_runs import make_report_runs
+
+    return make_report_runs(tmp_path_factory.mktemp("report-runs"))

@@ -25,6 +25,12 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
             "speed-up from workers",
         ),
         ("eval_overhead.py", ["--copies", "1", "--concurrency", "1", "4"], "ratio"),
+        (
+            "soak.py",
+            ["--kills", "1", "--build-kills", "0", "--model-kills", "0", "--groups", "2"],
+            "0 lost, 0 duplicated, identical scores",
+        ),
+        ("report_scale.py", ["--groups", "1", "--samples", "20"], "baseline CPU s"),
     ],
 )
 def test_benchmark_script_runs(

@@ -183,8 +183,9 @@ def test_mixed_defects_act_on_their_own_roles() -> None:
     for role, reply in replies.items():
         expected = (kinds[role],) if role in kinds else ()
         assert reply.defects == expected, role
-    hr = by_slot(replies["hr"].stated)[("vance", "hardrock_years")]
-    assert (hr.low, hr.high) == (10, 25)
+    assert kinds == {"operations": "misaligned", "security": "incomplete", "hr": "missed"}
+    clearance = by_slot(replies["security"].stated)[("vance", "clearance")]
+    assert clearance.options == ["passed", "failed"]
 
 
 CONVERSATION = [

@@ -186,3 +186,30 @@ def test_wrong_answers_have_an_arm_and_are_spread_over_configurations(
     assert len(table.rows) == MAX_WRONG_EXAMPLES
     assert ["z/last", "Misaligned", "diagnosis"] in [row[:3] for row in table.rows]
     assert "41 wrong answers" in table.caption
+
+
+def test_intervention_panels_keep_configurations_apart(groups: list[TaskGroup]) -> None:
+    from uncobench_z3.report._interventions import intervention_panels
+
+    samples = [
+        _record(groups, key="1"),
+        _record(groups, key="2", intervention="diagnosis"),
+        _record(groups, key="3", budget=5),  # one arm only: no panel of its own
+    ]
+    (panel,) = intervention_panels(samples)
+    assert (panel.agent, panel.arms) == ("a/b", ["none", "diagnosis"])
+    assert [(m.agent, m.samples) for m in panel.cells] == [("a/b", 1), ("a/b", 1)]
+
+
+def test_the_leaderboard_ranks_each_configuration_on_its_own_samples(
+    groups: list[TaskGroup], bench: Path, tmp_path: Path
+) -> None:
+    from uncobench_z3.report import build_leaderboard
+
+    for name, budget in (("default", 20), ("short", 5)):
+        config = make_config(bench, groups, ["builtin/careful"], ["reliable"], budget=budget)
+        evaluate(groups, config, tmp_path / name)
+    board = build_leaderboard([tmp_path / "default", tmp_path / "short"])
+    rows = {row.agent: row for row in board.rows}
+    assert set(rows) == {"builtin/careful", "builtin/careful (budget 5)"}
+    assert {row.samples for row in rows.values()} == {len(groups)}

@@ -273,10 +273,11 @@ def test_the_agent_is_made_with_its_epoch_seed(groups: list[TaskGroup], tmp_path
 
 
 async def test_a_builtin_guess_varies_with_the_epoch(groups: list[TaskGroup]) -> None:
-    """``builtin/naive`` breaks ties with its seed: across epochs it picks differently."""
+    """``builtin/optimist`` breaks ties with its seed: across epochs it picks differently
+    (in the mining example two candidates pass what the operand owners hold)."""
     mining = next(g for g in example_groups() if g.id == "mining_supervisor")
     picks = {
-        (await run_sample(SampleJob.make(mining, "misaligned", "builtin/naive", epoch=e))).answer
+        (await run_sample(SampleJob.make(mining, "reliable", "builtin/optimist", epoch=e))).answer
         for e in range(1, 7)
     }
     assert len({p.candidate for p in picks if p is not None}) == 2

@@ -106,7 +106,7 @@ def test_perturb_pins_the_papers_defects(
     out = tmp_path / "paper.group.json"
     result = run_cli(
         capsys, "perturb", MINING_SPEC, "--misaligned", "security.clearance@vance",
-        "--incomplete", "hr.hardrock_years@vance:5-30", "--missed", "finance",
+        "--incomplete", "hr.hardrock_years@vance:0-20", "--missed", "finance",
         "--out", str(out), "--quiet",
     )  # fmt: skip
     assert result.code == 0, result.err
@@ -118,7 +118,7 @@ def test_perturb_pins_the_papers_defects(
     )  # fmt: skip
     (inc,) = group.setting("incomplete").defects
     vague = next(s for s in inc.first_reply or [] if s.candidate == "vance")
-    assert (inc.fact, vague.low, vague.high) == ("hardrock_years", 5, 30)
+    assert (inc.fact, vague.low, vague.high) == ("hardrock_years", 0, 20)
     assert group.setting("missed").defects[0].role == "finance"
     # Mixed takes the pinned defects first
     assert {d.role for d in group.setting("mixed").defects} == {"security", "hr", "finance"}

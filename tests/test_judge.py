@@ -412,7 +412,7 @@ async def test_report_has_a_role_agent_validity_section(
     shutil.copytree(run, copy)
 
     def section() -> str:
-        files = write_report(copy, tmp_path / "report", plots=False)
+        files = write_report(copy, tmp_path / "report", figures=False)
         assert "Role-agent validity" in files.html.read_text()
         text = files.markdown.read_text()
         return text.split("## Role-agent validity", 1)[1].split("\n## ", 1)[0]

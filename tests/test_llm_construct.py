@@ -15,6 +15,7 @@ from uncobench_z3.construct import (
     SpecGenerator,
     SpecRejected,
     build_benchmark,
+    check_rendering,
     generate_spec,
     instantiate,
     load_groups,
@@ -35,7 +36,8 @@ from uncobench_z3.models import (
     register_provider,
 )
 from uncobench_z3.models.providers._mock import MockProvider
-from uncobench_z3.spec import check_structure
+from uncobench_z3.solver import Verdict
+from uncobench_z3.spec import check_structure, format_fraction
 
 LIBRARY = load_library()
 
@@ -59,7 +61,7 @@ def _answer_from_text(text: str) -> dict:  # type: ignore[type-arg]
     return {
         "decision": read.positive,
         "candidate": outcome.candidate,
-        "number": str(outcome.number),
+        "number": format_fraction(outcome.number),  # a decimal, as a model would write it
     }
 
 
@@ -188,4 +190,10 @@ def test_build_with_llm_stages(tmp_path: Path) -> None:
         assert group.spec.title.endswith("(rewritten)")
         assert group.provenance["renderer"] == "fakellm/render,cache=false"
         assert group.rendered is not None and "Please decide:" in str(group.rendered["task_text"])
+        # verify's text check accepts the model's phrasing, but not an edited condition
+        assert check_rendering(group).verdict == Verdict.PROVED, check_rendering(group).summary
+        rendered = dict(group.rendered)
+        rendered["task_text"] = str(rendered["task_text"]).replace("1. ", "1. Not: ", 1)
+        forged = group.model_copy(update={"rendered": rendered})
+        assert check_rendering(forged).verdict == Verdict.REFUTED
     assert re.search(r"generator", json.dumps(result.manifest["config"]))

@@ -197,7 +197,7 @@ def test_interventions_are_delivered_once_with_the_defect(bench: Path, tmp_path:
                 assert "Ask " in text
     from uncobench_z3.report import write_report
 
-    files = write_report(out, tmp_path / "report", plots=False)
+    files = write_report(out, tmp_path / "report", figures=False)
     markdown = files.markdown.read_text()
     assert "## Causal interventions" in markdown and "diagnosis" in markdown
 

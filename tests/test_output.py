@@ -256,10 +256,11 @@ def test_judge_audit_and_report_lines_are_whole(
     reported = run_cli(capsys, "audit", "report", str(audit))
     header, *_ = table_rows(reported.out, "human vs automated decisions")
     assert header[-2:] == ["auto rejected, human accepted", "auto accepted, human rejected"]
-    report = run_cli(capsys, "report", str(run), "--out", str(tmp_path / "r"), "--no-plots")
+    report = run_cli(capsys, "report", str(run), "--out", str(tmp_path / "r"), "--no-figures")
     assert report.code == 0
     folder = tmp_path / "r"
-    whole = f"wrote {folder / 'report.md'}, {folder / 'report.html'} and {folder / 'metrics.json'}"
+    whole = (f"wrote {folder / 'report.html'}, {folder / 'report.md'}, "
+             f"{folder / 'metrics.json'} and 0 figure file(s)")  # fmt: skip
     assert whole in report.out.splitlines()
 
 

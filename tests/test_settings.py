@@ -20,6 +20,7 @@ from uncobench_z3.settings import (
     perturb,
     stated_imprecision,
     stated_value,
+    strategy_reading,
     verify_group,
 )
 from uncobench_z3.solver import Verdict, brute_force_differs
@@ -76,6 +77,15 @@ def assert_group_properties(spec: TaskSpec, seed: int) -> None:
                             task, task.outcome(), [slot], restrict={slot: allowed}
                         )
                         assert brute.status == "found"  # the answer is open under the reply
+                        if fact.type in ("bool", "enum") or fact.domain_size() <= 5000:
+                            # at most half of what the reply allows gives the gold answer
+                            same = sum(
+                                task.outcome(task.with_values({slot: v})).same_output(
+                                    task.outcome()
+                                )
+                                for v in allowed
+                            )
+                            assert 2 * same <= len(allowed)
             if defect.kind == "missed":
                 assert defect.first_reply is None and defect.missed_wait == 1
                 assert defect.targeted_follow_up == missed_rule()
@@ -84,6 +94,12 @@ def assert_group_properties(spec: TaskSpec, seed: int) -> None:
         if setting.name == "mixed" and setting.available:
             assert sorted(d.kind for d in setting.defects) == ["incomplete", "misaligned", "missed"]
             assert len({d.role for d in setting.defects}) == 3
+            # the face-value reading leaves the answer open (brute force where small enough)
+            reading = strategy_reading(task, "face-value", setting.defects)
+            hidden = [s for s in task.all_slots() if s not in reading]
+            fixed = {s: v for s, v in reading.items() if v != task.values[s]}
+            brute = brute_force_differs(task, task.outcome(), hidden, fixed=fixed)
+            assert brute.status in ("found", "undecided")
     # the full, correct evidence determines the gold answer in every setting
     assert group.gold.to_outcome().same_output(task.outcome())
     # the same seed gives the same group
@@ -148,7 +164,7 @@ def test_no_eligible_candidate_has_no_mixed_setting() -> None:
     result = perturb(load_spec(ROOT / "examples/healthcare_nurse_manager.json"), seed=0)
     assert result.group is not None
     mixed = result.group.setting("mixed")
-    assert not mixed.available and mixed.reason and "three roles" in mixed.reason
+    assert not mixed.available and mixed.reason and "necessary alone" in mixed.reason
     assert "mixed" in result.unavailable
     for name in ("misaligned", "incomplete", "missed"):
         assert result.group.setting(name).available  # type: ignore[arg-type]
@@ -184,18 +200,20 @@ def test_follow_up_rules() -> None:
 @pytest.mark.parametrize(
     ("name", "failing"),
     [
-        ("misaligned_irrelevant", "validity-misaligned-hr"),
-        ("incomplete_irrelevant", "validity-incomplete-hr"),
-        ("incomplete_untruthful", "validity-incomplete-hr-records"),
-        ("wrong_gold", "gold-identical"),
+        ("misaligned_irrelevant", ["validity-misaligned-hr"]),
+        ("incomplete_irrelevant", ["validity-incomplete-hr", "validity-incomplete-hr-chance"]),
+        ("incomplete_untruthful", ["validity-incomplete-hr-records"]),
+        ("incomplete_likely_gold", ["validity-incomplete-hr-chance"]),
+        ("wrong_gold", ["gold-identical"]),
+        ("floors_tampered", ["guessing-floors"]),
     ],
 )
-def test_invalid_group_examples_are_refuted(name: str, failing: str) -> None:
+def test_invalid_group_examples_are_refuted(name: str, failing: list[str]) -> None:
     path = ROOT / "examples/groups/invalid" / f"{name}.group.json"
     group = TaskGroup.model_validate_json(path.read_text())
     report = verify_group(group)
     assert report.verdict == Verdict.REFUTED
-    assert [c.name for c in report.checks if c.verdict == Verdict.REFUTED] == [failing]
+    assert [c.name for c in report.checks if c.verdict == Verdict.REFUTED] == failing
 
 
 @pytest.mark.parametrize(
@@ -228,7 +246,7 @@ def test_cli_perturb_then_verify(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert run_cli(capsys, "verify", str(out), "--emit-smt2", str(certs)).code == 0
     names = {p.stem for p in (certs / "aerospace_test_stand").glob("*.smt2")}
     assert any(n.startswith("validity-misaligned") for n in names)
-    assert "validity-mixed-combined" in names
+    assert "validity-mixed-face-value" in names
 
 
 def test_cli_perturb_refuses_ill_posed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

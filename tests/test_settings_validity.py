@@ -1,6 +1,11 @@
-"""Defect validity verdicts against the brute-force evaluator, on random small instances."""
+"""Defect validity verdicts against the brute-force evaluator, on random small instances.
+
+(The Mixed face-value reading and the gold chance are checked the same way in
+``tests/test_guessing.py`` and ``tests/test_chance.py``.)"""
 
 from __future__ import annotations
+
+from itertools import islice
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -82,7 +87,7 @@ def test_incomplete_validity_agrees(spec: TaskSpec, data: st.DataObject) -> None
     task, checker = _setup(spec)
     slot: Slot = data.draw(st.sampled_from(task.all_slots()))
     fact = task.facts[slot[1]]
-    statements = imprecise_statements(fact, task.values[slot])
+    statements = list(islice(imprecise_statements(fact, task.values[slot]), 20))
     assume(statements)
     statement = data.draw(st.sampled_from(statements))
     assert statement.contains(fact, task.values[slot])  # truthful by construction
@@ -108,6 +113,8 @@ def test_incomplete_validity_agrees(spec: TaskSpec, data: st.DataObject) -> None
     allowed = [v for v in fact.domain_values() if statement.contains(fact, v)]
     brute = brute_force_differs(task, checker.gold, [slot], restrict={slot: allowed})
     assert _verdict(checks) == (Verdict.PROVED if brute.status == "found" else Verdict.REFUTED)
+    # the statements offered have the shape the records check requires
+    assert next(c for c in checks if c.kind == "consistency").verdict == Verdict.PROVED
 
 
 @given(small_specs(), st.data())
@@ -118,71 +125,3 @@ def test_missed_validity_agrees(spec: TaskSpec, data: st.DataObject) -> None:
     checks = checker.missed("missed", defect)
     brute = brute_force_differs(task, checker.gold, task.slots_of(role))
     assert _verdict(checks) == (Verdict.PROVED if brute.status == "found" else Verdict.REFUTED)
-
-
-@given(small_specs(), st.data())
-def test_combined_validity_agrees(spec: TaskSpec, data: st.DataObject) -> None:
-    task, checker = _setup(spec)
-    roles = data.draw(st.permutations(task.roles))
-    mis_role, inc_role, missed_role = roles[0], roles[1], roles[2]
-    mis_slots = [
-        (c, f)
-        for (c, f), alts in task.alternatives.items()
-        if task.facts[f].owner == mis_role
-        for v in alts.values()
-        if v != task.values[(c, f)]
-    ]
-    assume(mis_slots)
-    m_slot = data.draw(st.sampled_from(sorted(mis_slots)))
-    context, value = sorted(task.alternatives[m_slot].items(), key=str)[0]
-    assume(value != task.values[m_slot])
-    i_slot = data.draw(st.sampled_from(task.slots_of(inc_role)))
-    statements = imprecise_statements(task.facts[i_slot[1]], task.values[i_slot])
-    assume(statements)
-    statement = statements[-1]
-    defects = [
-        Defect(
-            kind="misaligned",
-            role=mis_role,
-            fact=m_slot[1],
-            candidates=[m_slot[0]],
-            first_reply=[
-                StatedValue(
-                    candidate=m_slot[0],
-                    fact=m_slot[1],
-                    context=context,
-                    value=to_json_scalar(value),
-                )
-            ],
-            targeted_follow_up=misaligned_rule(
-                m_slot[1], [m_slot[0]], task.facts[m_slot[1]].context
-            ),
-            rationale="t",
-        ),
-        Defect(
-            kind="incomplete",
-            role=inc_role,
-            fact=i_slot[1],
-            candidates=[i_slot[0]],
-            first_reply=[
-                StatedValue(
-                    candidate=i_slot[0],
-                    fact=i_slot[1],
-                    context=task.facts[i_slot[1]].context,
-                    **statement.json_fields(),
-                )
-            ],  # type: ignore[arg-type]
-            targeted_follow_up=incomplete_rule(i_slot[1], [i_slot[0]]),
-            rationale="t",
-        ),
-        Defect(kind="missed", role=missed_role, targeted_follow_up=missed_rule(), rationale="t"),
-    ]
-    combined = checker.combined("mixed", defects)
-    fact = task.facts[i_slot[1]]
-    restrict = {i_slot: [v for v in fact.domain_values() if statement.contains(fact, v)]}
-    hidden = [i_slot, *task.slots_of(missed_role)]
-    brute = brute_force_differs(
-        task, checker.gold, hidden, restrict=restrict, fixed={m_slot: value}
-    )
-    assume(brute.status != "undecided")
-    assert combined.verdict == (Verdict.PROVED if brute.status == "found" else Verdict.REFUTED)

@@ -30,6 +30,12 @@ from uncobench_z3.stats import (
     ratios_at,
     wilson_interval,
 )
+from uncobench_z3.stats._bootstrap import (
+    _numpy_rows,
+    _sorted_exactly,
+    resample_rows,
+    resample_weights,
+)
 
 F = Fraction
 
@@ -167,6 +173,62 @@ def test_ratios_skip_epochs_without_a_denominator() -> None:
     units = [(1, 1, 0, 0), (0, 1, 0, 0)]
     assert bootstrap(units, ratios_at(0, 4), BootstrapConfig(10), "r").value == F(1, 2)
     assert bootstrap([(0, 0)], ratios_at(0, 2), BootstrapConfig(10), "r").value is None
+
+
+@given(st.lists(st.fractions(min_value=-3, max_value=3, max_denominator=50), max_size=60))
+def test_the_percentile_sort_is_the_exact_sort(values: list[Fraction]) -> None:
+    """Sorting by floats first (for speed) never changes the order statistics."""
+    assert _sorted_exactly(values) == sorted(values)
+    close = [F(1, 3) + F(1, 10**30), F(1, 3), F(1, 3) - F(1, 10**30)]  # one float, three values
+    assert _sorted_exactly(close) == sorted(close)
+
+
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(0, 5), min_size=6, max_size=6), st.integers(1, 4)),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_ratios_equal_the_mean_of_fraction_ratios(rows: list[tuple[list[int], int]]) -> None:
+    """The integer-accumulated statistic is the textbook mean of per-epoch ratios."""
+    weighted = [(tuple(unit), weight) for unit, weight in rows]
+    ratios = []
+    for at in range(0, 6, 2):
+        below = sum(unit[at + 1] * w for unit, w in weighted)
+        if below:
+            ratios.append(F(sum(unit[at] * w for unit, w in weighted), below))
+    expected = sum(ratios, F(0)) / len(ratios) if ratios else None
+    assert ratios_at(0, 6)(weighted, 1) == expected
+
+
+@given(
+    st.lists(st.integers(0, 5), min_size=17, max_size=80),
+    st.integers(0, 2**64 - 1),
+    st.integers(1, 40),
+)
+def test_vectorised_resamples_are_the_same_draws(
+    classes: list[int], seed: int, samples: int
+) -> None:
+    """numpy's generator, started from random.Random's state, gives the same resamples as
+    drawing them one by one (so intervals do not depend on whether numpy is installed)."""
+    kinds = max(classes) + 1
+    fast = _numpy_rows(classes, kinds, random.Random(seed), samples)
+    assert fast is not None
+    rng = random.Random(seed)
+    assert fast == [resample_weights(classes, kinds, rng) for _ in range(samples)]
+
+
+def test_without_numpy_the_resamples_are_drawn_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    classes = [i % 3 for i in range(40)]
+    expected = resample_rows(classes, 3, random.Random(5), 30)
+    monkeypatch.setitem(sys.modules, "numpy", None)  # import numpy now fails
+    assert _numpy_rows(classes, 3, random.Random(5), 30) is None
+    assert resample_rows(classes, 3, random.Random(5), 30) == expected
 
 
 def test_bootstrap_intervals_cover_a_known_mean_at_about_the_stated_rate() -> None:

@@ -90,8 +90,12 @@ class ModelConfigError(ModelError):
 class ModelAPIError(ModelError):
     """The provider returned an error that retries did not cure."""
 
-    def __init__(self, message: str, status_code: int | None = None) -> None:
+    def __init__(
+        self, message: str, status_code: int | None = None, attempts: int | None = None
+    ) -> None:
         self.status_code = status_code
+        self.attempts = attempts
+        """how many attempts were made (``None`` for a single attempt's own error)"""
         super().__init__(message)
 
 

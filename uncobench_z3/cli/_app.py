@@ -1,20 +1,32 @@
 """The command group and the one place errors become messages and exit codes.
 
-Exit codes: 0 every check proved; 1 a check refuted (structural failures included);
-2 the input cannot be used (not JSON, schema violation, missing file, bad option);
-3 nothing refuted but something unknown; 4 an internal inconsistency (a bug: please report).
+Exit codes: 0 every check proved; 1 a check refuted (structural failures included), or a
+run stopped (a model error); 2 the input cannot be used (not JSON, schema violation, missing
+file, bad option or model setting, a path that cannot be written); 3 nothing refuted but
+something unknown; 4 an internal inconsistency or an unexpected error (a bug: please report;
+its traceback is kept in a file the message names). Every error is one line on stderr.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+import traceback
+from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
 from .. import __version__
-from ..errors import ConsistencyError, InputError, ResumeError, UncobenchError
+from ..errors import (
+    ConsistencyError,
+    InputError,
+    ModelConfigError,
+    ResumeError,
+    UncobenchError,
+)
 
 EXIT_OK, EXIT_REFUTED, EXIT_INPUT, EXIT_UNKNOWN, EXIT_BUG = 0, 1, 2, 3, 4
 
@@ -36,8 +48,17 @@ def _register() -> None:
         _followup,
         _judge,
         _perturb,
+        _report,
         _verify,
     )
+
+
+def _keep_traceback(exc: BaseException) -> Path:
+    """Write the traceback of an unexpected error to a file for the bug report."""
+    descriptor, name = tempfile.mkstemp(prefix="uncobench-traceback-", suffix=".txt")
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write("".join(traceback.format_exception(exc)))
+    return Path(name)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -48,10 +69,16 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         err_console.print("aborted")
         sys.exit(130)
+    except click.UsageError as exc:  # one line, not the usage text: `--help` shows that
+        command = exc.ctx.command_path if exc.ctx is not None else "uncobench"
+        err_console.print(
+            f"[bold red]error:[/] {escape(exc.format_message())} (see `{escape(command)} --help`)"
+        )
+        sys.exit(EXIT_INPUT)
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_INPUT if exc.exit_code == 2 else exc.exit_code)
-    except (InputError, ResumeError) as exc:
+    except (InputError, ResumeError, ModelConfigError) as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
         sys.exit(EXIT_INPUT)
     except ConsistencyError as exc:
@@ -65,4 +92,14 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted; finished work is kept, run the same command to resume")
         sys.exit(130)
+    except OSError as exc:  # a path that cannot be created, read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        err_console.print(f"[bold red]error:[/] {escape(where)}{escape(exc.strerror or str(exc))}")
+        sys.exit(EXIT_INPUT)
+    except Exception as exc:  # a bug: one line for the user, the traceback kept for the report
+        err_console.print(
+            f"[bold red]internal error (please report):[/] {escape(type(exc).__name__)}: "
+            f"{escape(str(exc)[:300])} (traceback in {escape(str(_keep_traceback(exc)))})"
+        )
+        sys.exit(EXIT_BUG)
     sys.exit(code if isinstance(code, int) else EXIT_OK)

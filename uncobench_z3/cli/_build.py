@@ -9,11 +9,11 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from ..construct import MANIFEST_FILE, build_benchmark
-from ..errors import SpecReadError
-from ..spec import load_json
-from ._app import EXIT_OK, cli
-from ._output import Output, OutputTable, format_option, output_for, progress_bar
+from ..construct import MANIFEST_FILE, LLMStages, ModelRef, build_benchmark, check_benchmark
+from ..errors import ConfigError, SpecReadError
+from ._app import EXIT_OK, cli, err_console
+from ._options import rlimit_option, timeout_ms_option
+from ._output import Output, OutputTable, Styled, format_option, output_for, progress_bar
 
 
 @cli.command()
@@ -27,20 +27,41 @@ from ._output import Output, OutputTable, format_option, output_for, progress_ba
     required=True,
     help="Output folder (manifest.json + groups.jsonl).",
 )
-@click.option("--workers", type=int, default=None, help="Worker processes [default: all cores].")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes [default: all cores].",
+)
 @click.option(
     "--none-share",
     default=0.2,
     show_default=True,
     help="Share of groups planned with no eligible candidate.",
 )
-@click.option("--timeout-ms", default=2000, show_default=True, help="Solver timeout per query.")
-@click.option(
-    "--rlimit", default=50_000_000, show_default=True, help="Solver resource limit per query."
-)
+@timeout_ms_option
+@rlimit_option
 @click.option("--solver-seed", default=0, show_default=True, help="Solver random seed.")
 @click.option("--force", is_flag=True, help="Discard an output built with another configuration.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option(
+    "--generator-model",
+    default=None,
+    help="A model writes each spec (provider/model[,key=value...]) [default: the offline "
+    "generator].",
+)
+@click.option(
+    "--renderer-model",
+    default=None,
+    help="A model phrases the question and the records [default: the templates].",
+)
+@click.option(
+    "--validator-model",
+    default=None,
+    help="A model runs the full-information check [default: the renderer model with "
+    "--renderer-model, else the deterministic reader].",
+)
+@click.option("--no-cache", is_flag=True, help="Do not use the model response cache.")
 def build(
     groups: int,
     seed: int,
@@ -52,12 +73,18 @@ def build(
     solver_seed: int,
     force: bool,
     no_progress: bool,
+    generator_model: str | None,
+    renderer_model: str | None,
+    validator_model: str | None,
+    no_cache: bool,
 ) -> int:
-    """Build a verified benchmark offline (resumable: rerun the same command after a stop).
+    """Build a verified benchmark, offline or with language models for the generator, the
+    renderer and the validator (resumable: rerun the same command after a stop).
 
     The solver options are part of the build's configuration (a different budget can keep
     different groups); --workers is not (any number of workers writes the same bytes).
     """
+    stages = llm_stages(generator_model, renderer_model, validator_model, no_cache)
     with progress_bar("building", "groups kept", enabled=not no_progress) as bar:
 
         def hook(candidates: int, retained: int, wanted: int) -> None:
@@ -74,7 +101,10 @@ def build(
             timeout_ms=timeout_ms,
             rlimit=rlimit,
             solver_seed=solver_seed,
+            stages=stages,
         )
+    if result.stale_lock:
+        err_console.print(f"[yellow]note:[/] {escape(result.stale_lock)}")
     stats = result.manifest["stats"]
     assert isinstance(stats, dict)
     rates = stats["pass_rates"]
@@ -90,6 +120,22 @@ def build(
         f"candidates ({rates['retained_percent']}% retained){note}"
     )
     return EXIT_OK
+
+
+def llm_stages(
+    generator: str | None, renderer: str | None, validator: str | None, no_cache: bool
+) -> LLMStages:
+    """The LLM stages the options name (each parsed, so a bad setting fails now)."""
+    if no_cache and not (generator or renderer or validator):
+        raise ConfigError(
+            "--no-cache concerns the LLM stages: name one with --generator-model, "
+            "--renderer-model or --validator-model"
+        )
+
+    def ref(name: str | None) -> ModelRef | None:
+        return None if name is None else ModelRef.parse(name, cache=not no_cache)
+
+    return LLMStages(generator=ref(generator), renderer=ref(renderer), validator=ref(validator))
 
 
 def stats_tables(stats: dict[str, Any]) -> list[OutputTable]:
@@ -179,6 +225,51 @@ def print_stats(out: Output, stats: dict[str, Any]) -> None:
         listing = ", ".join(f"{k} {v}" for k, v in top)
         more = f" (+{len(spread) - 8} more roles)" if len(spread) > 8 else ""
         out.say(f"[bold]{kind}[/] defects by role: {escape(listing)}{more}")
+    if "validity" in stats:
+        print_validity(out, stats["validity"])
+
+
+def validity_tables(validity: dict[str, Any]) -> list[OutputTable]:
+    """Guessing floors, operator and rounding-mode shares, and the validity targets."""
+    settings = ("reliable", "misaligned", "incomplete", "missed", "mixed")
+    floors = OutputTable.of("guessing floors (exact mean accuracy, %)", ["strategy", *settings])
+    for strategy, row in validity["guessing_floors"].items():
+        floors.add_row(strategy, *[str(row.get(s, {}).get("percent", "-")) for s in settings])
+    tables = [floors]
+    for title, key in (("operators", "operators"), ("rounding modes", "rounding_modes")):
+        table = OutputTable.of(title, [title[:-1], "count", "%"])
+        for name, row in validity[key].items():
+            table.add_row(name, str(row["count"]), str(row["percent"]))
+        tables.append(table)
+    targets = OutputTable.of("validity targets", ["target", "value", "wanted", "met"])
+    for target in validity["targets"]:
+        met = "yes" if target["met"] else Styled("NO", "red")
+        targets.add_row(target["name"], str(target["value"]), target["target"], met)
+    tables.append(targets)
+    return tables
+
+
+def print_validity(out: Output, validity: dict[str, Any]) -> None:
+    floors, operators, modes, targets = validity_tables(validity)
+    out.table(floors)
+    chances = validity["gold_chances"]
+    out.say(
+        f"gold chance of Incomplete replies: mean {chances['mean_percent']}%, "
+        f"max {chances['max']} (at most {chances['at_most']}), "
+        f"exactly 1/2 in {chances['exactly_half']} of {chances['replies']}"
+    )
+    out.table(operators)
+    out.table(modes)
+    rounding = validity["rounding"]
+    ties = ", ".join(f"{mode} {n}" for mode, n in rounding["ties"].items())
+    out.say(
+        f"rounding changes {rounding['changed']} of {rounding['numeric_answers']} numeric "
+        f"answers ({rounding['changed_percent']}%); exact ties: {ties}"
+    )
+    for reason, ids in validity["mixed_unavailable"].items():
+        out.say(f"[bold]no mixed[/] ({len(ids)}): {escape(reason)}")
+        out.say(f"  [dim]{escape(', '.join(ids))}[/]")
+    out.table(targets)
 
 
 @cli.command()
@@ -186,7 +277,10 @@ def print_stats(out: Output, stats: dict[str, Any]) -> None:
 @format_option
 def stats(bench: Path, output_format: str, as_json: bool) -> int:
     """Pass rates per stage and diversity tables of a built benchmark."""
-    manifest = load_json(bench / MANIFEST_FILE if bench.is_dir() else bench)
+    folder = bench if bench.is_dir() else bench.parent
+    if not bench.is_dir() and bench.name != MANIFEST_FILE:
+        raise SpecReadError(str(bench), f"name a built benchmark folder or its {MANIFEST_FILE}")
+    manifest: Any = check_benchmark(folder)
     # statistics are plain numbers (percentages), not exact quantities: re-read as floats
     manifest = json.loads(json.dumps(manifest, default=float))
     if not isinstance(manifest, dict) or "stats" not in manifest:

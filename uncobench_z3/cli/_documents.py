@@ -29,7 +29,9 @@ def verify_path(
     files: dict[str, str] | None = {} if certificates is not None else None
     if data.get("kind") == GROUP_KIND:
         group = validate_document(data, TaskGroup, path)
-        report = verify_group(group, path, budget, files)
+        from ..construct import with_rendering_check
+
+        report = with_rendering_check(verify_group(group, path, budget, files), group)
         task_id = group.id
     else:
         spec = validate_document(data, TaskSpec, path)

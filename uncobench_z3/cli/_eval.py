@@ -1,4 +1,4 @@
-"""``uncobench eval``, ``uncobench report`` and ``uncobench demo``."""
+"""``uncobench eval`` and ``uncobench demo`` (``report``: :mod:`._report`)."""
 
 from __future__ import annotations
 
@@ -16,22 +16,28 @@ from ..errors import ConfigError, UncobenchError
 from ..evaluation import (
     DEFAULT_BUDGET,
     DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRY_WAIT,
     INTERVENTION_ARMS,
+    CallPolicy,
+    ErrorBudget,
     FollowUpReader,
     InterventionArm,
+    RunSummary,
     SampleRecord,
     SettingMetrics,
-    agent_models,
     compute_metrics,
+    error_counts,
     group_digest,
+    is_model_agent,
     make_config,
     reader_agreement,
     run_evaluation,
 )
+from ..models import DEFAULT_MAX_ATTEMPTS
 from ..settings import SETTING_NAMES, SettingName
 from ..solver import SolverBudget, Verdict
 from ..spec import dump_json, write_text_atomic
-from ..stats import DEFAULT_SAMPLES, BootstrapConfig, decimal_text, percent_text
+from ..stats import DEFAULT_SAMPLES, decimal_text, percent_text
 from ._app import EXIT_OK, cli
 from ._output import Output, OutputTable, format_option, output_for, progress_bar
 
@@ -112,11 +118,16 @@ def run_eval(
     interventions: tuple[str, ...] = (),
     epochs: int = 1,
     output: Output | None = None,
+    max_errors: str = "0",
+    calls: CallPolicy | None = None,
     missed_wait: int | None = None,
     followup_reader: str = "rules",
 ) -> list[SettingMetrics]:
-    """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics."""
+    """Evaluate ``agents`` on the benchmark ``bench``; prints a summary, returns the metrics.
+
+    A run stopped by ``max_errors`` prints what finished, then raises (exit code 1)."""
     output = output or Output()
+    error_budget = ErrorBudget.parse(max_errors)
     groups = load_groups(bench)
     if not groups:
         raise ConfigError(f"{bench} holds no task groups")
@@ -132,18 +143,36 @@ def run_eval(
                          followup_reader=cast("FollowUpReader", followup_reader))  # fmt: skip
     summary = asyncio.run(
         run_evaluation(groups, config, out, concurrency=concurrency, restart=restart,
-                       force=force, progress=progress, digests=digests)
+                       force=force, progress=progress, digests=digests,
+                       max_errors=error_budget, calls=calls)
     )  # fmt: skip
     metrics = compute_metrics(summary.records, summary.unavailable)
     skipped = {s: len(g) for s, g in summary.unavailable.items() if g}
     if output.is_json:
         output.json({
             "out": str(out), "ran": summary.ran, "reused": summary.reused, "skipped": skipped,
+            "errors": summary.errors, "stopped": summary.stopped,
             "metrics": [m.model_dump(mode="json") for m in metrics],
         })  # fmt: skip
-        return metrics
-    models = any(agent_models(agent) for agent in agents)
-    table = _summary(metrics, models)
+    else:
+        _print_summary(output, summary, metrics, skipped, out, followup_reader)
+    if summary.stopped:
+        raise UncobenchError(
+            f"{summary.stopped}; finished samples are kept, run the same command to resume "
+            "(error samples are tried again)"
+        )
+    return metrics
+
+
+def _print_summary(
+    output: Output,
+    summary: RunSummary,
+    metrics: list[SettingMetrics],
+    skipped: dict[str, int],
+    out: Path,
+    followup_reader: str,
+) -> None:
+    table = _summary(metrics, any(is_model_agent(a) for a in summary.config.agents))
     output.table(table)
     if "inv" in [column.header for column in table.columns]:
         output.say(MODEL_COLUMNS_NOTE)
@@ -164,7 +193,23 @@ def run_eval(
         f"{summary.ran} sample(s) run, {summary.reused} reused from an earlier run; "
         f"log in {escape(str(out))}"
     )
-    return metrics
+    print_error_samples(output, summary.records)
+
+
+def print_error_samples(output: Output, records: list[SampleRecord]) -> None:
+    """One line for the error samples of a run (not scored), if there are any."""
+    counts = error_counts(records)
+    if not counts:
+        return
+    total = sum(sum(c.values()) for c in counts.values())
+    parts = [
+        f"{agent} / {setting}: {sum(c.values())} ({', '.join(f'{k} {v}' for k, v in c.items())})"
+        for (agent, setting), c in counts.items()
+    ]
+    output.say(
+        f"[yellow]{total} error sample(s)[/] (model calls failed after retries; not scored, "
+        f"tried again on resume): {escape('; '.join(parts))}"
+    )
 
 
 @cli.command("eval")
@@ -239,6 +284,33 @@ def run_eval(
     "runs the five nested arms; default: none).",
 )
 @click.option(
+    "--max-errors",
+    default="0",
+    show_default=True,
+    help="Error samples (model calls that failed after retries) tolerated before the run "
+    "stops: a count, or a percentage of the samples (5%). 0 stops at the first.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=None,
+    help="Seconds one model call may take before it is retried [default: 300].",
+)
+@click.option(
+    "--max-attempts",
+    type=int,
+    default=DEFAULT_MAX_ATTEMPTS,
+    show_default=True,
+    help="Attempts per model call (retries on 429, 5xx, timeouts, malformed answers).",
+)
+@click.option(
+    "--max-retry-wait",
+    type=float,
+    default=DEFAULT_MAX_RETRY_WAIT,
+    show_default=True,
+    help="Longest wait in seconds between two attempts (Retry-After is honoured up to it).",
+)
+@click.option(
     "--missed-wait",
     type=click.IntRange(min=0),
     default=None,
@@ -269,6 +341,10 @@ def eval_command(
     force: bool,
     colleague_model: str,
     interventions: tuple[str, ...],
+    max_errors: str,
+    timeout: float | None,
+    max_attempts: int,
+    max_retry_wait: float,
     missed_wait: int | None,
     followup_reader: str,
     no_progress: bool,
@@ -281,10 +357,12 @@ def eval_command(
     counted). Each finished sample is appended to OUT/samples.jsonl; running the same command
     again resumes where it stopped.
     """
+    calls = CallPolicy(timeout, max_attempts, max_retry_wait)
     run_eval(bench, agents, out, settings, seed, budget, limit, concurrency, restart, force,
              progress=not no_progress, colleague=colleague_model,
              interventions=interventions, epochs=epochs,
-             output=output_for(output_format, as_json), missed_wait=missed_wait,
+             output=output_for(output_format, as_json), max_errors=max_errors,
+             calls=calls, missed_wait=missed_wait,
              followup_reader=followup_reader)  # fmt: skip
     return EXIT_OK
 
@@ -304,41 +382,6 @@ def bootstrap_options(command: Callable[..., int]) -> Callable[..., int]:
         type=click.IntRange(min=1),
         help="Bootstrap resamples per interval.",
     )(command)
-
-
-@cli.command("report")
-@click.argument("runs", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Folder for report.md, report.html and plots/.",
-)
-@click.option("--title", default="uncobench evaluation report", show_default=True)
-@click.option("--no-plots", is_flag=True, help="Skip the plots (no matplotlib needed).")
-@bootstrap_options
-def report_command(
-    runs: Path,
-    out: Path,
-    title: str,
-    no_plots: bool,
-    bootstrap_samples: int,
-    bootstrap_seed: int,
-) -> int:
-    """Write a Markdown and a self-contained HTML report of every run under RUNS, and
-    metrics.json (every figure, exact)."""
-    from ..report import write_report
-
-    config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
-    files = write_report(runs, out, title=title, plots=not no_plots, bootstrap=config)
-    output = Output()
-    output.say(
-        f"wrote {escape(str(files.markdown))}, {escape(str(files.html))} and "
-        f"{escape(str(files.metrics))}"
-    )
-    if files.note:
-        output.say(f"[yellow]plots omitted:[/] {escape(files.note)}")
-    return EXIT_OK
 
 
 # -- demo ------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from ..settings import perturb as build_group
 from ..solver import SolverBudget, Verdict
 from ..spec import dump_json, load_spec, write_text_atomic
 from ._app import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, cli
+from ._options import timeout_ms_option
 from ._output import format_option, output_for
 from ._verify import print_report
 
@@ -25,7 +26,7 @@ from ._verify import print_report
     help="Where to write the task group (JSON).",
 )
 @click.option("--seed", default=0, show_default=True, help="Chooses the designated defects.")
-@click.option("--timeout-ms", default=2000, show_default=True, help="Solver timeout per query.")
+@timeout_ms_option
 @click.option("--quiet", is_flag=True, help="Print only a one-line summary.")
 @click.option(
     "--misaligned",

@@ -9,11 +9,13 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from .._outdir import contained
 from ..errors import SpecReadError
 from ..solver import SolverBudget, Verdict, VerificationReport
 from ..spec import TaskSpec, write_text_atomic
 from ._app import EXIT_INPUT, EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, cli, err_console
 from ._documents import verify_path
+from ._options import rlimit_option, timeout_ms_option
 from ._output import Column, Output, OutputTable, Styled, format_option, output_for, progress_bar
 
 VERDICT_STYLE = {Verdict.PROVED: "green", Verdict.REFUTED: "bold red", Verdict.UNKNOWN: "yellow"}
@@ -146,10 +148,8 @@ def print_verification(
     type=click.Path(file_okay=False, path_type=Path),
     help="Write every solver query as a standalone SMT-LIB2 file: DIR/<task id>/<query>.smt2.",
 )
-@click.option("--timeout-ms", default=2000, show_default=True, help="Solver timeout per query.")
-@click.option(
-    "--rlimit", default=50_000_000, show_default=True, help="Solver resource limit per query."
-)
+@timeout_ms_option
+@rlimit_option
 @click.option("--seed", default=0, show_default=True, help="Solver random seed.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on a benchmark.")
 def verify(
@@ -196,7 +196,7 @@ def verify(
         if emit_dir is not None and certificates:
             for task_id, files in certificates.items():
                 for name, text in files.items():
-                    write_text_atomic(emit_dir / task_id / f"{name}.smt2", text)
+                    write_text_atomic(contained(emit_dir, task_id, f"{name}.smt2"), text)
     if out.is_json:
         out.json(verification_json(reports, errors))
     else:

@@ -20,10 +20,18 @@ from ._audit import (
     sample_audit,
     write_audit,
 )
-from ._benchfile import GROUPS_FILE, MANIFEST_FILE, load_groups, rendered_of, verify_benchmark
+from ._benchfile import (
+    GROUPS_FILE,
+    MANIFEST_FILE,
+    check_benchmark,
+    load_groups,
+    rendered_of,
+    verify_benchmark,
+)
 from ._candidate import CandidateOutcome, process_candidate
 from ._generate import Draft, DraftError, FactHint, SpecGenerator
 from ._instantiate import InstantiationError, Instantiator, Plan, instantiate, make_plan
+from ._integrity import check_rendering, with_rendering_check
 from ._library import (
     DomainFile,
     LibraryProblem,
@@ -109,7 +117,9 @@ __all__ = [
     "audit_text",
     "build_benchmark",
     "build_config",
+    "check_benchmark",
     "check_library",
+    "check_rendering",
     "generate_spec",
     "instantiate",
     "library_digest",
@@ -135,5 +145,6 @@ __all__ = [
     "validate_rendering",
     "validate_with_llm",
     "verify_benchmark",
+    "with_rendering_check",
     "write_audit",
 ]

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError, SpecReadError
 from ..settings import TaskGroup
-from ..spec import parse_json_text, validate_document, write_text_atomic
+from ..spec import parse_json_text, read_utf8, validate_document, write_text_atomic
 from ..stats import wilson_interval
 from ._benchfile import GROUPS_FILE, load_groups
 from ._candidate import CandidateOutcome, Stage
@@ -83,7 +83,7 @@ def read_rejected(bench: str | Path) -> list[RejectedCandidate] | None:
     if not path.exists():
         return None
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_utf8(path).splitlines(), start=1):
         if line.strip():
             source = f"{path}:{number}"
             out.append(validate_document(parse_json_text(line, source), RejectedCandidate, source))
@@ -199,14 +199,7 @@ def write_audit(path: str | Path, items: Sequence[AuditItem], force: bool = Fals
 
 
 def _read_lines(path: Path) -> list[tuple[dict[str, Any], AuditItem]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecReadError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise SpecReadError(str(path), "is a directory, not an audit file") from None
-    except UnicodeDecodeError:
-        raise SpecReadError(str(path), "not UTF-8 text") from None
+    text = read_utf8(path)
     rows: list[tuple[dict[str, Any], AuditItem]] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -217,6 +210,8 @@ def _read_lines(path: Path) -> list[tuple[dict[str, Any], AuditItem]]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise SpecReadError(source, f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+        except RecursionError:
+            raise SpecReadError(source, "not valid JSON: nested too deeply") from None
         item = validate_document(data, AuditItem, source)
         if item.item in seen:
             raise SpecReadError(

@@ -1,7 +1,9 @@
 """Reading task groups from disk: a built benchmark folder, a JSON Lines file or group files.
 
 A built benchmark is a folder with ``manifest.json`` and ``groups.jsonl`` (one task group a
-line). Errors name the file, the line and the JSON path.
+line). Every reader checks the groups against the manifest's content hash and group count
+(hashing while reading), so a cut or edited benchmark is refused, not evaluated. Errors name
+the file, the line and the JSON path.
 """
 
 from __future__ import annotations
@@ -9,25 +11,33 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
+from .._workers import worker_pool
 from ..errors import SpecReadError
 from ..settings import GROUP_KIND, TaskGroup, verify_group
-from ..solver import CheckResult, SolverBudget, Verdict, VerificationReport
-from ..spec import TypedTask, check_structure, load_json, parse_json_text, validate_document
+from ..solver import CheckResult, SolverBudget, Verdict, VerificationReport, combine
+from ..spec import (
+    TypedTask,
+    check_structure,
+    load_json,
+    parse_json_text,
+    read_utf8,
+    validate_document,
+)
+from ._integrity import with_rendering_check
 from ._render import RenderedTask, render_task
 
 GROUPS_FILE = "groups.jsonl"
 MANIFEST_FILE = "manifest.json"
 
 
-def iter_jsonl_groups(path: Path) -> list[TaskGroup]:
+def iter_jsonl_groups(path: Path, text: str | None = None) -> list[TaskGroup]:
+    """The groups of a JSON Lines file (``text``: its content, if already read)."""
     groups = []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecReadError(str(path), f"cannot be read ({exc.strerror})") from None
+    if text is None:
+        text = read_utf8(path)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -39,14 +49,69 @@ def iter_jsonl_groups(path: Path) -> list[TaskGroup]:
     return groups
 
 
+def manifest_problems(folder: Path, text: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The benchmark's manifest, and what in ``text`` (its ``groups.jsonl``) disagrees with
+    it: ``(check name, problem)`` pairs for the content hash and the group count."""
+    manifest_path = folder / MANIFEST_FILE
+    if not manifest_path.is_file():
+        raise SpecReadError(
+            str(folder),
+            f"is not a built benchmark (no {MANIFEST_FILE}); to use its groups unchecked, "
+            f"name the file itself ({folder / GROUPS_FILE})",
+        )
+    manifest = load_json(manifest_path)
+    if not isinstance(manifest, dict):
+        raise SpecReadError(str(manifest_path), "a manifest is a JSON object", json_path="$")
+    problems = []
+    expected = manifest.get("content_hash")
+    actual = hashlib.sha256(text.encode()).hexdigest()
+    if expected != actual:
+        problems.append((
+            "content-hash",
+            f"the content hash of {GROUPS_FILE} ({actual[:12]}) differs from the manifest's "
+            f"({str(expected)[:12]}): the benchmark changed after it was built",
+        ))  # fmt: skip
+    stats = manifest.get("stats")
+    wanted = stats.get("groups") if isinstance(stats, dict) else None
+    count = sum(1 for line in text.splitlines() if line.strip())
+    if isinstance(wanted, int) and wanted != count:
+        problems.append((
+            "group-count",
+            f"{GROUPS_FILE} holds {count} group(s), the manifest's group count is {wanted}",
+        ))  # fmt: skip
+    return manifest, problems
+
+
+def check_benchmark(folder: str | Path, text: str | None = None) -> dict[str, Any]:
+    """The manifest of the built benchmark ``folder`` once its ``groups.jsonl`` (``text``, if
+    already read) matches the manifest's content hash and group count; a
+    :class:`SpecReadError` naming the first mismatch otherwise."""
+    target = Path(folder)
+    if text is None:
+        text = read_utf8(target / GROUPS_FILE)
+    manifest, problems = manifest_problems(target, text)
+    if problems:
+        _, problem = problems[0]
+        raise SpecReadError(
+            str(target / MANIFEST_FILE), f"{problem}; rebuild it, or `uncobench verify` it"
+        )
+    return manifest
+
+
 def load_groups(path: str | Path) -> list[TaskGroup]:
-    """Task groups from a benchmark folder, a ``.jsonl`` file or a single group file."""
+    """Task groups from a benchmark folder, a ``.jsonl`` file or a single group file.
+
+    A folder must be a built benchmark whose ``groups.jsonl`` matches its manifest (content
+    hash and group count, checked while reading); a file is read as it is.
+    """
     target = Path(path)
     if target.is_dir():
         jsonl = target / GROUPS_FILE
         if not jsonl.exists():
             raise SpecReadError(str(target), f"is not a built benchmark (no {GROUPS_FILE})")
-        return iter_jsonl_groups(jsonl)
+        text = read_utf8(jsonl)
+        check_benchmark(target, text)
+        return iter_jsonl_groups(jsonl, text)
     if target.suffix == ".jsonl":
         return iter_jsonl_groups(target)
     data = load_json(target)
@@ -74,7 +139,8 @@ def _verify_chunk(lines: list[str], source: str, budget: SolverBudget) -> list[V
     reports = []
     for line in lines:
         group = TaskGroup.model_validate_json(line)
-        reports.append(verify_group(group, f"{source}#{group.id}", budget))
+        report = verify_group(group, f"{source}#{group.id}", budget)
+        reports.append(with_rendering_check(report, group))
     return reports
 
 
@@ -95,32 +161,34 @@ def verify_benchmark(
     """
     target = Path(path)
     groups_file = target / GROUPS_FILE
-    load_groups(target)  # validates every line first: bad input is an error, not a verdict
-    text = groups_file.read_text(encoding="utf-8")
+    if not groups_file.exists():
+        raise SpecReadError(str(target), f"is not a built benchmark (no {GROUPS_FILE})")
+    text = read_utf8(groups_file)
+    iter_jsonl_groups(groups_file, text)  # every line first: bad input is an error, not a verdict
     lines = [line for line in text.splitlines() if line.strip()]
-    reports: list[VerificationReport] = []
-    manifest = load_json(target / MANIFEST_FILE) if (target / MANIFEST_FILE).exists() else None
-    expected = manifest.get("content_hash") if isinstance(manifest, dict) else None
-    actual = hashlib.sha256(text.encode()).hexdigest()
-    reports.append(
+    _, problems = manifest_problems(target, text)
+    refuted = dict(problems)
+    checks = [
+        CheckResult(
+            name=name,
+            kind="consistency",
+            verdict=Verdict.REFUTED if name in refuted else Verdict.PROVED,
+            summary=refuted.get(name, proved),
+        )
+        for name, proved in (
+            ("content-hash", f"{GROUPS_FILE} matches the manifest's content hash"),
+            ("group-count", f"{GROUPS_FILE} holds the manifest's {len(lines)} group(s)"),
+        )
+    ]
+    reports: list[VerificationReport] = [
         VerificationReport(
             source=str(target / MANIFEST_FILE),
             document="manifest",
             task_id="manifest",
-            verdict=Verdict.PROVED if expected == actual else Verdict.REFUTED,
-            checks=[
-                CheckResult(
-                    name="content-hash",
-                    kind="consistency",
-                    verdict=Verdict.PROVED if expected == actual else Verdict.REFUTED,
-                    summary="groups.jsonl matches the manifest's content hash"
-                    if expected == actual
-                    else f"groups.jsonl hash {actual[:12]} differs from the manifest's "
-                    f"{str(expected)[:12]}",
-                )
-            ],
+            verdict=combine([c.verdict for c in checks]),
+            checks=checks,
         )
-    )
+    ]
     workers = max(1, workers or os.cpu_count() or 1)
     size = max(1, len(lines) // (workers * 4) or 1)
     chunks = [lines[i : i + size] for i in range(0, len(lines), size)]
@@ -137,7 +205,7 @@ def verify_benchmark(
         for chunk in chunks:
             add(_verify_chunk(chunk, source, budget))
         return reports
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with worker_pool(workers) as pool:
         for found in pool.map(
             _verify_chunk, chunks, [source] * len(chunks), [budget] * len(chunks)
         ):

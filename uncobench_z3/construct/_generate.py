@@ -2,9 +2,11 @@
 
 :class:`SpecGenerator` drafts specs one at a time. Each draft takes the least-used
 (domain, operation) pair so far, the least-used scenario of that domain, the scenario's rule
-for the operation and 5-7 conditions with chosen thresholds, then checks the result with
-:func:`check_structure`. Everything random comes from one ``random.Random(seed)``, so a
-draft depends only on the seed and the sequence of earlier ``draft`` calls.
+for the operation and 5-7 conditions with chosen thresholds, each stated with the operator
+the batch has used least and the rule rounded with the least-used mode (see
+:mod:`._diversity`), then checks the result with :func:`check_structure`. Everything random
+comes from one ``random.Random(seed)``, so a draft depends only on the seed and the sequence
+of earlier ``draft`` calls.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from __future__ import annotations
 import random
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from ..errors import UncobenchError
 from ..spec import OPERATIONS, NumericalRule, Operation, Problem, TaskSpec, check_structure
 from ..spec._model import Scalar
 from ..spec._structure import CONDITION_RANGE, MIN_CONDITION_ROLES, ROLE_RANGE
+from ..spec._values import parse_fraction
+from ._diversity import DiversityBalance
 from ._library import (
     ChosenCondition,
     DomainFile,
@@ -81,6 +86,8 @@ class SpecGenerator:
         self._domain_use: Counter[str] = Counter()
         self._operation_use: Counter[Operation] = Counter()
         self._recent: deque[tuple[str, str, frozenset[str]]] = deque(maxlen=RECENT_WINDOW)
+        self.diversity = DiversityBalance()
+        """Operators and rounding modes used so far (updated with each accepted draft)."""
         self._pairs: list[tuple[DomainFile, Operation]] = [
             (entry, operation)
             for entry in library.domains
@@ -104,7 +111,7 @@ class SpecGenerator:
             draft = self._build(index, entry.domain, operation, selection, plan_none)
             problems = self.validate(draft)
             if not problems:
-                self._record(entry.domain, operation, selection)
+                self._record(entry.domain, operation, selection, draft.spec.rule)
                 return draft
         raise DraftError(
             f"no valid draft for {entry.domain}/{operation} after {MAX_ATTEMPTS} attempts: "
@@ -202,10 +209,9 @@ class SpecGenerator:
         picked = [rng.choice(scenario.condition_facts(role)) for role in must]
         rest = [f for f in pool if f not in picked]
         picked += rng.sample(rest, rng.randint(fewest, most) - len(picked))
-        conditions = []
+        conditions: list[ChosenCondition] = []
         for fact in picked:
-            template = rng.choice(fact.conditions)
-            conditions.append(ChosenCondition(fact, template, rng.choice(template.choices)))
+            conditions.append(self.diversity.condition(fact, rng, conditions))
         return _Selection(scenario, rule, conditions, frozenset(roles))
 
     # -- building ----------------------------------------------------------------------------
@@ -220,11 +226,12 @@ class SpecGenerator:
     ) -> Draft:
         scenario = selection.scenario
         names = self._rng.sample(self.library.names[scenario.candidate_kind], 3)
+        steps = [_step(scenario.fact(key).step) for key in selection.rule.operands]
         spec = assemble_spec(
             spec_id=f"{domain}_{index:05d}",
             domain=domain,
             scenario=scenario,
-            rule=selection.rule,
+            rule=self.diversity.rounding(selection.rule, steps, self._rng),
             conditions=selection.conditions,
             candidate_names=names,
         )
@@ -237,12 +244,19 @@ class SpecGenerator:
             hints=_hints(spec, scenario),
         )
 
-    def _record(self, domain: str, operation: Operation, selection: _Selection) -> None:
+    def _record(
+        self, domain: str, operation: Operation, selection: _Selection, rule: NumericalRule
+    ) -> None:
+        self.diversity.record(selection.conditions, rule)
         self.pair_use[(domain, operation)] += 1
         self._domain_use[domain] += 1
         self._operation_use[operation] += 1
         self.scenario_use[selection.scenario.id] += 1
         self._recent.append((selection.scenario.id, operation, selection.roles))
+
+
+def _step(raw: Scalar | None) -> Fraction:
+    return parse_fraction(raw) if raw is not None else Fraction(1)
 
 
 def _hints(spec: TaskSpec, scenario: ScenarioTemplate) -> dict[str, FactHint]:

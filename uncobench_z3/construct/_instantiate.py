@@ -7,10 +7,19 @@ the scenario's typical range, on round figures - enter as *soft targets*: one as
 literal per value; when the targets contradict the plan, the unsat core names the culprits,
 they are dropped and the solver chooses those values itself. One solver, a handful of checks.
 
-With no eligible candidate, every role must still be necessary (jointly; see the engine): the
-roles are split into three groups, one per candidate, each candidate failing a condition of
-every role of its group and nothing else; one group is a single role, which makes that role
-necessary alone and gives the unreliable settings a defect to carry.
+Plans are chosen so that skipping roles does not pay. With an eligible candidate, each other
+candidate fails exactly one condition fact, and the two facts belong to two different roles
+that own no rule operand: an agent that asks only the operand owners sees three candidates
+still possible (and guesses right one time in three at best). With no eligible candidate,
+every role must still be necessary (jointly; see the engine): the roles are split into three
+groups, one per candidate, each candidate failing a condition of every role of its group and
+nothing else; two groups are a single role each (preferably roles that own no operand), which
+makes those two roles necessary alone and gives the unreliable settings two roles to spread
+their defects over; the rest share the third candidate's exclusion.
+
+Rounding is then given a part to play: with an eligible candidate, one of its operands may be
+nudged by a few steps (its conditions still holding) so that the rule's rounding changes the
+result - or, for a half-way rounding mode, sometimes so that the result is an exact tie.
 
 Records of the *other* contexts are then added: for the slots that decide the answer, a value
 that would flip it (the April clearance that failed), elsewhere a plausible different value.
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from fractions import Fraction
 
 import z3
 
@@ -35,13 +45,18 @@ from ..spec import (
     Value,
     check_structure,
     parse_value,
+    rounding_unit,
     to_json_scalar,
 )
 from ._generate import Draft
-from ._natural import believable_amount_term
+from ._natural import believable_amount_term, is_money, is_signed_rule
 
 MAX_RELAXATIONS = 12
 ALTERNATIVE_SHARE = 0.35
+#: Share of half-way rounding rules for which an exact tie is sought.
+TIE_SHARE = 0.4
+#: The largest nudge (in steps of the operand) tried to make rounding matter.
+MAX_NUDGE = 12
 
 
 class InstantiationError(Exception):
@@ -71,32 +86,39 @@ def _condition_facts_by_role(task: TypedTask) -> dict[str, list[str]]:
     return by_role
 
 
+def _operand_roles(task: TypedTask) -> set[str]:
+    return {task.facts[key].owner for key in task.rule.operands}
+
+
 def make_plan(task: TypedTask, plan_none: bool, rng: random.Random) -> Plan:
+    """The answer's shape, chosen so that skipping roles does not pay (module docstring)."""
     candidates = list(task.candidates)
     by_role = _condition_facts_by_role(task)
+    condition_only = [r for r in by_role if r not in _operand_roles(task)]
+    rng.shuffle(condition_only)
     if not plan_none:
         chosen = rng.choice(candidates)
-        failing = {}
-        condition_facts = [c.fact for c in task.conditions]
-        for candidate in candidates:
-            if candidate == chosen:
-                continue
-            count = 1 if rng.random() < 0.7 else 2
-            failing[candidate] = tuple(
-                rng.sample(condition_facts, min(count, len(condition_facts)))
-            )
-        return Plan(chosen, failing)
+        others = [c for c in candidates if c != chosen]
+        rng.shuffle(others)
+        if not condition_only:  # every condition role owns an operand: nothing to hide
+            condition_facts = [c.fact for c in task.conditions]
+            return Plan(chosen, {c: (rng.choice(condition_facts),) for c in others})
+        # one failing fact each, of two different condition-only roles when there are two
+        roles = [condition_only[i % len(condition_only)] for i in range(len(others))]
+        return Plan(
+            chosen, {c: (rng.choice(by_role[r]),) for c, r in zip(others, roles, strict=True)}
+        )
     roles = list(by_role)
     if len(roles) < 3 or len(roles) != len(task.roles):
         raise InstantiationError("with no eligible candidate every role needs a condition")
-    rng.shuffle(roles)
-    # sizes: one singleton group, the rest split as evenly as possible
-    rest = len(roles) - 1
-    sizes = [1, rest // 2, rest - rest // 2]
-    groups, start = [], 0
-    for size in sizes:
-        groups.append(roles[start : start + size])
-        start += size
+    # two singleton groups (two roles necessary alone), condition-only roles first, and the
+    # rest - operand roles included - sharing the third candidate's exclusion
+    singles = condition_only[:2]
+    rest = [r for r in roles if r not in singles]
+    rng.shuffle(rest)
+    while len(singles) < 2:
+        singles.append(rest.pop())
+    groups = [[singles[0]], [singles[1]], rest]
     rng.shuffle(candidates)
     failing = {
         candidate: tuple(rng.choice(by_role[role]) for role in group)
@@ -309,6 +331,58 @@ class Instantiator:
         return records
 
 
+def _rounding_shape(task: TypedTask, operands: list[Fraction]) -> str | None:
+    """``"tie"``, ``"changes"``, ``"exact"`` (rounding leaves the result as it is), or None
+    (no result, or a money result below one rounding unit: see :func:`believable_amount_term`)."""
+    rule = task.rule
+    try:
+        value = rule.value(operands)
+    except ZeroDivisionError:
+        return None
+    units = value / rounding_unit(rule.digits)
+    if is_money(rule.unit) and not is_signed_rule(rule.operation, rule.label) and units < 1:
+        return None
+    if units.denominator == 1:
+        return "exact"
+    return "tie" if units.denominator == 2 else "changes"
+
+
+def shape_rounding(
+    task: TypedTask, plan: Plan, values: dict[Slot, Value], rng: random.Random
+) -> dict[Slot, Value]:
+    """Nudge one operand of the eligible candidate so that rounding changes the result (or,
+    for a half-way mode and :data:`TIE_SHARE` of the rules, lands on an exact tie)."""
+    chosen = plan.eligible
+    if chosen is None:
+        return values
+    rule = task.rule
+    wanted = "tie" if rule.mode.startswith("half") and rng.random() < TIE_SHARE else "changes"
+
+    def shape(changes: dict[Slot, Value]) -> str | None:
+        merged = {**values, **changes}
+        operands = [Fraction(merged[(chosen, k)]) for k in rule.operands]  # type: ignore[arg-type]
+        return _rounding_shape(task, operands)
+
+    if shape({}) == wanted:
+        return values
+    keys = list(rule.operands)  # the order operands are tried in (not their order in the rule)
+    rng.shuffle(keys)
+    for key in keys:
+        slot, fact = (chosen, key), task.facts[key]
+        conditions = [c for c in task.conditions if c.fact == key]
+        code = fact.code(values[slot])
+        low, high = fact.code_range()
+        assert not isinstance(code, bool)
+        for distance in range(1, MAX_NUDGE + 1):
+            for nudged in (code + distance, code - distance):
+                if not low <= nudged <= high:
+                    continue
+                value = fact.value_of(nudged)
+                if all(c.holds(value) for c in conditions) and shape({slot: value}) == wanted:
+                    return {**values, slot: value}
+    return values
+
+
 def instantiate(
     draft: Draft, seed: int, attempt: int = 0, budget: SolverBudget = DEFAULT_BUDGET
 ) -> TaskSpec:
@@ -316,7 +390,7 @@ def instantiate(
     rng = random.Random(f"instantiate:{seed}:{draft.spec.id}:{attempt}")
     instantiator = Instantiator(draft, budget)
     plan = make_plan(instantiator.task, draft.plan_none, rng)
-    values = instantiator.values(plan, rng)
+    values = shape_rounding(instantiator.task, plan, instantiator.values(plan, rng), rng)
     records = [
         Record(candidate=c, fact=f, value=to_json_scalar(values[(c, f)]))
         for c, f in instantiator.task.all_slots()

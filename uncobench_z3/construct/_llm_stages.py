@@ -31,7 +31,15 @@ from pydantic import ValidationError
 
 from .._assets import asset_path
 from ..errors import ConfigError
-from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, ToolDef, get_model
+from ..models import (
+    DEFAULT_MAX_ATTEMPTS,
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    ToolDef,
+    get_model,
+)
 from ..spec import (
     Outcome,
     Problem,
@@ -87,13 +95,41 @@ class ModelRef:
                 settings.append((key, _GENERATION_KEYS[key](raw)))
             except ValueError:
                 raise ConfigError(f"model option {pair!r}: {raw!r} is not a valid {key}") from None
-        return cls(name, tuple(settings), cache, connections)
+        ref = cls(name, tuple(settings), cache, connections)
+        ref.config()  # out-of-range settings fail here, before any work
+        return ref
 
-    def create(self) -> Model:
+    def config(self) -> GenerateConfig:
+        """The generation settings; out-of-range values (``temperature=-1``) are a
+        :class:`ConfigError` naming the option."""
+        try:
+            return GenerateConfig(**dict(self.settings))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            key = ".".join(str(part) for part in first["loc"])
+            value = dict(self.settings).get(key)
+            raise ConfigError(
+                f"model option {key}={value} of {self.name!r}: {first['msg'].lower()}"
+            ) from None
+
+    def create(
+        self,
+        *,
+        timeout: float | None = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_retry_wait: float = 60.0,
+    ) -> Model:
+        """The model; ``timeout`` (seconds per attempt), ``max_attempts`` and
+        ``max_retry_wait`` bound the waiting (they are not part of :meth:`describe`)."""
+        config = self.config()
+        if timeout is not None:
+            config = config.model_copy(update={"timeout": timeout})
         return get_model(
             self.name,
-            config=GenerateConfig(**dict(self.settings)),
+            config=config,
             cache=self.cache,
+            max_attempts=max_attempts,
+            max_retry_wait=max_retry_wait,
             max_connections=self.max_connections,
         )
 

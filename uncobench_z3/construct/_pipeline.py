@@ -17,15 +17,19 @@ import random
 import shutil
 from collections import Counter, deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from .. import __version__
 from .._assets import asset_path
-from ..errors import ConfigError, ResumeError, UncobenchError
+from .._outdir import check_output_folder, lock_output
+from .._workers import worker_pool
+from ..errors import ConfigError, ResumeError, SpecReadError, UncobenchError
 from ..solver import SolverBudget
-from ..spec import dump_json, load_json, write_text_atomic
+from ..spec import dump_json, load_json, read_utf8, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
 from ._benchfile import GROUPS_FILE, MANIFEST_FILE
 from ._candidate import CandidateOutcome, process_candidate
@@ -67,6 +71,8 @@ class BuildResult:
     manifest: dict[str, object]
     resumed_chunks: int
     reused: bool
+    stale_lock: str | None = None
+    """a note when a lock left by a killed build was taken over"""
 
 
 ProgressHook = Callable[[int, int, int], None]
@@ -150,9 +156,14 @@ def _chunk_path(out: Path, number: int) -> Path:
 
 
 def _read_chunk(path: Path) -> list[CandidateOutcome]:
-    return [
-        CandidateOutcome.model_validate_json(line) for line in path.read_text().splitlines() if line
-    ]
+    try:
+        return [
+            CandidateOutcome.model_validate_json(line)
+            for line in read_utf8(path).splitlines()
+            if line
+        ]
+    except ValidationError:  # chunks are written atomically: this one was edited
+        raise SpecReadError(str(path), "not a finished chunk; delete it to redo it") from None
 
 
 def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[CandidateOutcome]]:
@@ -283,6 +294,23 @@ def build_benchmark(
     for ref in (llm.generator, llm.renderer, llm.validator):
         if ref is not None:  # a missing key or unknown provider fails now, not in every worker
             asyncio.run(ref.create().aclose())
+    check_output_folder(target, (MANIFEST_FILE, GROUPS_FILE, WORK_DIR), "benchmark folder")
+    with lock_output(target, "build") as lock:
+        result = _build(target, config, llm, workers, force, progress)
+    result.stale_lock = lock.stale_note()
+    return result
+
+
+def _build(
+    target: Path,
+    config: BuildConfig,
+    llm: LLMStages,
+    workers: int | None,
+    force: bool,
+    progress: ProgressHook | None,
+) -> BuildResult:
+    """The build itself, inside the folder's lock."""
+    groups = config.groups
     chunks = _prepare(target, config, force)
     if not (target / WORK_DIR).exists():
         manifest = load_json(target / MANIFEST_FILE)
@@ -298,7 +326,7 @@ def build_benchmark(
             progress(done, min(groups, sum(o.retained for c in chunks.values() for o in c)), groups)
 
     report()
-    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
+    pool = worker_pool(workers) if workers > 1 else None
     pending: dict[Future[list[CandidateOutcome]], int] = {}
     number = 0
 

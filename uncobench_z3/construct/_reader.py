@@ -19,6 +19,8 @@ from fractions import Fraction
 from ..spec import FactType, Outcome, TypedCondition, TypedRule, TypedTask, Value, parse_value
 from ._render import (
     MODE_TEXT,
+    RULE_RESULT,
+    RULE_UNIT,
     SECTION_ANSWER,
     SECTION_CANDIDATES,
     SECTION_CONDITIONS,
@@ -34,6 +36,7 @@ from ._text import (
     find_dates,
     find_members,
     find_numbers,
+    find_unsure_boolean,
     strip_dates,
 )
 
@@ -209,6 +212,9 @@ def parse_statement(line: str, catalog: Catalog) -> Statement:
         raise ReadError(f"no context (in parentheses) in {line!r}")
     context, begin, end_context = group
     rest = text[:begin] + " " + text[end_context:]
+    unsure = find_unsure_boolean(rest) if entry.type == "bool" else None
+    if unsure is not None:
+        return Statement(candidate, entry.key, context, options=(unsure, not unsure))
     values = _typed_values(entry, rest)
     if not values:
         raise ReadError(f"no {entry.type} value in {line!r}")
@@ -261,11 +267,21 @@ def _parse_condition(line: str, index: int, catalog: Catalog) -> tuple[TypedCond
 _MODES_BY_TEXT = {text: mode for mode, text in MODE_TEXT.items()}
 
 
-def _parse_rule(paragraph: str, catalog: Catalog) -> tuple[TypedRule, dict[str, str]]:
-    head = re.match(r"The (.+?) in (.+?) (?:is|are) (.+?)\. Use exact arithmetic", paragraph)
-    if head is None:
+def _parse_rule(lines: list[str], catalog: Catalog) -> tuple[TypedRule, dict[str, str]]:
+    """The rule section: a ``Result:`` line (the label), a ``Unit:`` line, then the sentence."""
+    fields = {
+        prefix: line[len(prefix) :].strip()
+        for line in lines
+        for prefix in (RULE_RESULT, RULE_UNIT)
+        if line.startswith(prefix)
+    }
+    paragraph = " ".join(
+        line for line in lines if not line.startswith((RULE_RESULT, RULE_UNIT))
+    ).strip()
+    head = re.match(r"The result is (.+?)\. Use exact arithmetic", paragraph)
+    if head is None or RULE_RESULT not in fields or RULE_UNIT not in fields:
         raise ReadError("cannot read the calculation rule")
-    label, unit, body = head[1], head[2], head[3]
+    label, unit, body = fields[RULE_RESULT], fields[RULE_UNIT], head[1]
     operands: list[tuple[int, str]] = []
     contexts: dict[str, str] = {}
     weights: list[tuple[int, Fraction]] = []
@@ -283,9 +299,11 @@ def _parse_rule(paragraph: str, catalog: Catalog) -> tuple[TypedRule, dict[str, 
         weight = re.match(r"\s*with weight ([\d./]+)", remaining[group[2] :])
         if weight:
             weights.append((start, Fraction(weight[1])))
-        remaining = remaining[:start] + "\0" * (end - start) + remaining[end:]
+        # mask the label and its context: only the rule's own words are left to read
+        remaining = remaining[:start] + "\0" * (group[2] - start) + remaining[group[2] :]
     ordered = [key for _, key in sorted(operands)]
     ordered_weights = tuple(w for _, w in sorted(weights))
+    body = remaining
     if "percentage change" in body:
         operation = "percentage_change"
     elif "capped at" in body:
@@ -304,15 +322,16 @@ def _parse_rule(paragraph: str, catalog: Catalog) -> tuple[TypedRule, dict[str, 
         operation = "ratio"
     else:
         raise ReadError("the calculation rule names no operation")
-    places = re.search(r"to (\d+) decimal places", paragraph)
-    nearest = re.search(r"to the nearest ([\d,]+)", paragraph)
+    tail = paragraph[head.end() :]  # the rounding clause, after every label and context
+    places = re.search(r"to (\d+) decimal places", tail)
+    nearest = re.search(r"to the nearest ([\d,]+)", tail)
     if places:
         digits = int(places[1])
     elif nearest:
         digits = -(len(nearest[1].replace(",", "")) - 1)
     else:
         raise ReadError("the calculation rule states no rounding")
-    mode_match = re.search(r"rounding (.+?)\.$", paragraph.strip())
+    mode_match = re.search(r"rounding (.+?)\.$", tail.strip())
     if mode_match is None or mode_match[1] not in _MODES_BY_TEXT:
         raise ReadError("the calculation rule states no rounding mode")
     rule = TypedRule(
@@ -336,8 +355,7 @@ def parse_task_text(text: str) -> ReadTask:
         cond, context = _parse_condition(line, i, catalog)
         conditions.append(cond)
         required[cond.fact] = context
-    rule_lines = _section(lines, SECTION_RULE)
-    rule, rule_contexts = _parse_rule(" ".join(rule_lines), catalog)
+    rule, rule_contexts = _parse_rule(_section(lines, SECTION_RULE), catalog)
     required.update(rule_contexts)
     answer = _section(lines, SECTION_ANSWER)
     decision = re.fullmatch(r"Decision: (.+) or (.+)", answer[0]) if answer else None

@@ -19,7 +19,6 @@ from ._text import (
     DATE_STYLES,
     RECORD_FRAMES,
     Style,
-    copula,
     format_options,
     format_range,
     format_typed,
@@ -37,6 +36,8 @@ MODE_TEXT = {
 }
 SECTION_CONDITIONS = "Eligibility conditions (a candidate is eligible only if all of them hold):"
 SECTION_RULE = "Calculation rule (for the eligible candidate only):"
+RULE_RESULT = "Result: "
+RULE_UNIT = "Unit: "
 SECTION_KEYS = "Record keys (what the colleagues' records hold):"
 SECTION_CANDIDATES = "Candidates (the candidate directory):"
 SECTION_ROLES = "Your colleagues (each holds private records about every candidate):"
@@ -155,9 +156,11 @@ def rule_text(task: TypedTask) -> str:
     else:
         rounding = f"to the nearest {10 ** (-rule.digits):,}"
     unit = rule.unit if rule.unit.strip() != "%" else "percent"
+    # the label and the unit on lines of their own: no label can make the sentence ambiguous
     return (
-        f"The {rule.label} in {unit} {copula(rule.label)} {body}. Use exact arithmetic and round "
-        f"only the final result, {rounding}, rounding {MODE_TEXT[rule.mode]}."
+        f"{RULE_RESULT}{rule.label}\n{RULE_UNIT}{unit}\n"
+        f"The result is {body}. Use exact arithmetic and round only the final "
+        f"result, {rounding}, rounding {MODE_TEXT[rule.mode]}."
     )
 
 

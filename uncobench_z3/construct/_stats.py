@@ -11,6 +11,7 @@ from typing import Any
 
 from ._candidate import CandidateOutcome
 from ._natural import naturalness_stats
+from ._validity_stats import validity_stats
 
 STAGES = ("spec_validation", "logical_verification", "rendering_validation")
 
@@ -74,8 +75,9 @@ def benchmark_stats(
                 by_type.setdefault(kind, Counter())[fact_type] += 1
     total = len(groups)
     all_domains = sorted(domains)
+    rates = pass_rates(considered)
     return {
-        "pass_rates": pass_rates(considered),
+        "pass_rates": rates,
         "groups": total,
         "domains": {
             d: {"groups": n, "percent": _share(n, total)} for d, n in sorted(domains.items())
@@ -92,4 +94,5 @@ def benchmark_stats(
         "defects_by_role": {k: dict(v.most_common()) for k, v in sorted(by_role.items())},
         "defects_by_fact_type": {k: dict(sorted(v.items())) for k, v in sorted(by_type.items())},
         "naturalness": naturalness_stats(groups),
+        "validity": validity_stats(groups, rates["retained_percent"]),
     }

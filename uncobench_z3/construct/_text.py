@@ -178,8 +178,15 @@ def format_range(fact: TypedFact, low: Value, high: Value, style: Style) -> str:
     return f"between {format_typed(fact, low, style)} and {format_typed(fact, high, style)}"
 
 
+#: How an imprecise yes/no reads: the colleague is unsure of the first of the two options.
+UNSURE_BOOLEAN = "unconfirmed: I'm not sure it was recorded as {value}"
+_UNSURE = re.compile(r"\bnot sure it was recorded as (yes|no)\b", re.IGNORECASE)
+
+
 def format_options(fact: TypedFact, options: tuple[Value, ...], style: Style) -> str:
     words = [format_typed(fact, option, style) for option in options]
+    if fact.type == "bool" and len(words) == 2:
+        return UNSURE_BOOLEAN.format(value=words[0])
     if len(words) == 2:
         return f"either {words[0]} or {words[1]}"
     return "one of " + ", ".join(words[:-1]) + f" or {words[-1]}"
@@ -240,6 +247,12 @@ def find_members(text: str, members: tuple[str, ...] | list[str]) -> list[str]:
                 for i in range(m.start(), m.end()):
                     taken[i] = True
     return [member for _, member in sorted(found)]
+
+
+def find_unsure_boolean(text: str) -> bool | None:
+    """The value an unsure yes/no statement (:data:`UNSURE_BOOLEAN`) names first, if any."""
+    match = _UNSURE.search(text)
+    return None if match is None else match[1].lower() == "yes"
 
 
 def find_booleans(text: str) -> list[bool]:

@@ -17,7 +17,16 @@ from ._attribution import (
     justify_answer,
     received_evidence,
 )
-from ._builtin import NAIVE_QUESTION, CarefulAgent, NaiveAgent, decide, face_value
+from ._builtin import (
+    NAIVE_QUESTION,
+    CarefulAgent,
+    FaceValueAgent,
+    MidpointAgent,
+    NaiveAgent,
+    OptimistAgent,
+    decide,
+    face_value,
+)
 from ._colleagues import (
     ColleagueReply,
     FollowUpKind,
@@ -39,6 +48,7 @@ from ._environment import (
     run_episode,
     typed_task,
 )
+from ._errors import ErrorBudget, cap_record, error_counts
 from ._examples import example_benchmark, example_groups, write_benchmark
 from ._followup_reader import ModelFollowUpReader, parse_reader_verdict
 from ._interventions import INTERVENTION_ARMS, InterventionArm, intervention_text
@@ -72,7 +82,6 @@ from ._judge_llm import (
 )
 from ._llm_agent import (
     LLMAgent,
-    agent_models,
     generation_settings,
     model_generation,
     parse_agent_name,
@@ -82,11 +91,14 @@ from ._llm_agent import (
 )
 from ._llm_colleague import FidelityCheck, LLMPhraser, fidelity_problems
 from ._metrics import (
+    BEHAVIOUR_CLASSES,
     ERROR_RESULT,
     CellKey,
     ReaderAgreement,
     SettingMetrics,
     Trial,
+    behaviour_class,
+    behaviour_classes,
     by_group_and_trial,
     cell_of,
     cells,
@@ -100,7 +112,15 @@ from ._metrics import (
     trial_of,
 )
 from ._min_rounds import minimum_rounds
-from ._models import close_models, shared_model, trial_config
+from ._models import (
+    CALL_POLICY,
+    DEFAULT_MAX_RETRY_WAIT,
+    CallPolicy,
+    close_models,
+    shared_model,
+    trial_config,
+)
+from ._notes import RoundNote, round_notes
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -130,17 +150,18 @@ from ._protocol import (
 from ._registry import (
     BUILTIN_AGENTS,
     CALL_ONLY_OPTIONS,
+    GUESSING_AGENTS,
     AgentFactory,
     agent_names,
     check_agent_name,
     configuration_name,
+    is_model_agent,
     make_agent,
     register_agent_prefix,
 )
+from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
     DEFAULT_CONCURRENCY,
-    RUN_FILE,
-    SAMPLES_FILE,
     RunConfig,
     RunSummary,
     benchmark_digest,
@@ -149,16 +170,17 @@ from ._runner import (
     generation_record,
     make_config,
     plan_jobs,
-    read_log,
     run_evaluation,
 )
 from ._sample import (
     JOB_IDENTITY,
     AgentMaker,
     Behaviour,
+    SampleError,
     SampleJob,
     SampleRecord,
     SampleResult,
+    SampleStatus,
     behaviour_of,
     epoch_seed,
     group_digest,
@@ -180,11 +202,16 @@ __all__ = [
     "ANSWER_TOOL",
     "ASK_TOOL",
     "ATTRIBUTION_LABELS",
+    "BEHAVIOUR_CLASSES",
     "BUILTIN_AGENTS",
     "CALL_ONLY_OPTIONS",
+    "CALL_POLICY",
     "DEFAULT_BUDGET",
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_RETRY_WAIT",
     "ERROR_RESULT",
+    "ERROR_SAMPLES_FILE",
+    "GUESSING_AGENTS",
     "INTERVENTION_ARMS",
     "JOB_IDENTITY",
     "JUDGE_FILE",
@@ -209,6 +236,7 @@ __all__ = [
     "AttributionLabel",
     "Behaviour",
     "Briefing",
+    "CallPolicy",
     "CarefulAgent",
     "CellKey",
     "ColleagueReply",
@@ -218,6 +246,8 @@ __all__ = [
     "DecisionKind",
     "Environment",
     "EpisodeStatus",
+    "ErrorBudget",
+    "FaceValueAgent",
     "FidelityCheck",
     "FollowUpKind",
     "FollowUpReader",
@@ -234,9 +264,11 @@ __all__ = [
     "LLMAgent",
     "LLMPhraser",
     "LLMVerdict",
+    "MidpointAgent",
     "ModelFollowUpReader",
     "NaiveAgent",
     "Observation",
+    "OptimistAgent",
     "ParsedAnswer",
     "PreparedGroup",
     "ReaderAgreement",
@@ -246,25 +278,30 @@ __all__ = [
     "ReplyRef",
     "ReplyView",
     "RoleRequest",
+    "RoundNote",
     "RoundRecord",
     "RunConfig",
     "RunSummary",
+    "SampleError",
     "SampleJob",
     "SampleRecord",
     "SampleResult",
+    "SampleStatus",
     "ScriptedColleagues",
     "SettingMetrics",
     "Trial",
     "Turn",
     "WaitAction",
     "action_from_tool_call",
-    "agent_models",
     "agent_names",
     "attribute_error",
+    "behaviour_class",
+    "behaviour_classes",
     "behaviour_of",
     "benchmark_digest",
     "briefing_text",
     "by_group_and_trial",
+    "cap_record",
     "cell_of",
     "cells",
     "check_agent_name",
@@ -280,6 +317,7 @@ __all__ = [
     "default_concurrency",
     "default_instructions",
     "epoch_seed",
+    "error_counts",
     "evaluate",
     "example_benchmark",
     "example_groups",
@@ -292,6 +330,7 @@ __all__ = [
     "group_digest",
     "intervention_text",
     "is_error",
+    "is_model_agent",
     "judge_agreement",
     "judge_messages",
     "judge_prompt",
@@ -319,6 +358,7 @@ __all__ = [
     "register_agent_prefix",
     "register_llm_agents",
     "role_validity",
+    "round_notes",
     "run_benchmark_path",
     "run_episode",
     "run_evaluation",

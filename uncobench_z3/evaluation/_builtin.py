@@ -20,6 +20,16 @@ agent that re-reads its history each turn.
   default policy (one wait round) the wait delivers its reply; with ``--missed-wait 0`` or
   more than one round it asks again after its one wait.
 
+Three *guessing* agents skip part of the work; the group's proofs hold the exact accuracy
+each can expect (its guessing floor, :mod:`uncobench_z3.settings._guessing`):
+
+* ``builtin/optimist`` is ``careful`` with only the colleagues that own rule operands: it
+  never asks the others, so every condition on their records is assumed to hold.
+* ``builtin/midpoint`` is ``careful`` that takes a range's midpoint (the middle day of a date
+  range) and the first of a set of options instead of asking for the exact value.
+* ``builtin/face-value`` asks every colleague once, as ``careful`` does, and answers from the
+  first replies at face value, as ``naive`` does.
+
 A decision from incomplete or contradictory facts (naive after a silence or a wrong-context
 reply, careful out of rounds) skips the conditions whose facts are unknown; when several
 candidates pass, it picks one by a choice seeded with the agent's seed and the task text (not
@@ -29,7 +39,6 @@ no number if one of the chosen candidate's operands is unknown.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import random
 from collections.abc import Iterator
@@ -37,7 +46,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..construct import ReadError, ReadTask, Statement, parse_statement, parse_task_text
-from ..spec import Value, day_number, format_fraction, from_day_number
+from ..settings import range_midpoint
+from ..spec import Value, format_fraction
 from ._protocol import (
     Action,
     AnswerAction,
@@ -74,10 +84,8 @@ def latest_statements(conversation: Conversation, read: ReadTask) -> dict[ReadSl
 
 
 def midpoint(low: Value, high: Value) -> Value:
-    if isinstance(low, _dt.date) and isinstance(high, _dt.date):
-        return from_day_number((day_number(low) + day_number(high)) // 2)
-    assert isinstance(low, int | Fraction) and isinstance(high, int | Fraction)
-    return (Fraction(low) + Fraction(high)) / 2
+    """The middle of a range (the one definition the guessing floors use too)."""
+    return range_midpoint(low, high)
 
 
 def face_value(statement: Statement) -> Value | None:
@@ -154,12 +162,17 @@ class NaiveAgent(_TextAgent):
                 )
             )
         read = self.read(conversation)
-        values: dict[ReadSlot, Value] = {}
-        for statement in reply_statements(conversation, read):
-            value = face_value(statement)
-            if value is not None:
-                values[(statement.candidate, statement.fact)] = value
-        return decide(read, values, self.tie_break(conversation))
+        return decide(read, face_values(conversation, read), self.tie_break(conversation))
+
+
+def face_values(conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Value]:
+    """Every stated record at face value (the last statement of each wins)."""
+    values: dict[ReadSlot, Value] = {}
+    for statement in reply_statements(conversation, read):
+        value = face_value(statement)
+        if value is not None:
+            values[(statement.candidate, statement.fact)] = value
+    return values
 
 
 @dataclass(frozen=True)
@@ -220,6 +233,15 @@ class CarefulAgent(_TextAgent):
                         found.append(_Problem("imprecise", name, key))
         return found
 
+    def believed(self, read: ReadTask, latest: dict[ReadSlot, Statement]) -> dict[ReadSlot, Value]:
+        """The values it decides with: exact values stated in the required context."""
+        return {
+            slot: s.value
+            for slot, s in latest.items()
+            if s.value is not None
+            and s.context.lower() == read.required_context.get(s.fact, "").lower()
+        }
+
     def follow_up(self, read: ReadTask, problems: list[_Problem]) -> str:
         """One question covering every problem of one colleague."""
         sentences = []
@@ -251,13 +273,7 @@ class CarefulAgent(_TextAgent):
         latest = latest_statements(conversation, read)
         problems = self.problems(read, latest)
         if not problems or conversation.rounds_left <= 1:
-            values = {
-                slot: s.value
-                for slot, s in latest.items()
-                if s.value is not None
-                and s.context.lower() == read.required_context.get(s.fact, "").lower()
-            }
-            return decide(read, values, self.tie_break(conversation))
+            return decide(read, self.believed(read, latest), self.tie_break(conversation))
         last = conversation.turns[-1]
         silent = any(reply.text is None for reply in last.observation.replies)
         if self.wait_for_silence and silent and not isinstance(last.action, WaitAction):
@@ -271,3 +287,42 @@ class CarefulAgent(_TextAgent):
                 for role, found in by_role.items()
             )
         )
+
+
+class OptimistAgent(CarefulAgent):
+    """``careful`` with only the colleagues that own rule operands (the others are never
+    asked: conditions on their records are assumed to hold)."""
+
+    def needed(self, read: ReadTask) -> dict[str, list[str]]:
+        owners = {read.catalog.keys[key].owner for key in read.rule.operands}
+        return {role: keys for role, keys in super().needed(read).items() if role in owners}
+
+
+class MidpointAgent(CarefulAgent):
+    """``careful`` that takes an imprecise statement at face value instead of asking."""
+
+    def problems(self, read: ReadTask, latest: dict[ReadSlot, Statement]) -> list[_Problem]:
+        return [p for p in super().problems(read, latest) if p.kind != "imprecise"]
+
+    def believed(self, read: ReadTask, latest: dict[ReadSlot, Statement]) -> dict[ReadSlot, Value]:
+        values = super().believed(read, latest)
+        for slot, statement in latest.items():
+            in_context = (
+                statement.context.lower() == read.required_context.get(statement.fact, "").lower()
+            )
+            value = face_value(statement)
+            if slot not in values and in_context and value is not None:
+                values[slot] = value
+        return values
+
+
+class FaceValueAgent(CarefulAgent):
+    """Asks every colleague once for its decision-relevant records, takes every first reply
+    at face value (whatever context it names; a range's midpoint, a first option), never
+    follows up, and answers in round 2."""
+
+    async def act(self, conversation: Conversation) -> Action:
+        read = self.read(conversation)
+        if not conversation.turns:
+            return self.first_questions(read)
+        return decide(read, face_values(conversation, read), self.tie_break(conversation))

@@ -68,6 +68,8 @@ class ModelFollowUpReader:
         self.task = task
         self.book = book
         self.usage = ModelUsage()
+        self.cached_usage = ModelUsage()
+        """what answers served from the response cache cost when they were first made"""
 
     async def read(self, role: str, message: str, defect: Defect) -> bool | None:
         first = "\n".join(self.book.line(s) for s in defect.first_reply or []) or "(no reply)"
@@ -79,6 +81,8 @@ class ModelFollowUpReader:
             rule=rule_text(self.task, defect.targeted_follow_up),
         )
         output = await shared_model(self.ref).generate([ChatMessage.user(text)])
-        if not output.from_cache:
+        if output.from_cache:
+            self.cached_usage = self.cached_usage + output.usage
+        else:
             self.usage = self.usage + output.usage
         return parse_reader_verdict(output.text)

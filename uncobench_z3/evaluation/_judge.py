@@ -48,7 +48,7 @@ from ..errors import ConfigError, SpecReadError
 from ..settings import StatedValue, TaskGroup, stated_imprecision, stated_value
 from ..spec import Slot, TypedTask, Value, load_json, to_json_scalar
 from ._environment import PreparedGroup, ReplyRecord
-from ._runner import RUN_FILE
+from ._runlog import RUN_FILE
 from ._sample import SampleRecord, group_digest
 
 SCRIPTED_COLLEAGUE = "scripted"

@@ -5,7 +5,8 @@ A model reads the role's records, the request, the items the policy required and
 ``{"fidelity": bool, "coverage": number, "notes": str}``. Each verdict, with the programmatic
 judge's on the same reply, is appended to ``judge.jsonl`` beside the run's samples (one whole
 line per write, flushed and fsynced), keyed by reply (``<sample key>:<round>:<index>``), so an
-interrupted judging resumes where it stopped; a partial last line is dropped.
+interrupted judging resumes where it stopped; a crash's torn last line is kept aside and
+dropped, an unterminated one terminated (:mod:`uncobench_z3.spec._jsonl`).
 :func:`judge_agreement` compares the two judges: fidelity agreement and the mean absolute
 difference of coverage.
 """
@@ -25,14 +26,15 @@ from string import Template
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._assets import asset_path
+from .._outdir import lock_output
 from ..construct import statement_text
 from ..errors import ConfigError, ResumeError, SpecReadError
 from ..models import ChatMessage, Model, ModelOutput, ToolDef, ToolFunction
 from ..settings import TaskGroup
-from ..spec import write_text_atomic
+from ..spec import open_for_append, read_jsonl_log, repair_log
 from ._environment import ReplyRecord
 from ._judge import GroupJudge, GroupJudges, ReplyJudgement, ReplyRef, colleague_of, sample_replies
-from ._runner import SAMPLES_FILE, read_log
+from ._runlog import SAMPLES_FILE, read_log
 from ._sample import SampleRecord
 
 JUDGE_FILE = "judge.jsonl"
@@ -134,32 +136,24 @@ def parse_verdict(output: ModelOutput) -> tuple[LLMVerdict | None, str | None]:
 
 
 def read_judgements(path: Path, repair: bool = True) -> list[JudgeLine]:
-    """The lines of a judge log. A partial last line (a crash) is skipped and, with
-    ``repair``, removed from the file."""
-    if not path.exists():
-        return []
-    text = path.read_text(encoding="utf-8")
-    rows = text.split("\n")
-    lines: list[JudgeLine] = []
-    for number, row in enumerate(rows, start=1):
-        if not row.strip():
-            continue
-        try:
-            lines.append(JudgeLine.model_validate_json(row))
-        except ValidationError:
-            if number == len(rows) and not text.endswith("\n"):
-                if repair:
-                    write_text_atomic(path, "".join(x.model_dump_json() + "\n" for x in lines))
-                continue
-            raise SpecReadError(
-                f"{path}:{number}", "not a judgement line; remove the file or choose another --out"
-            ) from None
-    return lines
+    """The lines of a judge log. A torn last line (a crash) is skipped and, with ``repair``,
+    kept aside and removed from the file; an unterminated last line is kept and terminated.
+    Any other line that is not a judgement is refused with its line number."""
+    contents = read_jsonl_log(path, JudgeLine.model_validate_json)
+    if contents.bad:
+        number, _ = contents.bad[0]
+        raise SpecReadError(
+            f"{path}:{number}",
+            f"not a judgement line; fix or delete that line (the {len(contents.records)} "
+            "valid judgement(s) are kept) or choose another --out",
+        )
+    if repair and contents.damaged:
+        repair_log(path, contents)
+    return contents.records
 
 
 def _append(path: Path, line: JudgeLine) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8", newline="\n") as handle:
+    with open_for_append(path) as handle:
         handle.write(line.model_dump_json() + "\n")
         handle.flush()
         os.fsync(handle.fileno())
@@ -256,6 +250,20 @@ async def judge_run(
     if not samples:
         raise ConfigError(f"{folder} holds no samples ({SAMPLES_FILE}); run `uncobench eval`")
     target = Path(out) if out is not None else folder / JUDGE_FILE
+    with lock_output(target.parent, "judge"):
+        return await _judge(target, model, samples, groups, limit, seed, concurrency)
+
+
+async def _judge(
+    target: Path,
+    model: Model,
+    samples: list[SampleRecord],
+    groups: Iterable[TaskGroup],
+    limit: int | None,
+    seed: int,
+    concurrency: int,
+) -> JudgeRun:
+    """The judging itself, inside the log folder's lock."""
     done = {line.key: line for line in read_judgements(target)}
     others = sorted({line.judge_model for line in done.values()} - {model.name})
     if others:

@@ -112,11 +112,16 @@ class LLMAgent:
         the response cache, so a call repeats from the cache within its epoch only"""
         self.usage = ModelUsage()
         """tokens and cost of this agent's calls in its sample (cache hits spend nothing)"""
+        self.cached_usage = ModelUsage()
+        """what the answers served from the response cache cost when they were first made"""
         self.last_output: StoredOutput | None = None
         """what the model wrote for the latest action (capped; the trace keeps it per round)"""
 
     def _count(self, output: ModelOutput) -> None:
-        self.usage = self.usage + _spent(output)
+        if output.from_cache:
+            self.cached_usage = self.cached_usage + output.usage
+        else:
+            self.usage = self.usage + output.usage
         self.last_output = StoredOutput.of(output)
 
     async def act(self, conversation: Conversation) -> Action:
@@ -156,10 +161,6 @@ PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {
 }
 
 
-def _spent(output: ModelOutput) -> ModelUsage:
-    return ModelUsage() if output.from_cache else output.usage
-
-
 def parse_agent_name(name: str) -> tuple[ModelRef, Protocol]:
     """``provider/model[,key=value...][,protocol=text][,tool_choice=auto]`` -> model, protocol."""
     ref, protocol, _ = parse_agent_options(name)
@@ -187,15 +188,6 @@ def parse_agent_options(name: str) -> tuple[ModelRef, Protocol, str]:
             defaults.pop(key, None)
     kept += [f"{k}={v}" for k, v in defaults.items()]
     return ModelRef.parse(",".join(kept)), protocol, tool_choice
-
-
-def agent_models(name: str) -> tuple[ModelRef, ...]:
-    """The models an agent name calls (none for an agent that is not a language model)."""
-    from ..models import provider_names
-
-    if name.split("/", 1)[0] not in provider_names():
-        return ()
-    return (parse_agent_options(name)[0],)
 
 
 def llm_agent(name: str, seed: int) -> LLMAgent:

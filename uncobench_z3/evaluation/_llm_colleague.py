@@ -11,6 +11,7 @@ wording, and the check is logged in the trace either way.
 from __future__ import annotations
 
 import functools
+import re
 from string import Template
 
 from pydantic import BaseModel, ConfigDict
@@ -66,13 +67,18 @@ def fidelity_problems(
         stated_texts = {v.lower() for s in stated if s.is_exact
                         for v in value_variants(task, s.fact, stated_value(task, s))}  # fmt: skip
         if task.facts[item.fact].type not in ("bool",) and any(
-            v.lower() in lowered and v.lower() not in stated_texts for v in variants
+            _mentions(lowered, v.lower()) and v.lower() not in stated_texts for v in variants
         ):
             problems.append(
                 f"{task.candidate_name(item.candidate)}'s {task.facts[item.fact].label}: "
                 "the withheld true value leaked"
             )
     return problems
+
+
+def _mentions(text: str, value: str) -> bool:
+    """``value`` written on its own in ``text`` (80 is not in "9,800,000")."""
+    return re.search(r"(?<![\w.,])" + re.escape(value) + r"(?!\w|[.,]\d)", text) is not None
 
 
 class LLMPhraser:
@@ -88,6 +94,8 @@ class LLMPhraser:
         """the epoch seed: the model's seed (unless the name pins one) and its cache scope"""
         self.usage = ModelUsage()
         """tokens and cost of the phrasing calls of one sample (cache hits spend nothing)"""
+        self.cached_usage = ModelUsage()
+        """what the phrasings served from the response cache cost when first made"""
 
     async def phrase(
         self, role: str, question: str, reply: ColleagueReply
@@ -100,7 +108,9 @@ class LLMPhraser:
         output = await shared_model(self.ref).generate(
             [ChatMessage.user(text)], config=trial_config(self.ref, self.trial), trial=self.trial
         )
-        if not output.from_cache:
+        if output.from_cache:
+            self.cached_usage = self.cached_usage + output.usage
+        else:
             self.usage = self.usage + output.usage
         written = output.text.strip()
         withheld = [

@@ -40,6 +40,12 @@ Definitions (every figure a :class:`~fractions.Fraction`; ``None`` when undefine
 * Behaviour: ``with_defect`` samples where a defect showed up; ``recovered`` of them had
   every such defect resolved; ``recovered_correct`` of those answered correctly;
   ``no_corrective`` of them never followed a defect up (no targeted or generic follow-up).
+* ``behaviour_classes`` - every scored sample in one class (:func:`behaviour_class`), so the
+  shares stack to 1: ``recovered_correct`` (a defect showed, every one shown was resolved,
+  the answer is right), ``recovered_wrong`` (all resolved, wrong answer), ``partly_recovered``
+  (a targeted follow-up, but not every defect resolved), ``generic_only`` (only generic,
+  unclassified follow-ups), ``no_follow_up`` (no corrective follow-up), ``defect_not_shown``
+  (no defect ever showed: the defective colleague was never asked, or the setting has none).
 * ``delivered`` - samples whose intervention text was delivered (arms other than none).
 * ``attribution`` - labels of the wrong answers (see :mod:`._attribution`).
 * Pending requests (:func:`pending_metrics`): ``answered_pending`` samples answered while a
@@ -167,6 +173,7 @@ class SettingMetrics(BaseModel):
     no_corrective: int = 0
     targeted_follow_ups: int = 0
     generic_follow_ups: int = 0
+    behaviour_classes: dict[str, int] = Field(default_factory=dict)
     delivered: int = 0
     attribution: dict[str, int] = Field(default_factory=dict)
     answered_pending: int = 0
@@ -229,6 +236,36 @@ def reader_agreement(samples: Iterable[SampleRecord]) -> ReaderAgreement:
         rules_targeted=sum(rules for rules, _ in pairs),
         unreadable=unreadable,
     )
+
+
+BEHAVIOUR_CLASSES = (
+    "recovered_correct",
+    "recovered_wrong",
+    "partly_recovered",
+    "generic_only",
+    "no_follow_up",
+    "defect_not_shown",
+)
+
+
+def behaviour_class(sample: SampleRecord) -> str:
+    """The one behaviour class of a sample (module docstring), checked in this order."""
+    behaviour = sample.behaviour
+    if not behaviour.defects_seen:
+        return "defect_not_shown"
+    if behaviour.recovered:
+        return "recovered_correct" if sample.correct else "recovered_wrong"
+    if behaviour.targeted_follow_ups:
+        return "partly_recovered"
+    if behaviour.generic_follow_ups:
+        return "generic_only"
+    return "no_follow_up"
+
+
+def behaviour_classes(samples: Iterable[SampleRecord]) -> dict[str, int]:
+    """Scored samples per behaviour class, in :data:`BEHAVIOUR_CLASSES` order (absent: 0)."""
+    counts = Counter(behaviour_class(s) for s in samples)
+    return {name: counts.get(name, 0) for name in BEHAVIOUR_CLASSES}
 
 
 def _mean(values: Sequence[int]) -> Fraction | None:
@@ -383,6 +420,7 @@ def setting_metrics(
         ),
         targeted_follow_ups=sum(s.behaviour.targeted_follow_ups for s in scored),
         generic_follow_ups=sum(s.behaviour.generic_follow_ups for s in scored),
+        behaviour_classes=behaviour_classes(scored),
         delivered=sum(s.intervention_delivered for s in scored),
         attribution=dict(sorted(labels.items())),
         **pending_metrics(scored),

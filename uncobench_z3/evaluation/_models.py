@@ -9,20 +9,55 @@ event loop because their HTTP clients belong to the loop that made them.
 from __future__ import annotations
 
 import asyncio
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from ..construct import ModelRef
-from ..models import GenerateConfig, Model
+from ..errors import ConfigError
+from ..models import DEFAULT_MAX_ATTEMPTS, GenerateConfig, Model
 
-_POOL: dict[tuple[int, str, bool], Model] = {}
+DEFAULT_MAX_RETRY_WAIT = 60.0
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """How a run calls its models: ``--timeout`` (seconds per attempt; ``None``: the model
+    layer's default), ``--max-attempts`` and ``--max-retry-wait`` (the cap on one wait
+    between attempts). They bound the waiting, never the answer, so they are not part of
+    the run's configuration hash."""
+
+    timeout: float | None = None
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
+
+    def __post_init__(self) -> None:
+        if self.timeout is not None and not self.timeout > 0:
+            raise ConfigError(f"--timeout must be more than 0 seconds, not {self.timeout:g}")
+        if self.max_attempts < 1:
+            raise ConfigError(f"--max-attempts must be at least 1, not {self.max_attempts}")
+        if not self.max_retry_wait >= 0:
+            raise ConfigError(f"--max-retry-wait must be 0 or more, not {self.max_retry_wait:g}")
+
+
+_DEFAULT_POLICY = CallPolicy()  # frozen: safe to share as the default
+CALL_POLICY: ContextVar[CallPolicy] = ContextVar("uncobench_call_policy", default=_DEFAULT_POLICY)
+"""the policy of the run in progress (the runner sets it; tasks inherit it)"""
+
+_POOL: dict[tuple[int, str, bool, CallPolicy], Model] = {}
 
 
 def shared_model(ref: ModelRef) -> Model:
     """The run's model for ``ref`` (made on first use in the running event loop)."""
     loop = id(asyncio.get_running_loop())
-    key = (loop, ref.describe(), ref.cache)
+    policy = CALL_POLICY.get()
+    key = (loop, ref.describe(), ref.cache, policy)
     model = _POOL.get(key)
     if model is None:
-        model = _POOL[key] = ref.create()
+        model = _POOL[key] = ref.create(
+            timeout=policy.timeout,
+            max_attempts=policy.max_attempts,
+            max_retry_wait=policy.max_retry_wait,
+        )
     return model
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import ConfigError
-from ._builtin import CarefulAgent, NaiveAgent
+from ._builtin import CarefulAgent, FaceValueAgent, MidpointAgent, NaiveAgent, OptimistAgent
 from ._protocol import Agent
 
 AgentFactory = Callable[[str, int], Agent]
@@ -33,6 +33,15 @@ BUILTIN_AGENTS: dict[str, AgentFactory] = {
     "builtin/naive": _naive,
     "builtin/careful": _careful,
     "builtin/patient": _patient,
+    "builtin/optimist": lambda name, seed: OptimistAgent(seed),
+    "builtin/midpoint": lambda name, seed: MidpointAgent(seed),
+    "builtin/face-value": lambda name, seed: FaceValueAgent(seed),
+}
+#: The guessing agents, by the name of the strategy whose floor the group's proofs hold.
+GUESSING_AGENTS = {
+    "optimist": "builtin/optimist",
+    "midpoint": "builtin/midpoint",
+    "face-value": "builtin/face-value",
 }
 _PREFIXES: dict[str, AgentFactory] = {}
 
@@ -72,6 +81,13 @@ def _factory(name: str) -> AgentFactory | None:
 
         return llm_agent
     return None
+
+
+def is_model_agent(name: str) -> bool:
+    """Whether ``name`` is served by a language model (``provider/model[,options]``)."""
+    from ._llm_agent import llm_agent
+
+    return _factory(name) is llm_agent
 
 
 def check_agent_name(name: str) -> None:

@@ -11,7 +11,7 @@ a directory written with another configuration is refused (:class:`ResumeError`)
 runs again) or ``force`` (samples whose job key - group content, setting, agent, seed,
 budget - belongs to the new configuration are kept; the others are set aside).
 
-A crash can leave at most a partial last line; it is dropped on resume.
+The log's mechanics (repair after a crash, bad lines, error samples) are in :mod:`._runlog`.
 
 **Epochs.** ``epochs`` K runs every (group, setting, agent, arm) K times, epoch by epoch (all
 of epoch 1 first), each with its own seed (:func:`~._sample.epoch_seed`). The epoch count is
@@ -33,35 +33,35 @@ import asyncio
 import gc
 import hashlib
 import json
-import os
 import traceback
 from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import __version__
+from .._outdir import check_output_folder, lock_output
+from .._textcap import cap_text
 from ..construct import ModelRef
-from ..errors import ConfigError, ResumeError, UncobenchError
+from ..errors import ConfigError, UncobenchError
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
-from ..spec import dump_json, load_json, write_text_atomic
+from ..spec import dump_json, write_text_atomic
 from ._colleagues import FollowUpReader
 from ._environment import PreparedGroup
+from ._errors import ErrorBudget, cap_record
 from ._interventions import INTERVENTION_ARMS, InterventionArm
-from ._llm_agent import agent_models
-from ._models import close_models, shared_model
+from ._models import CALL_POLICY, CallPolicy, close_models
 from ._protocol import DEFAULT_BUDGET, default_instructions
-from ._registry import check_agent_name, configuration_name, make_agent
+from ._registry import check_agent_name, configuration_name, is_model_agent, make_agent
+from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
 from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
 
-RUN_FILE = "run.json"
-SAMPLES_FILE = "samples.jsonl"
 ERRORS_FILE = "errors.log"
 RUN_KIND = "uncobench-run"
 DEFAULT_CONCURRENCY = 8
@@ -175,6 +175,23 @@ def _check_colleague(colleague: str) -> str:
     return ModelRef.parse(colleague).describe()  # normalised, and bad options fail early
 
 
+def _models_called(config: RunConfig) -> list[ModelRef]:
+    """Every model the run will call: LLM agents and an LLM colleague."""
+    from ._llm_agent import parse_agent_options
+
+    refs = [parse_agent_options(name)[0] for name in config.agents if is_model_agent(name)]
+    if config.colleague != "scripted":
+        refs.append(ModelRef.parse(config.colleague))
+    return refs
+
+
+async def check_models(config: RunConfig) -> None:
+    """Create (and close) every model the run will call, so an unknown provider, a missing
+    key or a bad setting fails before any file is written."""
+    for ref in _models_called(config):
+        await ref.create().aclose()
+
+
 def plan_jobs(
     groups: Sequence[TaskGroup], config: RunConfig, digests: Sequence[str] | None = None
 ) -> tuple[list[SampleJob], dict[str, list[str]]]:
@@ -227,147 +244,13 @@ class RunSummary:
     ran: int
     reused: int
     unavailable: dict[str, list[str]] = field(default_factory=dict)
+    errors: int = 0
+    """error samples among ``records`` (model calls failed after retries; never scored)"""
+    stopped: str | None = None
+    """why the run stopped before every sample ran (too many error samples), if it did"""
 
     def __repr__(self) -> str:
         return f"RunSummary({str(self.out)!r}, records={len(self.records)}, ran={self.ran})"
-
-
-# -- the log ----------------------------------------------------------------------------------
-def read_log(path: Path) -> tuple[list[SampleRecord], bool]:
-    """The records of a log, and whether a partial last line (a crash) had to be dropped."""
-    if not path.exists():
-        return [], False
-    text = path.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    records = []
-    truncated = False
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(SampleRecord.model_validate_json(line))
-        except ValidationError:
-            if number == len(lines) and not text.endswith("\n"):
-                truncated = True  # the write of the last line was cut off
-                continue
-            raise ResumeError(
-                f"{path}: line {number} is not a sample record; use --restart to set the log "
-                "aside and start over"
-            ) from None
-    return records, truncated
-
-
-def _set_aside(path: Path) -> Path | None:
-    if not path.exists():
-        return None
-    number = 1
-    while (target := path.with_name(f"samples.discarded-{number}.jsonl")).exists():
-        number += 1
-    path.rename(target)
-    return target
-
-
-def _rewrite(path: Path, records: Sequence[SampleRecord]) -> None:
-    write_text_atomic(path, "".join(r.model_dump_json() + "\n" for r in records))
-
-
-def prepare_run_dir(
-    out: Path, config: RunConfig, job_keys: set[str], restart: bool, force: bool
-) -> list[SampleRecord]:
-    """Check the directory against ``config``; returns the samples that are already done."""
-    run_file, log = out / RUN_FILE, out / SAMPLES_FILE
-    if restart:
-        _set_aside(log)
-        return []
-    previous = load_json(run_file) if run_file.exists() else None
-    same = isinstance(previous, dict) and previous.get("config_hash") == config.digest()
-    if not same and (run_file.exists() or log.exists()) and not force:
-        raise ResumeError(_mismatch(out, previous, config))
-    held = _epochs_held(previous) if same else 0
-    if held > config.epochs and not force:
-        raise ResumeError(
-            f"{out} holds {held} epochs; --epochs {config.epochs} would set epochs "
-            f"{config.epochs + 1}-{held} aside: pass --epochs {held} (or more) to resume, or "
-            "--force to set them aside"
-        )
-    records, truncated = read_log(log)
-    keep: dict[str, SampleRecord] = {}
-    for record in records:
-        if record.key in job_keys and record.key not in keep:
-            keep[record.key] = record
-    if truncated or len(keep) != len(records):
-        if len(keep) != len(records):
-            _set_aside(log)
-        _rewrite(log, list(keep.values()))
-    return list(keep.values())
-
-
-def _epochs_held(previous: Any) -> int:
-    config = previous.get("config") if isinstance(previous, dict) else None
-    epochs = config.get("epochs", 1) if isinstance(config, dict) else 1
-    return epochs if isinstance(epochs, int) else 1
-
-
-def _mismatch(out: Path, previous: Any, config: RunConfig) -> str:
-    if not isinstance(previous, dict):
-        return (
-            f"{out} holds samples of an unknown run (no {RUN_FILE}); use --restart to "
-            "set them aside or choose another --out"
-        )
-    old = previous.get("config", {})
-    new = config.model_dump(mode="json")
-    changed = [k for k in new if k not in ("benchmark", "epochs") and old.get(k) != new[k]]
-    if not changed and isinstance(old, dict) and "epochs" not in old:
-        changed = ["sample identity (written before epochs existed)"]
-    return (
-        f"{out} holds a run with another configuration (changed: {', '.join(changed) or 'hash'})"
-        "; use --restart to start over or --force to keep the samples that still apply"
-    )
-
-
-class _SampleLog:
-    """Appends whole lines, flushed and fsynced, from one writer thread.
-
-    Lines that finish while a write is in progress are written together by the next one
-    (group commit), so the fsync cost does not grow with the concurrency. ``append``
-    returns once its line is on disk; ``close`` waits for a write in progress, even when the
-    run is being interrupted.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self._handle: IO[str] = path.open("a", encoding="utf-8", newline="\n")
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="uncobench-log")
-        self._pending: list[tuple[str, asyncio.Future[None]]] = []
-        self._flusher: asyncio.Task[None] | None = None
-
-    def _write(self, text: str) -> None:
-        self._handle.write(text)
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-
-    async def _flush(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending, []
-            text = "".join(line for line, _ in batch)
-            try:
-                await asyncio.wrap_future(self._executor.submit(self._write, text))
-            except Exception as exc:
-                for _, done in batch:
-                    done.set_exception(exc)
-                continue
-            for _, done in batch:
-                done.set_result(None)
-
-    async def append(self, record: SampleRecord) -> None:
-        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((record.model_dump_json() + "\n", written))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
-        await written
-
-    def close(self) -> None:
-        self._executor.shutdown(wait=True)
-        self._handle.close()
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -387,11 +270,12 @@ def _progress(enabled: bool) -> Progress:
 
 async def default_concurrency(config: RunConfig) -> int:
     """:data:`DEFAULT_CONCURRENCY`, or the smallest connection limit of the models the run
-    calls (agents and colleagues), if smaller."""
-    refs = [ref for agent in config.agents for ref in agent_models(agent)]
-    if config.colleague != "scripted":
-        refs.append(ModelRef.parse(config.colleague))
-    limits = [await shared_model(ref).connection_limit() for ref in refs]
+    calls (agents and colleagues), if smaller. Each model is made to be asked, then closed:
+    the run's samples share handles made under the run's call policy (:mod:`._models`)."""
+    limits: list[int] = []
+    for ref in _models_called(config):
+        async with ref.create() as model:
+            limits.append(await model.connection_limit())
     return min([DEFAULT_CONCURRENCY, *limits])
 
 
@@ -406,94 +290,148 @@ async def run_evaluation(
     progress: bool = False,
     agents: AgentMaker = make_agent,
     digests: Sequence[str] | None = None,
+    max_errors: ErrorBudget | str | int = 0,
+    calls: CallPolicy | None = None,
 ) -> RunSummary:
     """Run (or resume) every sample of ``config`` over ``groups``, logging to ``out``.
 
     ``concurrency`` (samples at once) defaults to :func:`default_concurrency`. ``digests`` may
     pass the groups' content hashes (:func:`group_digest`) when the caller
-    has them already; hashing a large benchmark twice is not free.
+    has them already; hashing a large benchmark twice is not free. A sample whose model
+    calls fail after their retries is logged as an error sample; once more than
+    ``max_errors`` (a count, or ``"P%"`` of the planned samples) have happened, no new
+    sample starts and the summary says why (:attr:`RunSummary.stopped`). ``calls`` bounds
+    the model calls (timeout, attempts, waits).
     """
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, not {concurrency}")
+    budget = max_errors if isinstance(max_errors, ErrorBudget) else ErrorBudget.parse(max_errors)
     if agents is make_agent:
         for name in config.agents:
             check_agent_name(name)
+        await check_models(config)
     target = Path(out)
-    if target.exists() and not target.is_dir():
-        raise ConfigError(f"{target} is a file, not a run directory")
+    check_output_folder(target, (RUN_FILE, SAMPLES_FILE), "run folder")
     if digests is None or len(digests) != len(groups):
         digests = [group_digest(g) for g in groups]
     if benchmark_digest(groups, digests) != config.benchmark_hash:
         raise ConfigError("the run configuration was made for other task groups (content hash)")
     if concurrency is None:  # before any file is written: a model that cannot be made fails here
-        try:
-            concurrency = await default_concurrency(config)
-        except BaseException:
-            await close_models()
-            raise
+        concurrency = await default_concurrency(config)
     jobs, unavailable = plan_jobs(groups, config, digests)
-    done = prepare_run_dir(target, config, {job.key for job in jobs}, restart, force)
-    write_text_atomic(
-        target / RUN_FILE,
-        dump_json(
-            {
-                "kind": RUN_KIND,
-                "version": __version__,
-                "config": config.model_dump(mode="json"),
-                "config_hash": config.digest(),
-                "samples": len(jobs),
-                "unavailable": unavailable,
-                "generation": generation_record(config),
-            }
-        ),
-    )
-    finished = {record.key for record in done}
-    queue = deque(job for job in jobs if job.key not in finished)
-    # The loaded benchmark is large and lives for the whole run: moving it out of the
-    # collector's reach keeps every garbage collection from scanning it again (the runner
-    # is CPU-bound at high concurrency, see benchmarks/eval_overhead.py).
-    gc.collect()
-    gc.freeze()
-    records = list(done)
-    prepared: dict[int, PreparedGroup] = {}
-    log = _SampleLog(target / SAMPLES_FILE)
-    failures: list[tuple[SampleJob, BaseException]] = []
+    run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),
+               budget.describe())  # fmt: skip
+    with lock_output(target, "eval") as lock:
+        note = lock.stale_note()
+        if note:
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"[yellow]note:[/] {escape(note)}"
+            )
+        done = prepare_run_dir(target, config, {job.key for job in jobs}, restart, force)
+        token = CALL_POLICY.set(calls or CallPolicy())
+        try:
+            return await run.execute(done, concurrency, progress)
+        finally:
+            CALL_POLICY.reset(token)
 
-    async def worker(bar: Progress, task_id: Any) -> None:
-        while queue and not failures:
-            job = queue.popleft()
-            try:
-                shared = prepared.get(id(job.group))
-                if shared is None:
-                    shared = prepared[id(job.group)] = PreparedGroup.of(job.group)
-                record = await run_sample(job, agents, shared)
-                await log.append(record)
-            except Exception as exc:  # recorded, the run stops, finished samples are kept
-                failures.append((job, exc))
-                return
-            records.append(record)
-            if not bar.disable:
-                bar.update(task_id, advance=1, description=f"{job.group.id} {job.setting}")
 
-    try:
-        with _progress(progress) as bar:
-            task_id = bar.add_task("", total=len(jobs), completed=len(done))
-            workers = [worker(bar, task_id) for _ in range(min(concurrency, len(queue)) or 1)]
-            await asyncio.gather(*workers)
-    finally:
-        log.close()
-        gc.unfreeze()
-        await close_models()
-    if failures:
-        raise _failure(target, failures)
-    return RunSummary(
-        target,
-        config,
-        records,
-        ran=len(records) - len(done),
-        reused=len(done),
-        unavailable=unavailable,
-    )
+@dataclass
+class _Run:
+    """One invocation of a run, inside the folder's lock."""
+
+    target: Path
+    config: RunConfig
+    jobs: list[SampleJob]
+    unavailable: dict[str, list[str]]
+    agents: AgentMaker
+    allowed_errors: int
+    max_errors: str
+    errors: int = 0
+    stopped: str | None = None
+
+    def _write_run_file(self) -> None:
+        write_text_atomic(
+            self.target / RUN_FILE,
+            dump_json(
+                {
+                    "kind": RUN_KIND,
+                    "version": __version__,
+                    "config": self.config.model_dump(mode="json"),
+                    "config_hash": self.config.digest(),
+                    "samples": len(self.jobs),
+                    "unavailable": self.unavailable,
+                    "generation": generation_record(self.config),
+                }
+            ),
+        )
+
+    def _count(self, record: SampleRecord, queue: deque[SampleJob]) -> None:
+        if record.result != "error":
+            return
+        self.errors += 1
+        if self.errors > self.allowed_errors and self.stopped is None:
+            queue.clear()  # samples in flight finish; nothing new starts
+            error = record.error.message if record.error is not None else "unknown error"
+            self.stopped = (
+                f"stopped after {self.errors} error sample(s) (--max-errors "
+                f"{self.max_errors}); the last: {record.group_id} / {record.setting} / "
+                f"{record.agent}: {cap_text(error, 300)}"
+            )
+
+    async def execute(
+        self, done: list[SampleRecord], concurrency: int, progress: bool
+    ) -> RunSummary:
+        self._write_run_file()
+        finished = {record.key for record in done}
+        queue = deque(job for job in self.jobs if job.key not in finished)
+        # The loaded benchmark is large and lives for the whole run: moving it out of the
+        # collector's reach keeps every garbage collection from scanning it again (the runner
+        # is CPU-bound at high concurrency, see benchmarks/eval_overhead.py).
+        gc.collect()
+        gc.freeze()
+        records = list(done)
+        prepared: dict[int, PreparedGroup] = {}
+        log = SampleLog(self.target / SAMPLES_FILE)
+        failures: list[tuple[SampleJob, BaseException]] = []
+
+        async def worker(bar: Progress, task_id: Any) -> None:
+            while queue and not failures:
+                job = queue.popleft()
+                try:
+                    shared = prepared.get(id(job.group))
+                    if shared is None:
+                        shared = prepared[id(job.group)] = PreparedGroup.of(job.group)
+                    record, line = cap_record(await run_sample(job, self.agents, shared))
+                    await log.append(record, line)
+                except Exception as exc:  # a bug, not a model error: the run stops
+                    failures.append((job, exc))
+                    return
+                records.append(record)
+                self._count(record, queue)
+                if not bar.disable:
+                    bar.update(task_id, advance=1, description=f"{job.group.id} {job.setting}")
+
+        try:
+            with _progress(progress) as bar:
+                task_id = bar.add_task("", total=len(self.jobs), completed=len(done))
+                workers = [worker(bar, task_id) for _ in range(min(concurrency, len(queue)) or 1)]
+                await asyncio.gather(*workers)
+        finally:
+            log.close()
+            gc.unfreeze()
+            await close_models()
+        if failures:
+            raise _failure(self.target, failures)
+        return RunSummary(
+            self.target,
+            self.config,
+            records,
+            ran=len(records) - len(done),
+            reused=len(done),
+            unavailable=self.unavailable,
+            errors=sum(record.result == "error" for record in records),
+            stopped=self.stopped,
+        )
 
 
 def generation_record(config: RunConfig) -> dict[str, dict[str, object]]:

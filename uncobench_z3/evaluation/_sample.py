@@ -33,8 +33,8 @@ Behaviour counts, per sample:
 A sample's ``result`` is ``correct``, ``wrong_answer``, ``budget_exhausted`` (no answer within
 the round budget) or ``context_exhausted`` (the conversation outgrew the agent model's context
 window). All four are *outcomes*: the sample was played and is scored (the last two as
-wrong), so they count in accuracy. A sample that could not be played at all (a provider that
-keeps failing) is an error, not an outcome, and is not scored.
+wrong), so they count in accuracy. A sample that could not be played at all (a model call
+that failed after its retries) has the result ``error``: not an outcome, never scored.
 """
 
 from __future__ import annotations
@@ -42,11 +42,12 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ModelAPIError
 from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup
 from ..spec import Answer
@@ -55,11 +56,14 @@ from ._colleagues import FollowUpReader
 from ._environment import Environment, EpisodeStatus, PreparedGroup, RoundRecord, run_episode
 from ._interventions import InterventionArm
 from ._min_rounds import minimum_rounds
+from ._notes import RoundNote, round_notes
 from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
 from ._registry import configuration_name, make_agent
 from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
 
-SampleResult = Literal["correct", "wrong_answer", "budget_exhausted", "context_exhausted"]
+SampleResult = Literal["correct", "wrong_answer", "budget_exhausted", "context_exhausted", "error"]
+SampleStatus = EpisodeStatus | Literal["error"]
+"""an episode's status, or ``error``: a model call failed after its retries"""
 AgentMaker = Callable[[str, int], Agent]
 JOB_IDENTITY = 2
 """Version of what identifies a sample (2: the epoch and the per-epoch seed); a run
@@ -219,6 +223,23 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
     )
 
 
+class SampleError(BaseModel):
+    """Why a sample could not be played: a model call failed after its retries.
+
+    An error sample is never scored (``correct`` is false, ``score`` and ``attribution``
+    are empty); metrics leave it out of accuracy and count it apart.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str
+    """the error's class, e.g. ``ModelAPIError``"""
+    message: str
+    attempts: int | None = None
+    """attempts made at the failing call (``None`` when unknown)"""
+    status_code: int | None = None
+
+
 def pending_behaviour(trace: Sequence[RoundRecord]) -> dict[str, Any]:
     """``answered_pending`` and ``designated_contacts`` of one episode (see the module doc)."""
     pending: set[str] = set()
@@ -261,7 +282,7 @@ class SampleRecord(BaseModel):
     colleague: str = "scripted"
     intervention: InterventionArm = "none"
     intervention_delivered: bool = False
-    status: EpisodeStatus
+    status: SampleStatus
     result: SampleResult
     correct: bool
     gold: Answer
@@ -279,22 +300,41 @@ class SampleRecord(BaseModel):
     trace: list[RoundRecord] = Field(default_factory=list)
     end_detail: str | None = None
     """why the episode ended early: the model's error of a ``context_exhausted`` sample"""
+    notes: list[RoundNote] = Field(default_factory=list)
+    """the solver's note on each round: determined yet, records still open (:mod:`._notes`)"""
     usage: dict[str, ModelUsage] = Field(default_factory=dict)
-    """tokens and cost spent on this sample: ``agent`` and ``colleagues`` (LLMs only)"""
+    """tokens and cost spent on this sample: ``agent`` and ``colleagues`` (LLMs only); what
+    answers served from the response cache cost when first made: ``agent_cached``,
+    ``colleagues_cached``"""
     elapsed_seconds: float = 0.0
     """wall time of the episode; the only field that differs between identical re-runs"""
+    error: SampleError | None = None
+    """set when ``result`` is ``error``"""
+
+
+def _total_usage(usages: Iterable[object]) -> ModelUsage | None:
+    """The sum of the :class:`ModelUsage` values among ``usages`` (None when there are none)."""
+    found = [u for u in usages if isinstance(u, ModelUsage)]
+    return sum(found[1:], found[0]) if found else None
 
 
 def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
+    """Tokens spent per part (``agent``, ``colleagues``); answers served from the response
+    cache are kept apart, marked ``<part>_cached``, so totals after a resume can count them."""
     usage: dict[str, ModelUsage] = {}
-    spent = getattr(agent, "usage", None)
-    if isinstance(spent, ModelUsage):
-        usage["agent"] = spent
-    spent_by_colleagues = [
-        helper.usage for helper in (environment.phraser, environment.reader) if helper is not None
+    parts: list[tuple[str, list[object]]] = [
+        ("agent", [agent]),
+        ("colleagues", [h for h in (environment.phraser, environment.reader) if h is not None]),
     ]
-    if spent_by_colleagues:
-        usage["colleagues"] = sum(spent_by_colleagues[1:], spent_by_colleagues[0])
+    for part, spenders in parts:
+        spent = _total_usage(getattr(s, "usage", None) for s in spenders)
+        cached = _total_usage(getattr(s, "cached_usage", None) for s in spenders)
+        if cached is not None and cached.total_tokens == 0:
+            cached = None
+        if spent is not None and (spent.total_tokens or cached is None):
+            usage[part] = spent
+        if cached is not None:
+            usage[f"{part}_cached"] = cached
     return usage
 
 
@@ -320,7 +360,17 @@ async def run_sample(
     )
     agent = agents(job.agent, seed)
     started = time.perf_counter()
-    await run_episode(environment, agent)
+    try:
+        await run_episode(environment, agent)
+    except ModelAPIError as exc:  # after its retries: an error of this sample, not of the run
+        error = SampleError(
+            type=type(exc).__name__,
+            message=str(exc),
+            attempts=exc.attempts,
+            status_code=exc.status_code,
+        )
+        return _record(job, environment, agent, time.perf_counter() - started,
+                       status="error", result="error", correct=False, error=error)  # fmt: skip
     elapsed = time.perf_counter() - started
     task, gold = environment.task, job.group.gold
     score = None
@@ -341,34 +391,38 @@ async def run_sample(
         parsed = score.parsed if score is not None else None
         attribution = attribute_error(task, gold, environment.trace, parsed)
     fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
-    required = {key: fact.context for key, fact in task.facts.items()}
+    return _record(job, environment, agent, elapsed, status=environment.status, result=result,
+                   correct=correct, answer=environment.answer, score=score,
+                   attribution=attribution, justification=justification,
+                   min_rounds=fewest,
+                   notes=round_notes(task, gold, environment.trace, group_hash))  # fmt: skip
+
+
+def _record(
+    job: SampleJob, environment: Environment, agent: Agent, elapsed: float, **outcome: Any
+) -> SampleRecord:
+    """The sample's record: what every sample has, and its ``outcome`` fields."""
+    required = {key: fact.context for key, fact in environment.task.facts.items()}
     return SampleRecord(
         key=job.key,
         group_id=job.group.id,
-        group_hash=group_hash,
+        group_hash=job.group_hash or group_digest(job.group),
         setting=job.setting,
         agent=configuration_name(job.agent),
         seed=job.seed,
         budget=job.budget,
         epoch=job.epoch,
-        epoch_seed=seed,
+        epoch_seed=job.epoch_seed,
         colleague=configuration_name(job.colleague),
         intervention=job.intervention,
         intervention_delivered=environment.intervention_delivered,
-        status=environment.status,
-        result=result,
-        correct=correct,
-        gold=gold,
-        answer=environment.answer,
-        score=score,
+        gold=job.group.gold,
         rounds=environment.rounds,
         behaviour=behaviour_of(environment.trace, required),
-        attribution=attribution,
-        justification=justification,
-        min_rounds=fewest,
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
         trace=environment.trace,
         end_detail=environment.end_detail,
         usage=_usage(agent, environment),
         elapsed_seconds=round(elapsed, 6),
+        **outcome,
     )

@@ -6,7 +6,10 @@ evaluation passes its epoch seed, so a repeated identical call is served from th
 within one epoch and never across epochs) — and of nothing secret: API keys
 and headers never enter it, so rotating a key keeps the cache and the files hold no key.
 Writes go to a temporary file that is renamed into place, so a crash or a concurrent
-writer never leaves a half-written entry.
+writer never leaves a half-written entry. Each entry stores the SHA-256 of its output
+(``sha256``); an entry whose output does not match it - edited by hand, or written before
+digests were stored - is ignored with a warning and the model is asked again, so a changed
+file can never silently change a result.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pydantic import ValidationError
 from ._secrets import logger
 from ._types import ChatMessage, GenerateConfig, ModelOutput, ToolDef, ToolFunction, ToolMode
 
-__all__ = ["CACHE_DIR_ENV", "ResponseCache", "cache_key", "default_cache_dir"]
+__all__ = ["CACHE_DIR_ENV", "ResponseCache", "cache_key", "default_cache_dir", "output_digest"]
 
 CACHE_DIR_ENV = "UNCOBENCH_CACHE_DIR"
 # Bumped whenever the key's ingredients or the entry format change.
@@ -67,36 +70,57 @@ def cache_key(
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def output_digest(stored: Any) -> str:
+    """SHA-256 of a stored output's canonical JSON (what an entry's ``sha256`` holds)."""
+    canonical = json.dumps(stored, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 class ResponseCache:
     """Model outputs stored under ``directory/<key[:2]>/<key>.json``."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.mismatches = 0
+        """entries ignored because their output did not match their digest"""
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> ModelOutput | None:
-        """The stored output, marked ``from_cache``; ``None`` on a miss or a damaged entry."""
+        """The stored output, marked ``from_cache``; ``None`` on a miss, a damaged entry, or
+        an entry whose output no longer matches its digest (edited: ignored and reported)."""
         path = self._path(key)
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
-            output = ModelOutput.model_validate(entry["output"])
+            stored = entry["output"]
+            digest = entry.get("sha256")
+            output = ModelOutput.model_validate(stored)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError, ValidationError) as error:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, ValidationError) as error:
             # A damaged entry is a miss; the fresh answer will overwrite it.
             logger.warning("ignoring unreadable cache entry %s: %s", path, type(error).__name__)
+            return None
+        if digest != output_digest(stored):
+            self.mismatches += 1
+            logger.warning(
+                "ignoring cache entry %s: its output does not match its digest (edited, or "
+                "written by an older version); asking the model again",
+                path,
+            )
             return None
         return output.model_copy(update={"from_cache": True})
 
     def put(self, key: str, model_name: str, output: ModelOutput) -> None:
         """Store ``output`` atomically; a failure to write is logged, not raised."""
         path = self._path(key)
+        stored = output.model_copy(update={"from_cache": False}).model_dump(mode="json")
         entry = {
             "format": _CACHE_FORMAT,
             "model": model_name,
-            "output": output.model_copy(update={"from_cache": False}).model_dump(mode="json"),
+            "output": stored,
+            "sha256": output_digest(stored),
         }
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

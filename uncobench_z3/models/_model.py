@@ -1,11 +1,12 @@
 """The policy around every provider: retries, concurrency, timeouts, cache and usage.
 
-Providers make one attempt and classify its failure; :class:`Model` decides whether to
-try again and how long to wait (exponential backoff, never shorter than what the server
-asked for in Retry-After, capped), bounds how many calls run at once, bounds each
-attempt with a timeout, answers repeated requests from the on-disk cache, and adds up
-the tokens spent. A request that does not fit the context window is never retried: it
-raises :class:`~uncobench_z3.errors.ContextWindowError`.
+Providers make one attempt and classify its failure; a 200 whose body is not JSON counts
+as a retryable failure too. :class:`Model` decides whether to try again and how long to
+wait (exponential backoff, never shorter than what the server asked for in Retry-After,
+capped), bounds how many calls run at once, bounds each attempt with a timeout, answers
+repeated requests from the on-disk cache, and adds up the tokens spent. A request that does
+not fit the context window is never retried: it raises
+:class:`~uncobench_z3.errors.ContextWindowError`.
 
 How many calls run at once: ``max_connections`` when given, else what the provider says
 its endpoint serves (:meth:`ModelProvider.parallel_slots`: a llama.cpp server's slots, 1
@@ -15,6 +16,7 @@ for the server ``local/`` starts), else :data:`DEFAULT_MAX_CONNECTIONS`.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
@@ -212,10 +214,14 @@ class Model:
             tried = f" (after {attempts} attempts)" if attempts > 1 else ""
             if error.context_overflow:
                 raise ContextWindowError(
-                    redact(f"{self.name}: {error}"), status_code=error.status_code
+                    redact(f"{self.name}: {error}"),
+                    status_code=error.status_code,
+                    attempts=attempts,
                 ) from error
             raise ModelAPIError(
-                redact(f"{self.name}: {error}{tried}"), status_code=error.status_code
+                redact(f"{self.name}: {error}{tried}"),
+                status_code=error.status_code,
+                attempts=attempts,
             ) from error
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
@@ -236,6 +242,16 @@ class Model:
                     return await self.provider.generate(messages, tools, tool_choice, config)
             except TimeoutError:
                 raise ProviderCallError(f"no answer within {timeout:g} s", retryable=True) from None
+            except ProviderCallError:
+                raise
+            except json.JSONDecodeError as error:
+                # A 200 whose body is not JSON: the SDK fails while reading it. Like a 5xx,
+                # the next attempt may be fine. (Other exceptions are bugs and propagate.)
+                raise ProviderCallError(
+                    f"malformed response (not JSON): {str(error)[:200]}",
+                    status_code=200,
+                    retryable=True,
+                ) from None
 
     async def _semaphore(self) -> asyncio.Semaphore:
         limit = await self.connection_limit()

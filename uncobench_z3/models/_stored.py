@@ -3,15 +3,18 @@
 A model can write megabytes in one turn (a server that ignores ``max_tokens``); a log line
 must stay small. :func:`stored_text` keeps the first ``limit`` characters and, for the whole
 text, its length and SHA-256, so two outputs can still be compared and a cut is visible.
+Length and digest are those of :func:`uncobench_z3._textcap.text_digest`, which the cap on
+every other stored string writes into its cut marker: the same text has the same digest in
+both places.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from pydantic import BaseModel, ConfigDict
 
+from .._textcap import text_digest
 from ._types import ModelOutput, StopReason
 
 __all__ = [
@@ -41,8 +44,8 @@ class StoredText(BaseModel):
 
 def stored_text(text: str, limit: int = DEFAULT_STORED_CHARACTERS) -> StoredText:
     """``text`` capped at ``limit`` characters, with its length and digest."""
-    digest = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
-    return StoredText(text=text[:limit], length=len(text), sha256=digest)
+    length, digest = text_digest(text)
+    return StoredText(text=text[:limit], length=length, sha256=digest)
 
 
 class StoredCall(BaseModel):

@@ -165,7 +165,7 @@ class GenerateConfig(_Frozen):
     does not change the answer.
     """
 
-    temperature: float | None = Field(default=None, ge=0)
+    temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, gt=0)
     top_p: float | None = Field(default=None, gt=0, le=1)
     seed: int | None = None

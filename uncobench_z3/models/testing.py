@@ -7,6 +7,9 @@ No network and no key are needed::
     output = await model.generate([ChatMessage.user("hello")])
     assert transport.requests[0].json["messages"][0]["content"] == "hello"
 
+:class:`FaultServer` is a real HTTP endpoint (OpenAI-compatible, on 127.0.0.1) that serves
+scripted faults - 429s, 5xx, hangs, resets, malformed bodies - for end-to-end tests.
+
 Each SDK version expects its own flavour of ``httpx`` client (recent SDKs use the
 ``httpx2`` fork); :meth:`ScriptedTransport.client` builds whichever one it accepts.
 """
@@ -20,7 +23,13 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, TypeAlias
 
+from ._fault_server import Fault, FaultKind, FaultScript, FaultServer, openai_completion
+
 __all__ = [
+    "Fault",
+    "FaultKind",
+    "FaultScript",
+    "FaultServer",
     "HTTPReply",
     "RecordedRequest",
     "SDKName",
@@ -137,42 +146,6 @@ class ScriptedTransport:
     def client(self) -> Any:
         """An async HTTP client of the kind the SDK accepts, routed to this script."""
         return self.http.AsyncClient(transport=self.http.MockTransport(self._handle))
-
-
-def openai_completion(
-    text: str | None = None,
-    tool_calls: Sequence[tuple[str, str, str]] = (),
-    *,
-    finish_reason: str | None = None,
-    model: str = "gpt-test-2025-01-01",
-    prompt_tokens: int = 11,
-    completion_tokens: int = 7,
-) -> dict[str, Any]:
-    """A chat.completions body; ``tool_calls`` are ``(id, name, arguments_json_text)``."""
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if tool_calls:
-        message["tool_calls"] = [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
-            for call_id, name, args in tool_calls
-        ]
-    return {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": 1700000000,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
 
 
 def openai_chunks(

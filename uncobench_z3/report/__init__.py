@@ -1,19 +1,44 @@
-"""Reports of evaluation runs: Markdown (+ PNG plots) and one self-contained HTML file.
+"""Reports of evaluation runs: one self-contained HTML page (the paper's figures, tables and a
+trace viewer), the same tables in Markdown, ``metrics.json``, figures as PNG and SVG; a
+leaderboard over runs; a local server to view a report.
 
-matplotlib is imported only while plots are drawn; every text that comes from a benchmark
+matplotlib is imported only while figures are drawn; every text that comes from a benchmark
 or a model is escaped.
 """
 
 from ._build import (
     DEFAULT_TITLE,
+    FIGURES_DIR,
     HTML_FILE,
     MARKDOWN_FILE,
-    PLOTS_DIR,
     ReportFiles,
-    build_sections,
     write_report,
 )
-from ._load import ReportData, RunInfo, find_run_dirs, load_report_data
+from ._dataset import DatasetSummary, dataset_summary
+from ._figures import Figures, FigureSpec, figure_specs, render_figures
+from ._html import html_page
+from ._interventions import InterventionPanel, intervention_panels
+from ._leaderboard import (
+    LEADERBOARD_FILES,
+    Leaderboard,
+    LeaderboardRow,
+    build_leaderboard,
+    write_leaderboard,
+)
+from ._load import (
+    BenchmarkGroups,
+    ReportData,
+    RunInfo,
+    TraceVisitor,
+    ViewReply,
+    ViewRound,
+    find_run_dirs,
+    load_report_data,
+    open_report_data,
+    read_runs,
+    read_samples,
+)
+from ._markdown import markdown, md_text
 from ._metrics_json import (
     METRICS_FILE,
     METRICS_SCHEMA,
@@ -23,46 +48,72 @@ from ._metrics_json import (
     read_metrics,
     write_metrics,
 )
-from ._plots import PLOTS, PlottingUnavailable, render_plots
-from ._render import html_page, markdown, md_text
-from ._statistics import comparison_tables, justified_table, pass_k_table, statistics_sections
+from ._plotting import PlottingUnavailable
+from ._sections import PAPER_SECTIONS, SectionInputs, build_sections
+from ._serve import ReportServer, serve_report
+from ._statistics import comparison_tables, justified_table, pass_k_table, statistics_tables
 from ._tables import SETTING_TITLES, Section, Table, stats_tables
-from ._validity import llm_table, programmatic_table, validity_section
+from ._validity import ValidityCell, ValidityJudge, validity_matrix
+from ._viewer import TraceViewer, ViewerData
 
 __all__ = [
     "DEFAULT_TITLE",
+    "FIGURES_DIR",
     "HTML_FILE",
+    "LEADERBOARD_FILES",
     "MARKDOWN_FILE",
     "METRICS_FILE",
     "METRICS_SCHEMA",
     "METRICS_SCHEMA_VERSION",
-    "PLOTS",
-    "PLOTS_DIR",
+    "PAPER_SECTIONS",
     "SETTING_TITLES",
+    "BenchmarkGroups",
+    "DatasetSummary",
+    "FigureSpec",
+    "Figures",
+    "InterventionPanel",
+    "Leaderboard",
+    "LeaderboardRow",
     "MetricsDocument",
     "PlottingUnavailable",
     "ReportData",
     "ReportFiles",
+    "ReportServer",
     "RunInfo",
     "Section",
+    "SectionInputs",
     "Table",
+    "TraceViewer",
+    "TraceVisitor",
+    "ValidityCell",
+    "ValidityJudge",
+    "ViewReply",
+    "ViewRound",
+    "ViewerData",
+    "build_leaderboard",
     "build_sections",
     "comparison_tables",
+    "dataset_summary",
+    "figure_specs",
     "find_run_dirs",
     "html_page",
+    "intervention_panels",
     "justified_table",
-    "llm_table",
     "load_report_data",
     "markdown",
     "md_text",
     "metrics_document",
+    "open_report_data",
     "pass_k_table",
-    "programmatic_table",
     "read_metrics",
-    "render_plots",
-    "statistics_sections",
+    "read_runs",
+    "read_samples",
+    "render_figures",
+    "serve_report",
+    "statistics_tables",
     "stats_tables",
-    "validity_section",
+    "validity_matrix",
+    "write_leaderboard",
     "write_metrics",
     "write_report",
 ]

@@ -1,186 +1,123 @@
-"""Assembling and writing the report: ``report.md`` (+ ``plots/*.png``) and ``report.html``."""
+"""Writing the report: ``report.html``, ``report.md``, ``metrics.json`` and ``figures/``.
+
+Everything is read and computed before the first file is written; every file is replaced
+atomically (a reader sees the old report or the new one, never half of one).
+"""
 
 from __future__ import annotations
 
+import os
+import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..evaluation import Comparison, SettingMetrics, compare_agents, compute_metrics
-from ..models import ModelUsage
+from ..errors import ConfigError
+from ..evaluation import compare_agents, compute_metrics
 from ..spec import write_text_atomic
 from ..stats import BootstrapConfig
-from ._load import ReportData, load_report_data
+from ._dataset import dataset_summary
+from ._figures import render_figures
+from ._html import html_page
+from ._interventions import intervention_panels
+from ._load import open_report_data, read_runs
+from ._markdown import markdown
 from ._metrics_json import METRICS_FILE, metrics_document, write_metrics
-from ._plots import render_plots
-from ._render import html_page, markdown
-from ._statistics import statistics_sections
-from ._tables import (
-    SETTING_TITLES,
-    Section,
-    Table,
-    accuracy_table,
-    attribution_table,
-    behaviour_table,
-    efficiency_table,
-    interval_text,
-    percent,
-    retention_table,
-    stats_tables,
-    wrong_examples,
-)
-from ._validity import validity_section
+from ._sections import SectionInputs, build_sections
+from ._validity import ValidityJudge, llm_judgements
+from ._viewer import TraceViewer
 
 MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"
-PLOTS_DIR = "plots"
+FIGURES_DIR = "figures"
 DEFAULT_TITLE = "uncobench evaluation report"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 @dataclass
 class ReportFiles:
     markdown: Path
     html: Path
-    plots: list[Path] = field(default_factory=list)
+    metrics: Path
+    figures: list[Path] = field(default_factory=list)
+    """every figure as PNG and SVG"""
     note: str | None = None
-    """why plots are missing, if they are"""
-    metrics: Path | None = None
+    """why figures are missing, if some are"""
+    timings: dict[str, float] = field(default_factory=dict)
+    """CPU seconds per stage (read, metrics, figures, viewer, write)"""
 
 
-def _runs_table(data: ReportData) -> Table:
-    rows = []
-    for run in data.runs:
-        config = run.config
-        rows.append(
-            [
-                str(run.path),
-                str(config.get("benchmark", "")),
-                ", ".join(config.get("agents", [])),
-                ", ".join(config.get("settings", [])),
-                str(config.get("seed", "")),
-                str(config.get("epochs", 1)),
-                str(config.get("budget", "")),
-                f"{run.samples}/{run.planned}",
-                run.config_hash[:12],
-            ]
-        )
-    return Table(
-        ["run", "benchmark", "agents", "settings", "seed", "epochs", "budget", "samples", "config"],
-        rows,
-    )
-
-
-def _unavailable_text(data: ReportData) -> str:
-    if not any(data.unavailable.values()):
-        return "Every requested setting was available for every group."
-    parts = [
-        f"{SETTING_TITLES.get(s, s)}: {len(groups)} group(s)"
-        for s, groups in data.unavailable.items()
-        if groups
-    ]
-    return "Settings unavailable (skipped, excluded from retention): " + "; ".join(parts) + "."
-
-
-def _interventions_section(metrics: list[SettingMetrics]) -> Section | None:
-    if all(m.arm == "none" for m in metrics):
-        return None
-    rows = [m for m in metrics if m.setting != "reliable"]
-    table = Table(
-        ["agent", "setting", "arm", "accuracy", "95% CI", "n", "delivered", "Reliable"],
-        [
-            [
-                m.agent, SETTING_TITLES.get(m.setting, m.setting), m.arm, percent(m.accuracy),
-                interval_text(m.accuracy_ci), str(m.samples), str(m.delivered),
-                percent(m.reliable_accuracy),
-            ]
-            for m in rows
-        ],
-    )  # fmt: skip
-    text = (
-        "Nested arms, each saying more: none, existence, location, diagnosis, action; the "
-        "text arrives once, with the round in which a defect first shows ('delivered' counts "
-        "the samples "
-        "where it did). The Reliable column is the agent's accuracy on the same groups."
-    )
-    return Section("Causal interventions", text, [table])
-
-
-def _usage_section(data: ReportData) -> Section | None:
-    totals: dict[tuple[str, str], ModelUsage] = {}
-    for sample in data.samples:
-        for part, spent in sample.usage.items():
-            who = sample.agent if part == "agent" else sample.colleague
-            key = (part, who)
-            totals[key] = totals.get(key, ModelUsage()) + spent
-    if not totals:
-        return None
-    rows = [
-        [part, who, f"{u.input_tokens:,}", f"{u.output_tokens:,}",
-         "–" if u.cost_usd is None else f"{u.cost_usd:.4f}"]
-        for (part, who), u in sorted(totals.items())
-    ]  # fmt: skip
-    text = (
-        "Tokens and list-price cost spent by language models (response-cache hits spend nothing)."
-    )
-    return Section(
-        "Model usage",
-        text,
-        [Table(["role", "model", "input tokens", "output tokens", "cost (USD)"], rows)],
-    )
-
-
-def build_sections(
-    data: ReportData, metrics: list[SettingMetrics], comparisons: list[Comparison] | None = None
-) -> list[Section]:
-    sections = [
-        Section("Runs", _unavailable_text(data), [_runs_table(data)]),
-        Section("Accuracy by setting", "", [accuracy_table(metrics)], ["accuracy"]),
-        *statistics_sections(metrics, comparisons or []),
-        Section("Drop from Reliable and retention", "", [retention_table(metrics)]),
-        Section("Rounds, waits and redundant contacts", "", [efficiency_table(metrics)],
-                ["rounds"]),
-        Section("Behaviour after a defect", "", [behaviour_table(metrics)]),
-        Section("Error attribution", "", [attribution_table(metrics)], ["attribution"]),
-    ]  # fmt: skip
-    extra = [_interventions_section(metrics), _usage_section(data)]
-    sections += [section for section in extra if section is not None]
-    sections.append(validity_section(data))
-    sections.append(Section("Wrong answers", "", [wrong_examples(data.samples)]))
-    if data.manifest_stats:
-        where = f"From {data.manifest_path}." if data.manifest_path else ""
-        sections.append(Section("Benchmark statistics", where, stats_tables(data.manifest_stats)))
-    return sections
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def write_report(
     runs: str | Path,
     out: str | Path,
     title: str = DEFAULT_TITLE,
-    plots: bool = True,
+    figures: bool = True,
     bootstrap: BootstrapConfig | None = None,
+    *,
+    plots: bool | None = None,
 ) -> ReportFiles:
-    """Read every run under ``runs`` and write the report (``report.md``, ``report.html``,
-    ``metrics.json``, ``plots/``) into the folder ``out``."""
+    """Read every run under ``runs`` and write the report into the folder ``out``
+    (``figures=False``: no matplotlib; ``plots`` is that option's older name)."""
+    figures = figures if plots is None else plots
+    target = Path(out)
+    if target.exists() and not target.is_dir():
+        raise ConfigError(f"{target} is a file, not a folder for the report")
     bootstrap = bootstrap or BootstrapConfig()
-    data = load_report_data(runs)
+    clock = time.process_time()
+    timings: dict[str, float] = {}
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.process_time()
+        timings[stage] = now - clock
+        clock = now
+
+    data = open_report_data(runs)
+    viewer, judge = TraceViewer(data.groups), ValidityJudge(data.groups)
+    read_runs(data, [viewer, judge])
+    lap("read")
     metrics = compute_metrics(data.samples, data.unavailable, bootstrap)
     comparisons = compare_agents(data.samples, config=bootstrap)
-    sections = build_sections(data, metrics, comparisons)
-    images, note = render_plots(metrics) if plots else ({}, None)
-    target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
-    plot_paths: list[Path] = []
-    plot_files: dict[str, str] = {}
-    for name, png in images.items():
-        path = target / PLOTS_DIR / f"{name}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(png)
-        plot_paths.append(path)
-        plot_files[name] = f"{PLOTS_DIR}/{name}.png"
-    if note:
-        sections[0].text += f" Plots omitted: {note}."
-    md_path, html_path = target / MARKDOWN_FILE, target / HTML_FILE
-    metrics_path = target / METRICS_FILE
-    write_metrics(metrics_path, metrics_document(data, metrics, comparisons, bootstrap))
-    write_text_atomic(md_path, markdown(title, sections, plot_files))
-    write_text_atomic(html_path, html_page(title, sections, images))
-    return ReportFiles(md_path, html_path, plot_paths, note, metrics_path)
+    panels = intervention_panels(data.samples, data.unavailable, bootstrap)
+    judged, notes = llm_judgements(data)
+    document = metrics_document(data, metrics, comparisons, bootstrap, panels,
+                                judge.results(), dataset_summary(data))  # fmt: skip
+    lap("metrics")
+    drawn = render_figures(document, draw=figures)
+    lap("figures")
+    viewer_data = viewer.payload()
+    lap("viewer")
+    sections = build_sections(SectionInputs(data, document, viewer_data, judged, notes,
+                                            drawn.note))  # fmt: skip
+    figure_files: list[Path] = []
+    for name, rendered in drawn.rendered.items():
+        for suffix, content in (("png", rendered.png), ("svg", rendered.svg)):
+            path = target / FIGURES_DIR / f"{name}.{suffix}"
+            write_bytes_atomic(path, content)
+            figure_files.append(path)
+    md_figures = {name: (spec.title, spec.caption,
+                         f"{FIGURES_DIR}/{name}.png" if name in drawn.rendered else None)
+                  for name, spec in drawn.specs.items()}  # fmt: skip
+    html_figures = {name: (spec.title, spec.caption, drawn.rendered.get(name))
+                    for name, spec in drawn.specs.items()}  # fmt: skip
+    files = ReportFiles(target / MARKDOWN_FILE, target / HTML_FILE, target / METRICS_FILE,
+                        figure_files, drawn.note, timings)  # fmt: skip
+    write_metrics(files.metrics, document)
+    write_text_atomic(files.markdown, markdown(title, sections, md_figures))
+    write_text_atomic(files.html, html_page(title, sections, html_figures, viewer_data))
+    lap("write")
+    return files

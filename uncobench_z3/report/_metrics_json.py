@@ -8,6 +8,11 @@ written as a string, ``"p/q"`` or ``"p"`` (``fractions.Fraction(text)`` reads it
 intervals are two such strings, ``[low, high]``. Keys of ``pass_hat_k`` / ``pass_at_k`` and
 ``rounds_distribution`` are integers written as strings (JSON object keys). A new field is
 added without changing the version; a field that changes meaning or goes away changes it.
+
+Besides ``results`` and ``comparisons``, the figures of the report's other sections:
+``interventions`` (each arm on the groups common to every arm, :mod:`._interventions`),
+``validity`` (colleague x main agent, :mod:`._validity`) and ``dataset`` (the benchmark,
+:mod:`._dataset`). Every number a figure or table of the report shows is one of these.
 """
 
 from __future__ import annotations
@@ -22,7 +27,10 @@ from .. import __version__
 from ..evaluation import ALPHA, Comparison, SettingMetrics
 from ..spec import write_text_atomic
 from ..stats import BootstrapConfig
+from ._dataset import DatasetSummary
+from ._interventions import InterventionPanel
 from ._load import ReportData
+from ._validity import ValidityCell
 
 METRICS_FILE = "metrics.json"
 METRICS_SCHEMA: Literal["uncobench-metrics"] = "uncobench-metrics"
@@ -65,6 +73,9 @@ class MetricsDocument(BaseModel):
     unavailable: dict[str, list[str]]
     results: list[SettingMetrics]
     comparisons: list[Comparison]
+    interventions: list[InterventionPanel] = Field(default_factory=list)
+    validity: list[ValidityCell] = Field(default_factory=list)
+    dataset: DatasetSummary | None = None
 
 
 def metrics_document(
@@ -72,6 +83,9 @@ def metrics_document(
     metrics: list[SettingMetrics],
     comparisons: list[Comparison],
     config: BootstrapConfig,
+    interventions: list[InterventionPanel] | None = None,
+    validity: list[ValidityCell] | None = None,
+    dataset: DatasetSummary | None = None,
 ) -> MetricsDocument:
     runs = [
         RunEntry(
@@ -95,6 +109,9 @@ def metrics_document(
             "unavailable": data.unavailable,
             "results": metrics,
             "comparisons": comparisons,
+            "interventions": interventions or [],
+            "validity": validity or [],
+            "dataset": dataset,
         }
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..evaluation import ALPHA, Comparison, SettingMetrics
 from ..settings import SETTING_NAMES
 from ..stats import decimal_text, p_value_text
-from ._tables import SETTING_TITLES, Section, Table, interval_text, percent, plain
+from ._tables import SETTING_TITLES, Table, interval_text, percent, plain, row_label
 
 
 def pass_k_table(metrics: list[SettingMetrics]) -> Table | None:
@@ -17,7 +17,7 @@ def pass_k_table(metrics: list[SettingMetrics]) -> Table | None:
     most = max(len(m.pass_hat_k) for m in rows)
     body = [
         [
-            m.agent,
+            row_label(m),
             SETTING_TITLES.get(m.setting, m.setting),
             str(m.epochs),
             *(percent(m.pass_hat_k.get(k)) for k in range(1, most + 1)),
@@ -39,7 +39,7 @@ def pass_k_table(metrics: list[SettingMetrics]) -> Table | None:
 def justified_table(metrics: list[SettingMetrics]) -> Table:
     body = [
         [
-            m.agent,
+            row_label(m),
             SETTING_TITLES.get(m.setting, m.setting),
             percent(m.accuracy),
             f"{percent(m.justified_accuracy)} {interval_text(m.justified_accuracy_ci)}",
@@ -113,14 +113,10 @@ def comparison_tables(comparisons: list[Comparison]) -> list[Table]:
     return tables
 
 
-def statistics_sections(
-    metrics: list[SettingMetrics], comparisons: list[Comparison]
-) -> list[Section]:
-    sections = [Section("Justified accuracy", "", [justified_table(metrics)])]
+def statistics_tables(metrics: list[SettingMetrics], comparisons: list[Comparison]) -> list[Table]:
+    """Justified accuracy, pass^k / pass@k (with several epochs) and the paired comparisons."""
+    tables = [justified_table(metrics)]
     passk = pass_k_table(metrics)
     if passk is not None:
-        sections.append(Section("Repeated trials: pass^k and pass@k", "", [passk]))
-    tables = comparison_tables(comparisons)
-    if tables:
-        sections.append(Section("Paired comparisons", "", tables))
-    return sections
+        tables.append(passk)
+    return tables + comparison_tables(comparisons)

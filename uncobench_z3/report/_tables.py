@@ -10,13 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..evaluation import (
-    ATTRIBUTION_LABELS,
-    SampleRecord,
-    SettingMetrics,
-    configuration_of,
-    is_error,
-)
+from ..evaluation import SampleRecord, SettingMetrics, configuration_of, is_error
 from ..settings import SETTING_NAMES
 from ..stats import Interval, decimal_text, percent_text
 
@@ -39,11 +33,13 @@ class Table:
 
 @dataclass
 class Section:
+    id: str
+    """the HTML anchor (``<section id=...>``)"""
     title: str
     text: str = ""
     tables: list[Table] = field(default_factory=list)
-    plots: list[str] = field(default_factory=list)
-    """names of plots (see :mod:`._plots`) shown in this section"""
+    figures: list[str] = field(default_factory=list)
+    """names of figures (see :mod:`._figures`) shown in this section"""
 
 
 def percent(value: Fraction | float | None, digits: int = 1) -> str:
@@ -71,15 +67,33 @@ def plain(metrics: list[SettingMetrics]) -> list[SettingMetrics]:
     return [m for m in metrics if m.arm == "none"]
 
 
+def row_label(m: SettingMetrics) -> str:
+    """What a row of the report names: the whole configuration that changes scores (the
+    agent's name with its protocol and generation options, and the budget and colleagues
+    when not the defaults: :func:`~uncobench_z3.evaluation.configuration_label`, which the
+    metrics already key their cells by); the arm is a column of its own."""
+    return m.agent
+
+
+def optional(m: SettingMetrics, name: str) -> Any:
+    """A field that not every version of the metrics has (None when absent): columns for it
+    appear as soon as the metrics carry it."""
+    return getattr(m, name, None)
+
+
 def _agents(metrics: list[SettingMetrics]) -> list[str]:
-    return list(dict.fromkeys(m.agent for m in metrics))
+    return list(dict.fromkeys(row_label(m) for m in metrics))
 
 
 def _cell(metrics: list[SettingMetrics], agent: str, setting: str) -> SettingMetrics | None:
     for m in metrics:
-        if m.agent == agent and m.setting == setting and m.arm == "none":
+        if row_label(m) == agent and m.setting == setting and m.arm == "none":
             return m
     return None
+
+
+def setting_title(setting: str) -> str:
+    return SETTING_TITLES.get(setting, setting)
 
 
 def accuracy_table(metrics: list[SettingMetrics]) -> Table:
@@ -97,7 +111,7 @@ def accuracy_table(metrics: list[SettingMetrics]) -> Table:
             )
         rows.append(row)
     return Table(
-        ["agent", *(SETTING_TITLES[s] for s in settings)],
+        ["agent", *(setting_title(s) for s in settings)],
         rows,
         "Accuracy (decision, candidate and number all right): the mean over groups of each "
         "group's share of correct epochs, with a 95% bootstrap interval over groups; "
@@ -112,8 +126,8 @@ def retention_table(metrics: list[SettingMetrics]) -> Table:
             continue
         rows.append(
             [
-                m.agent,
-                SETTING_TITLES[m.setting],
+                row_label(m),
+                setting_title(m.setting),
                 str(m.paired),
                 "–" if m.drop is None else decimal_text(100 * m.drop, 1, sign=True),
                 interval_text(m.drop_ci, 1, points=True),
@@ -133,82 +147,6 @@ def retention_table(metrics: list[SettingMetrics]) -> Table:
         "base), the share still correct here; group-epochs lacking this setting (or not run "
         "in it) are excluded and counted.",
     )  # fmt: skip
-
-
-def efficiency_table(metrics: list[SettingMetrics]) -> Table:
-    rows = [
-        [
-            m.agent,
-            SETTING_TITLES[m.setting],
-            number(m.mean_rounds),
-            number(m.mean_min_rounds),
-            number(m.rounds_ratio),
-            number(m.mean_contacts),
-            number(m.mean_waits),
-            number(m.mean_redundant),
-            f"{percent(m.invalid_rate)} ({m.invalid_actions}/{m.actions})",
-            str(m.budget_exhausted),
-            str(m.context_exhausted),
-        ]
-        for m in plain(metrics)
-    ]
-    return Table(
-        ["agent", "setting", "rounds", "minimum rounds", "ratio", "contacts", "waits",
-         "redundant contacts", "invalid actions", "budget exhausted", "context exhausted"],
-        rows,
-        "Means per sample. Minimum rounds: the fewest an ideal agent needs (solver-computed); "
-        "ratio: rounds used over the minimum. A contact is redundant when the colleague was "
-        "asked before and every record the request concerns had already arrived exactly and "
-        "in the required context. Invalid actions: rounds whose action the environment "
-        "rejected, of all rounds played. Budget / context exhausted: samples that ended "
-        "without an answer because the round budget ran out / the conversation outgrew the "
-        "model's context window (both scored wrong).",
-    )  # fmt: skip
-
-
-def behaviour_table(metrics: list[SettingMetrics]) -> Table:
-    rows = []
-    for m in plain(metrics):
-        if m.setting == "reliable":
-            continue
-        share = Fraction(m.recovered, m.with_defect) if m.with_defect else None
-        rows.append(
-            [
-                m.agent,
-                SETTING_TITLES[m.setting],
-                str(m.with_defect),
-                f"{m.recovered} ({percent(share)})",
-                str(m.recovered_correct),
-                str(m.no_corrective),
-                str(m.targeted_follow_ups),
-                str(m.generic_follow_ups),
-            ]
-        )
-    return Table(
-        ["agent", "setting", "defect shown", "all recovered", "recovered + correct",
-         "no corrective follow-up", "targeted follow-ups", "generic follow-ups"],
-        rows,
-        "Per setting: samples where a defect showed up, where every such defect was resolved "
-        "by a targeted follow-up, and how many of those ended correct; follow-ups are counted "
-        "over all samples.",
-    )  # fmt: skip
-
-
-def attribution_table(metrics: list[SettingMetrics]) -> Table:
-    rows = []
-    for m in plain(metrics):
-        wrong = m.samples - m.correct
-        rows.append(
-            [m.agent, SETTING_TITLES[m.setting], str(wrong)]
-            + [str(m.attribution.get(label, 0)) for label in ATTRIBUTION_LABELS]
-        )
-    return Table(
-        ["agent", "setting", "wrong", *ATTRIBUTION_LABELS],
-        rows,
-        "Solver attribution of each wrong answer: integration_error = the evidence received "
-        "determined the gold answer; misled = an accepted wrong-context or imprecise statement "
-        "explains the answer; gathering_failure = the evidence left the answer open.",
-    )
 
 
 def answer_text(sample: SampleRecord) -> str:
@@ -243,14 +181,14 @@ def _spread(samples: list[SampleRecord], count: int) -> list[SampleRecord]:
 
 
 def wrong_examples(samples: list[SampleRecord]) -> Table:
-    wrong = [s for s in samples if not s.correct and not is_error(s)]
+    wrong = [s for s in samples if not s.correct and not is_error(s)]  # errors: apart
     rows = []
     for sample in _spread(wrong, MAX_WRONG_EXAMPLES):
         attribution = sample.attribution
         rows.append(
             [
                 configuration_of(sample),
-                SETTING_TITLES[sample.setting],
+                setting_title(sample.setting),
                 sample.intervention,
                 sample.group_id,
                 gold_text(sample),

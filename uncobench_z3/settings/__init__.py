@@ -1,5 +1,6 @@
 """The unreliable settings: Misaligned, Incomplete, Missed and Mixed, each proved to matter."""
 
+from ._chance import GoldChance, gold_chance
 from ._followup import (
     ClauseCheck,
     FollowUpDecision,
@@ -11,6 +12,15 @@ from ._followup import (
     missed_rule,
     rule_lines,
     rule_text,
+)
+from ._guessing import (
+    STRATEGIES,
+    Strategy,
+    guess_accuracy,
+    guessing_floors,
+    operand_roles,
+    possible_candidates,
+    strategy_reading,
 )
 from ._imprecise import Imprecision, imprecise_statements
 from ._model import (
@@ -38,7 +48,8 @@ from ._model import (
 from ._perturb import DefectBalance, Perturbation, perturb
 from ._pins import Pin, parse_pin, pinned_defects
 from ._request import INTENTS, ContextMention, Request, read_request
-from ._validity import DefectChecker, stated_imprecision, stated_value
+from ._stated import face_value, face_value_of, range_midpoint, stated_imprecision, stated_value
+from ._validity import MAX_GOLD_CHANCE, DefectChecker
 from ._verify import verify_group
 from ._vocabulary import Vocabulary
 
@@ -47,7 +58,9 @@ __all__ = [
     "GROUP_KIND",
     "GROUP_SCHEMA_VERSION",
     "INTENTS",
+    "MAX_GOLD_CHANCE",
     "SETTING_NAMES",
+    "STRATEGIES",
     "CandidateSign",
     "Clause",
     "ClauseCheck",
@@ -61,6 +74,7 @@ __all__ = [
     "FollowUpDecision",
     "FollowUpIntent",
     "FollowUpRule",
+    "GoldChance",
     "Imprecision",
     "IntentSign",
     "Perturbation",
@@ -72,22 +86,32 @@ __all__ = [
     "SettingName",
     "Sign",
     "StatedValue",
+    "Strategy",
     "TaskGroup",
     "Vocabulary",
     "decide",
+    "face_value",
+    "face_value_of",
+    "gold_chance",
+    "guess_accuracy",
+    "guessing_floors",
     "imprecise_statements",
     "incomplete_rule",
     "interpret",
     "is_targeted",
     "misaligned_rule",
     "missed_rule",
+    "operand_roles",
     "parse_pin",
     "perturb",
     "pinned_defects",
+    "possible_candidates",
+    "range_midpoint",
     "read_request",
     "rule_lines",
     "rule_text",
     "stated_imprecision",
     "stated_value",
+    "strategy_reading",
     "verify_group",
 ]

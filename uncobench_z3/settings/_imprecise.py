@@ -1,21 +1,45 @@
 """Truthful but imprecise statements of a value: a range for ordered facts, a set otherwise.
 
-Candidates come in order of preference: the most precise first (a narrow range with round
-bounds, the month of a date, one alternative beside the true member), wider ones after.
-Whether a candidate is *decision-relevant* is for the solver to prove; this module only
-proposes statements that are true and look like what a person would say.
+The statements are what a person would say, and they do not give the truth away:
+
+* **Numbers**: a range ``[k*u, (k+m)*u]`` whose bounds are round (``u`` is 1, 2 or 5 times a
+  power of ten, and a multiple of the fact's step) and whose width holds ``m`` = 2 or 4 such
+  units, so the midpoint is a round number too and lies on the fact's grid. For each
+  ``(u, m)`` every position ``k`` whose range holds the truth is offered, in a seeded random
+  order: the truth's place inside the range is uniform over the round values it can take,
+  never centred by construction. A range never spans the whole domain, always fits inside
+  it, and never has a condition's threshold as a bound (which would tell where the truth is).
+* **Dates**: the calendar month, quarter or half-year of the date (same rules on the domain
+  and on thresholds).
+* **Enum members**: 2-4 members including the true one, in a seeded random order (the first
+  is the true one no more often than any other place).
+* **Booleans**: both values in a seeded random order, read as "not sure it was recorded as
+  <the first>" (see :func:`~uncobench_z3.construct.format_options`).
+
+``(u, m)`` pairs and option-list sizes are offered in order of how natural they are (a width
+near the value's order of magnitude first). Whether a statement is *decision-relevant* - it
+leaves the answer open, and the gold answer's probability under it is at most 1/2 - is for
+:mod:`._chance` and the solver to prove; this module only proposes statements.
 """
 
 from __future__ import annotations
 
 import calendar
 import datetime as _dt
+import random
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import combinations
 
-from ..spec import TypedFact, Value, to_json_scalar
+from ..spec import TypedCondition, TypedFact, Value, day_number, to_json_scalar
 
 _NICE = (1, 2, 5)
+#: Range widths, in round units: even, so that the midpoint is a round value on the grid.
+WIDTH_UNITS = (2, 4)
+#: How many (unit, width) shapes are offered per value, most natural first.
+MAX_SHAPES = 6
+MAX_OPTIONS = 4
 
 
 @dataclass(frozen=True)
@@ -44,23 +68,20 @@ class Imprecision:
 
 
 def _nice_units(step: Fraction, span: Fraction) -> list[Fraction]:
-    units: list[Fraction] = []
-    scale = step
-    while scale <= span:
+    """Round units (1, 2 or 5 times a power of ten) that are multiples of ``step``."""
+    power = Fraction(1)
+    while power > step:
+        power /= 10
+    while power * 10 <= step:
+        power *= 10
+    units = []
+    while power <= span:
         for k in _NICE:
-            unit = scale * k
-            if step <= unit <= span:
+            unit = power * k
+            if step <= unit <= span and (unit / step).denominator == 1:
                 units.append(unit)
-        scale *= 10
+        power *= 10
     return sorted(set(units))
-
-
-def _floor_to(x: Fraction, unit: Fraction) -> Fraction:
-    return (x // unit) * unit
-
-
-def _ceil_to(x: Fraction, unit: Fraction) -> Fraction:
-    return -((-x) // unit) * unit
 
 
 def _magnitude(v: Fraction, span: Fraction) -> Fraction:
@@ -74,64 +95,118 @@ def _magnitude(v: Fraction, span: Fraction) -> Fraction:
     return power
 
 
-def _numeric(fact: TypedFact, value: Value) -> list[Imprecision]:
+def _shapes(step: Fraction, span: Fraction, v: Fraction) -> list[tuple[Fraction, int]]:
+    """(unit, width in units) pairs, the width nearest the value's magnitude first."""
+    natural = _magnitude(v, span)
+    shapes = [
+        (unit, m)
+        for unit in _nice_units(step, span)
+        for m in WIDTH_UNITS
+        if unit * m < span  # never the whole domain
+    ]
+
+    def distance(shape: tuple[Fraction, int]) -> tuple[Fraction, int, Fraction]:
+        width = shape[0] * shape[1]
+        ratio = width / natural if width >= natural else natural / width
+        return (ratio, shape[1], shape[0])
+
+    return sorted(shapes, key=distance)[:MAX_SHAPES]
+
+
+def thresholds(conditions: Iterable[TypedCondition], fact: TypedFact) -> set[Fraction]:
+    """A fact's condition operands as exact numbers (day numbers for dates)."""
+    out: set[Fraction] = set()
+    for cond in conditions:
+        if cond.fact != fact.key:
+            continue
+        operands = cond.operand if isinstance(cond.operand, tuple) else (cond.operand,)
+        for operand in operands:
+            if isinstance(operand, _dt.date):
+                out.add(Fraction(day_number(operand)))
+            elif isinstance(operand, int | Fraction) and not isinstance(operand, bool):
+                out.add(Fraction(operand))
+    return out
+
+
+def _numeric(
+    fact: TypedFact, value: Value, rng: random.Random, avoid: set[Fraction]
+) -> Iterator[Imprecision]:
     assert isinstance(value, int | Fraction) and not isinstance(value, bool)
     assert isinstance(fact.low, int | Fraction) and isinstance(fact.high, int | Fraction)
     v, low, high = Fraction(value), Fraction(fact.low), Fraction(fact.high)
-    out: list[Imprecision] = []
-    seen: set[tuple[Fraction, Fraction]] = set()
-    # People round at about half the value's order of magnitude ("17" -> "10 to 25",
-    # "45,000" -> "40,000 to 50,000"); finer units are kept as a fallback.
-    units = _nice_units(fact.step, high - low)
-    natural = _magnitude(v, high - low) / 2
-    ordered = [u for u in units if u >= natural] + [u for u in reversed(units) if u < natural]
-    for unit in ordered:
-        lo = max(low, _floor_to(v - unit, unit))
-        hi = min(high, _ceil_to(v + unit, unit))
-        if hi - lo < fact.step or (lo, hi) in seen or not lo <= v <= hi:
-            continue
-        seen.add((lo, hi))
-        cast = int if fact.type == "int" else Fraction
-        out.append(Imprecision(low=cast(lo), high=cast(hi)))
-    return out
+    cast = int if fact.type == "int" else Fraction
+    for unit, m in _shapes(fact.step, high - low, v):
+        width = unit * m
+        first = -((width - v) // unit)  # the lowest k with k*unit + width >= v
+        last = v // unit  # the highest k with k*unit <= v
+        starts = [
+            k * unit
+            for k in range(int(first), int(last) + 1)
+            if low <= k * unit and k * unit + width <= high
+            and k * unit not in avoid and k * unit + width not in avoid
+        ]  # fmt: skip
+        rng.shuffle(starts)
+        for start in starts:
+            yield Imprecision(low=cast(start), high=cast(start + width))
 
 
-def _dates(fact: TypedFact, value: Value) -> list[Imprecision]:
+def _dates(fact: TypedFact, value: Value, avoid: set[Fraction]) -> Iterator[Imprecision]:
     assert isinstance(value, _dt.date)
     assert isinstance(fact.low, _dt.date) and isinstance(fact.high, _dt.date)
-    windows = []
     last = calendar.monthrange(value.year, value.month)[1]
-    windows.append((value.replace(day=1), value.replace(day=last)))  # "in July 2026"
     quarter = (value.month - 1) // 3
-    q_start = _dt.date(value.year, 3 * quarter + 1, 1)
     q_end_month = 3 * quarter + 3
-    q_end = _dt.date(value.year, q_end_month, calendar.monthrange(value.year, q_end_month)[1])
-    windows.append((q_start, q_end))  # "in Q3 2026"
-    windows.append(
+    first_half = value.month <= 6
+    windows = [
+        (value.replace(day=1), value.replace(day=last)),  # "in July 2026"
         (
-            _dt.date(value.year, 1 if value.month <= 6 else 7, 1),
-            _dt.date(value.year, 6, 30) if value.month <= 6 else _dt.date(value.year, 12, 31),
-        )
-    )
-    out = []
+            _dt.date(value.year, 3 * quarter + 1, 1),
+            _dt.date(value.year, q_end_month, calendar.monthrange(value.year, q_end_month)[1]),
+        ),  # "in Q3 2026"
+        (
+            _dt.date(value.year, 1 if first_half else 7, 1),
+            _dt.date(value.year, 6, 30) if first_half else _dt.date(value.year, 12, 31),
+        ),
+    ]
     for start, end in windows:
-        start, end = max(start, fact.low), min(end, fact.high)
-        if start < end and start <= value <= end:
-            out.append(Imprecision(low=start, high=end))
-    return out
+        inside = fact.low <= start and end <= fact.high and (start, end) != (fact.low, fact.high)
+        on_threshold = {Fraction(day_number(start)), Fraction(day_number(end))} & avoid
+        if inside and not on_threshold and start <= value <= end:
+            yield Imprecision(low=start, high=end)
 
 
-def imprecise_statements(fact: TypedFact, value: Value) -> list[Imprecision]:
-    """Truthful, imprecise statements of ``value``, most precise first."""
+def _members(fact: TypedFact, value: Value, rng: random.Random) -> Iterator[Imprecision]:
+    others = [m for m in fact.members if m != value]
+    sizes = list(range(2, min(MAX_OPTIONS, len(fact.members)) + 1))
+    rng.shuffle(sizes)  # no size is preferred: a list's length says nothing
+    for size in sizes:
+        groups = [list(g) for g in combinations(others, size - 1)]
+        rng.shuffle(groups)
+        for group in groups:
+            options: list[Value] = [value, *group]
+            rng.shuffle(options)
+            yield Imprecision(options=tuple(options))
+
+
+def imprecise_statements(
+    fact: TypedFact,
+    value: Value,
+    rng: random.Random | None = None,
+    conditions: Iterable[TypedCondition] = (),
+) -> Iterator[Imprecision]:
+    """Truthful, imprecise statements of ``value``, most natural shapes first (lazily).
+
+    ``rng`` orders positions and options (default: seeded by the fact and the value);
+    ``conditions`` are the task's conditions, whose thresholds never become range bounds.
+    """
+    rng = rng if rng is not None else random.Random(f"{fact.key}:{value}")
+    avoid = thresholds(conditions, fact)
     if fact.type in ("int", "decimal"):
-        return _numeric(fact, value)
+        return _numeric(fact, value, rng, avoid)
     if fact.type == "date":
-        return _dates(fact, value)
+        return _dates(fact, value, avoid)
     if fact.type == "enum":
-        others = [m for m in fact.members if m != value]
-        # listed in declaration order, so the order never hints at the true member
-        pairs = [
-            Imprecision(options=tuple(sorted((value, m), key=fact.members.index))) for m in others
-        ]
-        return [*pairs, Imprecision(options=tuple(fact.members))] if len(others) > 1 else pairs
-    return [Imprecision(options=(True, False))]
+        return _members(fact, value, rng)
+    options: list[Value] = [True, False]
+    rng.shuffle(options)
+    return iter([Imprecision(options=tuple(options))])

@@ -155,6 +155,19 @@ class ProofSummary(_Frozen):
 
     verdict: str
     checks: dict[str, str]
+    gold_chances: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per gold-chance check: the exact probability (a fraction) of the gold "
+        "answer under a uniform prior over the values an imprecise reply allows.",
+    )
+    guessing_floors: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="Strategy -> setting -> the exact accuracy (a fraction) of a guessing "
+        "strategy (optimist, midpoint, face-value) in that setting.",
+    )
+
+
+GROUP_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
 class TaskGroup(BaseModel):
@@ -164,7 +177,12 @@ class TaskGroup(BaseModel):
 
     kind: Literal["uncobench-task-group"] = "uncobench-task-group"
     schema_version: Literal[2] = 2
-    id: str
+    id: str = Field(
+        pattern=GROUP_ID_PATTERN,
+        max_length=128,
+        description="Letters, digits, '_', '.' and '-', starting with a letter or digit (ids "
+        "name files, so they can never name a path).",
+    )
     seed: int
     spec: TaskSpec
     gold: Answer

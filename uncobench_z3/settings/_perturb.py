@@ -7,9 +7,15 @@ the first option whose validity the solver proves is taken. Only roles proved ne
 *alone* carry defects. When no option of a kind is valid, the setting is marked unavailable
 with the reason (the construction pipeline then re-instantiates or drops the instance).
 
-Options are screened by exact evaluation first (does substituting the wrong-context value,
-or some value the imprecise statement allows, change the answer?), so the solver is asked
-mostly to *prove* what will be kept rather than to refute what will be thrown away.
+Two preferences come before the balance, so that guessing does not pay (see
+:mod:`._guessing`): a Misaligned option whose face-value reading gives a wrong answer for
+sure (guessing floor 0) goes before one a lucky pick could still get right; and within a
+group, a role that already carries another kind of defect goes last, so the single defects
+spread over the team.
+
+Options are screened by exact evaluation first (does substituting the wrong-context value
+change the answer? what is an imprecise statement's exact gold chance?), so the solver is
+asked mostly to *prove* what will be kept rather than to refute what will be thrown away.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from itertools import chain, islice
 from typing import TypeVar
 
@@ -42,8 +49,11 @@ from ..spec import (
     check_structure,
     to_json_scalar,
 )
+from ._chance import gold_chance
 from ._followup import incomplete_rule, misaligned_rule, missed_rule
+from ._guessing import floor, floors_json, guessing_floors
 from ._imprecise import Imprecision, imprecise_statements
+from ._mixed import choose_mixed, mixed_unavailable_reason
 from ._model import (
     DEFAULT_MISSED_WAIT,
     SETTING_NAMES,
@@ -54,10 +64,10 @@ from ._model import (
     TaskGroup,
 )
 from ._pins import Pin, pinned_defects
-from ._validity import DefectChecker
+from ._validity import MAX_GOLD_CHANCE, DefectChecker, gold_chances
 
-MIXED_POOL = 4
-MIXED_TRIES = 12
+#: Imprecise statements screened (exactly) per record before giving up on it.
+STATEMENT_TRIES = 24
 T = TypeVar("T")
 
 
@@ -113,34 +123,6 @@ def _true_values(task: TypedTask, fact: str) -> list[StatedValue]:
     ]
 
 
-def _probe_values(task: TypedTask, slot: Slot, statement: Imprecision | None) -> list[Value]:
-    """Values worth evaluating for a slot: the ends, the middle, and around each threshold."""
-    fact = task.facts[slot[1]]
-    if statement is not None and statement.options is not None:
-        return list(statement.options)
-    if fact.type in ("bool", "enum"):
-        return fact.domain_values()
-    if statement is not None:
-        assert statement.low is not None and statement.high is not None
-        low, high = fact.code(statement.low), fact.code(statement.high)
-    else:
-        low, high = fact.code_range()
-    assert not isinstance(low, bool) and not isinstance(high, bool)
-    codes = {low, high, (low + high) // 2}
-    for cond in task.conditions:
-        if cond.fact != slot[1]:
-            continue
-        operands = cond.operand if isinstance(cond.operand, tuple) else (cond.operand,)
-        for operand in operands:
-            centre = fact.code(operand) if fact.type == "date" else None
-            if centre is None:
-                assert isinstance(operand, int) or hasattr(operand, "denominator")
-                centre = int(operand / fact.step)  # type: ignore[operator]
-            assert not isinstance(centre, bool)
-            codes.update(centre + d for d in (-1, 0, 1, 2))
-    return [fact.value_of(c) for c in sorted(codes) if low <= c <= high]
-
-
 class _Chooser:
     def __init__(self, proof: TaskProof, seed: int, balance: DefectBalance) -> None:
         assert proof.task is not None and proof.gold is not None and proof.checker is not None
@@ -148,6 +130,7 @@ class _Chooser:
         self.gold: Outcome = proof.gold
         self.checks = DefectChecker(proof.checker, proof.gold, want_cores=False)
         self.balance = balance
+        self.seed = seed
         self.rng = random.Random(f"{seed}:{self.task.id}")
         self.alone = [
             c.role
@@ -158,6 +141,8 @@ class _Chooser:
             and c.witness is not None
             and c.witness.get("mode") == "alone"
         ]
+        self.used_roles: set[str] = set()
+        """Roles already carrying a single-setting defect of this group (they go last)."""
         self._proved: dict[str, list[CheckResult] | None] = {}
         failing = {
             c: {cond.fact for cond in self.task.conditions
@@ -177,13 +162,22 @@ class _Chooser:
         """Exact evaluation: does the answer differ with these values?"""
         return not self.task.outcome(self.task.with_values(changed)).same_output(self.gold)
 
-    def _ordered(self, options: list[tuple[str, str, str, T]]) -> list[T]:
-        """Options (kind, fact type, role, payload) by balance score, then a seeded shuffle."""
+    def _ordered(
+        self, options: list[tuple[str, str, str, T]], first: list[Fraction] | None = None
+    ) -> list[T]:
+        """Options (kind, fact type, role, payload) by ``first`` (a key per option, lowest
+        first), roles not used yet in the group, balance score, then a seeded shuffle."""
         keyed = [
-            (self.balance.score(kind, ftype, self.task.role_name(role)), self.rng.random(), i)
+            (
+                first[i] if first is not None else Fraction(0),
+                role in self.used_roles,
+                self.balance.score(kind, ftype, self.task.role_name(role)),
+                self.rng.random(),
+                i,
+            )
             for i, (kind, ftype, role, _) in enumerate(options)
         ]
-        return [options[i][3] for _, _, i in sorted(keyed)]
+        return [options[key[-1]][3] for key in sorted(keyed)]
 
     def proved(self, setting: str, defect: Defect) -> list[CheckResult] | None:
         """The defect's checks when all are proved (each defect is proved at most once)."""
@@ -196,7 +190,10 @@ class _Chooser:
 
     # -- candidates that exact evaluation says will matter ------------------------------------
     def misaligned_defects(self) -> list[Defect]:
+        """Wrong-context replies that change the answer; those a face-value reader gets
+        wrong for sure first."""
         options: list[tuple[str, str, str, Defect]] = []
+        floors: list[Fraction] = []
         for role in self.alone:
             for fact in self.task.facts_of(role):
                 for candidate in self.task.candidates:
@@ -226,7 +223,8 @@ class _Chooser:
                             f"not {self.task.facts[fact].context!r}",
                         )
                         options.append(("misaligned", self.task.facts[fact].type, role, defect))
-        return self._ordered(options)
+                        floors.append(floor(self.task, self.gold, "face-value", [defect]))
+        return self._ordered(options, floors)
 
     def incomplete_defects(self) -> Iterator[Defect]:
         """Incomplete defects in balance order; the statement is found lazily (it costs)."""
@@ -239,7 +237,7 @@ class _Chooser:
                     if fact in decision and self.can_matter(slot):
                         options.append(("incomplete", self.task.facts[fact].type, role, slot))
         for candidate, fact in self._ordered(options):
-            chosen = self._first_open_statement((candidate, fact))
+            chosen = self.open_statement((candidate, fact))
             if chosen is None:
                 continue
             reply = [
@@ -259,13 +257,15 @@ class _Chooser:
                 f"{self.task.facts[fact].label} is given imprecisely",
             )
 
-    def _first_open_statement(self, slot: Slot) -> Imprecision | None:
-        """The most precise truthful statement under which some allowed value changes the answer."""
+    def open_statement(self, slot: Slot) -> Imprecision | None:
+        """The first statement (most natural shape; positions and options in a seeded order)
+        whose exact gold chance is at most 1/2 - which also means it leaves the answer open."""
         fact = self.task.facts[slot[1]]
-        for statement in imprecise_statements(fact, self.task.values[slot]):
-            for value in _probe_values(self.task, slot, statement):
-                if self.changes({slot: value}):
-                    return statement
+        rng = random.Random(f"imprecise:{self.seed}:{self.task.id}:{slot[0]}:{slot[1]}")
+        statements = imprecise_statements(fact, self.task.values[slot], rng, self.task.conditions)
+        for statement in islice(statements, STATEMENT_TRIES):
+            if gold_chance(self.task, self.gold, slot, statement).probability <= MAX_GOLD_CHANCE:
+                return statement
         return None
 
     def missed_defects(self) -> list[Defect]:
@@ -321,12 +321,13 @@ def perturb(
     checks: list[CheckResult] = list(proof.report.checks)
     settings: dict[str, Setting] = {"reliable": Setting(name="reliable")}
     unavailable: dict[str, str] = {}
-    pools: dict[str, list[Defect]] = {
-        "misaligned": chooser.misaligned_defects(),
-        "incomplete": _Lazy(chooser.incomplete_defects()),
-        "missed": chooser.missed_defects(),
+    makers = {
+        "misaligned": chooser.misaligned_defects,
+        "incomplete": lambda: _Lazy(chooser.incomplete_defects()),
+        "missed": chooser.missed_defects,
     }
-    refused = _apply_pins(chooser, pins, pools)
+    pinned: dict[str, Defect] = {}
+    refused = _apply_pins(chooser, pins, pinned)
     if refused is not None:
         why, failing = refused
         report = proof.report.model_copy(
@@ -339,24 +340,31 @@ def perturb(
         return Perturbation(None, report, {}, refused=why)
     reasons = {
         "misaligned": "no wrong-context record of a necessary role changes the answer",
-        "incomplete": "no imprecise statement of a necessary role leaves the answer open",
+        "incomplete": "no imprecise statement of a necessary role leaves the answer open "
+        f"with a gold chance of at most {MAX_GOLD_CHANCE}",
         "missed": "no role is necessary on its own",
     }
-    for name, pool in pools.items():
+    pools: dict[str, list[Defect]] = {}
+    for name, make in makers.items():
+        pool = make()  # ordered now: roles used by earlier kinds go last
+        if name in pinned:
+            pool = _Lazy(chain([pinned[name]], iter(pool)))
+        pools[name] = pool
         found = next(chooser.valid(name, pool), None)
         if found is None:
             unavailable[name] = reasons[name]
             settings[name] = Setting(name=name, available=False, reason=reasons[name])
             continue
         defect, defect_checks = found
+        chooser.used_roles.add(defect.role)
         checks += defect_checks
         settings[name] = Setting(name=name, defects=[defect])
-    mixed = _choose_mixed(chooser, pools)
+    reason = mixed_unavailable_reason(task, chooser.gold, chooser.alone)
+    mixed = None if reason else choose_mixed(chooser, pools)
     if mixed is None:
-        reason = "no three different roles each carry a valid defect" + (
-            " (with no eligible candidate at most three roles can be necessary alone)"
-            if chooser.gold.kind == "none"
-            else ""
+        reason = reason or (
+            "no three valid defects on three different roles whose face-value reading "
+            "leaves the answer open"
         )
         unavailable["mixed"] = reason
         settings["mixed"] = Setting(name="mixed", available=False, reason=reason)
@@ -371,14 +379,18 @@ def perturb(
     report = proof.report.model_copy(
         update={"checks": checks, "verdict": verdict, "document": "group"}
     )
+    ordered = [settings[name] for name in SETTING_NAMES]
     group = TaskGroup(
         id=spec.id,
         seed=seed,
         spec=spec,
         gold=Answer.from_outcome(task, chooser.gold),
-        settings=[settings[name] for name in SETTING_NAMES],
+        settings=ordered,
         proofs=ProofSummary(
-            verdict=verdict.label, checks={c.name: c.verdict.label for c in checks}
+            verdict=verdict.label,
+            checks={c.name: c.verdict.label for c in checks},
+            gold_chances=gold_chances(checks),
+            guessing_floors=floors_json(guessing_floors(task, chooser.gold, ordered)),
         ),
     )
     return Perturbation(group, report, unavailable)
@@ -400,9 +412,9 @@ def check_pins(spec: TaskSpec, pins: Sequence[Pin]) -> None:
 
 
 def _apply_pins(
-    chooser: _Chooser, pins: Sequence[Pin], pools: dict[str, list[Defect]]
+    chooser: _Chooser, pins: Sequence[Pin], pinned: dict[str, Defect]
 ) -> tuple[str, list[CheckResult]] | None:
-    """Put each pinned defect first in its pool; why a pin is refused, if one is."""
+    """Prove each pinned defect (it goes first in its pool); why a pin is refused, if one is."""
     for pin in pins:
         options = pinned_defects(chooser.task, pin)
         chosen = next(chooser.valid(pin.kind, options), None)
@@ -412,7 +424,7 @@ def _apply_pins(
             ]
             why = "; ".join(c.summary for c in failing) or "it is not proved to matter"
             return f"{pin.text} is refused: {why}", failing
-        pools[pin.kind] = _Lazy(chain([chosen[0]], iter(pools[pin.kind])))
+        pinned[pin.kind] = chosen[0]
     return None
 
 
@@ -435,52 +447,3 @@ class _Lazy(list[Defect]):
                 self.append(item)
                 yield item
             index += 1
-
-
-def _choose_mixed(
-    chooser: _Chooser, pools: dict[str, list[Defect]]
-) -> tuple[list[Defect], list[CheckResult]] | None:
-    """Three valid defects on three different roles whose combination also matters.
-
-    Pools are walked lazily (the first options usually combine), and each defect's proof is
-    reused under the Mixed setting's name: the query is the same one.
-    """
-    tries = 0
-    missed = list(chooser.valid("missed", pools["missed"]))
-    for m_defect, m_checks in islice(chooser.valid("misaligned", pools["misaligned"]), MIXED_POOL):
-        for i_defect, i_checks in islice(
-            chooser.valid("incomplete", pools["incomplete"]), MIXED_POOL
-        ):
-            if i_defect.role == m_defect.role:
-                continue
-            for s_defect, s_checks in missed:
-                if s_defect.role in (m_defect.role, i_defect.role):
-                    continue
-                tries += 1
-                if tries > MIXED_TRIES:
-                    return None
-                defects = [m_defect, i_defect, s_defect]
-                combined = chooser.checks.combined("mixed", defects)
-                if combined.verdict != Verdict.PROVED:
-                    continue
-                if chooser.checks.checker.certificates is not None:
-                    named = [c for d in defects for c in chooser.checks.check("mixed", d)]
-                else:
-                    named = [
-                        _renamed(check, defect, chooser.checks)
-                        for defect, checks in zip(
-                            defects, (m_checks, i_checks, s_checks), strict=True
-                        )
-                        for check in checks
-                    ]
-                return defects, [*named, combined]
-    return None
-
-
-def _renamed(check: CheckResult, defect: Defect, checks: DefectChecker) -> CheckResult:
-    """A single setting's proof of ``defect`` under the Mixed setting's check name."""
-    single = checks.check_name(defect.kind, defect)
-    mixed = checks.check_name("mixed", defect)
-    return check.model_copy(
-        update={"name": check.name.replace(single, mixed, 1), "setting": "mixed"}
-    )

@@ -222,4 +222,5 @@ def pinned_defects(task: TypedTask, pin: Pin) -> list[Defect]:
     if statement is not None:
         return [_incomplete(task, pin, statement)]
     value = task.values[(pin.candidate, pin.fact)]
-    return [_incomplete(task, pin, s) for s in imprecise_statements(task.facts[pin.fact], value)]
+    statements = imprecise_statements(task.facts[pin.fact], value, conditions=task.conditions)
+    return [_incomplete(task, pin, s) for s in statements]

@@ -2,44 +2,42 @@
 
 * Misaligned: pin every fact but the substituted ones, force the wrong-context values, ask
   for the output to differ from gold. ``sat`` proves that *using* the reply changes the answer.
-* Incomplete: pin every fact but the imprecise ones, restrict them to what the reply states,
+* Incomplete: pin every fact but the imprecise one, restrict it to what the reply states,
   ask for a differing output. ``sat`` proves the reply leaves the answer undetermined (the
-  model is a value the reply allows that gives another output).
+  model is a value the reply allows that gives another output). Beside it, the reply's
+  *gold chance* (:mod:`._chance`) must be at most 1/2: a value drawn uniformly from what the
+  reply allows gives the gold answer no more often than a coin toss.
 * Missed: the role's necessity query: without any reply from it, the answer is open.
-* Mixed: each defect on its own as above, on three different roles, plus the combination.
+* Mixed: one defect of each kind on three different roles. Each defect's own query above is
+  the *repair-two* query of Mixed: with the other two defects repaired (their true records
+  known), the remaining one still leaves the answer open - so an agent needs all three
+  repairs. And the *face-value reading* of the three first replies together (the
+  wrong-context value as the value, the imprecise statement's midpoint or first option, the
+  silent role's records unknown) must not determine gold.
 
 Beside the solver queries, programmatic checks tie the policy data to the records: a
 misaligned value is the record of the stated other context and differs from the truth; an
-imprecise statement contains the true value; a resolved reply is the truth.
+imprecise statement contains the true value and has the shape replies are made with (2-4
+options; a range inside the domain, narrower than it, with its midpoint on the fact's grid);
+a resolved reply is the truth.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from fractions import Fraction
+
 from ..solver import GOAL_DIFFERS, Checker, CheckResult, QueryResult, Verdict
 from ..solver._checks import completion_json, core_names, outcome_json
-from ..spec import Outcome, Slot, TypedTask, Value, ValueParseError, describe_outcome, parse_value
-from ._imprecise import Imprecision
-from ._model import Defect, StatedValue
+from ..spec import Outcome, Slot, Value, describe_outcome
+from ._chance import gold_chance
+from ._guessing import stored_figures_check, strategy_reading
+from ._imprecise import MAX_OPTIONS, Imprecision
+from ._model import Defect
+from ._stated import range_midpoint, stated_imprecision, stated_value
 
-
-def stated_value(task: TypedTask, stated: StatedValue) -> Value:
-    fact = task.facts[stated.fact]
-    return parse_value(fact.type, stated.value, list(fact.members) or None)
-
-
-def stated_imprecision(task: TypedTask, stated: StatedValue) -> Imprecision:
-    fact = task.facts[stated.fact]
-    members = list(fact.members) or None
-    if stated.options is not None:
-        return Imprecision(
-            options=tuple(parse_value(fact.type, o, members) for o in stated.options)
-        )
-    if stated.low is None or stated.high is None:
-        raise ValueParseError("an imprecise statement needs low and high, or options")
-    return Imprecision(
-        low=parse_value(fact.type, stated.low, members),
-        high=parse_value(fact.type, stated.high, members),
-    )
+#: The largest gold chance an Incomplete reply may leave.
+MAX_GOLD_CHANCE = Fraction(1, 2)
 
 
 class DefectChecker:
@@ -63,7 +61,11 @@ class DefectChecker:
         comment: str,
     ) -> CheckResult:
         role = defect.role if defect is not None else None
-        what = f"the {defect.kind} defect on {defect.role}" if defect else "the combined defects"
+        what = (
+            f"the {defect.kind} defect on {defect.role}"
+            if defect
+            else "the face-value reading of the first replies"
+        )
         certs = self.checker._keep(name, result, comment)
         if result.status == "sat":
             outcome = self.checker.ts.checked_outcome(result)
@@ -77,7 +79,7 @@ class DefectChecker:
                 summary=f"{claim}: the answer becomes {describe_outcome(self.task, outcome)} "
                 f"instead of {describe_outcome(self.task, self.gold)}",
                 witness={
-                    "defect": defect.kind if defect else "combined",
+                    "defect": defect.kind if defect else "face-value",
                     "values": completion_json(self.task, dict(values)),
                     "outcome": outcome_json(self.task, outcome),
                 },
@@ -210,14 +212,10 @@ class DefectChecker:
 
     def incomplete(self, setting: str, defect: Defect) -> list[CheckResult]:
         base = self.check_name(setting, defect)
-        problems = []
         imprecise = self.imprecisions(defect)
-        for slot, statement in imprecise.items():
-            fact = self.task.facts[slot[1]]
-            if not statement.contains(fact, self.task.values[slot]):
-                problems.append(f"the imprecise statement of {slot} excludes the true value")
-        if not imprecise:
-            problems.append("the first reply states no imprecise value")
+        problems = [p for s, st in imprecise.items() for p in self.statement_problems(s, st)]
+        if len(imprecise) != 1:
+            problems.append(f"the first reply states {len(imprecise)} imprecise values, not one")
         problems += self._resolved_problems(defect)
         checks = [self._consistency(f"{base}-records", setting, defect, problems)]
         if not imprecise:
@@ -226,7 +224,57 @@ class DefectChecker:
         claim = f"{defect.role}'s imprecise reply allows another value"
         comment = "imprecise values restricted to the reply; sat = the answer is open"
         checks.append(self._differs(base, setting, defect, list(imprecise), extras, claim, comment))
+        slot, statement = next(iter(imprecise.items()))
+        truthful = statement.contains(self.task.facts[slot[1]], self.task.values[slot])
+        if len(imprecise) == 1 and truthful:  # counted even when the shape is wrong: it says more
+            checks.append(self.chance_check(f"{base}-chance", setting, defect, slot, statement))
         return checks
+
+    def statement_problems(self, slot: Slot, statement: Imprecision) -> list[str]:
+        """The shape rules of an imprecise statement (see the module docstring)."""
+        fact = self.task.facts[slot[1]]
+        truth = self.task.values[slot]
+        if statement.options is not None:
+            members = fact.domain_values()
+            if not 2 <= len(set(statement.options)) == len(statement.options) <= MAX_OPTIONS:
+                return [f"the options for {slot} are not 2-{MAX_OPTIONS} distinct values"]
+            if any(v not in members for v in statement.options):
+                return [f"an option for {slot} is not a value of the fact"]
+        else:
+            assert statement.low is not None and statement.high is not None
+            if not (fact.contains(statement.low) and fact.contains(statement.high)):
+                return [f"the range for {slot} does not lie on the fact's grid and domain"]
+            low, high = fact.code(statement.low), fact.code(statement.high)
+            assert not isinstance(low, bool) and not isinstance(high, bool)
+            if not low < high or (low, high) == fact.code_range():
+                return [f"the range for {slot} is empty, a single value or the whole domain"]
+            if not fact.contains(range_midpoint(statement.low, statement.high)):
+                return [f"the midpoint of the range for {slot} is not a value of the fact"]
+        if not statement.contains(fact, truth):
+            return [f"the imprecise statement of {slot} excludes the true value"]
+        return []
+
+    def chance_check(
+        self, name: str, setting: str, defect: Defect, slot: Slot, statement: Imprecision
+    ) -> CheckResult:
+        """The reply's gold chance is at most 1/2 (exact count, see :mod:`._chance`)."""
+        chance = gold_chance(self.task, self.gold, slot, statement)
+        ok = chance.probability <= MAX_GOLD_CHANCE
+        return CheckResult(
+            name=name,
+            kind="validity",
+            setting=setting,
+            role=defect.role,
+            verdict=Verdict.PROVED if ok else Verdict.REFUTED,
+            summary=f"under a uniform prior over what {defect.role}'s reply allows, the gold "
+            f"answer has probability {chance.text()}"
+            + ("" if ok else f", above {MAX_GOLD_CHANCE}"),
+            witness={
+                "gold_chance": str(chance.probability),
+                "gold_values": chance.gold,
+                "allowed_values": chance.allowed,
+            },
+        )
 
     def range_term(self, slot: Slot, statement: Imprecision) -> str:
         encoding = self.checker.ts.encoding
@@ -261,28 +309,43 @@ class DefectChecker:
             return self.incomplete(setting, defect)
         return self.missed(setting, defect)
 
-    def combined(self, setting: str, defects: list[Defect]) -> CheckResult:
-        """All defects at once (Mixed): the first replies together leave the answer open."""
-        name = f"validity-{setting}-combined"
-        substituted: dict[Slot, Value] = {}
-        imprecise: dict[Slot, Imprecision] = {}
-        hidden_roles: set[str] = set()
-        for defect in defects:
-            if defect.kind == "misaligned":
-                substituted.update(self.substitutions(defect))
-            elif defect.kind == "incomplete":
-                imprecise.update(self.imprecisions(defect))
-            else:
-                hidden_roles.add(defect.role)
-        free = (
-            set(substituted)
-            | set(imprecise)
-            | {s for s in self.task.all_slots() if self.task.facts[s[1]].owner in hidden_roles}
-        )
+    def face_value_reading(self, setting: str, defects: list[Defect]) -> CheckResult:
+        """Mixed: the first replies read at face value (wrong-context values as values, an
+        imprecise statement's midpoint or first option, a silent role's records unknown) do
+        not determine gold - a completion of the unknown records gives another output."""
+        name = f"validity-{setting}-face-value"
+        believed = strategy_reading(self.task, "face-value", defects)
+        unknown = [s for s in self.task.all_slots() if s not in believed]
+        changed = {s: v for s, v in believed.items() if v != self.task.values[s]}
+        off_grid = [s for s, v in changed.items() if not self.task.facts[s[1]].contains(v)]
+        if off_grid:
+            return CheckResult(
+                name=name,
+                kind="validity",
+                setting=setting,
+                verdict=Verdict.REFUTED,
+                summary=f"the face value of {off_grid[0]} is not a value of the fact",
+            )
         enc = self.checker.ts.encoding
-        extras = [enc.value_equals_term(s, v) for s, v in substituted.items()]
-        extras += [self.range_term(s, st) for s, st in imprecise.items()]
+        extras = [enc.value_equals_term(s, v) for s, v in changed.items()]
         roles = ", ".join(d.role for d in defects)
-        claim = f"the first replies of {roles} together"
-        comment = "all defects at once; sat = the answer is open"
-        return self._differs(name, setting, None, sorted(free), extras, claim, comment)
+        claim = f"the first replies of {roles} read at face value"
+        comment = "face values forced, silent role free; sat = they do not determine gold"
+        free = sorted({*unknown, *changed})
+        return self._differs(name, setting, None, free, extras, claim, comment)
+
+
+def gold_chances(checks: Iterable[CheckResult]) -> dict[str, str]:
+    """The gold chance of every gold-chance check (by check name)."""
+    return {
+        c.name: str(c.witness["gold_chance"])
+        for c in checks
+        if c.witness is not None and "gold_chance" in c.witness
+    }
+
+
+def stored_chances_check(checks: list[CheckResult], stored: dict[str, str] | None) -> CheckResult:
+    """The gold chances a group stores equal those its checks recomputed."""
+    computed = gold_chances(checks)
+    shown = ", ".join(f"{k} {v}" for k, v in computed.items()) or "no imprecise reply"
+    return stored_figures_check("gold-chances", "gold chances", computed, stored, shown)

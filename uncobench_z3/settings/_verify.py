@@ -1,4 +1,8 @@
-"""Re-proving a task group: the instance, then every defect of every setting."""
+"""Re-proving a task group: the instance, then every defect of every setting.
+
+Everything is recomputed from the group's data (spec, records, settings); the figures the
+group stores in its proofs (gold chances, guessing floors) must equal the recomputed ones.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +16,9 @@ from ..solver import (
     prove_task,
 )
 from ..spec import Answer
+from ._guessing import floors_check
 from ._model import TaskGroup
-from ._validity import DefectChecker
+from ._validity import DefectChecker, stored_chances_check
 
 
 def verify_group(
@@ -74,7 +79,14 @@ def verify_group(
         for defect in setting.defects:
             checks += defect_checker.check(setting.name, defect)
         if setting.name == "mixed" and setting.defects:
-            checks.append(defect_checker.combined("mixed", list(setting.defects)))
+            checks.append(defect_checker.face_value_reading("mixed", list(setting.defects)))
+    stored = group.proofs
+    checks.append(stored_chances_check(checks, stored.gold_chances if stored else None))
+    checks.append(
+        floors_check(
+            proof.task, proof.gold, group.settings, stored.guessing_floors if stored else None
+        )
+    )
     return VerificationReport(
         source=source,
         document="group",

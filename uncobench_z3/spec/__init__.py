@@ -11,8 +11,17 @@ from ._io import (
     validate_document,
     write_text_atomic,
 )
+from ._jsonl import (
+    LogContents,
+    append_aside,
+    open_for_append,
+    read_jsonl_log,
+    read_utf8,
+    repair_log,
+)
 from ._model import (
     OPERATIONS,
+    OPERATORS,
     SCHEMA_VERSION,
     Candidate,
     Condition,
@@ -28,7 +37,14 @@ from ._model import (
     TaskSpec,
 )
 from ._problems import Problem
-from ._rounding import ROUNDING_MODES, Interval, RoundingMode, preimage, round_fraction
+from ._rounding import (
+    ROUNDING_MODES,
+    Interval,
+    RoundingMode,
+    preimage,
+    round_fraction,
+    rounding_unit,
+)
 from ._structure import StructureReport, check_structure
 from ._typed import Outcome, Slot, TypedCondition, TypedFact, TypedRule, TypedTask
 from ._units import Dimension, is_percent, same_unit
@@ -48,6 +64,7 @@ from ._values import (
 __all__ = [
     "FACT_TYPES",
     "OPERATIONS",
+    "OPERATORS",
     "ROUNDING_MODES",
     "SCHEMA_VERSION",
     "Answer",
@@ -58,6 +75,7 @@ __all__ = [
     "Fact",
     "FactType",
     "Interval",
+    "LogContents",
     "NumericalRule",
     "Operation",
     "Operator",
@@ -77,6 +95,7 @@ __all__ = [
     "TypedTask",
     "Value",
     "ValueParseError",
+    "append_aside",
     "check_structure",
     "day_number",
     "describe_outcome",
@@ -88,10 +107,15 @@ __all__ = [
     "json_path",
     "load_json",
     "load_spec",
+    "open_for_append",
     "parse_json_text",
     "parse_value",
     "preimage",
+    "read_jsonl_log",
+    "read_utf8",
+    "repair_log",
     "round_fraction",
+    "rounding_unit",
     "same_unit",
     "spec_to_json",
     "to_json_scalar",

@@ -52,6 +52,7 @@ Scalar = Annotated[
 ]
 
 Operator = Literal[">=", ">", "<=", "<", "==", "!=", "in", "not in", "between"]
+OPERATORS: tuple[Operator, ...] = (">=", ">", "<=", "<", "==", "!=", "in", "not in", "between")
 Operation = Literal[
     "sum",
     "difference",

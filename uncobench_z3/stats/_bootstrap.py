@@ -10,7 +10,9 @@ definition. Several statistics of the same units are computed from the same resa
 Determinism: the generator is :class:`random.Random` seeded with an integer derived (SHA-256)
 from the configured seed and a label naming the cell, and draws use only ``random()``, the
 one method whose sequence Python guarantees across versions: index ``floor(random() * n)``.
-Resampled statistics are exact fractions (units are scaled to integers over their common
+With numpy installed, the same draws are made
+vectorised from the generator's state (:func:`resample_rows`, checked against it). Resampled
+statistics are exact fractions (units are scaled to integers over their common
 denominator, so the arithmetic stays in integers until the last division). The interval is
 the percentile interval: with ``m`` defined resampled values sorted, the ``l``-th smallest
 and the ``l``-th largest, ``l = max(1, ceil(m * (1 - level) / 2))`` (for ``m = 2000`` at
@@ -21,6 +23,7 @@ denominator) are left out of its ``m``.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import random
 from collections import Counter
@@ -69,11 +72,21 @@ def derived_seed(seed: int, label: str) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
+def _sorted_exactly(values: Sequence[Fraction]) -> list[Fraction]:
+    """``sorted(values)``, faster: ordered by their floats, then checked exactly (comparing
+    fractions is slow; a float order that is wrong somewhere falls back to the exact sort)."""
+    ordered = sorted(values, key=float)
+    pairs = itertools.pairwise(ordered)
+    if all(a.numerator * b.denominator <= b.numerator * a.denominator for a, b in pairs):
+        return ordered
+    return sorted(values)
+
+
 def percentile_interval(values: Sequence[Fraction], level: Fraction) -> Interval | None:
     """The ``l``-th smallest and largest of ``values`` (see the module docstring)."""
     if not values:
         return None
-    ordered = sorted(values)
+    ordered = _sorted_exactly(values)
     m = len(ordered)
     rank = max(1, math.ceil(m * (1 - level) / 2))
     return ordered[rank - 1], ordered[m - rank]
@@ -83,8 +96,53 @@ def resample_weights(classes: Sequence[int], kinds: int, rng: random.Random) -> 
     """How often each class is drawn when ``len(classes)`` units are drawn with replacement."""
     n = len(classes)
     draw = rng.random
-    counts = Counter([classes[int(draw() * n)] for _ in range(n)])
-    return [counts.get(kind, 0) for kind in range(kinds)]
+    counts = [0] * kinds
+    for _ in range(n):
+        counts[classes[int(draw() * n)]] += 1
+    return counts
+
+
+def _numpy_rows(
+    classes: Sequence[int], kinds: int, rng: random.Random, samples: int
+) -> list[list[int]] | None:
+    """The weights of ``samples`` resamples drawn with numpy from ``rng``'s exact state, or
+    None (no numpy, or its generator does not reproduce ``rng``).
+
+    ``random.Random`` and numpy's ``RandomState`` are the same Mersenne Twister with the same
+    53-bit doubles, so from the same state they give the same draws; index and counts are
+    then computed as :func:`resample_weights` does (``floor(u * n)``), vectorised. The first
+    draws are checked against ``rng`` itself before any is used.
+    """
+    try:
+        import numpy as np
+    except ImportError:
+        return None
+    _, state, _ = rng.getstate()
+    generator = np.random.RandomState()
+    keys = np.array(state[:-1], dtype=np.uint32)
+    generator.set_state(("MT19937", keys, int(state[-1]), 0, 0.0))
+    n = len(classes)
+    draws = generator.random_sample(samples * n)
+    probe = random.Random()
+    probe.setstate(rng.getstate())
+    if any(probe.random() != float(draws[i]) for i in range(min(8, len(draws)))):
+        return None
+    drawn = np.asarray(classes, dtype=np.int64)[(draws * n).astype(np.int64)]
+    rows = drawn.reshape(samples, n) + np.arange(samples, dtype=np.int64)[:, None] * kinds
+    counts = np.bincount(rows.ravel(), minlength=samples * kinds).reshape(samples, kinds)
+    rows_of_counts: list[list[int]] = counts.tolist()
+    return rows_of_counts
+
+
+def resample_rows(
+    classes: Sequence[int], kinds: int, rng: random.Random, samples: int
+) -> list[list[int]]:
+    """The weights of ``samples`` consecutive resamples (as :func:`resample_weights` draws
+    them, one after the other), with numpy when it reproduces ``rng``."""
+    fast = _numpy_rows(classes, kinds, rng, samples) if len(classes) > 16 else None
+    if fast is not None:
+        return fast
+    return [resample_weights(classes, kinds, rng) for _ in range(samples)]
 
 
 def _scaled(units: Sequence[Unit]) -> tuple[list[tuple[int, ...]], int]:
@@ -116,8 +174,7 @@ def bootstrap_many(
     resampled: dict[str, list[Fraction]] = {name: [] for name in live}
     if live:
         rng = random.Random(derived_seed(config.seed, label))
-        for _ in range(config.samples):
-            weights = resample_weights(classes, len(kinds), rng)
+        for weights in resample_rows(classes, len(kinds), rng, config.samples):
             drawn = [(kinds[k], w) for k, w in enumerate(weights) if w]
             for name, statistic in live.items():
                 result = statistic(drawn, scale)
@@ -157,13 +214,20 @@ def ratios_at(start: int, stop: int) -> Statistic:
     is not zero of summed numerator over summed denominator (None when no epoch has one)."""
 
     def statistic(weighted: Weighted, scale: int) -> Fraction | None:
-        ratios: list[Fraction] = []
+        # the sum of the ratios in integers (numerator / denominator), one Fraction at the
+        # end: the same value as adding Fractions, without normalising at every step
+        numerator, denominator, count = 0, 1, 0
         for at in range(start, stop, 2):
-            denominator = sum(unit[at + 1] * w for unit, w in weighted)
-            if denominator:
-                ratios.append(Fraction(sum(unit[at] * w for unit, w in weighted), denominator))
-        if not ratios:
+            below = sum(unit[at + 1] * w for unit, w in weighted)
+            if below:
+                above = sum(unit[at] * w for unit, w in weighted)
+                numerator, denominator = (
+                    numerator * below + above * denominator,
+                    denominator * below,
+                )
+                count += 1
+        if not count:
             return None
-        return sum(ratios, Fraction(0)) / len(ratios)
+        return Fraction(numerator, denominator * count)
 
     return statistic

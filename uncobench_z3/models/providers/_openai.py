@@ -302,8 +302,9 @@ class OpenAIProvider(ModelProvider):
         return reply.output(self.model)
 
     def _parse(self, completion: Any) -> ModelOutput:
-        if not completion.choices:
-            raise ProviderCallError("the response has no choices", retryable=False)
+        if not getattr(completion, "choices", None):
+            # a 200 without its answer: malformed, retried like a 5xx
+            raise ProviderCallError("the response has no choices", status_code=200, retryable=True)
         choice = completion.choices[0]
         message = choice.message
         calls: list[ToolCall] = []

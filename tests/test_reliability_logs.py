@@ -1,0 +1,159 @@
+"""Item 1 of issue 12: the append-only logs (``samples.jsonl``, ``judge.jsonl``) survive a
+last record without its newline, a torn last line and garbage, and never offer to throw
+valid records away."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.construct import load_groups
+from uncobench_z3.errors import ResumeError
+from uncobench_z3.evaluation import (
+    JUDGE_FILE,
+    SAMPLES_FILE,
+    evaluate,
+    example_benchmark,
+    judge_run,
+    make_config,
+    read_judgements,
+    read_log,
+    run_evaluation,
+)
+from uncobench_z3.models import ModelOutput, ToolCall, get_model
+from uncobench_z3.settings import TaskGroup
+
+from .cli_helpers import run_cli
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return example_benchmark(tmp_path_factory.mktemp("logs") / "bench", groups=2)
+
+
+@pytest.fixture(scope="module")
+def groups(bench: Path) -> list[TaskGroup]:
+    return load_groups(bench)
+
+
+def lines_of(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_a_last_record_without_its_newline_is_kept_and_terminated(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    config = make_config("bench", groups, ["builtin/naive"])
+    first = evaluate(groups, config, tmp_path)
+    log = tmp_path / SAMPLES_FILE
+    lines = lines_of(log)
+    log.write_text("\n".join(lines[:4]), encoding="utf-8")  # whole records, no final newline
+    again = evaluate(groups, config, tmp_path)
+    assert again.reused == 4 and again.ran == len(lines) - 4
+    rows = lines_of(log)
+    assert len(rows) == len(lines) == len({json.loads(r)["key"] for r in rows})
+    assert log.read_text(encoding="utf-8").endswith("\n")
+    third = evaluate(groups, config, tmp_path)  # and the run stays usable
+    assert third.ran == 0 and third.reused == len(first.records)
+
+
+def test_a_torn_last_line_is_dropped_kept_aside_and_redone(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    config = make_config("bench", groups, ["builtin/naive"], limit=1)
+    evaluate(groups, config, tmp_path)
+    log = tmp_path / SAMPLES_FILE
+    lines = lines_of(log)
+    log.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:60], encoding="utf-8")
+    summary = evaluate(groups, config, tmp_path)
+    assert summary.ran == 1 and summary.reused == len(lines) - 1
+    assert len(lines_of(log)) == len(lines)
+    kept = list(tmp_path.glob("samples.torn*"))
+    assert kept and kept[0].read_text(encoding="utf-8") == lines[-1][:60]
+
+
+def test_a_one_line_garbage_log_is_refused_not_dropped(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    config = make_config("bench", groups, ["builtin/naive"], limit=1)
+    evaluate(groups, config, tmp_path)
+    (tmp_path / SAMPLES_FILE).write_text("hello, I am not a record", encoding="utf-8")
+    with pytest.raises(ResumeError, match="line 1"):
+        evaluate(groups, config, tmp_path)
+    assert (tmp_path / SAMPLES_FILE).read_text(encoding="utf-8") == "hello, I am not a record"
+
+
+def test_a_bad_line_in_the_middle_never_offers_to_discard_the_valid_records(
+    groups: list[TaskGroup], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = make_config(str(tmp_path / "b"), groups, ["builtin/naive"], limit=1)
+    evaluate(groups, config, tmp_path / "run")
+    log = tmp_path / "run" / SAMPLES_FILE
+    lines = lines_of(log)
+    lines[1] = "{not a record"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ResumeError) as caught:
+        evaluate(groups, config, tmp_path / "run")
+    message = str(caught.value)
+    assert "line 2" in message and "--restart" not in message and "--force" in message
+    # --force sets the bad line aside, keeps the valid records and redoes only the lost one
+    summary = evaluate(groups, config, tmp_path / "run", force=True)
+    assert summary.reused == len(lines) - 1 and summary.ran == 1
+    aside = list((tmp_path / "run").glob("samples.bad-*"))
+    assert aside and "{not a record" in aside[0].read_text(encoding="utf-8")
+
+
+# -- judge.jsonl ---------------------------------------------------------------------------------
+def _judge_model(count: int):  # type: ignore[no-untyped-def]
+    verdict = ModelOutput(
+        tool_calls=(
+            ToolCall(
+                id="j",
+                function="submit_judgement",
+                arguments={"fidelity": True, "coverage": 1.0, "notes": ""},
+            ),
+        )
+    )
+    return get_model("mock/judge", outputs=[verdict] * count)
+
+
+async def test_judge_log_without_final_newline_is_terminated_before_appending(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    config = make_config("bench", groups, ["builtin/naive"], limit=1, settings=["reliable"])
+    await run_evaluation(groups, config, tmp_path)
+    samples, _ = read_log(tmp_path / SAMPLES_FILE)
+    replies = sum(len(r.replies) for s in samples for r in s.trace)
+    assert replies >= 3
+    first = await judge_run(tmp_path, _judge_model(2), groups, limit=2)
+    assert first.judged == 2
+    path = tmp_path / JUDGE_FILE
+    path.write_text(path.read_text(encoding="utf-8").rstrip("\n"), encoding="utf-8")
+    second = await judge_run(tmp_path, _judge_model(replies), groups)
+    assert second.reused == 2 and second.judged == replies - 2
+    rows = read_judgements(path)
+    assert len(rows) == replies == len(lines_of(path))
+
+
+def test_a_non_utf8_log_is_one_line_with_its_line_number(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = ["eval", str(bench), "--agent", "builtin/naive", "--out", str(out), "--no-progress",
+            "--limit", "1"]  # fmt: skip
+    assert run_cli(capsys, *args).code == 0
+    with (out / SAMPLES_FILE).open("ab") as handle:
+        handle.write(b'{"key": "\xff\xfe"}\n')
+    count = len(lines_of_bytes(out / SAMPLES_FILE))
+    for command in (args, ["report", str(out), "--out", str(tmp_path / "rep"), "--no-plots"],
+                    ["judge", str(out), "--bench", str(bench)]):  # fmt: skip
+        result = run_cli(capsys, *command)
+        assert result.code == 2, (command, result.err)
+        assert "Traceback" not in result.err and f"samples.jsonl:{count}" in result.err
+        assert "UTF-8" in result.err
+
+
+def lines_of_bytes(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines()

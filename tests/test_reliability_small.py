@@ -1,0 +1,208 @@
+"""Item 9 of issue 12: workers die with a killed parent; cached answers are counted (marked)
+after a resume; an edited cache entry is ignored and reported; stored text is capped with
+its digest and length; report.md escapes names and model text (no raw links or images)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from uncobench_z3._textcap import STORED_TEXT_LIMIT, cap_text, cut_info
+from uncobench_z3.evaluation import SAMPLES_FILE, example_benchmark, read_log
+from uncobench_z3.models.testing import Fault, FaultServer
+from uncobench_z3.report import md_text
+
+from .cli_helpers import run_cli
+
+AGENT = "openai-api/fault/m"
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return example_benchmark(tmp_path_factory.mktemp("small") / "bench", groups=1)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+POOL = """
+import time
+from uncobench_z3._workers import worker_pool
+pool = worker_pool(2)
+futures = [pool.submit(time.sleep, 60) for _ in range(2)]
+print("started", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc (Linux)")
+def test_pool_workers_die_when_their_parent_is_killed() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", POOL], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None and parent.stdout.readline().strip() == "started"
+    deadline = time.time() + 10
+    while len(workers := children(parent.pid)) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    assert len(workers) >= 2
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait(timeout=10)
+    deadline = time.time() + 5
+    while any(alive(pid) for pid in workers) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in workers)  # without it they would sleep 60 s
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc (Linux)")
+def test_the_workers_of_a_killed_build_die_with_it(tmp_path: Path) -> None:
+    command = [str(Path(sys.executable).parent / "uncobench"), "build", "--groups", "400",
+               "--workers", "2", "--out", str(tmp_path / "bench")]  # fmt: skip
+    build = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while len(workers := children(build.pid)) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the build started no workers"
+    os.kill(build.pid, signal.SIGKILL)
+    build.wait(timeout=10)
+    deadline = time.time() + 5
+    while any(alive(pid) for pid in workers) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in workers)
+    # and the killed build resumes: its lock was released with it
+    again = subprocess.run([*command[:3], "4", *command[4:]], capture_output=True, text=True,
+                           timeout=300)  # fmt: skip
+    assert again.returncode in (0, 2), again.stderr  # 2: another configuration (fewer groups)
+    assert "in use" not in again.stderr
+
+
+# -- cached answers: counted after a resume, marked, and checked -------------------------------
+def test_cached_answers_are_counted_marked_and_checked(
+    bench: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("UNCOBENCH_CACHE_DIR", str(cache))
+    with FaultServer() as server:
+        monkeypatch.setenv("FAULT_BASE_URL", server.base_url)
+        args = ["eval", str(bench), "--agent", AGENT, "--out", str(tmp_path / "run"),
+                "--no-progress", "--setting", "reliable"]  # fmt: skip
+        assert run_cli(capsys, *args).code == 0
+        first, _ = read_log(tmp_path / "run" / SAMPLES_FILE)
+        calls = len(server.requests)
+        # a resumed (here: restarted) run answers from the cache: the usage is kept, marked
+        assert run_cli(capsys, *args, "--restart").code == 0
+        assert len(server.requests) == calls
+        again, _ = read_log(tmp_path / "run" / SAMPLES_FILE)
+        assert "agent" not in again[0].usage
+        assert again[0].usage["agent_cached"] == first[0].usage["agent"]
+        report = run_cli(capsys, "report", str(tmp_path / "run"), "--out",
+                         str(tmp_path / "rep"), "--no-plots")  # fmt: skip
+        assert report.code == 0
+        text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+        assert "agent (cached)" in text
+        # an edited entry is ignored (and said so), the answer fetched again
+        entry = next(cache.rglob("*.json"))
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        data["output"]["tool_calls"][0]["arguments"]["decision"] = "Appoint"
+        entry.write_text(json.dumps(data), encoding="utf-8")
+        result = run_cli(capsys, *args, "--restart")
+        assert result.code == 0 and "does not match its digest" in caplog.text
+        assert len(server.requests) == calls + 1
+        third, _ = read_log(tmp_path / "run" / SAMPLES_FILE)
+        assert [r.answer for r in third] == [r.answer for r in first]
+
+
+# -- stored text is capped, with the whole text's digest and length --------------------------
+def test_a_huge_tool_argument_is_stored_capped(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FaultServer([Fault("huge", size=10_000_000)]) as server:
+        monkeypatch.setenv("FAULT_BASE_URL", server.base_url)
+        out = tmp_path / "run"
+        result = run_cli(capsys, "eval", str(bench), "--agent", f"{AGENT},cache=false", "--out",
+                         str(out), "--no-progress", "--setting", "reliable")  # fmt: skip
+    assert result.code == 0, result.err
+    line = (out / SAMPLES_FILE).read_text(encoding="utf-8")
+    assert len(line) < 10 * STORED_TEXT_LIMIT  # not 30 MB
+    records, _ = read_log(out / SAMPLES_FILE)
+    assert records[0].answer is not None and records[0].result == "wrong_answer"
+    info = cut_info(records[0].answer.decision or "")
+    assert info == (10_000_000, hashlib.sha256(b"x" * 10_000_000).hexdigest())
+
+
+def test_cap_text_keeps_short_text_and_marks_long_text() -> None:
+    assert cap_text("short") == "short" and cut_info("short") is None
+    long = "é" * (STORED_TEXT_LIMIT + 5)
+    capped = cap_text(long)
+    assert capped.startswith("é" * STORED_TEXT_LIMIT) and len(capped) <= STORED_TEXT_LIMIT + 120
+    assert cut_info(capped) == (len(long), hashlib.sha256(long.encode()).hexdigest())
+
+
+# -- Markdown injection -------------------------------------------------------------------------
+HOSTILE = [
+    "[click me](http://evil.example/x)",
+    "![tracker](http://evil.example/pixel.png)",
+    "<img src=x onerror=alert(1)>",
+    "<script>alert(1)</script>",
+    "see http://evil.example and www.evil.example",
+    "**bold** _it_ `code` ~~gone~~",
+    "# heading",
+    "- a list",
+    "a | pipe",
+    "[ref]: http://evil.example",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_md_text_leaves_no_markup(text: str) -> None:
+    escaped = md_text(text)
+    html = MarkdownIt("commonmark").enable("table").render(f"| a |\n|---|\n| {escaped} |\n")
+    html += MarkdownIt("commonmark").render(escaped)
+    for tag in ("<a ", "<img", "<script", "<strong", "<em", "<h1", "<li", "<s>", "<del"):
+        assert tag not in html, (text, escaped, html)
+    outside_code = re.sub(r"(`+) .*? \1", "", escaped)
+    assert "http://" not in outside_code and "www." not in outside_code  # URLs: code spans
+
+
+def test_a_report_of_hostile_names_and_answers_has_no_links(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FaultServer(decision="[win](http://evil.example) ![x](http://evil.example/p.png)") as srv:
+        monkeypatch.setenv("FAULT_BASE_URL", srv.base_url)
+        out = tmp_path / "run"
+        assert run_cli(capsys, "eval", str(bench), "--agent", f"{AGENT},cache=false", "--out",
+                       str(out), "--no-progress", "--setting", "reliable").code == 0  # fmt: skip
+    assert run_cli(capsys, "report", str(out), "--out", str(tmp_path / "rep"),
+                   "--no-plots").code == 0  # fmt: skip
+    text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    assert "evil.example" in text and "<a " not in html and "<img" not in html

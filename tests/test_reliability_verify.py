@@ -1,0 +1,100 @@
+"""Item 2 of issue 12: ``verify`` proves that the stored task text and record texts are what
+the spec renders to, and that the full-information reader recovers gold from the stored text."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.construct import (
+    GROUPS_FILE,
+    MANIFEST_FILE,
+    build_benchmark,
+    check_rendering,
+    load_groups,
+)
+from uncobench_z3.solver import Verdict
+
+from .cli_helpers import run_cli
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("verify") / "bench"
+    build_benchmark(out, groups=2, seed=7, workers=1)
+    return out
+
+
+def tamper(bench: Path, target: Path, edit) -> None:  # type: ignore[no-untyped-def]
+    """Copy ``bench`` to ``target`` with ``edit`` applied to the first group's rendered text,
+    and the manifest's content hash recomputed (what a careful forger would do)."""
+    shutil.copytree(bench, target)
+    lines = (target / GROUPS_FILE).read_text(encoding="utf-8").splitlines()
+    group = json.loads(lines[0])
+    edit(group["rendered"])
+    lines[0] = json.dumps(group, ensure_ascii=False, separators=(",", ":"))
+    text = "".join(line + "\n" for line in lines)
+    (target / GROUPS_FILE).write_text(text, encoding="utf-8")
+    manifest = json.loads((target / MANIFEST_FILE).read_text(encoding="utf-8"))
+    manifest["content_hash"] = hashlib.sha256(text.encode()).hexdigest()
+    (target / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def _lower_a_threshold(rendered: dict) -> None:  # type: ignore[type-arg]
+    text = rendered["task_text"]
+    match = re.search(r"\n1\. [^\n]*?(\d[\d,]*)", text)
+    assert match is not None
+    number = int(match[1].replace(",", ""))
+    start, end = match.span(1)
+    rendered["task_text"] = text[:start] + str(number + 1) + text[end:]
+
+
+def _edit_a_record(rendered: dict) -> None:  # type: ignore[type-arg]
+    role = next(iter(rendered["records"]))
+    rendered["records"][role][0] = rendered["records"][role][0] + " (confirmed)"
+
+
+def test_a_stored_text_as_rendered_is_proved(bench: Path) -> None:
+    for group in load_groups(bench):
+        check = check_rendering(group)
+        assert check.verdict == Verdict.PROVED, check.summary
+
+
+@pytest.mark.parametrize("edit", [_lower_a_threshold, _edit_a_record])
+def test_verify_refuses_an_edited_text_even_with_a_recomputed_hash(
+    bench: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit,  # type: ignore[no-untyped-def]
+) -> None:
+    forged = tmp_path / "forged"
+    tamper(bench, forged, edit)
+    clean = run_cli(capsys, "verify", str(bench))
+    assert clean.code == 0, clean.out
+    result = run_cli(capsys, "verify", str(forged), "--json")
+    assert result.code == 1, result.out
+    data = json.loads(result.out)
+    failed = [
+        check
+        for report in data["reports"]
+        for check in report["checks"]
+        if check["verdict"] == "refuted"
+    ]
+    assert [c["name"] for c in failed] == ["rendering-identical"]
+    assert "content-hash" not in {c["name"] for c in failed}  # the forger fixed the hash
+
+
+def test_verify_of_a_group_file_checks_its_text(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = json.loads((bench / GROUPS_FILE).read_text(encoding="utf-8").splitlines()[0])
+    _lower_a_threshold(group["rendered"])
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps(group), encoding="utf-8")
+    result = run_cli(capsys, "verify", str(path))
+    assert result.code == 1 and "rendering-identical" in result.out

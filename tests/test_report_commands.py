@@ -1,0 +1,165 @@
+"""``uncobench leaderboard`` and ``uncobench view``, and one-line errors for unreadable runs
+from ``report``, ``leaderboard`` and ``view``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from uncobench_z3.errors import ConfigError
+from uncobench_z3.report import (
+    LEADERBOARD_FILES,
+    build_leaderboard,
+    load_report_data,
+    serve_report,
+    write_leaderboard,
+)
+
+from .cli_helpers import run_cli
+from .report_runs import AGENTS, EVIL_AGENT
+
+
+@pytest.fixture(scope="module")
+def board_dir(report_runs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("board")
+    write_leaderboard(build_leaderboard([report_runs / "first", report_runs / "arms"]), out)
+    return out
+
+
+def test_the_leaderboard_ranks_agents_over_settings_every_agent_has(
+    report_runs: Path, board_dir: Path
+) -> None:
+    board = json.loads((board_dir / "leaderboard.json").read_text())
+    assert board["schema"] == "uncobench-leaderboard" and board["runs"]
+    assert [row["agent"] for row in board["rows"]] == ["builtin/careful", "builtin/naive",
+                                                       EVIL_AGENT]  # fmt: skip
+    assert [row["rank"] for row in board["rows"]] == [1, 2, 3]
+    assert board["settings"] == board["overall_settings"] == [
+        "reliable", "misaligned", "incomplete", "missed", "mixed"]  # fmt: skip
+    careful, naive, evil = board["rows"]
+    assert careful["accuracy"] == "1" and evil["accuracy"] == "0"
+    # overall: the mean over groups of each group's share of correct samples (plain arm)
+    samples = [s for s in load_report_data(report_runs).samples
+               if s.agent == "builtin/naive" and s.intervention == "none"]  # fmt: skip
+    groups = {s.group_id for s in samples}
+    shares = [Fraction(sum(s.correct for s in samples if s.group_id == g),
+                       sum(s.group_id == g for s in samples)) for g in groups]  # fmt: skip
+    assert Fraction(naive["accuracy"]) == sum(shares, Fraction(0)) / len(shares)
+    low, high = (Fraction(x) for x in naive["accuracy_ci"])
+    assert low <= Fraction(naive["accuracy"]) <= high
+    assert naive["settings"]["misaligned"]["n_groups"] == 2
+
+
+def test_the_leaderboard_files_carry_the_same_table(board_dir: Path) -> None:
+    markdown = (board_dir / "leaderboard.md").read_text()
+    page = (board_dir / "leaderboard.html").read_text()
+    for name in AGENTS:
+        assert name.replace("<", "&lt;").replace(">", "&gt;") in markdown
+    assert "evil/&lt;img src=x onerror=alert(2)&gt;" in page and "<img" not in page
+    assert "<script" not in page and "http:" not in page and "https:" not in page
+
+
+def test_the_leaderboard_refuses_runs_of_different_benchmarks(
+    report_runs: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(report_runs / "first", other)
+    meta = json.loads((other / "run.json").read_text())
+    meta["config"]["benchmark_hash"] = "f" * 64
+    (other / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(ConfigError, match="different benchmarks"):
+        build_leaderboard([report_runs / "first", other])
+
+
+def test_leaderboard_command(
+    report_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_cli(capsys, "leaderboard", str(report_runs / "first"), str(report_runs / "arms"),
+                     "--out", str(tmp_path / "board"), "--format", "plain")  # fmt: skip
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert any(line.startswith("1") and "builtin/careful" in line for line in lines)
+    assert {p.name for p in (tmp_path / "board").iterdir()} == set(LEADERBOARD_FILES)
+    as_json = run_cli(capsys, "leaderboard", str(report_runs), "--out", str(tmp_path / "b2"),
+                      "--json")  # fmt: skip
+    assert json.loads(as_json.out)["rows"][0]["agent"] == "builtin/careful"
+
+
+def _broken_runs(report_runs: Path, root: Path) -> Path:
+    broken = root / "runs" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "run.json").write_text((report_runs / "first" / "run.json").read_text())
+    (broken / "samples.jsonl").write_text('{"key": "x"}\n{"key": "y"}\n')
+    return root / "runs"
+
+
+@pytest.mark.parametrize("command", ["report", "leaderboard", "view"])
+def test_unreadable_runs_are_one_line(
+    command: str, report_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = _broken_runs(report_runs, tmp_path)
+    extra = ["--no-browser"] if command == "view" else ["--out", str(tmp_path / "out")]
+    result = run_cli(capsys, command, str(runs), *extra)
+    assert result.code == 2
+    assert "line 1 is not a sample record" in result.err and "samples.jsonl" in result.err
+    assert len(result.err.strip().splitlines()) == 1 and "Traceback" not in result.err
+    assert not (tmp_path / "out").exists()
+    (runs / "broken" / "run.json").write_text("[1, 2")
+    result = run_cli(capsys, command, str(runs), *extra)
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+    assert "run.json" in result.err
+
+
+def test_the_server_serves_the_report_folder_only(tmp_path: Path) -> None:
+    (tmp_path / "report.html").write_text("<!DOCTYPE html><p>hello</p>")
+    (tmp_path / "figures").mkdir()
+    with serve_report(tmp_path) as server:
+        assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/report.html")
+        with urllib.request.urlopen(server.url, timeout=10) as response:
+            assert b"hello" in response.read()
+            assert response.headers["Cache-Control"] == "no-store"
+        with pytest.raises(urllib.error.HTTPError) as listing:
+            urllib.request.urlopen(server.url.rsplit("/", 1)[0] + "/figures/", timeout=10)
+        assert listing.value.code == 404
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(server.url.rsplit("/", 1)[0] + "/../../etc/passwd", timeout=10)
+
+
+def test_view_writes_the_report_serves_it_and_prints_the_url(report_runs: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from uncobench_z3.cli import main; main()", "view",
+         str(report_runs / "arms"),
+         "--no-browser"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        url = ""
+        for _ in range(4):
+            line = process.stdout.readline()
+            if "http://127.0.0.1:" in line:
+                url = line.split("report at ", 1)[1].split()[0]
+                break
+        assert url, process.stderr.read() if process.stderr else ""
+        with urllib.request.urlopen(url, timeout=10) as response:
+            page = response.read().decode()
+        assert '<section id="traces">' in page
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -1,0 +1,75 @@
+"""The solver's note on every round of an episode: did the evidence received so far determine
+the answer, and which decision records were still open.
+
+After round ``r`` the *evidence* is what the replies of rounds ``1..r`` state at face value
+(:func:`._attribution.face_value_evidence`: exact values in the required context, plus
+imprecise required-context statements as constraints; a wrong-context value states nothing).
+The note says whether it **determined** the gold answer (no completion of the records not
+received gives another output: the question :class:`._attribution.EvidenceJudge` asks for
+justified accuracy and minimum rounds, so the three always agree), and lists the decision
+records (those a condition or the rule reads, for every candidate) not yet received exactly
+in the required context. ``determined`` is None when the solver could not decide; never
+counted either way.
+
+Notes are computed when a sample is scored, on the group's shared judge (its encoding is
+loaded once per group for justification and minimum rounds already; equal evidence is
+decided once), and they are what the report's trace viewer shows per round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from ..solver import SolverBudget
+from ..spec import Answer, TypedTask
+from ._attribution import ATTRIBUTION_BUDGET, shared_judge
+from ._environment import RoundRecord
+
+
+class RoundNote(BaseModel):
+    """What the evidence received by the end of one round determined (module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    round: int
+    determined: bool | None
+    """True: the evidence determined the gold answer; False: another output was still
+    consistent with it; None: the solver could not decide"""
+    received: int
+    """decision records received exactly in the required context"""
+    needed: int
+    """decision records of the task (candidates x decision facts)"""
+    open: tuple[tuple[str, str], ...] = ()
+    """(candidate, fact) of the decision records not yet received exactly"""
+    imprecise: int = 0
+    """imprecise required-context statements used as constraints"""
+
+
+def round_notes(
+    task: TypedTask,
+    gold: Answer,
+    trace: Sequence[RoundRecord],
+    group_hash: str | None = None,
+    budget: SolverBudget = ATTRIBUTION_BUDGET,
+) -> list[RoundNote]:
+    """One note per round of ``trace`` (``group_hash``: share the group's judge)."""
+    judge = shared_judge(group_hash, task, gold, budget)
+    decision = sorted(task.decision_facts())
+    slots = [(candidate, fact) for candidate in task.candidates for fact in decision]
+    notes: list[RoundNote] = []
+    for number in range(1, len(trace) + 1):
+        status, evidence, imprecise = judge.determines_gold(trace[:number])
+        open_slots = tuple(slot for slot in slots if slot not in evidence)
+        notes.append(
+            RoundNote(
+                round=trace[number - 1].round,
+                determined=None if status == "unknown" else status == "unsat",
+                received=len(slots) - len(open_slots),
+                needed=len(slots),
+                open=open_slots,
+                imprecise=imprecise,
+            )
+        )
+    return notes

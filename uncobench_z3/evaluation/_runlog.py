@@ -1,0 +1,189 @@
+"""A run's log on disk: reading and repairing ``samples.jsonl``, checking a run folder
+against a configuration, and appending records safely.
+
+The log holds one :class:`SampleRecord` a line. What a crash can leave at its end is repaired
+without losing a record (see :mod:`uncobench_z3.spec._jsonl`): an unterminated last record is
+kept and terminated, a torn last line is kept aside as ``samples.torn-<n>.txt`` and its
+sample done again. A line that is not a record anywhere else is refused with its line number;
+``--force`` sets such lines aside in ``samples.bad-<n>.txt`` and keeps every valid record.
+Error samples (``result == "error"``) are not done: a resumed run tries them again, and their
+earlier lines move to ``samples.errors.jsonl`` so the log keeps one line per sample.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import ResumeError
+from ..spec import (
+    LogContents,
+    append_aside,
+    load_json,
+    open_for_append,
+    read_jsonl_log,
+    repair_log,
+)
+from ._sample import SampleRecord
+
+RUN_FILE = "run.json"
+SAMPLES_FILE = "samples.jsonl"
+ERROR_SAMPLES_FILE = "samples.errors.jsonl"
+
+
+def read_sample_log(path: Path) -> LogContents[SampleRecord]:
+    return read_jsonl_log(path, SampleRecord.model_validate_json)
+
+
+def _bad_line_message(path: Path, contents: LogContents[SampleRecord]) -> str:
+    number, _ = contents.bad[0]
+    more = f" (and {len(contents.bad) - 1} more)" if len(contents.bad) > 1 else ""
+    return (
+        f"{path}: line {number}{more} is not a sample record; fix or delete it, or run "
+        f"`uncobench eval` again with --force to set it aside and keep the "
+        f"{len(contents.records)} valid record(s)"
+    )
+
+
+def read_log(path: Path) -> tuple[list[SampleRecord], bool]:
+    """The records of a log, and whether its end was damaged by a crash (a torn or
+    unterminated last line; the torn one is skipped). Other bad lines are a
+    :class:`ResumeError` naming the line."""
+    contents = read_sample_log(path)
+    if contents.bad:
+        raise ResumeError(_bad_line_message(path, contents))
+    return contents.records, contents.damaged
+
+
+def set_aside(path: Path) -> Path | None:
+    if not path.exists():
+        return None
+    number = 1
+    while (target := path.with_name(f"samples.discarded-{number}.jsonl")).exists():
+        number += 1
+    path.rename(target)
+    return target
+
+
+def prepare_run_dir(
+    out: Path, config: Any, job_keys: set[str], restart: bool, force: bool
+) -> list[SampleRecord]:
+    """Check the directory against ``config``; returns the samples that are already done.
+
+    The log is left holding exactly those samples, one terminated line each.
+    """
+    run_file, log = out / RUN_FILE, out / SAMPLES_FILE
+    if restart:
+        set_aside(log)
+        return []
+    previous = load_json(run_file) if run_file.exists() else None
+    same = isinstance(previous, dict) and previous.get("config_hash") == config.digest()
+    if not same and (run_file.exists() or log.exists()) and not force:
+        raise ResumeError(_mismatch(out, previous, config))
+    held = _epochs_held(previous) if same else 0
+    if held > config.epochs and not force:
+        raise ResumeError(
+            f"{out} holds {held} epochs; --epochs {config.epochs} would set epochs "
+            f"{config.epochs + 1}-{held} aside: pass --epochs {held} (or more) to resume, or "
+            "--force to set them aside"
+        )
+    contents = read_sample_log(log)
+    if contents.bad:
+        if not force:
+            raise ResumeError(_bad_line_message(log, contents))
+        append_aside(log, "bad", "".join(row + "\n" for _, row in contents.bad))
+    keep: dict[str, tuple[SampleRecord, str]] = {}
+    errors: list[str] = []
+    foreign = False
+    for record, line in zip(contents.records, contents.lines, strict=True):
+        if record.key not in job_keys or record.key in keep:
+            foreign = True
+        elif record.result == "error":
+            errors.append(line)  # done again; the line moves to samples.errors.jsonl
+        else:
+            keep[record.key] = (record, line)
+    if foreign:
+        set_aside(log)  # a copy of everything, before the rewrite drops what does not apply
+    if errors:
+        with open_for_append(out / ERROR_SAMPLES_FILE) as handle:
+            handle.write("".join(line + "\n" for line in errors))
+            handle.flush()
+            os.fsync(handle.fileno())
+    if foreign or log.exists():
+        repair_log(log, contents, [line for _, line in keep.values()])
+    return [record for record, _ in keep.values()]
+
+
+def _epochs_held(previous: Any) -> int:
+    config = previous.get("config") if isinstance(previous, dict) else None
+    epochs = config.get("epochs", 1) if isinstance(config, dict) else 1
+    return epochs if isinstance(epochs, int) else 1
+
+
+def _mismatch(out: Path, previous: Any, config: Any) -> str:
+    if not isinstance(previous, dict):
+        return (
+            f"{out} holds samples of an unknown run (no {RUN_FILE}); use --restart to "
+            "set them aside or choose another --out"
+        )
+    old = previous.get("config", {})
+    old = old if isinstance(old, dict) else {}
+    new = config.model_dump(mode="json")
+    changed = [k for k in new if k not in ("benchmark", "epochs") and old.get(k) != new[k]]
+    if not changed and "epochs" not in old:
+        changed = ["sample identity (written before epochs existed)"]
+    return (
+        f"{out} holds a run with another configuration (changed: {', '.join(changed) or 'hash'})"
+        "; use --restart to start over or --force to keep the samples that still apply"
+    )
+
+
+class SampleLog:
+    """Appends whole lines, flushed and fsynced, from one writer thread.
+
+    Lines that finish while a write is in progress are written together by the next one
+    (group commit), so the fsync cost does not grow with the concurrency. ``append``
+    returns once its line is on disk; ``close`` waits for a write in progress, even when the
+    run is being interrupted. Opening terminates a last line that lacks its newline.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._handle: IO[str] = open_for_append(path)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="uncobench-log")
+        self._pending: list[tuple[str, asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    def _write(self, text: str) -> None:
+        self._handle.write(text)
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    async def _flush(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            text = "".join(line for line, _ in batch)
+            try:
+                await asyncio.wrap_future(self._executor.submit(self._write, text))
+            except Exception as exc:
+                for _, done in batch:
+                    done.set_exception(exc)
+                continue
+            for _, done in batch:
+                done.set_result(None)
+
+    async def append(self, record: SampleRecord, line: str | None = None) -> None:
+        """Append ``record`` (``line``: its JSON, if already made) and wait until it is on
+        disk."""
+        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        text = line if line is not None else record.model_dump_json()
+        self._pending.append((text + "\n", written))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        await written
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        self._handle.close()

@@ -1,0 +1,55 @@
+"""Reading a stated value back into typed values, and what a trusting reader takes it to say."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from fractions import Fraction
+
+from ..spec import TypedTask, Value, ValueParseError, day_number, from_day_number, parse_value
+from ._imprecise import Imprecision
+from ._model import StatedValue
+
+
+def stated_value(task: TypedTask, stated: StatedValue) -> Value:
+    fact = task.facts[stated.fact]
+    return parse_value(fact.type, stated.value, list(fact.members) or None)
+
+
+def stated_imprecision(task: TypedTask, stated: StatedValue) -> Imprecision:
+    fact = task.facts[stated.fact]
+    members = list(fact.members) or None
+    if stated.options is not None:
+        return Imprecision(
+            options=tuple(parse_value(fact.type, o, members) for o in stated.options)
+        )
+    if stated.low is None or stated.high is None:
+        raise ValueParseError("an imprecise statement needs low and high, or options")
+    return Imprecision(
+        low=parse_value(fact.type, stated.low, members),
+        high=parse_value(fact.type, stated.high, members),
+    )
+
+
+def range_midpoint(low: Value, high: Value) -> Value:
+    """The middle of a range: the exact midpoint of numbers, the earlier middle day of dates."""
+    if isinstance(low, _dt.date) and isinstance(high, _dt.date):
+        return from_day_number((day_number(low) + day_number(high)) // 2)
+    assert isinstance(low, int | Fraction) and isinstance(high, int | Fraction)
+    middle = (Fraction(low) + Fraction(high)) / 2
+    return int(middle) if middle.denominator == 1 and isinstance(low, int) else middle
+
+
+def face_value_of(statement: Imprecision) -> Value:
+    """What a trusting reader takes an imprecise statement to say: the midpoint of a range,
+    the first of a list of options."""
+    if statement.options is not None:
+        return statement.options[0]
+    assert statement.low is not None and statement.high is not None
+    return range_midpoint(statement.low, statement.high)
+
+
+def face_value(task: TypedTask, stated: StatedValue) -> Value:
+    """A statement at face value: its value (whatever context it names), else as above."""
+    if stated.is_exact:
+        return stated_value(task, stated)
+    return face_value_of(stated_imprecision(task, stated))
