@@ -43,6 +43,7 @@ from uncobench_z3.evaluation import (
 )
 from uncobench_z3.models import ChatMessage, ToolDef, register_provider
 from uncobench_z3.models.providers._mock import MockProvider
+from uncobench_z3.report import find_run_dirs, read_metrics, write_report
 from uncobench_z3.settings import SETTING_NAMES, TaskGroup, rule_text
 
 GROUP_FILE = Path(__file__).resolve().parent.parent / "examples/groups/mining_supervisor.group.json"
@@ -293,6 +294,29 @@ def test_broken_samples_are_reported_apart_and_table_7_has_them(
     assert bad.breached == 1 and bad.fidelity is not None and bad.fidelity < 1
     assert bad.fidelity == Fraction(bad.faithful, bad.judged)
     assert isinstance(bad.mean_coverage, Fraction) and bad.mean_coverage < 1
+
+
+def test_the_reports_table_7_is_the_judge_over_the_whole_records(
+    bench: Path, tmp_path: Path, group: TaskGroup
+) -> None:
+    """The report judges each distinct reply once, from the fields a verdict reads, as it
+    streams the traces: the same cells, to the digit, as judging every full record."""
+    settings, runs = ["reliable", "misaligned", "missed"], tmp_path / "runs"
+    for colleague in ("faithful", "leaky", "silent"):
+        run_with(bench, runs / colleague, f"pc{colleague}/x", settings)
+    groups = load_groups(bench)
+    config = make_config(
+        bench, groups, ["builtin/careful"], settings, colleague="pcpromptecho/x,cache=false"
+    )  # phrase mode: rejected wording
+    evaluate(groups, config, runs / "phrase")
+    samples = [s for run in find_run_dirs(runs) for s in read_log(run / "samples.jsonl")[0]]
+    replies = [r for s in samples for rnd in s.trace for r in rnd.replies]
+    assert any(r.fidelity is not None and r.fidelity.rejected_text for r in replies)
+    expected = validity_cells(samples, GroupJudges([group]))
+    assert {c.mode for c in expected} == {"policy", "phrase"}
+    assert any(c.silences_required for c in expected) and any(c.breached for c in expected)
+    files = write_report(tmp_path / "runs", tmp_path / "report", figures=False)
+    assert read_metrics(files.metrics).validity == expected
 
 
 def test_policy_mode_is_part_of_the_job_and_needs_a_model(bench: Path, group: TaskGroup) -> None:

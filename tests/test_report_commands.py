@@ -120,6 +120,27 @@ def test_unreadable_runs_are_one_line(
     assert "run.json" in result.err
 
 
+@pytest.mark.parametrize("command", ["report", "view"])
+def test_a_reply_the_judge_cannot_read_is_one_line(
+    command: str, report_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reader takes traces loosely; the validity judge validates each reply it judges, and
+    a reply it cannot is one line naming the log and the sample, not an internal error."""
+    broken = tmp_path / "runs" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "run.json").write_text((report_runs / "first" / "run.json").read_text())
+    record = json.loads((report_runs / "first" / "samples.jsonl").read_text().splitlines()[0])
+    reply = next(r for round_ in record["trace"] for r in round_["replies"] if r["stated"])
+    reply["stated"][0]["candidate"] = 1
+    (broken / "samples.jsonl").write_text(json.dumps(record) + "\n")
+    extra = ["--no-browser"] if command == "view" else ["--out", str(tmp_path / "out")]
+    result = run_cli(capsys, command, str(tmp_path / "runs"), *extra)
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+    assert f"sample {record['key']} has a trace that is not valid" in result.err
+    assert "stated.0.candidate" in result.err and "samples.jsonl" in result.err
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_server_serves_the_report_folder_only(tmp_path: Path) -> None:
     (tmp_path / "report.html").write_text("<!DOCTYPE html><p>hello</p>")
     (tmp_path / "figures").mkdir()

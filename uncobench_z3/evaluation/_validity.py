@@ -24,16 +24,19 @@ Every figure is an exact :class:`~fractions.Fraction` (``None`` when no reply wa
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from ..settings import SETTING_NAMES
 from ..stats import BootstrapConfig, Interval, Unit, bootstrap_many, ratios_at
-from ._environment import RoundRecord
+from ._environment import ReplyRecord
 from ._judge import GroupJudges, colleague_mode_of, colleague_of, is_judged
 from ._metrics import broke_policy
+from ._reply_judge import ReplyJudgement
 from ._sample import SampleRecord
 
 ValidityKey = tuple[str, str, str, str]
@@ -75,21 +78,58 @@ class ValidityCell(BaseModel):
         return self.colleague if self.mode == "scripted" else f"{self.colleague} ({self.mode})"
 
 
+class Replied(Protocol):
+    """What :meth:`ValidityTally.add` reads of a round: its replies (a
+    :class:`~._environment.RoundRecord`, or only the replies of a trace read apart)."""
+
+    @property
+    def replies(self) -> Sequence[ReplyRecord]: ...
+
+
+class ReplyJudge(Protocol):
+    """What the tally asks of a group's judge (:class:`~._judge.GroupJudge`)."""
+
+    def judge(self, reply: ReplyRecord) -> ReplyJudgement: ...
+
+
+class Judges(Protocol):
+    """The judges by group hash (:class:`~._judge.GroupJudges`)."""
+
+    def get(self, group_hash: str) -> ReplyJudge | None: ...
+
+
+class _Group:
+    """One group's judged replies in a cell; coverage as (conveyed, required) -> replies, so
+    the exact sum is made once per distinct share, not once per reply."""
+
+    def __init__(self) -> None:
+        self.faithful = 0
+        self.judged = 0
+        self.shares: Counter[tuple[int, int]] = Counter()
+
+    def coverage(self) -> Fraction:
+        return sum(
+            ((Fraction(conveyed, required) if required else Fraction(1)) * replies
+             for (conveyed, required), replies in self.shares.items()),
+            Fraction(0),
+        )  # fmt: skip
+
+
 class _Cell:
     def __init__(self) -> None:
         self.counts = dict.fromkeys(_COUNTS, 0)
-        self.groups: dict[str, list[Fraction]] = {}
-        """group hash -> [faithful, judged, coverage sum]"""
+        self.groups: dict[str, _Group] = {}
+        """group hash -> its replies' figures"""
 
 
 class ValidityTally:
     """Judges replies as samples are added; :meth:`cells` gives the figures."""
 
-    def __init__(self, judges: GroupJudges) -> None:
+    def __init__(self, judges: Judges) -> None:
         self.judges = judges
         self._cells: dict[ValidityKey, _Cell] = {}
 
-    def add(self, sample: SampleRecord, rounds: Iterable[RoundRecord] | None = None) -> None:
+    def add(self, sample: SampleRecord, rounds: Iterable[Replied] | None = None) -> None:
         """One sample's replies (``rounds``: its trace, if read apart from the record)."""
         key = (colleague_of(sample), colleague_mode_of(sample), sample.agent, sample.setting)
         cell = self._cells.setdefault(key, _Cell())
@@ -106,11 +146,12 @@ class ValidityTally:
                     counts["unmatched"] += 1
                     continue
                 verdict = judge.judge(reply)
-                share = Fraction(verdict.conveyed, verdict.required) if verdict.required else 1
-                group = cell.groups.setdefault(sample.group_hash, [Fraction(0)] * 3)
-                group[0] += verdict.fidelity
-                group[1] += 1
-                group[2] += share
+                group = cell.groups.get(sample.group_hash)
+                if group is None:
+                    group = cell.groups[sample.group_hash] = _Group()
+                group.faithful += verdict.fidelity
+                group.judged += 1
+                group.shares[verdict.conveyed, verdict.required] += 1
                 counts["judged"] += 1
                 counts["faithful"] += verdict.fidelity
                 counts["full_coverage"] += verdict.conveyed == verdict.required
@@ -129,7 +170,8 @@ class ValidityTally:
 
     @staticmethod
     def _figures(key: ValidityKey, cell: _Cell, config: BootstrapConfig) -> ValidityCell:
-        units: list[Unit] = [(f, n, c, n) for f, n, c in cell.groups.values()]
+        coverages = [(group, group.coverage()) for group in cell.groups.values()]
+        units: list[Unit] = [(g.faithful, g.judged, c, g.judged) for g, c in coverages]
         estimates = bootstrap_many(
             units,
             {"fidelity": ratios_at(0, 2), "coverage": ratios_at(2, 4)},
@@ -137,7 +179,7 @@ class ValidityTally:
             "validity|" + "|".join(key),
         )
         colleague, mode, agent, setting = key
-        total = sum((c for _, _, c in cell.groups.values()), Fraction(0))
+        total = sum((c for _, c in coverages), Fraction(0))
         return ValidityCell(
             colleague=colleague,
             mode=mode,

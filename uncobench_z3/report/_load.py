@@ -224,6 +224,13 @@ def _records(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
         yield record, rounds
 
 
+def _first_error(exc: ValueError) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        error = exc.errors()[0]
+        return f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def _bad_line(path: Path, number: int, reason: str) -> SpecReadError:
     return SpecReadError(
         str(path),
@@ -286,8 +293,16 @@ def read_runs(data: ReportData, visitors: Sequence[TraceVisitor] = ()) -> Report
                 continue
             seen.add(record.key)
             data.samples.append(record)
-            for visit in visitors:
-                visit(record, trace)
+            try:
+                for visit in visitors:
+                    visit(record, trace)
+            except ValueError as exc:  # a visitor validates more of the trace than the reader
+                raise SpecReadError(
+                    str(run.path / SAMPLES_FILE),
+                    f"sample {record.key} has a trace that is not valid ({_first_error(exc)}); "
+                    "fix or delete its line, or run `uncobench eval` again with --force to "
+                    "set it aside",
+                ) from None
             record.notes = []  # per-round data, like the trace: the visitors' alone
         run.planned = run.planned or run.samples
         for setting, missing in run.unavailable.items():

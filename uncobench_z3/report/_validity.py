@@ -12,14 +12,18 @@ its settings, the details table keeps the settings apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from ..errors import UncobenchError
 from ..evaluation import (
     JUDGE_FILE,
+    GroupJudge,
     GroupJudges,
     JudgeLine,
-    RoundRecord,
+    ReplyJudgement,
+    ReplyRecord,
     SampleRecord,
     ValidityCell,
     ValidityTally,
@@ -28,20 +32,79 @@ from ..evaluation import (
     read_judgements,
 )
 from ..stats import BootstrapConfig, Interval, decimal_text
-from ._load import BenchmarkGroups, ReportData, ViewRound
+from ._load import BenchmarkGroups, ReportData, ViewReply, ViewRound
 from ._tables import Table, interval_text, number, percent, setting_title
+
+_JUDGED_FIELDS = ("stated", "fidelity", "policy")
+"""the reply fields besides role, text and pending that a verdict reads
+(:func:`~uncobench_z3.evaluation.is_judged`, ``GroupJudge.judge``)"""
+
+
+_Known = tuple[dict[str, Any], ReplyRecord]
+"""a reply's judged fields as read, and the record made of them"""
+
+
+@dataclass(frozen=True)
+class _Replies:
+    replies: tuple[ReplyRecord, ...]
+
+
+class _KnownReplies:
+    """A group's judge for the tally that knows the verdict of every record the visitor made
+    (by the record itself: one object per distinct reply)."""
+
+    def __init__(self, judge: GroupJudge) -> None:
+        self.group_judge = judge
+        self.verdicts: dict[int, tuple[ReplyRecord, ReplyJudgement]] = {}
+        """id -> (the record, kept alive so that its id stays its own, its verdict)"""
+
+    def judge(self, reply: ReplyRecord) -> ReplyJudgement:
+        known = self.verdicts.get(id(reply))
+        if known is None or known[0] is not reply:
+            known = self.verdicts[id(reply)] = (reply, self.group_judge.judge(reply))
+        return known[1]
 
 
 class ValidityJudge:
-    """A trace visitor that judges every reply as the runs are read."""
+    """A trace visitor that judges every reply as the runs are read.
+
+    Replies recur (a group's scripted replies across epochs, agents and settings): each
+    distinct reply of a group is validated once, as a
+    :class:`~uncobench_z3.evaluation.ReplyRecord` of the fields a verdict reads, and judged
+    once; the tally counts it wherever it recurs.
+    """
 
     def __init__(self, groups: BenchmarkGroups) -> None:
-        self.tally = ValidityTally(GroupJudges(groups.by_hash.values()))
+        self._judges = GroupJudges(groups.by_hash.values())
+        self._known: dict[str, _KnownReplies | None] = {}
+        self._records: dict[tuple[str, str, str | None, bool], list[_Known]] = {}
+        self.tally = ValidityTally(self)
+
+    def get(self, group_hash: str) -> _KnownReplies | None:
+        """The tally's judge of a group (:class:`~uncobench_z3.evaluation.Judges`)."""
+        if group_hash not in self._known:
+            judge = self._judges.get(group_hash)
+            self._known[group_hash] = None if judge is None else _KnownReplies(judge)
+        return self._known[group_hash]
+
+    def _record(self, group_hash: str, reply: ViewReply) -> ReplyRecord:
+        extra = reply.model_extra or {}
+        judged = {name: extra[name] for name in _JUDGED_FIELDS if name in extra}
+        # same group, role, text and equal parsed JSON of the rest: the same record (JSON's 1
+        # and true compare equal, but a log holds each fact's values in the fact's one type)
+        known = self._records.setdefault((group_hash, reply.role, reply.text, reply.pending), [])
+        for fields, record in known:
+            if fields == judged:
+                return record
+        fields = {"role": reply.role, "question": reply.question, "text": reply.text,
+                  "pending": reply.pending, **judged}  # fmt: skip
+        record = ReplyRecord.model_validate(fields)
+        known.append((judged, record))
+        return record
 
     def __call__(self, sample: SampleRecord, trace: Sequence[ViewRound]) -> None:
-        # the report's view of a round keeps every field it read: it validates as the record
-        rounds = [RoundRecord.model_validate(r.model_dump(exclude_unset=True)) for r in trace]
-        self.tally.add(sample, rounds)
+        replies = tuple(self._record(sample.group_hash, r) for view in trace for r in view.replies)
+        self.tally.add(sample, [_Replies(replies)])
 
     def results(self, config: BootstrapConfig | None = None) -> list[ValidityCell]:
         return self.tally.cells(config)
