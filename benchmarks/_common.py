@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import resource
@@ -11,8 +13,12 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 CLI = [sys.executable, "-c", "from uncobench_z3.cli import main; main()"]
+# ``python _common.py CMD...`` runs CMD and measures its whole process tree (see tree_main).
+ADOPTING = [sys.executable, __file__]
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def children_cpu() -> float:
@@ -35,15 +41,92 @@ class Run:
     cpu: float
 
 
-def run_cli(args: Sequence[str]) -> Run:
-    """``uncobench ARGS`` in a new process (imports included, as a user would run it)."""
+def run_cli(args: Sequence[str], adopt: bool = False) -> Run:
+    """``uncobench ARGS`` in a new process (imports included, as a user would run it).
+    ``adopt``: also count the CPU of processes the command leaves running (a local Ray's);
+    the wall time is still the command's own."""
     before = children_cpu()
     start = time.perf_counter()
-    done = subprocess.run([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall = time.perf_counter() - start
+    if adopt and sys.platform == "linux":
+        done = subprocess.run([*ADOPTING, *CLI, *args], capture_output=True)
+        said = json.loads(done.stdout.decode().splitlines()[-1])
+        wall, cpu = said["wall_s"], said["cpu_s"]
+    else:
+        done = subprocess.run([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wall, cpu = time.perf_counter() - start, children_cpu() - before
     if done.returncode not in (0, 1, 3):
         sys.stderr.write(done.stderr.decode(errors="replace"))
-    return Run(done.returncode, wall, children_cpu() - before)
+    return Run(done.returncode, wall, cpu)
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid``'s living descendants (Linux ``/proc``)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError, ValueError):
+                children = [int(child) for child in task.read_text().split()]
+                found.extend(children)
+                todo.extend(children)
+    return found
+
+
+def _cpu_ticks(pid: int) -> tuple[tuple[int, int], int] | None:
+    """((pid, start time), user + system clock ticks) of a living process."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # after the command name: state is field 3, utime 14, stime 15, starttime 22 (from 1)
+    return (pid, int(fields[19])), int(fields[11]) + int(fields[12])
+
+
+def tree_main(command: list[str], period: float = 0.05, linger: float = 120.0) -> None:
+    """Run ``command`` and print ``{"code", "wall_s", "cpu_s"}`` as one JSON line: its wall
+    time, and the CPU time of every process of its tree, daemons it leaves behind included.
+
+    ``RUSAGE_CHILDREN`` cannot count those: Ray's raylet reaps its workers without waiting
+    for them (their CPU is lost to every ancestor's rusage), and its daemons outlive the
+    command. So this process becomes the reaper of its orphaned descendants (Linux's
+    ``PR_SET_CHILD_SUBREAPER``), reads every descendant's own CPU ticks (not its children's)
+    from ``/proc`` each ``period`` seconds until the last has ended, and sums each process's
+    last reading: a lower bound that misses at most ``period`` seconds of each process's
+    last moments (no rusage is added: a waited-for process would be counted twice).
+    """
+    ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    ticks: dict[tuple[int, int], int] = {}
+
+    def sample() -> bool:
+        living = False
+        for pid in _descendants(os.getpid()):
+            reading = _cpu_ticks(pid)
+            if reading is not None:
+                ticks[reading[0]] = reading[1]
+                living = True
+        return living
+
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    while process.poll() is None:
+        sample()
+        time.sleep(period)
+    wall = time.perf_counter() - start
+    deadline = time.monotonic() + linger
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        if not sample():
+            break
+        time.sleep(period)
+    cpu = sum(ticks.values()) / os.sysconf("SC_CLK_TCK")
+    print(json.dumps({"code": process.returncode, "wall_s": wall, "cpu_s": cpu}))
+    sys.exit(process.returncode)
+
+
+if __name__ == "__main__":
+    tree_main(sys.argv[1:])
 
 
 def ms(seconds: float) -> float:

@@ -1,7 +1,7 @@
 """Build cost: ``uncobench build`` end to end with 1, 2 and 4 workers, and per stage.
 
     python benchmarks/build_throughput.py [--groups 1000] [--seed 7] [--workers 1 2 4]
-        [--stage-sample 100] [--keep DIR] [--json]
+        [--stage-sample 100] [--keep DIR] [--ray [--ray-address ADDR]] [--json]
 
 Each build runs the real command in a new process (every proof included) and is measured in
 CPU time of the whole process tree (the parent and its workers) and wall time; the outputs
@@ -10,13 +10,23 @@ per-stage figures come from running the stages one by one on a sample of drafts 
 process, one Z3 context per 20 candidates as the build's chunks do. ``--keep DIR`` keeps the
 first build (for ``verify_throughput.py --bench DIR``).
 
-Target (issue #13): ``uncobench build --groups 1000`` <= 25 CPU-s with byte-identical output
-for 1, 2 and 4 workers. Timing is never asserted in tests; this script reports figures.
+``--ray`` adds the same build with ``--executor ray`` and as many Ray tasks at once as this
+machine has cores, and prints its overhead against the local build with that many workers
+(measured in the same run; its output must be the same bytes). Without ``--ray-address`` the
+command starts a local Ray and stops it, as a user's first ``--executor ray`` does: the CPU
+time then includes Ray's daemons and workers (the script adopts the processes the command
+leaves behind and waits for them). With ``--ray-address`` (a running ``ray start --head``)
+the cluster's processes are not this script's children: the CPU time is the driver's only.
+
+Targets: ``uncobench build --groups 1000`` <= 25 CPU-s with byte-identical output for 1, 2
+and 4 workers (issue #13); the Ray executor <= 1.3x the local wall time for that build on 2
+cores (issue #17). Timing is never asserted in tests; this script reports figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -78,15 +88,21 @@ def stage_times(seed: int, sample: int) -> dict[str, float]:
     return {name: ms(statistics.mean(values)) for name, values in times.items() if values}
 
 
-def builds(groups: int, seed: int, workers: list[int], keep: Path | None) -> dict[str, object]:
-    runs: dict[str, object] = {}
+def builds(
+    groups: int, seed: int, workers: list[int], keep: Path | None, ray: list[str] | None
+) -> dict[str, object]:
+    """Each build in ``workers`` (then with ``ray``'s executor options, if given)."""
+    runs: dict[str, dict[str, object]] = {}
     outputs: list[bytes] = []
+    plan: list[tuple[str, list[str]]] = [(str(n), ["--workers", str(n)]) for n in workers]
+    if ray is not None:
+        plan.append(("ray", ray))
     with tempfile.TemporaryDirectory() as tmp:
-        for count in workers:
-            out = Path(tmp) / f"workers-{count}"
-            args = ["build", "--groups", str(groups), "--seed", str(seed)]
-            run = run_cli([*args, "--workers", str(count), "--out", str(out)])
-            runs[str(count)] = {
+        for name, options in plan:
+            out = Path(tmp) / f"workers-{name}"
+            args = ["build", "--groups", str(groups), "--seed", str(seed), "--out", str(out)]
+            run = run_cli([*args, *options], adopt=name == "ray")
+            runs[name] = {
                 "exit_code": run.code,
                 "wall_s": round(run.wall, 2),
                 "cpu_s": round(run.cpu, 2),
@@ -94,10 +110,20 @@ def builds(groups: int, seed: int, workers: list[int], keep: Path | None) -> dic
             }
             files = [out / "groups.jsonl", out / "manifest.json"]
             outputs.append(b"".join(f.read_bytes() for f in files if f.exists()))
-            if keep is not None and count == workers[0]:
+            if keep is not None and name == plan[0][0]:
                 shutil.rmtree(keep, ignore_errors=True)
                 shutil.copytree(out, keep)
     return {"runs": runs, "identical_output": len(set(outputs)) == 1 and bool(outputs[0])}
+
+
+def ray_overhead(runs: dict[str, dict[str, object]], workers: int) -> dict[str, object]:
+    """The Ray build against the local build with as many workers, in the same run."""
+    ray, local = runs["ray"], runs[str(workers)]
+    return {
+        "workers": workers,
+        "wall_ratio": round(float(ray["wall_s"]) / float(local["wall_s"]), 3),  # type: ignore[arg-type]
+        "cpu_ratio": round(float(ray["cpu_s"]) / float(local["cpu_s"]), 3),  # type: ignore[arg-type]
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,15 +135,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--stage-sample", type=int, default=100)
     parser.add_argument("--keep", type=Path, help="keep the first build in this folder")
+    parser.add_argument("--ray", action="store_true", help="also build with --executor ray")
+    parser.add_argument("--ray-address", help="a running Ray cluster for --ray")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
 
+    cores = os.cpu_count() or 1
+    workers = list(args.workers)
+    ray: list[str] | None = None
+    if args.ray:
+        ray = ["--executor", "ray", "--workers", str(cores)]
+        ray += ["--ray-address", args.ray_address] if args.ray_address else []
+        workers += [] if cores in workers else [cores]
     figures: dict[str, object] = {
         "groups": args.groups,
         "seed": args.seed,
         "stage_cpu_ms_per_candidate": stage_times(args.seed, args.stage_sample),
-        **builds(args.groups, args.seed, args.workers, args.keep),
+        **builds(args.groups, args.seed, workers, args.keep, ray),
     }
+    if args.ray:
+        figures["ray_overhead"] = ray_overhead(figures["runs"], cores)  # type: ignore[arg-type]
+        figures["ray_cpu_counts"] = "driver only" if args.ray_address else "process tree"
     rows = [
         (f"stage {name} (CPU per candidate)", f"{value} ms")
         for name, value in figures["stage_cpu_ms_per_candidate"].items()  # type: ignore[attr-defined]
@@ -125,12 +163,22 @@ def main(argv: list[str] | None = None) -> int:
     for count, run in figures["runs"].items():  # type: ignore[attr-defined]
         rows.append(
             (
-                f"build {args.groups} groups, {count} worker(s)",
+                f"build {args.groups} groups, "
+                + (f"Ray, {cores} tasks at once" if count == "ray" else f"{count} worker(s)"),
                 f"{run['cpu_s']} CPU-s, {run['wall_s']} s wall ({run['groups_per_s']} groups/s)"
                 + ("" if run["exit_code"] == 0 else f", exit {run['exit_code']}"),
             )
         )
     rows.append(("identical output for every worker count", str(figures["identical_output"])))
+    if args.ray:
+        overhead = figures["ray_overhead"]
+        rows.append(
+            (
+                f"Ray / local, {cores} workers",
+                f"{overhead['wall_ratio']}x wall, {overhead['cpu_ratio']}x CPU "  # type: ignore[index]
+                f"(Ray's CPU: {figures['ray_cpu_counts']}; target <= 1.3x wall)",
+            )
+        )
     emit("build throughput", figures, rows, args.json)
     return 0
 

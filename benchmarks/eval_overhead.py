@@ -4,14 +4,26 @@
    ``builtin/careful`` while its decisions are memorised (conversation -> action); a replay
    agent then answers from that memo with no thinking, so the measured time is the runner's
    alone (environment, scripted colleagues, scoring, trace). Reported per round and per
-   sample, plus the cost of one wrong answer (which adds the solver attribution).
+   sample, plus the cost of one wrong answer (which adds the solver attribution), and the
+   CPU per round of each built-in agent (``--agents``) playing the same samples itself
+   (its own thinking included).
 2. **Throughput**: the same replay agent sleeps 50 ms per call (``asyncio.sleep``, like a
-   model API call) and the full runner (JSON Lines log with fsync, resumable) runs at
-   concurrency 1, 16 and 64. The *ideal* time is the makespan of the same schedule (each
-   sample to the first free worker, in job order) if only the latency counted; the table
-   reports measured / ideal (target at 64: within 10%).
+   model API call) and the full runner (JSON Lines log with fsync, resumable) runs at each
+   ``--concurrency`` and with each ``--workers`` count (episodes sharded by group over
+   worker processes, one log written by the driver). The *ideal* time is the makespan of
+   the same schedule (each sample to the first free slot, in job order) if only the latency
+   counted; the table reports measured / ideal. CPU per round counts the worker processes.
+3. **Memory** (``--bench DIR``): ``builtin/careful`` sleeping ``--latency-ms`` per call
+   plays every sample of a built benchmark at ``--memory-concurrency`` (256) in a process of
+   its own; the peak of the process tree's proportional set size (PSS: a page shared by k
+   processes counts 1/k, so shared pages count once), sampled every 50 ms.
 
-Run: ``python benchmarks/eval_overhead.py [--copies N] [--latency-ms 50] [--json]``.
+Targets (issue #13): <= 0.15 ms CPU per round for scripted colleagues and built-in agents;
+within 5% of the ideal at concurrency 64 and 10% at 256 (50 ms latency); <= 400 MB peak at
+concurrency 256 over 1,000 groups.
+
+Run: ``python benchmarks/eval_overhead.py [--copies N] [--latency-ms 50] [--concurrency 64
+256] [--workers 1 2] [--bench DIR [--memory-workers N]] [--json]``.
 """
 
 from __future__ import annotations
@@ -21,18 +33,25 @@ import asyncio
 import glob
 import heapq
 import json
+import multiprocessing
+import resource
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from uncobench_z3.construct import render_task
+from uncobench_z3._executor import ExecutorOptions
+from uncobench_z3.construct import load_groups, render_task
 from uncobench_z3.evaluation import (
     Action,
+    AgentMaker,
     AnswerAction,
     Conversation,
     Environment,
+    EvalOptions,
     PreparedGroup,
     SampleJob,
+    SampleRecord,
     evaluate,
     group_digest,
     make_agent,
@@ -61,7 +80,7 @@ def memo_key(conversation: Conversation) -> MemoKey:
 class ReplayAgent:
     """Answers from a memo of a recorded agent, after a simulated latency per call."""
 
-    def __init__(self, memo: dict[MemoKey, Action], latency: float) -> None:
+    def __init__(self, memo: Mapping[MemoKey, Action], latency: float) -> None:
         self.memo = memo
         self.latency = latency
 
@@ -86,6 +105,19 @@ def example_groups(copies: int) -> list[TaskGroup]:
     return [g.model_copy(update={"id": f"{g.id}-{i}"}) for i in range(copies) for g in base]
 
 
+async def play_all(
+    jobs: list[SampleJob], agents: AgentMaker, prepared: dict[int, PreparedGroup]
+) -> list[SampleRecord]:
+    """Every job in turn with ``agents``; the records."""
+    return [await run_sample(job, agents, prepared[id(job.group)]) for job in jobs]
+
+
+def builtin_maker(name: str) -> AgentMaker:
+    """Makes built-in agent ``name`` whatever name a job gives (the jobs were planned for
+    the replay agent)."""
+    return lambda _, seed: make_agent(name, seed)
+
+
 async def record(jobs: list[SampleJob]) -> tuple[dict[MemoKey, Action], list[int]]:
     """Memorise builtin/careful's decisions on every job; returns the memo and rounds/job."""
     memo: dict[MemoKey, Action] = {}
@@ -100,6 +132,83 @@ async def record(jobs: list[SampleJob]) -> tuple[dict[MemoKey, Action], list[int
             env.step(action)
         rounds.append(env.rounds)
     return memo, rounds
+
+
+class SlowAgent:
+    """A built-in agent that waits ``latency`` seconds before each decision."""
+
+    def __init__(self, name: str, seed: int, latency: float) -> None:
+        self.agent = make_agent(name, seed)
+        self.latency = latency
+
+    async def act(self, conversation: Conversation) -> Action:
+        await asyncio.sleep(self.latency)
+        return await self.agent.act(conversation)
+
+
+def tree_cpu() -> float:
+    """CPU seconds of this process and its finished children (shard workers)."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    theirs = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + theirs.ru_utime + theirs.ru_stime
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in glob.glob(f"/proc/{current}/task/*/children"):
+            try:
+                todo.extend(int(child) for child in Path(task).read_text().split())
+            except OSError:
+                continue
+    return found
+
+
+def tree_pss_mb(pid: int) -> float:
+    """Proportional set size of ``pid`` and its descendants, in MB (Linux)."""
+    total = 0
+    for member in _descendants(pid):
+        try:
+            text = Path(f"/proc/{member}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("Pss:"):
+                total += int(line.split()[1])
+                break
+    return total / 1024
+
+
+def _memory_run(bench: str, concurrency: int, latency: float, workers: int) -> None:
+    groups = load_groups(bench)
+    config = make_config(bench, groups, ["builtin/careful"])
+    options = EvalOptions(concurrency=concurrency, executor=ExecutorOptions(workers=workers))
+    with tempfile.TemporaryDirectory() as out:
+        evaluate(groups, config, out, options, agents=lambda n, s: SlowAgent(n, s, latency))
+
+
+def peak_memory(bench: Path, concurrency: int, latency: float, workers: int) -> dict[str, object]:
+    """Play every sample of ``bench`` in a new process; the peak PSS of its process tree."""
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing inherited
+    process = context.Process(target=_memory_run, args=(str(bench), concurrency, latency, workers))
+    started = time.perf_counter()
+    process.start()
+    assert process.pid is not None
+    peak = 0.0
+    while process.is_alive():
+        peak = max(peak, tree_pss_mb(process.pid))
+        time.sleep(0.05)
+    process.join()
+    return {
+        "groups": len(load_groups(bench)),
+        "concurrency": concurrency,
+        "workers": workers,
+        "exit_code": process.exitcode,
+        "wall_s": round(time.perf_counter() - started, 2),
+        "peak_pss_mb": round(peak, 1),
+    }
 
 
 def ideal_makespan(latencies: list[float], workers: int) -> float:
@@ -118,6 +227,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--copies", type=int, default=64, help="copies of the 5 example groups")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 16, 64])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1], help="shard processes")
+    parser.add_argument(
+        "--agents",
+        nargs="*",
+        default=["builtin/careful", "builtin/naive", "builtin/patient"],
+        help="built-in agents whose CPU per round is measured",
+    )
+    parser.add_argument("--bench", type=Path, help="a built benchmark for the memory figure")
+    parser.add_argument("--memory-concurrency", type=int, default=256)
+    parser.add_argument("--memory-workers", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     say = (lambda text: None) if args.json else print
@@ -160,6 +279,25 @@ def main(argv: list[str] | None = None) -> None:
     sample = jobs[:100]
     wrong_wall, wrong_cpu = asyncio.run(direct(sample, ReplayAgent(wrong, 0.0)))
     say(f"a wrong answer (1 round + solver attribution): {1e3 * wrong_wall / len(sample):.2f} ms")
+    say(
+        f"CPU per round, runner alone: {1e3 * elapsed_cpu / total_rounds:.3f} ms "
+        "(target <= 0.15 ms)"
+    )
+    builtin: dict[str, dict[str, float]] = {}
+    for name in args.agents:
+        cpu = time.process_time()
+        records = asyncio.run(play_all(jobs, builtin_maker(name), prepared))
+        cpu = time.process_time() - cpu
+        played = sum(record.rounds for record in records)
+        builtin[name] = {
+            "rounds": played,
+            "round_cpu_ms": round(1e3 * cpu / played, 3),
+            "sample_cpu_ms": round(1e3 * cpu / len(records), 3),
+        }
+        say(
+            f"CPU per round, {name} (its thinking included): "
+            f"{1e3 * cpu / played:.3f} ms ({played} rounds)"
+        )
     figures: dict[str, object] = {
         "groups": len(groups),
         "samples": len(jobs),
@@ -171,6 +309,7 @@ def main(argv: list[str] | None = None) -> None:
         "round_cpu_ms": round(1e3 * elapsed_cpu / total_rounds, 3),
         "wrong_answer_ms": round(1e3 * wrong_wall / len(sample), 3),
         "wrong_answer_cpu_ms": round(1e3 * wrong_cpu / len(sample), 3),
+        "builtin_agents": builtin,
         "latency_ms": args.latency_ms,
         "concurrency": {},
     }
@@ -181,34 +320,47 @@ def main(argv: list[str] | None = None) -> None:
         "log with fsync)"
     )
     say(
-        f"{'concurrency':>11} {'samples':>8} {'samples/s':>10} {'measured s':>11} "
-        f"{'ideal s':>9} {'ratio':>7} {'CPU ms/round':>13}"
+        f"{'concurrency':>11} {'workers':>7} {'samples':>8} {'samples/s':>10} "
+        f"{'measured s':>11} {'ideal s':>9} {'ratio':>7} {'CPU ms/round':>13}"
     )
     slow = ReplayAgent(memo, latency)
     rounds_of = {job.key: r for job, r in zip(jobs, rounds, strict=True)}
-    for workers in args.concurrency:
-        # about the same ideal time at every concurrency: 5 groups per worker
+    for slots in args.concurrency:
+        # about the same ideal time at every concurrency: 5 groups per slot
         limited = make_config(
-            "examples", groups, ["bench/replay"], limit=min(len(groups), 5 * workers)
+            "examples", groups, ["bench/replay"], limit=min(len(groups), 5 * slots)
         )
         run_jobs, _ = plan_jobs(groups, limited)
-        with tempfile.TemporaryDirectory() as out:
-            started, cpu = time.perf_counter(), time.process_time()
-            evaluate(groups, limited, out, concurrency=workers, agents=lambda n, s: slow)
-            measured, cpu = time.perf_counter() - started, time.process_time() - cpu
-        ideal = ideal_makespan([latency * rounds_of[job.key] for job in run_jobs], workers)
+        ideal = ideal_makespan([latency * rounds_of[job.key] for job in run_jobs], slots)
         run_rounds = sum(rounds_of[job.key] for job in run_jobs)
-        figures["concurrency"][str(workers)] = {  # type: ignore[index]
-            "samples": len(run_jobs),
-            "measured_s": round(measured, 3),
-            "ideal_s": round(ideal, 3),
-            "ratio": round(measured / ideal, 3),
-            "cpu_ms_per_round": round(1e3 * cpu / run_rounds, 3),
-        }
+        for workers in args.workers:
+            options = EvalOptions(concurrency=slots, executor=ExecutorOptions(workers=workers))
+            with tempfile.TemporaryDirectory() as out:
+                started, cpu = time.perf_counter(), tree_cpu()
+                evaluate(groups, limited, out, options, agents=lambda n, s: slow)
+                measured, cpu = time.perf_counter() - started, tree_cpu() - cpu
+            name = str(slots) if workers == 1 else f"{slots}/{workers} workers"
+            figures["concurrency"][name] = {  # type: ignore[index]
+                "workers": workers,
+                "samples": len(run_jobs),
+                "measured_s": round(measured, 3),
+                "ideal_s": round(ideal, 3),
+                "ratio": round(measured / ideal, 3),
+                "cpu_ms_per_round": round(1e3 * cpu / run_rounds, 3),
+            }
+            say(
+                f"{slots:>11} {workers:>7} {len(run_jobs):>8} {len(run_jobs) / measured:>10.1f} "
+                f"{measured:>11.2f} {ideal:>9.2f} {measured / ideal:>7.3f} "
+                f"{1e3 * cpu / run_rounds:>13.3f}"
+            )
+    if args.bench is not None:
+        memory = peak_memory(args.bench, args.memory_concurrency, latency, args.memory_workers)
+        figures["memory"] = memory
         say(
-            f"{workers:>11} {len(run_jobs):>8} {len(run_jobs) / measured:>10.1f} "
-            f"{measured:>11.2f} {ideal:>9.2f} {measured / ideal:>7.3f} "
-            f"{1e3 * cpu / run_rounds:>13.3f}"
+            f"\nmemory: every sample of {memory['groups']} groups, builtin/careful "
+            f"({args.latency_ms:g} ms a call), concurrency {memory['concurrency']}, "
+            f"{memory['workers']} worker(s): peak PSS {memory['peak_pss_mb']} MB "
+            f"(process tree; {memory['wall_s']} s wall; target <= 400 MB)"
         )
     if args.json:
         print(json.dumps({"benchmark": "eval overhead", **figures}, indent=2))

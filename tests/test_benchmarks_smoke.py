@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -25,7 +26,21 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
             ["--groups", "3", "--stage-sample", "2", "--workers", "1", "2"],
             "identical output for every worker count",
         ),
-        ("eval_overhead.py", ["--copies", "1", "--concurrency", "1", "4"], "ratio"),
+        (
+            "eval_overhead.py",
+            [
+                "--copies",
+                "1",
+                "--concurrency",
+                "4",
+                "--workers",
+                "1",
+                "2",
+                "--agents",
+                "builtin/naive",
+            ],
+            "CPU per round, builtin/naive",
+        ),
         (
             "soak.py",
             ["--kills", "1", "--build-kills", "0", "--model-kills", "0", "--groups", "2"],
@@ -81,3 +96,22 @@ def _run(
     except SystemExit as stopped:
         assert stopped.code in (0, None)
     return capsys.readouterr().out
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc and uses PR_SET_CHILD_SUBREAPER")
+def test_tree_cpu_counts_what_a_command_leaves_running() -> None:
+    # the command exits at once; its orphaned child burns CPU after it (as Ray's daemons and
+    # workers outlive `uncobench build --executor ray`): RUSAGE_CHILDREN would see none of it
+    orphan = (
+        "import subprocess, sys; subprocess.Popen([sys.executable, '-c', "
+        "'import time\\nend = time.process_time() + 0.4\\nwhile time.process_time() < end: pass'])"
+    )
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "_common.py"), sys.executable, "-c", orphan],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    figures = json.loads(done.stdout.splitlines()[-1])
+    assert figures["code"] == 0
+    assert figures["cpu_s"] >= 0.3

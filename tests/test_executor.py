@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections import OrderedDict
@@ -225,3 +226,30 @@ def test_the_core_runs_without_ray(tmp_path: Path) -> None:
         'error: --executor ray needs Ray: pip install "uncobench-z3[ray]"'
     ]
     assert not (tmp_path / "other").exists()  # refused before any file was written
+
+
+def test_an_unreachable_ray_address_is_refused_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ray.init would retry such an address for minutes; the command says why in one line
+    ray = pytest.importorskip(
+        "ray", reason='Ray is not installed (pip install "uncobench-z3[ray]")'
+    )
+    if ray.is_initialized():
+        pytest.skip("Ray is already connected in this process")
+    from uncobench_z3.cli import main
+
+    with socket.socket() as probe:  # a port nothing listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        for address in (f"--ray-address=127.0.0.1:{port}", None):
+            if address is None:  # the same address from the environment
+                monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+            args = ["build", "--groups", "1", "--out", str(tmp_path / "bench"), "--executor", "ray"]
+            with pytest.raises(SystemExit) as stopped:
+                main([*args, *([address] if address else [])])
+            assert stopped.value.code == 2
+            error = capsys.readouterr().err.strip().splitlines()
+            assert error == [f"error: cannot reach Ray at 127.0.0.1:{port}: Connection refused"]
+            assert not ray.is_initialized()
+            assert not (tmp_path / "bench").exists()  # refused before any file was written

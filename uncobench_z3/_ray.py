@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -32,11 +33,20 @@ from typing import Any, TypeVar
 from ._executor import Executor, ExecutorKind, StreamFailed, StreamFunction, WorkerLost
 from .errors import ConfigError
 
-__all__ = ["TASK_RETRIES", "RayExecutor", "connect", "forwarded_environment", "import_ray"]
+__all__ = [
+    "TASK_RETRIES",
+    "RayExecutor",
+    "check_reachable",
+    "connect",
+    "forwarded_environment",
+    "import_ray",
+]
 
 T = TypeVar("T")
 TASK_RETRIES = 3
 """times Ray runs a task again after its worker (or node) was lost"""
+REACH_TIMEOUT = 5.0
+"""seconds to wait for a cluster address to accept a connection before Ray is asked"""
 FORWARDED_SUFFIXES = ("_API_KEY", "_BASE_URL")
 FORWARDED_PREFIXES = ("UNCOBENCH_",)
 
@@ -68,6 +78,20 @@ def _environment_hook(values: dict[str, str]) -> Callable[[], None]:
     return uncobench_environment
 
 
+def check_reachable(address: str | None) -> None:
+    """A :class:`ConfigError` now if ``address`` (else ``RAY_ADDRESS``), a ``host:port``,
+    accepts no connection: ``ray.init`` would wait for minutes, retrying, before it fails.
+    Ray's own forms (``auto``, ``local``, ``ray://`` client addresses) are left to Ray."""
+    target = address or os.environ.get("RAY_ADDRESS") or ""
+    host, _, port = target.rpartition(":")
+    if not host or "://" in target or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT).close()
+    except OSError as exc:
+        raise ConfigError(f"cannot reach Ray at {target}: {exc.strerror or exc}") from None
+
+
 def connect(address: str | None, **init: Any) -> bool:
     """Connect this process to Ray (see the module docstring); whether it connected now
     (and so should disconnect when done). ``init``: more of ``ray.init``'s options (a local
@@ -75,6 +99,7 @@ def connect(address: str | None, **init: Any) -> bool:
     ray = import_ray()
     if ray.is_initialized():
         return False
+    check_reachable(address)
     environment = forwarded_environment()
     runtime_env = (
         {"worker_process_setup_hook": _environment_hook(environment)} if environment else None
