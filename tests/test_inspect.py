@@ -33,6 +33,7 @@ from inspect_ai.solver import generate
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from tests.cli_helpers import run_cli
+from tests.policy_helpers import oracle
 from uncobench_z3.construct import MANIFEST_FILE, load_groups
 from uncobench_z3.errors import ConfigError
 from uncobench_z3.evaluation import (
@@ -51,8 +52,12 @@ from uncobench_z3.integrations.inspect import (
     STORE_KEY,
     default_benchmark,
     default_benchmark_dir,
+    read_inspect_log,
     uncobench,
 )
+from uncobench_z3.models import ChatMessage as ProjectMessage
+from uncobench_z3.models import register_provider
+from uncobench_z3.models.providers._mock import MockProvider
 from uncobench_z3.report import METRICS_FILE
 from uncobench_z3.settings import TaskGroup
 
@@ -421,6 +426,71 @@ def test_llm_colleagues_are_the_inspect_model_role_colleague(
     assert record.correct  # the careful policy recovers from the misaligned reply as phrased
 
 
+def _written(record: SampleRecord) -> list[list[tuple[str | None, Any]]]:
+    """Each round's colleague replies: what the policy colleague wrote, and its verdict."""
+    return [
+        [(r.text, r.policy.verdict if r.policy else None) for r in rnd.replies]
+        for rnd in record.trace
+    ]
+
+
+def test_policy_colleagues_are_the_inspect_model_role_as_in_the_runner(
+    bench: Path, groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    """``colleague_mode=policy``: the ``colleague`` role writes every reply under its policy,
+    judged against the scripted reference; given the same colleague replies, the episodes,
+    verdicts and scores are the runner's with ``--colleague-mode policy``."""
+    group, settings = groups[0], ("misaligned", "missed")
+    respond = oracle(group)
+
+    def colleague_output(
+        messages: list[ChatMessage], tools: list[ToolInfo], choice: ToolChoice, _: GenerateConfig
+    ) -> ModelOutput:
+        sent = [ProjectMessage(role=m.role, content=m.text) for m in messages]  # type: ignore[arg-type]
+        output = ModelOutput.from_content("mockllm/colleague", respond(sent, []))
+        output.usage = ModelUsage(input_tokens=50, output_tokens=20, total_tokens=70)
+        return output
+
+    colleague = get_model("mockllm/colleague", custom_outputs=colleague_output, memoize=False)
+    task = uncobench(bench=str(bench), setting=",".join(settings), agent="builtin/careful",
+                     colleague="model", colleague_mode="policy")  # fmt: skip
+    (log,) = eval(
+        task,
+        model="mockllm/model",
+        model_roles={"colleague": colleague},
+        sample_id=[f"{group.id}:{s}:none" for s in settings],
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    ours = {r.setting: r for r in records_of(log)}
+    checks = [reply.policy for r in ours.values() for rnd in r.trace for reply in rnd.replies]
+    assert checks and all(c is not None and c.model == "inspect/mockllm/colleague" for c in checks)
+    for record in ours.values():
+        assert (record.colleague, record.colleague_mode) == ("inspect/mockllm/colleague", "policy")
+        assert record.colleague_policy is not None and not record.colleague_policy.broken
+        calls = sum(reply.policy is not None for rnd in record.trace for reply in rnd.replies)
+        assert record.usage["colleagues"].output_tokens == 20 * calls  # one call per reply
+
+    # the runner, its policy colleague served the same replies by the project's mock provider
+    register_provider("inspectpolicy", lambda rest, **_: MockProvider("inspectpolicy", respond))
+    config = make_config(bench, groups, ["builtin/careful"], list(settings), limit=1,
+                         colleague="inspectpolicy/x,cache=false",
+                         colleague_mode="policy")  # fmt: skip
+    summary = asyncio.run(run_evaluation(groups, config, tmp_path / "run"))
+    runner = {r.setting: r for r in summary.records}
+    assert runner.keys() == ours.keys()
+    for setting, record in ours.items():
+        theirs = runner[setting]
+        assert (record.result, record.answer, record.rounds, record.colleague_policy) == (
+            theirs.result, theirs.answer, theirs.rounds, theirs.colleague_policy
+        )  # fmt: skip
+        assert _written(record) == _written(theirs)
+    silences = [r for rnd in ours["missed"].trace for r in rnd.replies if r.text is None]
+    assert silences and all(r.policy and r.policy.kept for r in silences)  # the owed silence
+    assert read_inspect_log(Path(log.location)).config.colleague_mode == "policy"
+
+
 def test_bad_task_parameters_fail_before_any_work(bench: Path) -> None:
     for options in (
         {"setting": "sometimes"},
@@ -431,6 +501,8 @@ def test_bad_task_parameters_fail_before_any_work(bench: Path) -> None:
         {"colleague": "chatty"},
         {"tool_choice": "required"},
         {"missed_wait": -1},
+        {"colleague_mode": "loose"},
+        {"colleague_mode": "policy"},  # needs a colleague model
         {"bench": str(bench / "missing")},
     ):
         with pytest.raises(ConfigError):

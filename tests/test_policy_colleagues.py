@@ -9,13 +9,13 @@ its whole prompt, back) and a *silent* one (always NO REPLY).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from tests.cli_helpers import run_cli
+from tests.policy_helpers import Responder, oracle
 from uncobench_z3.construct import load_groups, statement_text
 from uncobench_z3.errors import ConfigError
 from uncobench_z3.evaluation import (
@@ -26,7 +26,6 @@ from uncobench_z3.evaluation import (
     PreparedGroup,
     ReplyRecord,
     SampleJob,
-    ScriptedColleagues,
     compute_metrics,
     evaluate,
     judge_messages,
@@ -47,46 +46,11 @@ from uncobench_z3.report import find_run_dirs, read_metrics, write_report
 from uncobench_z3.settings import SETTING_NAMES, TaskGroup, rule_text
 
 GROUP_FILE = Path(__file__).resolve().parent.parent / "examples/groups/mining_supervisor.group.json"
-Responder = Callable[[list[ChatMessage], list[ToolDef]], str]
 
 
 @pytest.fixture(scope="module")
 def group() -> TaskGroup:
     return load_groups(GROUP_FILE)[0]
-
-
-def oracle(group: TaskGroup, leak: bool = False) -> Responder:
-    """A colleague that follows the policy: it replays its own conversation through the
-    scripted policy (the setting read from its prompt) and words the reply its own way;
-    ``leak`` states the true records where the policy withholds them."""
-    prepared = PreparedGroup.of(group)
-    names = {card.name: card.id for card in prepared.rendered.role_directory}
-
-    def respond(messages: list[ChatMessage], tools: list[ToolDef]) -> str:
-        system = messages[0].content
-        role = next(i for n, i in names.items() if system.startswith(f"You are {n} in"))
-        setting = system.split("\nsetting: ", 1)[1].split("\n", 1)[0]
-        colleagues = ScriptedColleagues(
-            prepared.task, group.setting(setting).defects, prepared.rendered.style, prepared.book
-        )
-        reply = None
-        for message in messages[1:]:
-            if message.role != "user":
-                continue
-            if message.content.startswith(DUE_PREFIX):
-                reply = next(r for r in colleagues.wait() if r.role == role)
-            else:
-                reply = colleagues.reply(role, message.content)
-        assert reply is not None
-        if reply.text is None:
-            return f'"{SILENCE}"'
-        stated = [
-            prepared.book.faithful[(s.candidate, s.fact)] if leak else s for s in reply.stated
-        ]
-        lines = [prepared.book.line(s) for s in stated]
-        return "Here is what I have on file:\n" + "\n".join(f"- {line}" for line in lines)
-
-    return respond
 
 
 def echo_prompt(messages: list[ChatMessage], tools: list[ToolDef]) -> str:

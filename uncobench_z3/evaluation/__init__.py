@@ -139,7 +139,7 @@ from ._policy import (
     repeats_instructions,
     response_policy,
 )
-from ._policy_colleague import PolicyCheck, PolicyColleague
+from ._policy_colleague import LLMPolicyColleague, PolicyCheck, PolicyColleague
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -294,6 +294,7 @@ __all__ = [
     "JustificationLabel",
     "LLMAgent",
     "LLMPhraser",
+    "LLMPolicyColleague",
     "LLMVerdict",
     "MidpointAgent",
     "ModelFollowUpReader",

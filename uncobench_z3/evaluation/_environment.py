@@ -41,7 +41,7 @@ from ._colleagues import (
 from ._followup_reader import ModelFollowUpReader
 from ._interventions import InterventionArm, intervention_text
 from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser
-from ._policy_colleague import PolicyCheck, PolicyColleague
+from ._policy_colleague import LLMPolicyColleague, PolicyCheck, PolicyColleague
 from ._protocol import (
     DEFAULT_BUDGET,
     Action,
@@ -179,14 +179,16 @@ class Environment:
         followup_reader: FollowUpReader = "rules",
         colleague_mode: ColleagueMode = "phrase",
         phraser: Phraser | None = None,
+        policy: PolicyColleague | None = None,
     ) -> None:
         """``trial``: the epoch seed, given to LLM colleagues (their seed and cache scope).
         ``colleague_mode``: with a colleague model, ``phrase`` (it words the scripted reply)
         or ``policy`` (it writes the reply from its records and policy,
         :mod:`._policy_colleague`).
 
-        ``phraser`` phrases the replies with a model the caller made (an inspect_ai model
-        role); otherwise ``colleague`` names the model, or ``scripted`` for none.
+        ``phraser`` phrases the replies (``policy``, in policy mode, writes them) with a model
+        the caller made (an inspect_ai model role); otherwise ``colleague`` names the model,
+        or ``scripted`` for none.
         """
         if budget < 1:
             raise ConfigError(f"the round budget must be at least 1, not {budget}")
@@ -213,12 +215,17 @@ class Environment:
             self.phraser = LLMPhraser(
                 ModelRef.parse(colleague), self.task, prepared.book, trial=trial
             )
-        self.policy = (
-            PolicyColleague(ModelRef.parse(colleague), self.task, rendered, setting,
-                            chosen.defects, missed_wait, trial=trial)
-            if colleague_mode == "policy"
-            else None
-        )  # fmt: skip
+        self.policy: PolicyColleague | None = policy
+        if policy is None and colleague_mode == "policy":
+            self.policy = LLMPolicyColleague(
+                ModelRef.parse(colleague),
+                self.task,
+                rendered,
+                setting,
+                chosen.defects,
+                missed_wait,
+                trial=trial,
+            )
         self.reader = (
             ModelFollowUpReader(ModelRef.parse(colleague), self.task, prepared.book, trial)
             if followup_reader == "model"

@@ -72,26 +72,29 @@ class PolicyCheck(BaseModel):
 
 
 class PolicyColleague:
-    """Every colleague of one episode, played by one model under the setting's policy."""
+    """Every colleague of one episode, played by one model under the setting's policy.
+
+    The model call is :meth:`write` (subclasses choose the model: :class:`LLMPolicyColleague`
+    the project's, the inspect_ai integration an inspect model role); the prompts, the
+    conversations and the judging against the scripted reference are the same for every model.
+    """
 
     def __init__(
         self,
-        ref: ModelRef,
+        name: str,
         task: TypedTask,
         rendered: RenderedTask,
         setting: SettingName,
         defects: Sequence[Defect],
         missed_wait: int | None = None,
-        trial: int | None = None,
     ) -> None:
-        self.ref = ref
+        self.name = name
+        """the model, as the policy checks and the sample record name it"""
         self.task = task
         self.rendered = rendered
         self.setting: SettingName = setting
         self.defects = list(defects)
         self.missed_wait = missed_wait
-        self.trial = trial
-        """the epoch seed: the model's seed (unless the name pins one) and its cache scope"""
         self.usage = ModelUsage()
         """tokens and cost of the colleague calls of one sample (cache hits spend nothing)"""
         self.cached_usage = ModelUsage()
@@ -128,6 +131,11 @@ class PolicyColleague:
         history = self._history.get(role, [])
         return [ChatMessage.system(self.system_prompt(role)), *history, ChatMessage.user(message)]
 
+    async def write(self, messages: list[ChatMessage]) -> tuple[str, ModelUsage, bool]:
+        """The model's next turn after ``messages``, what it cost, and whether it came from a
+        response cache (then the cost is what the answer cost when first made)."""
+        raise NotImplementedError
+
     async def respond(
         self,
         role: str,
@@ -140,16 +148,12 @@ class PolicyColleague:
         is due after a wait) and its verdict; the text is None when the model stayed
         silent."""
         message = Template(DUE).substitute(question=question) if due else question
-        output = await shared_model(self.ref).generate(
-            self.messages(role, message),
-            config=trial_config(self.ref, self.trial),
-            trial=self.trial,
-        )
-        if output.from_cache:
-            self.cached_usage = self.cached_usage + output.usage
+        text, spent, cached = await self.write(self.messages(role, message))
+        if cached:
+            self.cached_usage = self.cached_usage + spent
         else:
-            self.usage = self.usage + output.usage
-        written = output.text.strip()
+            self.usage = self.usage + spent
+        written = text.strip()
         silent = is_silence(written)
         self._history.setdefault(role, []).extend(
             [ChatMessage.user(message), ChatMessage.assistant(SILENCE if silent else written)]
@@ -163,5 +167,30 @@ class PolicyColleague:
             silence_required=reference.pending,
             withheld=withheld,
         )
-        check = PolicyCheck(model=self.ref.describe(), withheld=tuple(withheld), verdict=verdict)
+        check = PolicyCheck(model=self.name, withheld=tuple(withheld), verdict=verdict)
         return (None if silent else written), check
+
+
+class LLMPolicyColleague(PolicyColleague):
+    """Policy colleagues played by one of the project's models (``provider/model``)."""
+
+    def __init__(
+        self,
+        ref: ModelRef,
+        task: TypedTask,
+        rendered: RenderedTask,
+        setting: SettingName,
+        defects: Sequence[Defect],
+        missed_wait: int | None = None,
+        trial: int | None = None,
+    ) -> None:
+        super().__init__(ref.describe(), task, rendered, setting, defects, missed_wait)
+        self.ref = ref
+        self.trial = trial
+        """the epoch seed: the model's seed (unless the name pins one) and its cache scope"""
+
+    async def write(self, messages: list[ChatMessage]) -> tuple[str, ModelUsage, bool]:
+        output = await shared_model(self.ref).generate(
+            messages, config=trial_config(self.ref, self.trial), trial=self.trial
+        )
+        return output.text, output.usage, output.from_cache

@@ -70,6 +70,7 @@ from ._interventions import InterventionArm
 from ._llm_colleague import Phraser
 from ._min_rounds import minimum_rounds
 from ._notes import RoundNote, round_notes
+from ._policy_colleague import PolicyColleague
 from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
 from ._registry import configuration_name, make_agent
 from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
@@ -386,10 +387,14 @@ def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
 
 
 def job_environment(
-    job: SampleJob, prepared: PreparedGroup | None = None, phraser: Phraser | None = None
+    job: SampleJob,
+    prepared: PreparedGroup | None = None,
+    phraser: Phraser | None = None,
+    policy: PolicyColleague | None = None,
 ) -> Environment:
     """The environment a sample of ``job`` is played in (LLM colleagues get the epoch seed;
-    ``phraser``, if given, phrases them instead of the model ``job.colleague`` names)."""
+    ``phraser``, or ``policy`` in policy mode, if given, is the colleague model instead of
+    the one ``job.colleague`` names)."""
     return Environment(
         job.group,
         job.setting,
@@ -402,6 +407,7 @@ def job_environment(
         followup_reader=job.followup_reader,
         colleague_mode=job.colleague_mode,
         phraser=phraser,
+        policy=policy,
     )
 
 

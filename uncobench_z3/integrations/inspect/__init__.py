@@ -25,6 +25,7 @@ from ._episode import (
     EpisodeConfig,
     EpisodeLog,
     InspectPhraser,
+    InspectPolicyColleague,
     episode_agent,
     episode_setup,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "EpisodeLog",
     "ImportedLog",
     "InspectPhraser",
+    "InspectPolicyColleague",
     "cache_root",
     "default_benchmark",
     "default_benchmark_dir",

@@ -49,11 +49,13 @@ from ...evaluation import (
     Action,
     AnswerAction,
     Briefing,
+    ColleagueMode,
     Environment,
     EpisodeOutcome,
     InvalidAction,
     Observation,
     Phraser,
+    PolicyColleague,
     PreparedGroup,
     RecordBook,
     SampleJob,
@@ -65,6 +67,7 @@ from ...evaluation import (
     tool_arguments,
     untooled_action,
 )
+from ...models import ChatMessage as ProjectMessage
 from ...models import ModelUsage
 from ...models import ToolCall as ProjectToolCall
 from ...settings import SettingName, TaskGroup
@@ -108,6 +111,8 @@ class EpisodeConfig:
     tool_choice: str = "any"
     missed_wait: int | None = None
     """overrides the groups' Missed policy (wait rounds before a missed reply arrives)"""
+    colleague_mode: ColleagueMode = "phrase"
+    """with a colleague model: it phrases the scripted replies, or writes them (``policy``)"""
     _prepared: dict[str, PreparedGroup] = field(default_factory=dict)
 
     def prepared(self, group_id: str) -> PreparedGroup:
@@ -138,6 +143,7 @@ class EpisodeConfig:
             metadata["arm"],
             epoch=epoch,
             missed_wait=self.missed_wait,
+            colleague_mode=self.colleague_mode,
         )
 
 
@@ -171,6 +177,24 @@ class InspectPhraser(Phraser):
 
     async def write(self, prompt: str) -> tuple[str, ModelUsage, bool]:
         output = await self.model.generate([ChatMessageUser(content=prompt)])
+        return output.completion, inspect_usage(output.usage), False
+
+
+class InspectPolicyColleague(PolicyColleague):
+    """Policy colleagues (``colleague_mode="policy"``) played by an inspect model (the
+    ``colleague`` role): each colleague's conversation is sent as inspect messages."""
+
+    def __init__(self, model: Model, job: SampleJob, prepared: PreparedGroup) -> None:
+        defects = job.group.setting(job.setting).defects
+        super().__init__(f"{INSPECT_PREFIX}{model}", prepared.task, prepared.rendered,
+                         job.setting, defects, job.missed_wait)  # fmt: skip
+        self.model = model
+
+    async def write(self, messages: list[ProjectMessage]) -> tuple[str, ModelUsage, bool]:
+        kinds = {"system": ChatMessageSystem, "user": ChatMessageUser,
+                 "assistant": ChatMessageAssistant}  # fmt: skip
+        sent: list[ChatMessage] = [kinds[m.role](content=m.content) for m in messages]
+        output = await self.model.generate(sent)
         return output.completion, inspect_usage(output.usage), False
 
 
@@ -214,8 +238,9 @@ class Episode:
         usage: dict[str, ModelUsage] = {}
         if self.agent_usage is not None:
             usage["agent"] = self.agent_usage
-        if self.environment.phraser is not None:
-            usage["colleagues"] = self.environment.phraser.usage
+        colleagues = self.environment.phraser or self.environment.policy
+        if colleagues is not None:
+            usage["colleagues"] = colleagues.usage
         update: dict[str, Any] = {"outcome": self.environment.outcome, "usage": usage}
         if elapsed is not None:
             update["elapsed_seconds"] = round(elapsed, 6)
@@ -273,13 +298,17 @@ def episode_setup(config: EpisodeConfig) -> Solver:
         colleague = "scripted"
         agent = config.agent or f"{INSPECT_PREFIX}{state.model}"
         phraser: Phraser | None = None
+        policy: PolicyColleague | None = None
         prepared = config.prepared(str(meta["group_id"]))
-        if config.colleague != "scripted":
-            model = colleague_model(config.colleague)
-            phraser = InspectPhraser(model, prepared.task, prepared.book)
-            colleague = phraser.name
+        model = colleague_model(config.colleague) if config.colleague != "scripted" else None
+        if model is not None:
+            colleague = f"{INSPECT_PREFIX}{model}"
         job = config.job(meta, state.epoch, agent, colleague)
-        environment = job_environment(job, prepared, phraser)
+        if model is not None and config.colleague_mode == "policy":
+            policy = InspectPolicyColleague(model, job, prepared)
+        elif model is not None:
+            phraser = InspectPhraser(model, prepared.task, prepared.book)
+        environment = job_environment(job, prepared, phraser, policy)
         episode = _LIVE[state.uuid] = Episode(environment, state, agent, colleague, job.epoch_seed)
         state.tools = episode.tools()
         state.messages = briefing_messages(environment.briefing)

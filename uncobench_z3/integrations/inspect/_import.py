@@ -124,6 +124,7 @@ def read_inspect_log(path: Path) -> ImportedLog:
         interventions=tuple(described["interventions"]),
         epochs=epochs,
         missed_wait=described.get("missed_wait"),
+        colleague_mode=described.get("colleague_mode", "phrase"),
     )
     generate_config = log.eval.model_generate_config.model_dump(mode="json", exclude_none=True)
     generation: dict[str, dict[str, object]] = {

@@ -24,6 +24,7 @@ from ...evaluation import (
     BUILTIN_AGENTS,
     DEFAULT_BUDGET,
     INTERVENTION_ARMS,
+    ColleagueMode,
     Environment,
     InterventionArm,
     SampleJob,
@@ -60,6 +61,7 @@ def _check(
     agent: str | None,
     tool_choice: str,
     missed_wait: int | None,
+    colleague_mode: str,
 ) -> None:
     if budget < 1:
         raise ConfigError(f"budget must be at least 1, not {budget}")
@@ -76,6 +78,10 @@ def _check(
         raise ConfigError(f"tool_choice {tool_choice!r}: 'any' or 'auto'")
     if missed_wait is not None and missed_wait < 0:
         raise ConfigError(f"missed_wait must be 0 or more, not {missed_wait}")
+    if colleague_mode not in ("phrase", "policy"):
+        raise ConfigError(f"colleague_mode {colleague_mode!r}: 'phrase' or 'policy'")
+    if colleague_mode == "policy" and colleague == "scripted":
+        raise ConfigError("colleague_mode 'policy' needs a colleague model (colleague=model)")
 
 
 def episode_sample(job: SampleJob, config: EpisodeConfig) -> Sample:
@@ -120,6 +126,7 @@ def uncobench(
     agent: str | None = None,
     seed: int = 0,
     tool_choice: str = "any",
+    colleague_mode: str = "phrase",
 ) -> Task:
     """UNCOBENCH: coordinate colleagues, some unreliable, to answer a decision task.
 
@@ -142,8 +149,12 @@ def uncobench(
         seed: The run seed the epoch seeds derive from (as ``uncobench eval --seed``).
         tool_choice: ``any`` (the model must call a tool each round) or ``auto`` (for
             servers that reject a required tool choice, such as llama.cpp's).
+        colleague_mode: With a colleague model: ``phrase`` (default; it words the scripted
+            replies) or ``policy`` (it writes each reply from its records and response
+            policy, judged against the scripted reference), as ``uncobench eval
+            --colleague-mode``.
     """
-    _check(budget, limit, colleague, agent, tool_choice, missed_wait)
+    _check(budget, limit, colleague, agent, tool_choice, missed_wait, colleague_mode)
     settings = cast("list[SettingName]", _choices(setting, SETTING_NAMES, "setting"))
     arms = cast("list[InterventionArm]", _choices(arm, INTERVENTION_ARMS, "arm"))
     path, groups = _groups(bench)
@@ -164,6 +175,7 @@ def uncobench(
         agent=agent,
         tool_choice=tool_choice,
         missed_wait=missed_wait,
+        colleague_mode=cast("ColleagueMode", colleague_mode),
     )
     description: dict[str, Any] = {
         "version": __version__,
@@ -176,6 +188,7 @@ def uncobench(
         "limit": limit,
         "instructions_hash": run.instructions_hash,
         "missed_wait": missed_wait,
+        "colleague_mode": colleague_mode,
         "unavailable": unavailable,
     }
     return Task(
