@@ -1,5 +1,6 @@
-"""Guessing floors and the Mixed face-value proof, against a solver formulation and brute
-force on small specs, and against the built-in guessing agents' actual answers."""
+"""Guessing floors and the Mixed proofs (repair-two queries, face-value reading), against a
+solver formulation and brute force on small specs, and against the built-in guessing agents'
+actual answers."""
 
 from __future__ import annotations
 
@@ -143,6 +144,33 @@ def test_floors_agree_with_the_solver(spec: TaskSpec, data: st.DataObject) -> No
         reading = strategy_reading(task, strategy, chosen)  # type: ignore[arg-type]
         assume(all(task.facts[s[1]].contains(v) for s, v in reading.items()))  # on the grid
         assert guess_accuracy(task, gold, reading) == solver_accuracy(task, gold, reading)
+
+
+@given(small_specs(), st.data())
+def test_mixed_repair_two_queries_agree_with_brute_force(
+    spec: TaskSpec, data: st.DataObject
+) -> None:
+    """Mixed needs all three repairs: each defect's query, with the other two repaired (their
+    records true), is proved exactly when some completion it allows changes the answer."""
+    task, gold = _typed(spec)
+    checker = DefectChecker(Checker(TaskSolver(task, gold)), gold)
+    for defect in _defects(task, data):
+        name = DefectChecker.check_name("mixed", defect)
+        verdict = next(c.verdict for c in checker.check("mixed", defect) if c.name == name)
+        if defect.kind == "misaligned":
+            stated = defect.first_reply[0]  # type: ignore[index]
+            slot = (stated.candidate, stated.fact)
+            wrong = checker.substitutions(defect)[slot]
+            brute = brute_force_differs(task, gold, [], fixed={slot: wrong})
+        elif defect.kind == "incomplete":
+            ((slot, statement),) = checker.imprecisions(defect).items()
+            fact = task.facts[slot[1]]
+            allowed = [v for v in fact.domain_values() if statement.contains(fact, v)]
+            brute = brute_force_differs(task, gold, [slot], restrict={slot: allowed})
+        else:
+            brute = brute_force_differs(task, gold, task.slots_of(defect.role))
+        assume(brute.status != "undecided")
+        assert verdict == (Verdict.PROVED if brute.status == "found" else Verdict.REFUTED)
 
 
 @given(small_specs(), st.data())

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from uncobench_z3.errors import ModelConfigError
@@ -60,7 +61,7 @@ def test_a_server_that_never_answers_times_out_with_its_log(tmp_path: Path) -> N
     log_file.write(b"loading model...\n")
     log_file.flush()
     silent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    server = _local._RunningServer(silent, "http://127.0.0.1:9/v1", log_path, log_file)
+    server = _local._RunningServer(silent, silent.pid, "http://127.0.0.1:9/v1", log_path, log_file)
     try:
         with pytest.raises(ModelConfigError, match=r"did not answer /v1/models(.|\n)*loading"):
             _local._wait_until_ready(server, "smollm2", timeout=0.5)
@@ -77,7 +78,9 @@ def test_a_server_that_exits_reports_its_exit_code(tmp_path: Path) -> None:
         [sys.executable, "-c", "import sys; print('bad gguf'); sys.exit(3)"], stdout=log_file
     )
     crashed.wait()
-    server = _local._RunningServer(crashed, "http://127.0.0.1:9/v1", log_path, log_file)
+    server = _local._RunningServer(
+        crashed, crashed.pid, "http://127.0.0.1:9/v1", log_path, log_file
+    )
     with pytest.raises(ModelConfigError, match=r"exited with code 3(.|\n)*bad gguf"):
         _local._wait_until_ready(server, "smollm2", timeout=5)
     log_file.close()
@@ -140,3 +143,32 @@ async def test_running_server_can_be_named_by_environment(
         )
     assert model.provider.cache_identity == llama_server
     assert output.usage.output_tokens > 0
+
+
+@pytest.mark.llama
+def test_the_server_has_the_model_s_own_context_and_one_slot(llama_server: str) -> None:
+    props = httpx.get(llama_server.removesuffix("/v1") + "/props", timeout=10).json()
+    assert props["default_generation_settings"]["n_ctx"] == 8192  # SmolLM2's, not 2,048
+    assert props["total_slots"] == 1 and props["chat_format"] == "uncobench-tools"
+
+
+@pytest.mark.llama
+async def test_required_tool_choice_and_max_tokens_are_honoured(
+    llama_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LOCAL_SMOLLM2_BASE_URL", raising=False)
+    messages = [
+        ChatMessage.system("You are a helpful assistant that can call functions."),
+        ChatMessage.user("What is the weather in Paris?"),
+    ]
+    async with get_model("local/smollm2") as model:
+        assert await model.connection_limit() == 1
+        forced = await model.generate(
+            messages, tools=[WEATHER], tool_choice="any", config=GenerateConfig(max_tokens=64)
+        )
+        assert [call.function for call in forced.tool_calls] == ["get_weather"]
+        for choice in ("any", "auto"):  # one budget across choosing and writing arguments
+            short = await model.generate(
+                messages, tools=[WEATHER], tool_choice=choice, config=GenerateConfig(max_tokens=8)
+            )
+            assert 0 < short.usage.output_tokens <= 8

@@ -97,7 +97,13 @@ async def test_usage_accumulates_per_model_and_process_wide() -> None:
     assert model.provider_calls == 2
 
 
-async def test_concurrency_is_limited_by_max_connections() -> None:
+@pytest.mark.parametrize(
+    ("max_connections", "slots", "peak_expected"), [(2, None, 2), (None, 1, 1)]
+)
+async def test_concurrency_is_limited_by_max_connections(
+    max_connections: int | None, slots: int | None, peak_expected: int
+) -> None:
+    """At most ``max_connections`` calls at once, else as many as the endpoint has slots."""
     running = 0
     peak = 0
 
@@ -109,10 +115,14 @@ async def test_concurrency_is_limited_by_max_connections() -> None:
         running -= 1
         return "done"
 
-    model = get_model("mock/slow", outputs=slow, max_connections=2)
+    async def parallel_slots() -> int | None:
+        return slots
+
+    model = get_model("mock/slow", outputs=slow, max_connections=max_connections)
+    model.provider.parallel_slots = parallel_slots  # type: ignore[method-assign]
     outputs = await asyncio.gather(*(model.generate([ChatMessage.user(str(i))]) for i in range(6)))
     assert [output.text for output in outputs] == ["done"] * 6
-    assert peak == 2
+    assert peak == peak_expected
 
 
 async def test_an_attempt_that_exceeds_the_timeout_is_retried() -> None:

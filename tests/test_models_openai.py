@@ -19,6 +19,8 @@ from uncobench_z3.models.testing import (
     ScriptedTransport,
     http_error,
     http_json,
+    http_stream,
+    openai_chunks,
     openai_completion,
 )
 
@@ -202,13 +204,14 @@ async def test_openai_api_service_uses_its_base_url_and_max_tokens(
 ) -> None:
     monkeypatch.setenv("VLLM_BASE_URL", "http://127.0.0.1:8000/v1")
     monkeypatch.delenv("VLLM_API_KEY", raising=False)
-    transport = ScriptedTransport("openai", [http_json(openai_completion(text="ok"))])
+    # a self-hosted server is streamed to, so that max_tokens holds even if it ignores it
+    transport = ScriptedTransport("openai", [http_stream(openai_chunks(["ok"]))])
     model = get_model("openai-api/vllm/Qwen/Qwen2.5-7B", http_client=transport.client())
     await model.generate([ChatMessage.user("x")], config=GenerateConfig(max_tokens=9))
     request = transport.requests[0]
     assert request.url == "http://127.0.0.1:8000/v1/chat/completions"
     assert request.json["model"] == "Qwen/Qwen2.5-7B"
-    assert request.json["max_tokens"] == 9
+    assert request.json["max_tokens"] == 9 and request.json["stream"] is True
     assert request.headers["authorization"] == "Bearer not-needed"
 
 

@@ -149,14 +149,27 @@ def test_max_errors_zero_stops_at_the_first_error_and_resume_retries_it(
 def test_max_errors_as_a_count_stops_after_that_many(
     bench: Path, tmp_path: Path, server: FaultServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.script = lambda number, body: Fault("context_length")
+    server.script = lambda number, body: Fault("server_error", status=400)
     out = tmp_path / "run"
     result = run_cli(capsys, *eval_args(bench, out, "--max-errors", "2"))
     assert result.code == 1 and "3 error sample(s)" in result.err
     records, _ = read_log(out / SAMPLES_FILE)
     assert len(records) == 3 and all(r.result == "error" for r in records)
     assert all(r.error is not None and r.error.attempts == 1 for r in records)  # not retried
-    assert all(r.error is not None and "context length" in r.error.message for r in records)
+    assert all(r.error is not None and "the server broke" in r.error.message for r in records)
+
+
+def test_a_context_length_error_is_an_outcome_not_an_error_sample(
+    bench: Path, tmp_path: Path, server: FaultServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.script = lambda number, body: Fault("context_length")
+    out = tmp_path / "run"
+    result = run_cli(capsys, *eval_args(bench, out))  # --max-errors 0: an error would stop it
+    assert result.code == 0, result.err
+    records, _ = read_log(out / SAMPLES_FILE)
+    assert len(records) == len(server.requests) == 9  # one attempt each, never retried
+    assert all(r.result == r.status == "context_exhausted" and r.error is None for r in records)
+    assert all(r.end_detail and "maximum context length" in r.end_detail for r in records)
 
 
 def test_rate_limits_and_malformed_answers_are_retried_within_a_run(

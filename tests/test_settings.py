@@ -217,6 +217,34 @@ def test_invalid_group_examples_are_refuted(name: str, failing: list[str]) -> No
 
 
 @pytest.mark.parametrize(
+    ("figures", "key", "check"),
+    [
+        ("gold_chances", "validity-incomplete-credentialing-chance", "gold-chances"),
+        ("guessing_floors", "optimist", "guessing-floors"),
+    ],
+)
+def test_verify_refuses_a_tampered_stored_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], figures: str, key: str, check: str
+) -> None:
+    """verify recomputes the gold chances and floors from the group's data: a copy whose stored
+    figure was changed (here to a value still within the targets) is refused."""
+    data = json.loads((ROOT / "examples/groups/healthcare_nurse_manager.group.json").read_text())
+    stored = data["proofs"][figures]
+    if figures == "gold_chances":
+        assert stored[key] == "1/2"
+        stored[key] = "1/3"
+    else:
+        assert stored[key]["reliable"] == "0"
+        stored[key]["reliable"] = "1/3"
+    path = tmp_path / "tampered.group.json"
+    path.write_text(json.dumps(data))
+    result = run_cli(capsys, "verify", str(path), "--json")
+    assert result.code == 1
+    (report,) = json.loads(result.out)["reports"]
+    assert [c["name"] for c in report["checks"] if c["verdict"] == "refuted"] == [check]
+
+
+@pytest.mark.parametrize(
     "path", sorted((ROOT / "examples/groups").glob("*.json")), ids=lambda p: p.stem
 )
 def test_group_examples_verify(path: Path) -> None:

@@ -15,6 +15,9 @@
     └── ModelError                  calling a language model failed
         ├── ModelConfigError        unknown provider, missing API key or base URL
         └── ModelAPIError           the provider answered with an error after retries
+            └── ContextWindowError  the conversation no longer fits the model's context
+                                    window (the evaluation ends that sample as
+                                    ``context_exhausted``; the run goes on)
 
 Solver outcomes are *not* errors: "refuted" and "unknown" are verdicts
 (:class:`uncobench_z3.solver.Verdict`). Control flow inside the evaluation loop uses
@@ -30,6 +33,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "ConsistencyError",
+    "ContextWindowError",
     "InputError",
     "ModelAPIError",
     "ModelConfigError",
@@ -93,3 +97,7 @@ class ModelAPIError(ModelError):
         self.attempts = attempts
         """how many attempts were made (``None`` for a single attempt's own error)"""
         super().__init__(message)
+
+
+class ContextWindowError(ModelAPIError):
+    """The request does not fit the model's context window: asking again cannot help."""

@@ -31,6 +31,7 @@ from ..evaluation import (
     compute_metrics,
     error_counts,
     group_digest,
+    is_model_agent,
     make_config,
     reader_agreement,
     run_evaluation,
@@ -54,15 +55,20 @@ def _interval(m: SettingMetrics) -> str:
     return f"{decimal_text(100 * low, 0)}-{decimal_text(100 * high, 0)}"
 
 
-def _summary(metrics: list[SettingMetrics]) -> OutputTable:
-    """One row per agent and setting: accuracy with its 95% interval, justified accuracy,
-    n = groups x epochs, mean rounds."""
+MODEL_COLUMNS_NOTE = "inv: invalid actions, share of rounds; ctx: samples whose context ran out"
+
+
+def _summary(metrics: list[SettingMetrics], models: bool = False) -> OutputTable:
+    """One row per configuration and setting: accuracy with its 95% interval, justified
+    accuracy, n = groups x epochs, mean rounds; with language models (``models``), or when
+    either is non-zero, the share of invalid actions and the samples whose context ran out."""
+    extra = models or any(m.invalid_actions or m.context_exhausted for m in metrics)
     headers = ["agent", "setting", "accuracy", "95% CI", "justif.", "n", "rounds"]
-    table = OutputTable.of("results", headers, left=2)
+    table = OutputTable.of("results", headers + (["inv", "ctx"] if extra else []), left=2)
     for m in metrics:
         if m.arm != "none":
             continue
-        table.add_row(
+        cells = [
             m.agent,
             m.setting,
             percent_text(m.accuracy),
@@ -70,7 +76,10 @@ def _summary(metrics: list[SettingMetrics]) -> OutputTable:
             percent_text(m.justified_accuracy),
             f"{m.n_groups}x{m.epochs}",
             "–" if m.mean_rounds is None else decimal_text(m.mean_rounds, 2),
-        )
+        ]
+        if extra:
+            cells += [percent_text(m.invalid_rate, 0), str(m.context_exhausted)]
+        table.add_row(*cells)
     return table
 
 
@@ -191,7 +200,10 @@ def _print_summary(
     out: Path,
     config: RunConfig,
 ) -> None:
-    output.table(_summary(metrics))
+    table = _summary(metrics, any(is_model_agent(a) for a in summary.config.agents))
+    output.table(table)
+    if "inv" in [column.header for column in table.columns]:
+        output.say(MODEL_COLUMNS_NOTE)
     arms_table = [m for m in metrics if m.setting != "reliable"]
     if any(m.arm != "none" for m in metrics):
         headers = ["agent", "setting", "arm", "accuracy", "n", "delivered", "reliable"]
@@ -273,9 +285,11 @@ def print_error_samples(output: Output, records: list[SampleRecord]) -> None:
 @click.option("--limit", type=int, default=None, help="Only the first N groups.")
 @click.option(
     "--concurrency",
-    default=DEFAULT_CONCURRENCY,
-    show_default=True,
-    help="Samples run at the same time.",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Samples run at the same time (default: {DEFAULT_CONCURRENCY}, or fewer when a model "
+    "serves fewer calls at once: local/... 1, a llama.cpp server its slots, or "
+    "',max_connections=N' in the model's name).",
 )
 @click.option("--restart", is_flag=True, help="Set the existing log aside and run everything.")
 @click.option(
@@ -362,7 +376,7 @@ def eval_command(
     epochs: int,
     budget: int,
     limit: int | None,
-    concurrency: int,
+    concurrency: int | None,
     restart: bool,
     force: bool,
     colleague_model: str,

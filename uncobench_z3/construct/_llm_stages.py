@@ -59,31 +59,43 @@ _GENERATION_KEYS = {"temperature": float, "max_tokens": int, "top_p": float, "se
 
 @dataclass(frozen=True)
 class ModelRef:
-    """A model by name with its generation settings: ``provider/model,key=value,...``."""
+    """A model by name with its settings: ``provider/model,key=value,...``.
+
+    Generation settings change what the model writes; ``cache=true|false`` and
+    ``max_connections=N`` (how many calls run at once, default: the endpoint's parallel slots
+    when the provider knows them, else 8) change only how it is called.
+    """
 
     name: str
     settings: tuple[tuple[str, Any], ...] = ()
     cache: bool = True
+    max_connections: int | None = None
 
     @classmethod
     def parse(cls, text: str, cache: bool = True) -> ModelRef:
         name, *pairs = [part.strip() for part in text.split(",")]
         settings = []
+        connections = None
         for pair in pairs:
             key, sep, raw = pair.partition("=")
             if key == "cache" and raw in ("true", "false"):
                 cache = raw == "true"
                 continue
+            if key == "max_connections":
+                if not raw.isdigit() or int(raw) < 1:
+                    raise ConfigError(f"model option {pair!r}: max_connections is an integer >= 1")
+                connections = int(raw)
+                continue
             if not sep or key not in _GENERATION_KEYS:
                 raise ConfigError(
                     f"model option {pair!r} of {name!r}: use key=value with key among "
-                    f"{', '.join(_GENERATION_KEYS)}, or cache=true|false"
+                    f"{', '.join(_GENERATION_KEYS)}, or cache=true|false, or max_connections=N"
                 )
             try:
                 settings.append((key, _GENERATION_KEYS[key](raw)))
             except ValueError:
                 raise ConfigError(f"model option {pair!r}: {raw!r} is not a valid {key}") from None
-        ref = cls(name, tuple(settings), cache)
+        ref = cls(name, tuple(settings), cache, connections)
         ref.config()  # out-of-range settings fail here, before any work
         return ref
 
@@ -118,10 +130,13 @@ class ModelRef:
             cache=self.cache,
             max_attempts=max_attempts,
             max_retry_wait=max_retry_wait,
+            max_connections=self.max_connections,
         )
 
     def describe(self) -> str:
         extra = [] if self.cache else ["cache=false"]
+        if self.max_connections is not None:
+            extra.append(f"max_connections={self.max_connections}")
         return ",".join([self.name, *(f"{k}={v}" for k, v in self.settings), *extra])
 
 

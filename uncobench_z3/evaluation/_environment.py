@@ -6,7 +6,9 @@ Missed defect) leaves it *pending*: its reply arrives in the round in which the 
 waited the policy's number of rounds (``missed_wait``), or with the reply to the next request
 to that colleague, whichever comes first. ``answer`` ends the episode. After
 ``budget`` rounds without an answer the episode ends as ``budget_exhausted`` (scored wrong,
-with its own label). A malformed action (unknown role, a role asked twice in one round, a
+with its own label); when the conversation no longer fits the agent model's context window it
+ends as ``context_exhausted`` (scored wrong, labelled too: an outcome of the sample, not an
+error of the run). A malformed action (unknown role, a role asked twice in one round, a
 tool call that cannot be read) is rejected with an error message and still costs its round.
 
 Colleagues are the scripted policy (:mod:`._colleagues`), a model that words its replies
@@ -24,8 +26,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..construct import ModelRef, RenderedTask, rendered_of
-from ..errors import ConfigError
-from ..models import ToolDef
+from ..errors import ConfigError, ContextWindowError
+from ..models import StoredOutput, ToolDef
 from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
 from ..spec import TypedTask, check_structure
 from ._colleagues import (
@@ -61,7 +63,8 @@ ActionKind = Literal["ask", "wait", "answer", "invalid"]
 ColleagueMode = Literal["phrase", "policy"]
 _Written = tuple[str, ColleagueReply, str | None, FidelityCheck | PolicyCheck | None]
 """(question, the scripted reply, the text the agent sees, the check of a model's text)"""
-EpisodeStatus = Literal["running", "answered", "budget_exhausted"]
+_DETAIL_CHARACTERS = 500
+EpisodeStatus = Literal["running", "answered", "budget_exhausted", "context_exhausted"]
 
 
 class _Frozen(BaseModel):
@@ -102,6 +105,8 @@ class RoundRecord(_Frozen):
     error: str | None = None
     intervention: str | None = None
     """the intervention text delivered with this round's observation, if any"""
+    output: StoredOutput | None = None
+    """what the agent's model wrote for this round's action, as it wrote it (LLM agents)"""
 
 
 class EpisodeOutcome(_Frozen):
@@ -115,6 +120,8 @@ class EpisodeOutcome(_Frozen):
     answer: AnswerAction | None = None
     trace: tuple[RoundRecord, ...] = ()
     intervention_delivered: bool = False
+    end_detail: str | None = None
+    """why the episode ended early (the model's error for ``context_exhausted``)"""
 
     @property
     def rounds(self) -> int:
@@ -235,6 +242,8 @@ class Environment:
         self.trace: list[RoundRecord] = []
         self.answer: AnswerAction | None = None
         self.status: EpisodeStatus = "running"
+        self.end_detail: str | None = None
+        """why the episode ended early (the model's error for ``context_exhausted``)"""
 
     @property
     def conversation(self) -> Conversation:
@@ -255,6 +264,7 @@ class Environment:
             answer=self.answer,
             trace=tuple(self.trace),
             intervention_delivered=self.intervention_delivered,
+            end_detail=self.end_detail,
         )
 
     def _ask_error(self, action: AskAction) -> str | None:
@@ -436,9 +446,28 @@ class Environment:
         return intervention_text(self.intervention, self.task, defects, self.style)
 
 
+def exhaust_context(environment: Environment, error: ContextWindowError) -> None:
+    """End the episode as ``context_exhausted``: the conversation outgrew the model."""
+    environment.status = "context_exhausted"
+    environment.end_detail = str(error)[:_DETAIL_CHARACTERS]
+
+
+def _record_output(environment: Environment, agent: Agent) -> None:
+    """Keep what the agent's model wrote in the round just played (LLM agents say it)."""
+    output = getattr(agent, "last_output", None)
+    if isinstance(output, StoredOutput) and environment.trace:
+        environment.trace[-1] = environment.trace[-1].model_copy(update={"output": output})
+
+
 async def run_episode(environment: Environment, agent: Agent) -> Environment:
-    """Let ``agent`` act until it answers or the budget runs out; returns the environment."""
+    """Let ``agent`` act until it answers, the budget runs out, or its conversation no longer
+    fits its model's context window; returns the environment."""
     while not environment.finished:
-        action = await agent.act(environment.conversation)
-        await environment.astep(action)
+        try:
+            action = await agent.act(environment.conversation)
+            await environment.astep(action)
+        except ContextWindowError as error:
+            exhaust_context(environment, error)
+            break
+        _record_output(environment, agent)
     return environment

@@ -14,7 +14,7 @@ from typing import Literal
 
 from ..construct import ModelRef
 from ..errors import ConfigError
-from ..models import ChatMessage, ModelOutput, ModelUsage
+from ..models import ChatMessage, ModelOutput, ModelUsage, StoredOutput
 from ._models import shared_model, trial_config
 from ._protocol import (
     ANSWER_TOOL,
@@ -114,12 +114,15 @@ class LLMAgent:
         """tokens and cost of this agent's calls in its sample (cache hits spend nothing)"""
         self.cached_usage = ModelUsage()
         """what the answers served from the response cache cost when they were first made"""
+        self.last_output: StoredOutput | None = None
+        """what the model wrote for the latest action (capped; the trace keeps it per round)"""
 
     def _count(self, output: ModelOutput) -> None:
         if output.from_cache:
             self.cached_usage = self.cached_usage + output.usage
         else:
             self.usage = self.usage + output.usage
+        self.last_output = StoredOutput.of(output)
 
     async def act(self, conversation: Conversation) -> Action:
         model = shared_model(self.ref)
@@ -155,10 +158,10 @@ def untooled_action(text: str) -> Action:
     return fallback
 
 
-#: Defaults for providers that need them: llama.cpp's server rejects tool_choice "required"
-#: (it forces a named function or lets the model choose), and a small model rambles.
+#: Defaults for providers that need them: a small model rambles, and every token it writes
+#: costs seconds on a CPU.
 PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {
-    "local": {"tool_choice": "auto", "max_tokens": "512"},
+    "local": {"max_tokens": "512"},
 }
 
 

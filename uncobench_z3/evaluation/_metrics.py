@@ -1,4 +1,10 @@
-"""Aggregate metrics per agent x setting x intervention arm, exact and with intervals.
+"""Aggregate metrics per configuration x setting x intervention arm, exact and with intervals.
+
+A *configuration* is everything besides the setting and the arm that changes scores: the
+agent (its name carries the model's settings and the protocol), the round budget and the
+colleagues (scripted or the phrasing model). Its label (:func:`configuration_label`) is the
+agent's name, followed by the budget and the colleagues when they are not the defaults; the
+``agent`` of a cell is that label, so runs that differ in any of them are never merged.
 
 Units. A *trial* is one (run seed, epoch) pair: runs made with other ``--seed`` values are
 further trials, not a larger sample. A *group's* trials in a cell are its scored samples
@@ -49,6 +55,11 @@ Definitions (every figure a :class:`~fractions.Fraction`; ``None`` when undefine
   request was still pending; ``missed_cases`` samples in which a colleague missed a request,
   ``missed_multi_contact`` of them with more than one request to that colleague (the
   paper's "more than one contact with the designated role").
+* ``budget_exhausted`` / ``context_exhausted`` - scored samples that ended without an answer
+  because the round budget ran out / the conversation outgrew the agent model's context
+  window (both are outcomes, scored wrong; not errors).
+* ``invalid_actions`` of ``actions`` (rounds played, scored samples) - actions the environment
+  rejected; ``invalid_rate`` is their share.
 
 :func:`reader_agreement` compares the rules' and a model's reading of follow-ups
 (``--followup-reader model``).
@@ -73,6 +84,7 @@ from ..stats import (
     ratios_at,
 )
 from ._interventions import INTERVENTION_ARMS
+from ._protocol import DEFAULT_BUDGET
 from ._sample import SampleRecord
 
 ERROR_RESULT = "error"
@@ -80,7 +92,7 @@ ERROR_RESULT = "error"
 Trial = tuple[int, int]
 """(run seed, epoch)"""
 CellKey = tuple[str, str, str]
-"""(agent, setting, intervention arm)"""
+"""(configuration label, setting, intervention arm)"""
 
 
 def is_error(sample: SampleRecord) -> bool:
@@ -102,12 +114,26 @@ def trial_of(sample: SampleRecord) -> Trial:
     return sample.seed, sample.epoch
 
 
+def configuration_label(agent: str, budget: int, colleague: str) -> str:
+    """The agent's name, with the budget and the colleagues when they are not the defaults."""
+    extra = [f"budget {budget}"] if budget != DEFAULT_BUDGET else []
+    if colleague != "scripted":
+        extra.append(f"colleagues {colleague}")
+    return f"{agent} ({', '.join(extra)})" if extra else agent
+
+
+def configuration_of(sample: SampleRecord) -> str:
+    """The label of a sample's configuration (agent, budget, colleagues)."""
+    return configuration_label(sample.agent, sample.budget, sample.colleague)
+
+
 def cell_of(sample: SampleRecord) -> CellKey:
-    return sample.agent, sample.setting, sample.intervention
+    return configuration_of(sample), sample.setting, sample.intervention
 
 
 class SettingMetrics(BaseModel):
-    """The figures of one agent in one setting under one intervention arm (module docstring).
+    """The figures of one configuration in one setting under one arm (module docstring);
+    ``agent`` is the configuration's label.
 
     Fractions serialise to JSON as exact strings (``"2/3"``, ``"1"``).
     """
@@ -153,6 +179,9 @@ class SettingMetrics(BaseModel):
     mean_redundant: Fraction | None = None
     mean_contacts: Fraction | None = None
     budget_exhausted: int = 0
+    context_exhausted: int = 0
+    invalid_actions: int = 0
+    actions: int = 0
     with_defect: int = 0
     recovered: int = 0
     recovered_correct: int = 0
@@ -169,6 +198,10 @@ class SettingMetrics(BaseModel):
     @property
     def missed_multi_contact_share(self) -> float | None:
         return self.missed_multi_contact / self.missed_cases if self.missed_cases else None
+
+    @property
+    def invalid_rate(self) -> Fraction | None:
+        return Fraction(self.invalid_actions, self.actions) if self.actions else None
 
 
 def pending_metrics(samples: Sequence[SampleRecord]) -> dict[str, int]:
@@ -390,6 +423,9 @@ def setting_metrics(
         mean_redundant=_mean([s.behaviour.redundant_contacts for s in scored]),
         mean_contacts=_mean([s.behaviour.contacts for s in scored]),
         budget_exhausted=sum(s.status == "budget_exhausted" for s in scored),
+        context_exhausted=sum(s.status == "context_exhausted" for s in scored),
+        invalid_actions=sum(s.behaviour.invalid_actions for s in scored),
+        actions=sum(s.rounds for s in scored),
         with_defect=len(with_defect),
         recovered=len(recovered),
         recovered_correct=sum(s.correct for s in recovered),
@@ -413,8 +449,9 @@ def cells(samples: Iterable[SampleRecord]) -> dict[CellKey, list[SampleRecord]]:
     grouped: dict[CellKey, list[SampleRecord]] = {}
     agents: dict[str, None] = {}
     for sample in samples:
-        agents.setdefault(sample.agent)
-        grouped.setdefault(cell_of(sample), []).append(sample)
+        cell = cell_of(sample)
+        agents.setdefault(cell[0])
+        grouped.setdefault(cell, []).append(sample)
     setting_order: dict[str, int] = {name: i for i, name in enumerate(SETTING_NAMES)}
     arm_order: dict[str, int] = {name: i for i, name in enumerate(INTERVENTION_ARMS)}
     agent_order = {name: i for i, name in enumerate(agents)}
@@ -435,7 +472,7 @@ def compute_metrics(
     unavailable: Mapping[str, Iterable[str]] | None = None,
     config: BootstrapConfig | None = None,
 ) -> list[SettingMetrics]:
-    """Metrics for every (agent, setting, arm) present (order: :func:`cells`);
+    """Metrics for every (configuration, setting, arm) present (order: :func:`cells`);
     ``unavailable``: setting -> ids of groups that lack it."""
     unavailable = unavailable or {}
     by_cell = cells(samples)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..construct import ModelRef
 from ..errors import ConfigError
-from ..models import DEFAULT_MAX_ATTEMPTS, GenerateConfig, Model
+from ..models import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_CONNECTIONS, GenerateConfig, Model
 
 DEFAULT_MAX_RETRY_WAIT = 60.0
 
@@ -72,7 +72,11 @@ def shared_model(ref: ModelRef) -> Model:
             max_retry_wait=policy.max_retry_wait,
         )
         shard, shards = CONNECTION_SHARE.get()
-        model.max_connections = connection_share(model.max_connections, shard, shards)
+        if shards > 1:
+            # a shard is only made when every model's limit is known to exceed one (the
+            # runner asks each model first); a limit left to the provider counts as the default
+            limit = model.max_connections or DEFAULT_MAX_CONNECTIONS
+            model.max_connections = connection_share(limit, shard, shards)
     return model
 
 

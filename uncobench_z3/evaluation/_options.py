@@ -22,8 +22,9 @@ DEFAULT_CONCURRENCY = 8
 class EvalOptions:
     """The options of :func:`~._runner.run_evaluation` (and ``uncobench eval``)."""
 
-    concurrency: int = DEFAULT_CONCURRENCY
-    """samples played at once, across all workers"""
+    concurrency: int | None = None
+    """samples played at once, across all workers (None: :data:`DEFAULT_CONCURRENCY`, or
+    fewer when a model the run calls serves fewer calls at once, as its server says)"""
     restart: bool = False
     """set the existing log aside and run everything"""
     force: bool = False
@@ -40,7 +41,7 @@ class EvalOptions:
     concurrency and of every model's connections, and the driver alone writes the log"""
 
     def __post_init__(self) -> None:
-        if self.concurrency < 1:
+        if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError(f"--concurrency must be at least 1, not {self.concurrency}")
         if not isinstance(self.max_errors, ErrorBudget):
             object.__setattr__(self, "max_errors", ErrorBudget.parse(self.max_errors))

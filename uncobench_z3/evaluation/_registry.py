@@ -46,6 +46,19 @@ GUESSING_AGENTS = {
 _PREFIXES: dict[str, AgentFactory] = {}
 
 
+# Options in a name that change how a model is called, never what it writes: they stay out of
+# a sample's identity (its key, the run's configuration hash, the report's rows).
+CALL_ONLY_OPTIONS = ("max_connections",)
+
+
+def configuration_name(name: str) -> str:
+    """``name`` (an agent or a colleague model) without the options that cannot change a
+    result (``max_connections=N``): what identifies it in keys, hashes and reports."""
+    first, *options = [part.strip() for part in name.split(",")]
+    kept = [o for o in options if o.partition("=")[0] not in CALL_ONLY_OPTIONS]
+    return ",".join([first, *kept])
+
+
 def register_agent_prefix(prefix: str, factory: AgentFactory) -> None:
     """Serve every agent name starting with ``prefix/`` (for example ``anthropic``)."""
     _PREFIXES[prefix.rstrip("/")] = factory

@@ -19,6 +19,12 @@ not part of the configuration hash: a run made with K epochs is extended to K' >
 the same command with ``--epochs K'``, which only adds the new epochs' samples. Asking for
 fewer epochs than the directory holds is refused (unless ``force``, which sets the extra
 epochs aside), so nothing is dropped by accident.
+
+How many samples run at once (``concurrency``): by default 8, or fewer when a model the run
+calls serves fewer calls at once (``Model.connection_limit``: ``,max_connections=N`` in its
+name, else the server's parallel slots, 1 for ``local/...``). More samples than the server
+has slots only queue for it, and worse: a llama.cpp server keeps one conversation's prompt
+in its cache, so interleaved samples make it read every prompt again from the start.
 """
 
 from __future__ import annotations
@@ -44,17 +50,16 @@ from .._outdir import check_output_folder, lock_output
 from .._textcap import cap_text
 from ..construct import ModelRef
 from ..errors import ConfigError, UncobenchError
-from ..models import DEFAULT_MAX_CONNECTIONS
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
 from ..spec import dump_json, write_text_atomic
 from ._colleagues import FollowUpReader
 from ._environment import ColleagueMode
 from ._interventions import INTERVENTION_ARMS, InterventionArm
 from ._models import CALL_POLICY, close_models
-from ._options import EvalOptions
+from ._options import DEFAULT_CONCURRENCY, EvalOptions
 from ._play import Player
 from ._protocol import DEFAULT_BUDGET, default_instructions
-from ._registry import check_agent_name, is_model_agent, make_agent
+from ._registry import check_agent_name, configuration_name, is_model_agent, make_agent
 from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
 from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest
 from ._shards import RemoteFailure, ShardedPlayer, plan_shards
@@ -88,9 +93,12 @@ class RunConfig(BaseModel):
     """with a colleague model: ``phrase`` the scripted replies, or write them (``policy``)"""
 
     def digest(self) -> str:
-        # fields left at their defaults stay out of the hash, so earlier runs still resume
+        # fields left at their defaults stay out of the hash, so earlier runs still resume;
+        # options that cannot change a result (max_connections) stay out too
         fields = self.model_dump(mode="json", exclude={"benchmark", "epochs"})
         fields["job_identity"] = JOB_IDENTITY
+        fields["agents"] = [configuration_name(a) for a in self.agents]
+        fields["colleague"] = configuration_name(self.colleague)
         if self.colleague == "scripted":
             fields.pop("colleague")
         if self.interventions == ("none",):
@@ -181,15 +189,20 @@ def _check_colleague(colleague: str) -> str:
     return ModelRef.parse(colleague).describe()  # normalised, and bad options fail early
 
 
-async def check_models(config: RunConfig) -> None:
-    """Create (and close) every model the run will call - LLM agents and an LLM colleague -
-    so an unknown provider, a missing key or a bad setting fails before any file is written."""
+def _models_called(config: RunConfig) -> list[ModelRef]:
+    """Every model the run will call: LLM agents and an LLM colleague."""
     from ._llm_agent import parse_agent_options
 
     refs = [parse_agent_options(name)[0] for name in config.agents if is_model_agent(name)]
     if config.colleague != "scripted":
         refs.append(ModelRef.parse(config.colleague))
-    for ref in refs:
+    return refs
+
+
+async def check_models(config: RunConfig) -> None:
+    """Create (and close) every model the run will call, so an unknown provider, a missing
+    key or a bad setting fails before any file is written."""
+    for ref in _models_called(config):
         await ref.create().aclose()
 
 
@@ -270,6 +283,24 @@ def _progress(enabled: bool) -> Progress:
     )
 
 
+async def connection_limits(config: RunConfig) -> list[int]:
+    """The connection limit of every model the run calls (agents and colleagues):
+    ``,max_connections=N`` or what its server says it serves at once. Each model is made to
+    be asked, then closed: the run's samples share handles made under the run's call policy
+    (:mod:`._models`)."""
+    limits: list[int] = []
+    for ref in _models_called(config):
+        async with ref.create() as model:
+            limits.append(await model.connection_limit())
+    return limits
+
+
+async def default_concurrency(config: RunConfig) -> int:
+    """:data:`DEFAULT_CONCURRENCY`, or the smallest connection limit of the models the run
+    calls (:func:`connection_limits`), if smaller."""
+    return min([DEFAULT_CONCURRENCY, *await connection_limits(config)])
+
+
 async def run_evaluation(
     groups: Sequence[TaskGroup],
     config: RunConfig,
@@ -282,14 +313,15 @@ async def run_evaluation(
 ) -> RunSummary:
     """Run (or resume) every sample of ``config`` over ``groups``, logging to ``out``.
 
-    ``options`` (:class:`EvalOptions`) say how: concurrency, resumption, the error budget,
-    model-call bounds, and where samples are played (this process, local worker processes
-    or a Ray cluster); ``changes`` override single fields (``concurrency=16``). ``digests``
-    may pass the groups' content hashes (:func:`group_digest`) when the caller has them
-    already; hashing a large benchmark twice is not free. A sample whose model calls fail
-    after their retries is logged as an error sample; once more than ``max_errors`` (a
-    count, or ``"P%"`` of the planned samples) have happened, no new sample starts and the
-    summary says why (:attr:`RunSummary.stopped`).
+    ``options`` (:class:`EvalOptions`) say how: concurrency (default
+    :func:`default_concurrency`), resumption, the error budget, model-call bounds, and where
+    samples are played (this process, local worker processes or a Ray cluster); ``changes``
+    override single fields (``concurrency=16``). ``digests`` may pass the groups' content
+    hashes (:func:`group_digest`) when the caller has them already; hashing a large
+    benchmark twice is not free. A sample whose model calls fail after their retries is
+    logged as an error sample; once more than ``max_errors`` (a count, or ``"P%"`` of the
+    planned samples) have happened, no new sample starts and the summary says why
+    (:attr:`RunSummary.stopped`).
     """
     options = (options or EvalOptions()).updated(**changes)
     if agents is make_agent:
@@ -302,12 +334,16 @@ async def run_evaluation(
         digests = [group_digest(g) for g in groups]
     if benchmark_digest(groups, digests) != config.benchmark_hash:
         raise ConfigError("the run configuration was made for other task groups (content hash)")
+    # before any file is written: a model that cannot be made or asked fails here
+    limits = await connection_limits(config)
+    if options.concurrency is None:
+        options = options.updated(concurrency=min([DEFAULT_CONCURRENCY, *limits]))
     jobs, unavailable = plan_jobs(groups, config, digests)
     budget = options.error_budget
     # workers are reached (a Ray cluster connected to) before any file is written
-    engine = _executor(options, config)
+    engine = _executor(options, limits)
     run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),
-               budget.describe(), engine)  # fmt: skip
+               budget.describe(), engine, limits)  # fmt: skip
     try:
         with lock_output(target, "eval") as lock:
             note = lock.stale_note()
@@ -327,25 +363,15 @@ async def run_evaluation(
             engine.close()
 
 
-def _executor(options: EvalOptions, config: RunConfig) -> Executor | None:
+def _executor(options: EvalOptions, limits: list[int]) -> Executor | None:
     """The executor of the run's shards; None to play every sample in this process (one
     local worker, or a model that takes a single connection at a time)."""
     where = options.executor
     if where.kind == "local" and (where.workers or 1) == 1:
         return None
-    if where.kind == "local" and min([options.concurrency, *model_connection_limits(config)]) == 1:
+    if where.kind == "local" and min([options.concurrency or 1, *limits]) == 1:
         return None
     return open_executor(where, default_workers=1 if where.kind == "local" else None)
-
-
-def model_connection_limits(config: RunConfig) -> list[int]:
-    """The connection limit of every model the run calls (its shards share each out)."""
-    from ._llm_agent import parse_agent_options
-
-    refs = [parse_agent_options(name)[0] for name in config.agents if is_model_agent(name)]
-    if config.colleague != "scripted":
-        refs.append(ModelRef.parse(config.colleague))
-    return [DEFAULT_MAX_CONNECTIONS for _ in refs]
 
 
 @dataclass
@@ -360,6 +386,8 @@ class _Run:
     allowed_errors: int
     max_errors: str
     executor: Executor | None = None
+    limits: list[int] = field(default_factory=list)
+    """the connection limit of each model the run calls (shards share each out)"""
     errors: int = 0
     stopped: str | None = None
 
@@ -394,12 +422,13 @@ class _Run:
 
     def _player(self, queue: list[SampleJob], options: EvalOptions) -> Player | ShardedPlayer:
         """This process's player, or the shards' (``--workers`` > 1, or Ray)."""
+        concurrency = options.concurrency or DEFAULT_CONCURRENCY  # resolved by run_evaluation
         if self.executor is None:
-            return Player(self.agents, options.concurrency)
-        wanted = min([self.executor.slots, *model_connection_limits(self.config)])
-        works = plan_shards(queue, wanted, options.concurrency, options.calls, self.agents)
+            return Player(self.agents, concurrency)
+        wanted = min([self.executor.slots, *self.limits])
+        works = plan_shards(queue, wanted, concurrency, options.calls, self.agents)
         if self.executor.kind == "local" and len(works) == 1:
-            return Player(self.agents, options.concurrency)
+            return Player(self.agents, concurrency)
         return ShardedPlayer(self.executor, works)
 
     async def execute(self, done: list[SampleRecord], options: EvalOptions) -> RunSummary:

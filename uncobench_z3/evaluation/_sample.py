@@ -23,11 +23,18 @@ Behaviour counts, per sample:
   outstanding defect and did / did not resolve it (a re-ask after a silence is targeted);
 * ``defects_seen`` / ``defects_resolved`` - defect kinds that showed up in a reply (or a
   silence) / that a targeted follow-up then resolved;
-* ``invalid_actions`` - actions the environment rejected;
+* ``invalid_actions`` - actions the environment rejected (what the model wrote for each is in
+  the trace: ``RoundRecord.output``);
 * ``answered_pending`` - the agent answered while a request was still pending (a Missed
   colleague's reply it neither waited for nor asked again for);
 * ``designated_contacts`` - requests to the colleague that missed a request (the paper counts
   the Missed cases with more than one).
+
+A sample's ``result`` is ``correct``, ``wrong_answer``, ``budget_exhausted`` (no answer within
+the round budget) or ``context_exhausted`` (the conversation outgrew the agent model's context
+window). All four are *outcomes*: the sample was played and is scored (the last two as
+wrong), so they count in accuracy. A sample that could not be played at all (a model call
+that failed after its retries) has the result ``error``: not an outcome, never scored.
 
 With policy colleagues (``colleague_mode`` ``policy``), ``colleague_policy`` counts the replies
 the judge found unfaithful or incomplete against the scripted reference; a sample with any
@@ -64,10 +71,10 @@ from ._llm_colleague import Phraser
 from ._min_rounds import minimum_rounds
 from ._notes import RoundNote, round_notes
 from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
-from ._registry import make_agent
+from ._registry import configuration_name, make_agent
 from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
 
-SampleResult = Literal["correct", "wrong_answer", "budget_exhausted", "error"]
+SampleResult = Literal["correct", "wrong_answer", "budget_exhausted", "context_exhausted", "error"]
 SampleStatus = EpisodeStatus | Literal["error"]
 """an episode's status, or ``error``: a model call failed after its retries"""
 AgentMaker = Callable[[str, int], Agent]
@@ -155,14 +162,14 @@ class SampleJob(BaseModel):
         fields: list[object] = [
             self.group_hash or group_digest(self.group),
             self.setting,
-            self.agent,
+            configuration_name(self.agent),
             self.seed,
             self.budget,
             f"epoch={self.epoch}",
         ]
         # the defaults leave earlier keys unchanged, so old logs still resume
         if self.colleague != "scripted":
-            fields.append(f"colleague={self.colleague}")
+            fields.append(f"colleague={configuration_name(self.colleague)}")
         if self.intervention != "none":
             fields.append(f"intervention={self.intervention}")
         if self.missed_wait is not None:
@@ -337,6 +344,8 @@ class SampleRecord(BaseModel):
     defects: tuple[DefectKind, ...] = ()
     """the defect kinds the setting injects"""
     trace: list[RoundRecord] = Field(default_factory=list)
+    end_detail: str | None = None
+    """why the episode ended early: the model's error of a ``context_exhausted`` sample"""
     notes: list[RoundNote] = Field(default_factory=list)
     """the solver's note on each round: determined yet, records still open (:mod:`._notes`)"""
     usage: dict[str, ModelUsage] = Field(default_factory=dict)
@@ -451,6 +460,8 @@ async def score_episode(
     result: SampleResult = "correct" if correct else "wrong_answer"
     if outcome.status == "budget_exhausted":
         result = "budget_exhausted"
+    elif outcome.status == "context_exhausted":
+        result = "context_exhausted"
     group_hash = job.group_hash or group_digest(job.group)
     attribution = justification = None
     if correct:
@@ -481,12 +492,12 @@ def _record(
         group_id=job.group.id,
         group_hash=job.group_hash or group_digest(job.group),
         setting=job.setting,
-        agent=job.agent,
+        agent=configuration_name(job.agent),
         seed=job.seed,
         budget=job.budget,
         epoch=job.epoch,
         epoch_seed=job.epoch_seed,
-        colleague=job.colleague,
+        colleague=configuration_name(job.colleague),
         colleague_mode=job.colleague_mode,
         colleague_policy=(
             policy_keeping(episode.trace) if job.colleague_mode == "policy" else None
@@ -498,6 +509,7 @@ def _record(
         behaviour=behaviour_of(episode.trace, required),
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
         trace=list(episode.trace),
+        end_detail=episode.end_detail,
         usage=usage,
         elapsed_seconds=round(elapsed, 6),
         **outcome,

@@ -35,6 +35,7 @@ from ._registry import (
     register_provider,
 )
 from ._secrets import redact
+from ._stored import DEFAULT_STORED_CHARACTERS, StoredCall, StoredOutput, StoredText, stored_text
 from ._types import (
     ChatMessage,
     ChatRole,
@@ -50,7 +51,7 @@ from ._types import (
     ToolMode,
 )
 from ._usage import MODEL_PRICES, ModelPrice, model_usage, price_for, reset_model_usage
-from .providers._base import ModelProvider, ProviderCallError, parse_retry_after
+from .providers._base import ModelProvider, ProviderCallError, parse_retry_after, server_slots
 from .providers._local import find_local_gguf, start_local_server, stop_local_servers
 from .providers._mock import MockCall, MockProvider
 
@@ -58,6 +59,7 @@ __all__ = [
     "CACHE_DIR_ENV",
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_STORED_CHARACTERS",
     "DEFAULT_TIMEOUT",
     "MODEL_PRICES",
     "ChatMessage",
@@ -78,6 +80,9 @@ __all__ = [
     "RetryCallback",
     "Sleep",
     "StopReason",
+    "StoredCall",
+    "StoredOutput",
+    "StoredText",
     "ToolCall",
     "ToolChoice",
     "ToolDef",
@@ -95,6 +100,8 @@ __all__ = [
     "redact",
     "register_provider",
     "reset_model_usage",
+    "server_slots",
     "start_local_server",
     "stop_local_servers",
+    "stored_text",
 ]

@@ -8,7 +8,7 @@ request by request, then ``ok``; or a function of the request number and body):
 ======================  ==========================================================
 ``ok``                  a valid completion from the responder
 ``rate_limit``          429 with ``Retry-After`` (seconds, may be fractional)
-``server_error``        5xx (``status``) with an error body
+``server_error``        ``status`` (503 unless given; a 4xx is not retried) with an error body
 ``hang``                no answer for ``seconds`` (released when the server stops)
 ``reset``               the connection is closed with a TCP reset, no answer
 ``malformed``           200 whose body is not JSON

@@ -1,11 +1,16 @@
 """The policy around every provider: retries, concurrency, timeouts, cache and usage.
 
 Providers make one attempt and classify its failure; a 200 whose body is not JSON counts
-as a retryable failure too.
-:class:`Model` decides whether to try again and how long to wait (exponential backoff,
-never shorter than what the server asked for in Retry-After, capped), bounds how many
-calls run at once, bounds each attempt with a timeout, answers repeated requests from the
-on-disk cache, and adds up the tokens spent.
+as a retryable failure too. :class:`Model` decides whether to try again and how long to
+wait (exponential backoff, never shorter than what the server asked for in Retry-After,
+capped), bounds how many calls run at once, bounds each attempt with a timeout, answers
+repeated requests from the on-disk cache, and adds up the tokens spent. A request that does
+not fit the context window is never retried: it raises
+:class:`~uncobench_z3.errors.ContextWindowError`.
+
+How many calls run at once: ``max_connections`` when given, else what the provider says
+its endpoint serves (:meth:`ModelProvider.parallel_slots`: a llama.cpp server's slots, 1
+for the server ``local/`` starts), else :data:`DEFAULT_MAX_CONNECTIONS`.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any, TypeAlias
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_base
 
-from ..errors import ModelAPIError
+from ..errors import ContextWindowError, ModelAPIError
 from ._cache import ResponseCache, cache_key
 from ._secrets import logger, redact
 from ._types import (
@@ -87,19 +92,23 @@ class Model:
         *,
         config: GenerateConfig | None = None,
         cache: ResponseCache | None = None,
-        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        max_connections: int | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         max_retry_wait: float = 60.0,
         on_retry: RetryCallback | None = None,
         sleep: Sleep | None = None,
         price: ModelPrice | None = None,
     ) -> None:
-        if max_connections < 1 or max_attempts < 1 or max_retry_wait < 0:
-            raise ValueError("max_connections and max_attempts must be >= 1, max_retry_wait >= 0")
+        if (max_connections is not None and max_connections < 1) or max_attempts < 1:
+            raise ValueError("max_connections and max_attempts must be >= 1")
+        if max_retry_wait < 0:
+            raise ValueError("max_retry_wait must be >= 0")
         self.provider = provider
         self.config = config or GenerateConfig()
         self.cache = cache
         self.max_connections = max_connections
+        """the limit asked for (``None``: the provider's, see :meth:`connection_limit`)"""
+        self._connection_limit = max_connections
         self.max_attempts = max_attempts
         self.max_retry_wait = max_retry_wait
         self.on_retry = on_retry
@@ -118,6 +127,14 @@ class Model:
     @property
     def name(self) -> str:
         return self.provider.name
+
+    async def connection_limit(self) -> int:
+        """How many calls of this model run at once: ``max_connections`` if given, else the
+        endpoint's parallel slots when the provider knows them, else the default (8)."""
+        if self._connection_limit is None:
+            slots = await self.provider.parallel_slots()
+            self._connection_limit = slots or DEFAULT_MAX_CONNECTIONS
+        return self._connection_limit
 
     def __repr__(self) -> str:
         return f"Model({self.name!r})"
@@ -195,6 +212,12 @@ class Model:
                     return await self._attempt(messages, tools, tool_choice, config)
         except ProviderCallError as error:
             tried = f" (after {attempts} attempts)" if attempts > 1 else ""
+            if error.context_overflow:
+                raise ContextWindowError(
+                    redact(f"{self.name}: {error}"),
+                    status_code=error.status_code,
+                    attempts=attempts,
+                ) from error
             raise ModelAPIError(
                 redact(f"{self.name}: {error}{tried}"),
                 status_code=error.status_code,
@@ -212,7 +235,7 @@ class Model:
         timeout = config.timeout or DEFAULT_TIMEOUT
         # The SDK gets the same bound, so its connection pool gives up in step with us.
         config = config.model_copy(update={"timeout": timeout})
-        async with self._semaphore():
+        async with await self._semaphore():
             self.provider_calls += 1
             try:
                 async with asyncio.timeout(timeout):
@@ -230,11 +253,12 @@ class Model:
                     retryable=True,
                 ) from None
 
-    def _semaphore(self) -> asyncio.Semaphore:
+    async def _semaphore(self) -> asyncio.Semaphore:
+        limit = await self.connection_limit()
         loop = asyncio.get_running_loop()
         semaphore = self._semaphores.get(loop)
         if semaphore is None:
-            semaphore = asyncio.Semaphore(self.max_connections)
+            semaphore = asyncio.Semaphore(limit)
             self._semaphores[loop] = semaphore
         return semaphore
 

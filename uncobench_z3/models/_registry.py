@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 
 from ..errors import ModelConfigError
 from ._cache import ResponseCache
-from ._model import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_CONNECTIONS, Model, RetryCallback, Sleep
+from ._model import DEFAULT_MAX_ATTEMPTS, Model, RetryCallback, Sleep
 from ._types import GenerateConfig
 from ._usage import ModelPrice
 from .providers._base import ModelProvider
@@ -110,7 +110,7 @@ def get_model(
     config: GenerateConfig | None = None,
     *,
     cache: bool | ResponseCache = False,
-    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    max_connections: int | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     max_retry_wait: float = 60.0,
     on_retry: RetryCallback | None = None,
@@ -125,7 +125,8 @@ def get_model(
     :class:`ResponseCache` for another directory). ``model_args`` go to the provider:
     ``api_key``, ``base_url`` and ``http_client`` (an ``httpx.AsyncClient`` of the kind
     the SDK accepts) for the HTTP providers, ``outputs`` for ``mock/``, and
-    ``startup_timeout`` for ``local/``.
+    ``startup_timeout`` for ``local/``. ``max_connections`` bounds the calls that run at once
+    (default: the endpoint's parallel slots when the provider knows them, else 8).
     """
     parsed = parse_model_name(name)
     provider = _factory(parsed.provider)(parsed.rest, **model_args)

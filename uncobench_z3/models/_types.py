@@ -214,7 +214,9 @@ class ModelOutput(_Frozen):
     """What one call to :meth:`Model.generate` returns.
 
     ``model`` is the model name the provider reported (for example a dated snapshot);
-    ``from_cache`` is true when the answer came from the response cache.
+    ``from_cache`` is true when the answer came from the response cache;
+    ``client_truncated`` is true when the server went past ``max_tokens`` and this client
+    stopped reading (the stop reason is then ``max_tokens``).
     """
 
     text: str = ""
@@ -223,6 +225,7 @@ class ModelOutput(_Frozen):
     stop_reason: StopReason = "stop"
     model: str = ""
     from_cache: bool = False
+    client_truncated: bool = False
 
     @property
     def message(self) -> ChatMessage:

@@ -37,6 +37,8 @@ __all__ = [
     "anthropic_message",
     "http_error",
     "http_json",
+    "http_stream",
+    "openai_chunks",
     "openai_completion",
     "sdk_http_module",
 ]
@@ -57,16 +59,23 @@ def sdk_http_module(sdk: SDKName) -> ModuleType:
 
 @dataclass(frozen=True)
 class HTTPReply:
-    """A scripted response; ``error`` names a transport exception to raise instead."""
+    """A scripted response; ``error`` names a transport exception to raise instead;
+    ``events`` makes it a server-sent event stream (each item one ``data:`` line)."""
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    events: tuple[Any, ...] | None = None
 
 
 def http_json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> HTTPReply:
     return HTTPReply(status=status, body=body, headers=dict(headers or {}))
+
+
+def http_stream(events: Sequence[Any], done: bool = True) -> HTTPReply:
+    """A streamed answer: each event JSON-encoded on a ``data:`` line, then ``[DONE]``."""
+    return HTTPReply(events=(*events, "[DONE]") if done else tuple(events))
 
 
 def http_error(
@@ -118,6 +127,16 @@ class ScriptedTransport:
             reply = self._replies[index]
         if reply.error is not None:
             raise getattr(self.http, reply.error)("scripted transport error", request=request)
+        if reply.events is not None:
+            lines = [
+                f"data: {event if isinstance(event, str) else json.dumps(event)}\n\n"
+                for event in reply.events
+            ]
+            return self.http.Response(
+                reply.status,
+                content="".join(lines).encode("utf-8"),
+                headers={"content-type": "text/event-stream", **reply.headers},
+            )
         return self.http.Response(
             reply.status,
             content=json.dumps(reply.body).encode("utf-8"),
@@ -127,6 +146,49 @@ class ScriptedTransport:
     def client(self) -> Any:
         """An async HTTP client of the kind the SDK accepts, routed to this script."""
         return self.http.AsyncClient(transport=self.http.MockTransport(self._handle))
+
+
+def openai_chunks(
+    pieces: Sequence[str] = (),
+    tool_call: tuple[str, str, Sequence[str]] | None = None,
+    *,
+    finish_reason: str | None = "stop",
+    model: str = "gpt-test-2025-01-01",
+    usage: tuple[int, int] | None = None,
+) -> list[dict[str, Any]]:
+    """The chunks of a streamed chat completion: one per text piece, or a tool call
+    ``(id, name, argument_pieces)`` sent as a header chunk and one chunk per piece; then the
+    finish reason (``None``: the stream ends without one), then ``usage`` if given."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 1700000000,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    chunks = [chunk({"role": "assistant", "content": piece}) for piece in pieces]
+    if tool_call is not None:
+        call_id, name, arguments = tool_call
+        header = {"index": 0, "id": call_id, "type": "function",
+                  "function": {"name": name, "arguments": ""}}  # fmt: skip
+        chunks.append(chunk({"tool_calls": [header]}))
+        chunks += [
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+            for piece in arguments
+        ]
+    if finish_reason is not None:
+        chunks.append(chunk({}, finish_reason))
+    if usage is not None:
+        prompt, completion = usage
+        chunks.append(
+            {**chunk({}), "choices": [],
+             "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                       "total_tokens": prompt + completion}}
+        )  # fmt: skip
+    return chunks
 
 
 def anthropic_message(

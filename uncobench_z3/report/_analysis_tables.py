@@ -59,7 +59,7 @@ _ROUND_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("redundant contacts", "mean_redundant", "mean"),
     ("budget exhausted", "budget_exhausted", "count"),
     ("context exhausted", "context_exhausted", "count"),
-    ("invalid actions", "invalid_actions", "count"),
+    ("invalid actions", "invalid_actions", "of rounds"),
     ("answered while a request was pending", "answered_pending", "count"),
 )
 
@@ -72,7 +72,13 @@ def efficiency_table(metrics: list[SettingMetrics]) -> Table:
         row = [row_label(m), setting_title(m.setting)]
         for _, name, kind in columns:
             value = optional(m, name)
-            row.append(number(value) if kind == "mean" else str(value or 0))
+            if kind == "mean":
+                row.append(number(value))
+            elif kind == "of rounds":
+                share = percent(optional(m, "invalid_rate"))
+                row.append(f"{share} ({value or 0}/{optional(m, 'actions') or 0})")
+            else:
+                row.append(str(value or 0))
         rows.append(row)
     return Table(
         ["agent", "setting", *(c[0] for c in columns)],
@@ -80,7 +86,10 @@ def efficiency_table(metrics: list[SettingMetrics]) -> Table:
         "Means per sample. Minimum rounds: the fewest an ideal agent needs (solver-computed); "
         "ratio: rounds used over the minimum. A contact is redundant when the colleague was "
         "asked before and every record the request concerns had already arrived exactly and "
-        "in the required context.",
+        "in the required context. Invalid actions: rounds whose action the environment "
+        "rejected, of all rounds played. Budget / context exhausted: samples that ended "
+        "without an answer because the round budget ran out / the conversation outgrew the "
+        "model's context window (both scored wrong).",
     )
 
 

@@ -14,7 +14,13 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ..evaluation import SampleRecord, SettingMetrics, compute_metrics, is_error
+from ..evaluation import (
+    SampleRecord,
+    SettingMetrics,
+    compute_metrics,
+    configuration_of,
+    is_error,
+)
 from ..stats import BootstrapConfig
 
 
@@ -45,7 +51,7 @@ def intervention_panels(
     arms: dict[tuple[str, str], dict[str, set[str]]] = {}
     for sample in samples:
         if sample.setting != "reliable" and not is_error(sample):
-            key = (sample.agent, sample.setting)
+            key = (configuration_of(sample), sample.setting)
             arms.setdefault(key, {}).setdefault(sample.intervention, set()).add(sample.group_id)
     panels = []
     for (agent, setting), groups_by_arm in arms.items():
@@ -56,7 +62,7 @@ def intervention_panels(
         chosen = [
             s
             for s in samples
-            if s.agent == agent
+            if configuration_of(s) == agent
             and s.group_id in common
             and (s.setting == setting or (s.setting == "reliable" and s.intervention == "none"))
         ]

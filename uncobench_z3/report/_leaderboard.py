@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import ConfigError
-from ..evaluation import SampleRecord, compute_metrics, is_error
+from ..evaluation import SampleRecord, compute_metrics, configuration_of, is_error
 from ..settings import SETTING_NAMES
 from ..spec import write_text_atomic
 from ..stats import BootstrapConfig, Interval, bootstrap_many, mean_at
@@ -130,7 +130,7 @@ def build_leaderboard(paths: Sequence[str | Path], config: BootstrapConfig | Non
     common = set.intersection(*has.values())
     rows = []
     for agent in agents:
-        mine = [s for s in samples if s.agent == agent]
+        mine = [s for s in samples if configuration_of(s) == agent]  # agent: its label
         overall, groups, count = _overall(agent, mine, common, config)
         rows.append({
             "rank": 0, "agent": agent, **overall, "n_groups": groups, "samples": count,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..evaluation import SampleRecord, SettingMetrics, is_error
+from ..evaluation import SampleRecord, SettingMetrics, configuration_of, is_error
 from ..settings import SETTING_NAMES
 from ..stats import Interval, decimal_text, percent_text
 
@@ -68,8 +68,10 @@ def plain(metrics: list[SettingMetrics]) -> list[SettingMetrics]:
 
 
 def row_label(m: SettingMetrics) -> str:
-    """What a row of the report names: the agent (one place to say more, such as a
-    configuration's budget and colleagues)."""
+    """What a row of the report names: the whole configuration that changes scores (the
+    agent's name with its protocol and generation options, and the budget and colleagues
+    when not the defaults: :func:`~uncobench_z3.evaluation.configuration_label`, which the
+    metrics already key their cells by); the arm is a column of its own."""
     return m.agent
 
 
@@ -162,16 +164,32 @@ def gold_text(sample: SampleRecord) -> str:
     return sample.gold.text()
 
 
+def _spread(samples: list[SampleRecord], count: int) -> list[SampleRecord]:
+    """Up to ``count`` samples taken in turn from each (configuration, setting, arm) stratum,
+    each stratum in group order, so that no agent or setting crowds the others out."""
+    strata: dict[tuple[str, int, str], list[SampleRecord]] = {}
+    for sample in sorted(samples, key=lambda s: (s.group_id, s.epoch)):
+        key = (configuration_of(sample), SETTING_NAMES.index(sample.setting), sample.intervention)
+        strata.setdefault(key, []).append(sample)
+    queues = [strata[key] for key in sorted(strata)]
+    chosen: list[SampleRecord] = []
+    depth = 0
+    while len(chosen) < count and any(depth < len(q) for q in queues):
+        chosen += [q[depth] for q in queues if depth < len(q)][: count - len(chosen)]
+        depth += 1
+    return chosen
+
+
 def wrong_examples(samples: list[SampleRecord]) -> Table:
     wrong = [s for s in samples if not s.correct and not is_error(s)]  # errors: apart
-    wrong.sort(key=lambda s: (s.agent, SETTING_NAMES.index(s.setting), s.group_id))
     rows = []
-    for sample in wrong[:MAX_WRONG_EXAMPLES]:
+    for sample in _spread(wrong, MAX_WRONG_EXAMPLES):
         attribution = sample.attribution
         rows.append(
             [
-                sample.agent,
+                configuration_of(sample),
                 setting_title(sample.setting),
+                sample.intervention,
                 sample.group_id,
                 gold_text(sample),
                 answer_text(sample),
@@ -179,9 +197,13 @@ def wrong_examples(samples: list[SampleRecord]) -> Table:
             ]
         )
     caption = f"{len(wrong)} wrong answers" + (
-        f"; the first {MAX_WRONG_EXAMPLES} shown" if len(wrong) > MAX_WRONG_EXAMPLES else ""
+        f"; {MAX_WRONG_EXAMPLES} shown, taken in turn from each agent, setting and arm"
+        if len(wrong) > MAX_WRONG_EXAMPLES
+        else ""
     )
-    return Table(["agent", "setting", "group", "gold", "answer", "attribution"], rows, caption)
+    return Table(
+        ["agent", "setting", "arm", "group", "gold", "answer", "attribution"], rows, caption
+    )
 
 
 def _scalar(value: Any) -> str:

@@ -14,18 +14,23 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import httpx
+
 from ...errors import ModelAPIError, ModelConfigError
 from .._secrets import redact, register_secret
 from .._types import ChatMessage, GenerateConfig, ModelOutput, ToolDef, ToolFunction, ToolMode
 
 __all__ = [
+    "CONTEXT_OVERFLOW_PATTERNS",
     "PLACEHOLDER_API_KEY",
     "ModelProvider",
     "ProviderCallError",
+    "is_context_overflow",
     "is_retryable_status",
     "parse_retry_after",
     "require_env",
     "sdk_keyword_arguments",
+    "server_slots",
     "take_options",
 ]
 
@@ -36,12 +41,33 @@ PLACEHOLDER_API_KEY = "not-needed"
 # definition; every 5xx (including Anthropic's 529 "overloaded") too.
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
+# How servers say that a request does not fit the context window (lower case): OpenAI's and
+# llama-cpp-python's error code, OpenAI / vLLM / llama-cpp-python, llama.cpp's llama-server,
+# Anthropic, Ollama.
+CONTEXT_OVERFLOW_PATTERNS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "exceed context window",
+    "exceeds the available context size",
+    "prompt is too long",
+    "exceed context limit",
+    "input length exceeds the context length",
+)
+
 # A Retry-After beyond this is treated as "not soon" and capped by the wrapper anyway.
 _MAX_RETRY_AFTER_SECONDS = 3600.0
 
 
 def is_retryable_status(status_code: int) -> bool:
     return status_code in _RETRYABLE_STATUS or status_code >= 500
+
+
+def is_context_overflow(status_code: int | None, detail: str) -> bool:
+    """Whether an error says the request does not fit the model's context window."""
+    if status_code is not None and status_code not in (400, 413, 422, 500):
+        return False
+    lowered = detail.lower()
+    return any(pattern in lowered for pattern in CONTEXT_OVERFLOW_PATTERNS)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -93,10 +119,12 @@ class ProviderCallError(ModelAPIError):
         status_code: int | None = None,
         retryable: bool,
         retry_after: float | None = None,
+        context_overflow: bool = False,
     ) -> None:
         super().__init__(redact(message), status_code=status_code)
-        self.retryable = retryable
+        self.retryable = retryable and not context_overflow
         self.retry_after = retry_after
+        self.context_overflow = context_overflow
 
     @classmethod
     def from_status(
@@ -107,6 +135,7 @@ class ProviderCallError(ModelAPIError):
             status_code=status_code,
             retryable=is_retryable_status(status_code),
             retry_after=parse_retry_after(headers),
+            context_overflow=is_context_overflow(status_code, detail),
         )
 
 
@@ -145,6 +174,18 @@ def require_env(variable: str, model_name: str, purpose: str) -> str:
     return value
 
 
+def server_slots(base_url: str, timeout: float = 2.0) -> int | None:
+    """How many requests the server at ``base_url`` serves at once, when it says: llama.cpp's
+    ``GET /props`` reports ``total_slots`` (so does :mod:`uncobench_z3.models.llama_server`)."""
+    root = base_url.rstrip("/").removesuffix("/v1")
+    try:
+        response = httpx.get(f"{root}/props", timeout=timeout)
+        slots = response.json().get("total_slots") if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return slots if isinstance(slots, int) and slots > 0 else None
+
+
 class ModelProvider(ABC):
     """Translates one conversation into one provider request and the answer back.
 
@@ -166,6 +207,11 @@ class ModelProvider(ABC):
         config: GenerateConfig,
     ) -> ModelOutput:
         """One attempt; raise :class:`ProviderCallError` for any provider failure."""
+
+    async def parallel_slots(self) -> int | None:
+        """How many calls the endpoint serves at once, when the provider knows (``None``:
+        it does not; :class:`~uncobench_z3.models.Model` then allows its default)."""
+        return None
 
     async def aclose(self) -> None:  # noqa: B027  # most providers hold nothing to close
         """Release clients this provider created (not the ones it was given)."""

@@ -2,14 +2,26 @@
 
 ``openai-api/<service>/<model>`` reads ``<SERVICE>_BASE_URL`` and (optionally)
 ``<SERVICE>_API_KEY``; the local llama.cpp server reuses :class:`OpenAIProvider` too.
+
+Self-hosted servers do not all keep the API's promises, so for them (``enforce_max_tokens``:
+``openai-api/`` and a ``local/`` server named by URL) the provider streams the reply and
+stops reading once it holds ``max_tokens`` chunks (each chunk carries at least one token, so
+it never stops before the server should have); the reply is marked ``client_truncated``
+with the stop reason ``max_tokens``, and closing the stream tells the server to stop. A
+server that refuses to stream is asked again without streaming, and not streamed to again.
+An HTTP 500 whose body is empty or names the tool choice, answering a request that forced a
+tool call, carries a hint: llama-cpp-python's ``chatml-function-calling`` format rejects
+``tool_choice: "required"`` that way.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
@@ -33,6 +45,7 @@ from ._base import (
     ProviderCallError,
     require_env,
     sdk_keyword_arguments,
+    server_slots,
     take_options,
 )
 
@@ -125,6 +138,23 @@ def openai_tool_choice(choice: ToolMode | ToolFunction) -> str | dict[str, Any]:
     return "required" if choice == "any" else choice
 
 
+TOOL_CHOICE_HINT = (
+    "this server seems to reject the forced tool choice (llama-cpp-python's "
+    "chatml-function-calling format answers tool_choice 'required' so): add ',tool_choice=auto' "
+    "to the agent's name, or ',protocol=text' to use no tools, or serve the model with "
+    "'python -m uncobench_z3.models.llama_server', which honours it"
+)
+
+
+def _rejects_tool_choice(status: int, detail: str, request: Mapping[str, Any]) -> bool:
+    """An HTTP 500 known to come from a server that cannot force a tool call."""
+    choice = request.get("tool_choice")
+    forced = choice == "required" or isinstance(choice, dict)
+    lowered = detail.strip().lower()
+    return status == 500 and forced and (not lowered or "tool_choice" in lowered or
+                                         "tool choice" in lowered)  # fmt: skip
+
+
 def _error_detail(error: openai.APIStatusError) -> str:
     body = error.body
     if isinstance(body, Mapping):
@@ -148,11 +178,16 @@ class OpenAIProvider(ModelProvider):
         http_client: Any = None,
         max_tokens_field: str = "max_completion_tokens",
         cache_identity: str | None = None,
+        enforce_max_tokens: bool = False,
+        probe_slots: bool = False,
     ) -> None:
         super().__init__(name, cache_identity or base_url, api_key)
         self.model = model
         self.base_url = base_url
         self._max_tokens_field = max_tokens_field
+        self._stream_for_max_tokens = enforce_max_tokens
+        # an injected client is a test's (or a caller's) transport: no unscripted requests
+        self._probe_slots = probe_slots and http_client is None
         self._owns_http_client = http_client is None
         self._client = openai.AsyncOpenAI(
             api_key=api_key, base_url=base_url, max_retries=0, http_client=http_client
@@ -184,6 +219,12 @@ class OpenAIProvider(ModelProvider):
             request["reasoning_effort"] = config.reasoning_effort
         return request
 
+    async def parallel_slots(self) -> int | None:
+        """The server's ``total_slots`` (llama.cpp's ``/props``), for self-hosted servers."""
+        if not self._probe_slots:
+            return None
+        return await asyncio.to_thread(server_slots, self.base_url)
+
     async def generate(
         self,
         messages: list[ChatMessage],
@@ -192,14 +233,44 @@ class OpenAIProvider(ModelProvider):
         config: GenerateConfig,
     ) -> ModelOutput:
         request = self.build_request(messages, tools, tool_choice, config)
+        streamed = self._stream_for_max_tokens and config.max_tokens is not None
         try:
-            create = self._client.chat.completions.create
-            completion = await create(
-                **sdk_keyword_arguments(create, request), timeout=config.timeout
-            )
+            return await self._call(request, config, streamed)
+        except _BrokenStream as error:
+            reason = str(error)
+        except ProviderCallError as error:
+            if not streamed or error.status_code is None or "stream" not in str(error).lower():
+                raise
+            reason = str(error)
+        logger.warning(
+            "%s: streaming failed (%s); asking without streaming from now on, so max_tokens "
+            "cannot be enforced client-side",
+            self.name,
+            reason,
+        )
+        self._stream_for_max_tokens = False
+        return await self._call(request, config, streamed=False)
+
+    async def _call(
+        self, request: dict[str, Any], config: GenerateConfig, streamed: bool
+    ) -> ModelOutput:
+        create = self._client.chat.completions.create
+        if streamed:
+            request = {**request, "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            answer = await create(**sdk_keyword_arguments(create, request), timeout=config.timeout)
+            if streamed:
+                return await self._read_stream(answer, config.max_tokens)
         except openai.APIStatusError as error:
+            detail = _error_detail(error)
+            if _rejects_tool_choice(error.status_code, detail, request):
+                raise ProviderCallError(
+                    f"HTTP {error.status_code}: {detail or '(no message)'}; {TOOL_CHOICE_HINT}",
+                    status_code=error.status_code,
+                    retryable=False,
+                ) from None
             raise ProviderCallError.from_status(
-                error.status_code, _error_detail(error), error.response.headers
+                error.status_code, detail, error.response.headers
             ) from None
         except openai.APITimeoutError:
             raise ProviderCallError("request timed out", retryable=True) from None
@@ -207,7 +278,28 @@ class OpenAIProvider(ModelProvider):
             raise ProviderCallError(f"connection error: {error.message}", retryable=True) from None
         except openai.OpenAIError as error:
             raise ProviderCallError(f"{type(error).__name__}: {error}", retryable=False) from None
-        return self._parse(completion)
+        return self._parse(answer)
+
+    async def _read_stream(self, stream: Any, max_tokens: int | None) -> ModelOutput:
+        """Assemble a streamed reply, stopping after ``max_tokens`` content chunks."""
+        reply = _StreamedReply()
+        try:
+            async for chunk in stream:
+                if not reply.add(chunk, max_tokens):
+                    logger.info(
+                        "%s: the server went past max_tokens=%s; stopped reading",
+                        self.name,
+                        max_tokens,
+                    )
+                    break
+        except Exception as error:  # anything that breaks a stream that had begun
+            raise _BrokenStream(f"the stream broke off: {type(error).__name__}") from None
+        finally:
+            await stream.close()  # the server sees the client leave and stops generating
+        if reply.finish is None and not reply.cut:
+            # llama-cpp-python answers a request it fails with an empty or ping-only stream
+            raise _BrokenStream("the stream ended before the reply was finished")
+        return reply.output(self.model)
 
     def _parse(self, completion: Any) -> ModelOutput:
         if not getattr(completion, "choices", None):
@@ -249,6 +341,84 @@ class OpenAIProvider(ModelProvider):
     async def aclose(self) -> None:
         if self._owns_http_client:
             await self._client.close()
+
+
+class _BrokenStream(ProviderCallError):
+    """A streamed reply that began (HTTP 200) but never finished."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)
+
+
+@dataclass
+class _StreamedReply:
+    """The pieces of a streamed chat completion, put together as they arrive."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)
+    chunks: int = 0
+    finish: str | None = None
+    usage: Any = None
+    model: str = ""
+    cut: bool = False
+
+    def add(self, chunk: Any, max_tokens: int | None) -> bool:
+        """Take one chunk; ``False`` (and nothing taken) when it would pass ``max_tokens``."""
+        self.model = self.model or (chunk.model or "")
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+        for choice in chunk.choices[:1]:
+            delta = choice.delta
+            # a chunk that carries text carries at least one token (a role or a function
+            # name alone may carry none, so those are not counted)
+            carries = bool(delta.content) or any(
+                call.function is not None and call.function.arguments
+                for call in delta.tool_calls or []
+            )
+            if carries and max_tokens is not None and self.chunks >= max_tokens:
+                self.cut = True
+                return False
+            self.chunks += carries
+            if delta.content:
+                self.text.append(delta.content)
+            for call in delta.tool_calls or []:
+                slot = self.calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+                slot["id"] = call.id or slot["id"]
+                if call.function is not None:
+                    slot["name"] += call.function.name or ""
+                    slot["arguments"] += call.function.arguments or ""
+            self.finish = choice.finish_reason or self.finish
+        return True
+
+    def output(self, model: str) -> ModelOutput:
+        calls = []
+        for index, slot in sorted(self.calls.items()):
+            arguments, parse_error = parse_tool_arguments(slot["arguments"])
+            calls.append(
+                ToolCall(
+                    id=slot["id"] or f"call_{index}",
+                    function=slot["name"],
+                    arguments=arguments,
+                    raw_arguments=slot["arguments"],
+                    parse_error=parse_error,
+                )
+            )
+        usage = self.usage
+        stop: StopReason = (
+            "max_tokens" if self.cut else _STOP_REASONS.get(self.finish or "", "unknown")
+        )
+        return ModelOutput(
+            text="".join(self.text),
+            tool_calls=tuple(calls),
+            usage=ModelUsage(
+                input_tokens=usage.prompt_tokens if usage else 0,
+                # without a usage chunk, the chunks read stand in for the tokens
+                output_tokens=usage.completion_tokens if usage and not self.cut else self.chunks,
+            ),
+            stop_reason=stop,
+            model=self.model or model,
+            client_truncated=self.cut,
+        )
 
 
 _OPTIONS = {"api_key", "base_url", "http_client"}
@@ -305,4 +475,6 @@ def create_openai_api_provider(path: str, **options: Any) -> OpenAIProvider:
         base_url=base_url,
         http_client=options.get("http_client"),
         max_tokens_field="max_tokens",
+        enforce_max_tokens=True,
+        probe_slots=True,
     )
