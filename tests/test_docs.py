@@ -1,7 +1,7 @@
 """The documentation promises only what exists: the MkDocs site builds strictly (broken links,
 anchors and pages missing from the nav fail), every ``uncobench`` command and option shown in
-README.md and docs/*.md exists in the CLI (and in its ``--help``), README links resolve, and
-the README stays a short front door with its screenshot."""
+README.md and docs/*.md exists in the CLI (and in its ``--help``), README links resolve, no
+page keeps a placeholder, and the README stays a short front door with its screenshot."""
 
 from __future__ import annotations
 
@@ -199,6 +199,17 @@ def test_readme_is_a_short_front_door_with_a_screenshot() -> None:
         path = ROOT / image
         assert path.is_file() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", image
         assert path.stat().st_size <= 300_000, f"{image} is not small"
+
+
+PLACEHOLDER = re.compile(r"^\s*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\s*$|\b(?:TODO|FIXME)\b", re.M)
+"""a line that is one all-caps token (``SMOLLM2_FIGURES``), or a TODO: something someone
+meant to fill in (figures, a paragraph) and did not"""
+
+
+@pytest.mark.parametrize("page", [README, *DOCS], ids=lambda p: p.name)
+def test_no_page_keeps_a_placeholder(page: Path) -> None:
+    text = FENCE.sub("", page.read_text(encoding="utf-8"))  # code blocks may name constants
+    assert not PLACEHOLDER.findall(text), f"{page.name}: {PLACEHOLDER.findall(text)}"
 
 
 def test_readme_links_resolve() -> None:

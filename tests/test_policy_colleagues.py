@@ -283,6 +283,28 @@ def test_the_reports_table_7_is_the_judge_over_the_whole_records(
     assert read_metrics(files.metrics).validity == expected
 
 
+def test_the_report_shows_the_policy_cells_the_judge_computes(
+    bench: Path, tmp_path: Path, group: TaskGroup
+) -> None:
+    # the report reads traces apart from the records and tallies them with a visitor: its
+    # cells (metrics.json, the validity section) must be the ones computed from the records
+    runs = tmp_path / "runs"
+    samples = run_with(bench, runs / "faithful", "pcfaithful/x", ["missed"])
+    samples += run_with(bench, runs / "leaky", "pcleaky/x", ["misaligned"])
+    files = write_report(runs, tmp_path / "report", figures=False)
+    document = read_metrics(tmp_path / "report" / "metrics.json")
+    assert sorted(document.validity, key=lambda c: c.row) == sorted(
+        validity_cells(samples, GroupJudges([group])), key=lambda c: c.row
+    )
+    section = files.markdown.read_text().split("## Role-agent validity", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    leaky = next(line for line in section.splitlines() if "| Misaligned |" in line)
+    assert "pcleaky/x,cache=false (policy)" in leaky and "| 0/0 | 1/1 |" in leaky  # broke it
+    kept = next(line for line in section.splitlines() if "| Missed |" in line)
+    assert "pcfaithful/x,cache=false (policy)" in kept and "100.0%" in kept
+    assert "| 1/1 | 0/1 |" in kept  # the silence it owed kept; no sample broke the policy
+
+
 def test_policy_mode_is_part_of_the_job_and_needs_a_model(bench: Path, group: TaskGroup) -> None:
     phrase = SampleJob.make(group, "missed", "builtin/careful", colleague="mock/echo")
     policy = SampleJob.make(group, "missed", "builtin/careful", colleague="mock/echo",
