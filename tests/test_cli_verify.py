@@ -97,6 +97,18 @@ def test_emit_smt2_writes_one_file_per_query(
     assert sum(name.startswith("necessity-") for name in files) == 6
     text = (tmp_path / "mining_supervisor" / "uniqueness.smt2").read_text()
     assert "; expected: unsat" in text and "(check-sat)" in text
+    assert f"{len(files)} certificate file(s) written under {tmp_path}" in result.out
+
+
+def test_emit_smt2_of_an_unreadable_input_claims_no_certificate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    out = tmp_path / "certs"
+    result = run_cli(capsys, "verify", str(broken), "--emit-smt2", str(out))
+    assert result.code == 2 and "no certificate written" in result.out
+    assert "written under" not in result.out and not out.exists()
 
 
 def test_schema_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -194,6 +194,7 @@ def verify(
     reports: list[VerificationReport] = []
     unreadable: list[str] = []
     errors: list[dict[str, str | None]] = []
+    written = 0
     for path in expand_inputs(inputs):
         certificates: dict[str, dict[str, str]] | None = {} if emit_dir is not None else None
         try:
@@ -213,12 +214,17 @@ def verify(
             for task_id, files in certificates.items():
                 for name, text in files.items():
                     write_text_atomic(contained(emit_dir, task_id, f"{name}.smt2"), text)
+                    written += 1
     if out.is_json:
         out.json(verification_json(reports, errors))
     else:
         print_verification(out, reports, unreadable, verbose)
     if emit_dir is not None:
-        out.say(f"[dim]certificates written under {escape(str(emit_dir))}[/]")
+        # say what was written: an unreadable input writes no certificate
+        if written:
+            out.say(f"[dim]{written} certificate file(s) written under {escape(str(emit_dir))}[/]")
+        else:
+            out.say("[dim]no certificate written[/]")
     return exit_code_of(reports, len(unreadable))
 
 
