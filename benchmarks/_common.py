@@ -32,6 +32,11 @@ def own_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def tree_cpu() -> float:
+    """CPU seconds of this process and its finished children (worker processes)."""
+    return own_cpu() + children_cpu()
+
+
 @dataclass
 class Run:
     """One command: exit code, wall seconds, CPU seconds of its whole process tree."""
@@ -59,7 +64,7 @@ def run_cli(args: Sequence[str], adopt: bool = False) -> Run:
     return Run(done.returncode, wall, cpu)
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """``pid``'s living descendants (Linux ``/proc``)."""
     found, todo = [], [pid]
     while todo:
@@ -99,7 +104,7 @@ def tree_main(command: list[str], period: float = 0.05, linger: float = 120.0) -
 
     def sample() -> bool:
         living = False
-        for pid in _descendants(os.getpid()):
+        for pid in descendants(os.getpid()):
             reading = _cpu_ticks(pid)
             if reading is not None:
                 ticks[reading[0]] = reading[1]

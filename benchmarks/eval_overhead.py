@@ -34,11 +34,14 @@ import glob
 import heapq
 import json
 import multiprocessing
-import resource
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import descendants, tree_cpu
 
 from uncobench_z3._executor import ExecutorOptions
 from uncobench_z3.construct import load_groups, render_task
@@ -146,30 +149,10 @@ class SlowAgent:
         return await self.agent.act(conversation)
 
 
-def tree_cpu() -> float:
-    """CPU seconds of this process and its finished children (shard workers)."""
-    mine = resource.getrusage(resource.RUSAGE_SELF)
-    theirs = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return mine.ru_utime + mine.ru_stime + theirs.ru_utime + theirs.ru_stime
-
-
-def _descendants(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        for task in glob.glob(f"/proc/{current}/task/*/children"):
-            try:
-                todo.extend(int(child) for child in Path(task).read_text().split())
-            except OSError:
-                continue
-    return found
-
-
 def tree_pss_mb(pid: int) -> float:
     """Proportional set size of ``pid`` and its descendants, in MB (Linux)."""
     total = 0
-    for member in _descendants(pid):
+    for member in [pid, *descendants(pid)]:
         try:
             text = Path(f"/proc/{member}/smaps_rollup").read_text()
         except OSError:

@@ -10,6 +10,7 @@ import pytest
 
 from uncobench_z3.errors import ModelAPIError
 from uncobench_z3.models import ChatMessage, Model, get_model, parse_retry_after
+from uncobench_z3.models import _model as model_module
 from uncobench_z3.models.testing import (
     HTTPReply,
     ScriptedTransport,
@@ -99,7 +100,11 @@ async def test_bad_request_is_not_retried(sdk: SDKName) -> None:
     assert clock.waits == []
 
 
-async def test_attempts_are_bounded_and_the_last_error_is_reported() -> None:
+async def test_attempts_are_bounded_and_the_last_error_is_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the jitter at its largest, so that the waits are exact
+    monkeypatch.setattr(model_module.random, "uniform", lambda low, high: high)
     transport = ScriptedTransport("openai", lambda request: http_error(429, "rate limited"))
     clock = FakeClock()
     model = model_for("openai", transport, clock, max_attempts=3)
@@ -108,9 +113,8 @@ async def test_attempts_are_bounded_and_the_last_error_is_reported() -> None:
     assert caught.value.status_code == 429
     assert len(transport.requests) == 3
     assert len(clock.waits) == 2
-    # Exponential backoff without a header: about 1 s, then about 2 s.
-    first, second = clock.waits[:2]
-    assert 1.0 <= first < 1.2 and 2.0 <= second < 2.4
+    # Exponential backoff without a header: 1 s, then 2 s, each plus its jitter (10% here).
+    assert clock.waits == [1.0 * (1 + model_module._JITTER), 2.0 * (1 + model_module._JITTER)]
 
 
 async def test_waits_are_capped_even_when_the_server_asks_for_more() -> None:

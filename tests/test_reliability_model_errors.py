@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import (
     ERROR_SAMPLES_FILE,
     SAMPLES_FILE,
@@ -20,6 +21,7 @@ from uncobench_z3.evaluation import (
 )
 from uncobench_z3.models import ChatMessage, GenerateConfig, get_model
 from uncobench_z3.models.testing import Fault, FaultServer
+from uncobench_z3.settings import SETTING_NAMES
 
 from .cli_helpers import run_cli
 
@@ -134,8 +136,12 @@ def test_max_errors_zero_stops_at_the_first_error_and_resume_retries_it(
     assert result.code == 1 and "Traceback" not in result.err
     assert "stopped" in result.err and "--max-errors" in result.err
     records, _ = read_log(out / SAMPLES_FILE)
-    assert [r.result for r in records].count("error") == 1
-    assert 1 <= len(records) <= 9
+    # one sample at a time in plan order: the first group's samples, then the failing one,
+    # and nothing started after it
+    first, failing = load_groups(bench)[:2]
+    before = [s for s in SETTING_NAMES if first.setting(s).available]
+    assert [r.group_id for r in records] == [first.id] * len(before) + [failing.id]
+    assert [r.result == "error" for r in records] == [False] * len(before) + [True]
     server.script = ()  # the server recovers
     again = run_cli(capsys, *eval_args(bench, out))
     assert again.code == 0, again.err
