@@ -64,6 +64,7 @@ from ..spec import (
     round_fraction,
 )
 from ._environment import RoundRecord
+from ._evidence import FaceValueEvidence, final_evidence
 from ._scoring import ParsedAnswer
 
 AttributionLabel = Literal["integration_error", "misled", "gathering_failure", "unknown"]
@@ -134,17 +135,8 @@ def face_value_evidence(
 ) -> tuple[dict[Slot, Value], list[tuple[Slot, StatedValue]]]:
     """(exact required-context values, imprecise required-context statements of the records
     not received exactly): what the replies state, taken literally."""
-    evidence, _ = received_evidence(task, trace)
-    imprecise: dict[tuple[Slot, str], tuple[Slot, StatedValue]] = {}
-    for record in trace:
-        for reply in record.replies:
-            for stated in reply.stated:
-                slot = (stated.candidate, stated.fact)
-                required = task.facts[stated.fact].context
-                if stated.is_exact or stated.context != required or slot in evidence:
-                    continue
-                imprecise.setdefault((slot, stated.model_dump_json()), (slot, stated))
-    return evidence, list(imprecise.values())
+    found = final_evidence(task, trace)
+    return found.exact, list(found.imprecise)
 
 
 def _describe(task: TypedTask, stated: StatedValue) -> str:
@@ -153,6 +145,10 @@ def _describe(task: TypedTask, stated: StatedValue) -> str:
     if stated.is_exact:
         return f"{who}'s {label} for {stated.context!r} (wrong context)"
     return f"{who}'s {label} stated imprecisely"
+
+
+Pinned = tuple[list[Slot], list[str]]
+"""values as solver constraints: (slots pinned at their true value, equality terms)"""
 
 
 class _Attributor:
@@ -164,12 +160,25 @@ class _Attributor:
         self.solver = TaskSolver(task, self.gold, budget, shared_context())
         self.encoding = self.solver.encoding
 
-    def ask(self, name: str, goal: str | None, terms: list[str]) -> QueryResult:
-        """A verdict-only query with nothing pinned but ``terms``."""
-        return self.solver.query(name, [], goal, terms, want_core=False, want_model=False)
+    def ask(self, name: str, goal: str | None, values: Pinned, terms: list[str]) -> QueryResult:
+        """A verdict-only query with ``values`` pinned and ``terms`` asserted."""
+        slots, pinned_terms = values
+        return self.solver.query(
+            name, slots, goal, [*pinned_terms, *terms], want_core=False, want_model=False
+        )
 
-    def equals(self, values: dict[Slot, Value]) -> list[str]:
-        return [self.encoding.value_equals_term(slot, value) for slot, value in values.items()]
+    def equals(self, values: dict[Slot, Value]) -> Pinned:
+        """``values`` as constraints: a record at its true value by the encoding's own pin
+        literal (already in the solver), any other value as an equality term (parsed into the
+        solver once, behind a guard). Both say the same: ``slot = value``."""
+        recorded = self.task.values
+        slots = [slot for slot, value in values.items() if recorded.get(slot) == value]
+        terms = [
+            self.encoding.value_equals_term(slot, value)
+            for slot, value in values.items()
+            if recorded.get(slot) != value
+        ]
+        return slots, terms
 
     def statement_term(self, slot: Slot, stated: StatedValue) -> str:
         if stated.is_exact:
@@ -246,7 +255,7 @@ def _attribute(
         )
 
     pinned = attributor.equals(evidence)
-    determined = attributor.ask("attribution-evidence", GOAL_DIFFERS, pinned)
+    determined = attributor.ask("attribution-evidence", GOAL_DIFFERS, pinned, [])
     if determined.status == "unknown":
         return result("unknown", f"the solver could not decide: {determined.reason}")
     if determined.status == "unsat":
@@ -261,8 +270,9 @@ def _attribute(
     if accepted and answer is not None:
         face = [attributor.statement_term(slot, s) for slot, s in accepted.items()]
         truth = attributor.equals({slot: task.values[slot] for slot in accepted})
-        with_defects = attributor.ask("attribution-face", None, [*pinned, *face, answer])
-        with_truth = attributor.ask("attribution-truth", None, [*pinned, *truth, answer])
+        with_defects = attributor.ask("attribution-face", None, pinned, [*face, answer])
+        both = (pinned[0] + truth[0], pinned[1] + truth[1])
+        with_truth = attributor.ask("attribution-truth", None, both, [answer])
         if "unknown" in (with_defects.status, with_truth.status):
             return result("unknown", "the solver could not decide whether a defect misled")
         if with_defects.status == "sat" and with_truth.status == "unsat":
@@ -364,12 +374,38 @@ DeterminedStatus = Literal["sat", "unsat", "unknown"]
 
 class EvidenceJudge:
     """Decides, for one task, whether face-value evidence determines the gold answer, and
-    remembers each verdict by the evidence (samples of one group often receive the same)."""
+    remembers each verdict by the evidence (samples of one group often receive the same).
+
+    Evidence that pins every decision record at its true value (with every imprecise
+    statement true of its record) determines gold by exact evaluation: the output is a
+    function of the decision records, and the true records give gold. That is what the
+    solver would prove, so it is not asked; the task's encoding is loaded into a solver only
+    when some evidence needs one (a group whose samples all gather everything never does).
+    """
 
     def __init__(self, task: TypedTask, gold: Answer, budget: SolverBudget) -> None:
         self.task = task
-        self.attributor = _Attributor(task, gold, budget)
+        self.gold = gold
+        self.budget = budget
+        self._attributor: _Attributor | None = None
         self.verdicts: dict[tuple[object, ...], DeterminedStatus] = {}
+        decision = task.decision_facts()
+        self._decision_slots = frozenset(
+            (candidate, fact) for candidate in task.candidates for fact in decision
+        )
+        # Gold is what the true records give (verify proved it at build time; a group edited
+        # since would not be, and then every verdict goes to the solver).
+        try:
+            self._gold_is_truth = task.outcome().same_output(gold.to_outcome())
+        except Exception:  # a rule the true records cannot evaluate: leave it to the solver
+            self._gold_is_truth = False
+
+    @property
+    def attributor(self) -> _Attributor:
+        """The task's encoding in a solver, loaded on first use."""
+        if self._attributor is None:
+            self._attributor = _Attributor(self.task, self.gold, self.budget)
+        return self._attributor
 
     def determines_gold(
         self, trace: Sequence[RoundRecord]
@@ -378,35 +414,38 @@ class EvidenceJudge:
         output is consistent with it; ``unknown``: undecided - with the exact evidence and the
         number of imprecise statements used. Contradictory evidence (which faithful
         colleagues never give) determines nothing and is reported ``unknown``."""
-        evidence, imprecise = face_value_evidence(self.task, trace)
-        signature = (
-            tuple(sorted((slot, repr(value)) for slot, value in evidence.items())),
-            tuple(sorted(stated.model_dump_json() for _, stated in imprecise)),
-        )
-        status = self.verdicts.get(signature)
-        if status is None:
-            status = self.verdicts[signature] = self._decide(evidence, imprecise)
-        return status, evidence, len(imprecise)
+        evidence = final_evidence(self.task, trace)
+        return self.verdict(evidence), evidence.exact, len(evidence.imprecise)
 
-    def _decide(
-        self, evidence: dict[Slot, Value], imprecise: list[tuple[Slot, StatedValue]]
-    ) -> DeterminedStatus:
-        attributor = self.attributor
-        terms = attributor.equals(evidence)
-        terms += [attributor.statement_term(slot, stated) for slot, stated in imprecise]
-        differs = attributor.solver.query(
-            "justification", [], GOAL_DIFFERS, terms, want_core=False, want_model=False
+    def verdict(self, evidence: FaceValueEvidence) -> DeterminedStatus:
+        """:meth:`determines_gold` of evidence already read from a trace."""
+        status = self.verdicts.get(evidence.signature)
+        if status is None:
+            status = self.verdicts[evidence.signature] = self._decide(evidence)
+        return status
+
+    def _truthful(self, evidence: FaceValueEvidence) -> bool:
+        """Every exact value is the record's true value, every imprecise statement true of it."""
+        values = self.task.values
+        return all(values.get(slot) == value for slot, value in evidence.exact.items()) and all(
+            _true_of(self.task, slot, s) for slot, s in evidence.imprecise
         )
+
+    def _decide(self, evidence: FaceValueEvidence) -> DeterminedStatus:
+        truthful = self._truthful(evidence)
+        if truthful and self._gold_is_truth and self._decision_slots <= evidence.exact.keys():
+            return "unsat"  # every decision record pinned at its true value (class docstring)
+        attributor = self.attributor
+        pinned = attributor.equals(evidence.exact)
+        terms = [attributor.statement_term(slot, stated) for slot, stated in evidence.imprecise]
+        differs = attributor.ask("justification", GOAL_DIFFERS, pinned, terms)
         if differs.status != "unsat":
             return differs.status
         # unsat is only meaningful for consistent evidence: the true records are a witness
         # when they satisfy every statement (always, with faithful colleagues), else ask
-        truthful = all(self.task.values.get(slot) == value for slot, value in evidence.items())
-        if truthful and all(_true_of(self.task, slot, s) for slot, s in imprecise):
+        if truthful:
             return "unsat"
-        consistent = attributor.solver.query(
-            "justification-consistent", [], None, terms, want_core=False, want_model=False
-        )
+        consistent = attributor.ask("justification-consistent", None, pinned, terms)
         return "unsat" if consistent.status == "sat" else "unknown"
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -63,6 +64,41 @@ ReadSlot = tuple[str, str]
 """(candidate name, fact key): how the agents index what they read."""
 
 
+_PARSED_KEPT = 256
+_parsed: OrderedDict[str, ReadTask] = OrderedDict()
+"""task text -> its reading, shared by the agents of every episode (read-only: none changes
+a reading); an agent re-reads the same text every episode and the same reply lines every turn"""
+_lines: dict[int, dict[str, Statement | None]] = {}
+"""id of a reading in ``_parsed`` -> reply line -> its statement (None: not a record)"""
+
+
+def parse_task(text: str) -> ReadTask:
+    """The reading of a task text (:func:`parse_task_text`), remembered for the last few."""
+    found = _parsed.get(text)
+    if found is None:
+        found = _parsed[text] = parse_task_text(text)
+        _lines[id(found)] = {}
+        while len(_parsed) > _PARSED_KEPT:
+            _lines.pop(id(_parsed.popitem(last=False)[1]), None)
+    else:
+        _parsed.move_to_end(text)
+    return found
+
+
+def _parse_line(line: str, read: ReadTask) -> Statement | None:
+    # every id in _lines is of a reading _parsed holds alive: no other object can have it
+    known = _lines.get(id(read))
+    if known is not None and line in known:
+        return known[line]
+    try:
+        statement: Statement | None = parse_statement(line, read.catalog)
+    except ReadError:
+        statement = None  # a line that is not a record (chatter) carries no fact
+    if known is not None:
+        known[line] = statement
+    return statement
+
+
 def reply_statements(conversation: Conversation, read: ReadTask) -> Iterator[Statement]:
     """Every readable record line of every reply, in the order received."""
     for turn in conversation.turns:
@@ -70,10 +106,9 @@ def reply_statements(conversation: Conversation, read: ReadTask) -> Iterator[Sta
             for line in (reply.text or "").splitlines():
                 if not line.strip():
                     continue
-                try:
-                    yield parse_statement(line, read.catalog)
-                except ReadError:
-                    continue  # a line that is not a record (chatter) carries no fact
+                statement = _parse_line(line, read)
+                if statement is not None:
+                    yield statement
 
 
 def latest_statements(conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Statement]:
@@ -146,7 +181,7 @@ class _TextAgent:
     def read(self, conversation: Conversation) -> ReadTask:
         text = conversation.briefing.task_text
         if self._read is None or self._text != text:
-            self._read, self._text = parse_task_text(text), text
+            self._read, self._text = parse_task(text), text
         return self._read
 
 

@@ -26,6 +26,7 @@ from ..solver import SolverBudget
 from ..spec import Answer, TypedTask
 from ._attribution import ATTRIBUTION_BUDGET, shared_judge
 from ._environment import RoundRecord
+from ._evidence import evidence_by_round
 
 
 class RoundNote(BaseModel):
@@ -59,17 +60,18 @@ def round_notes(
     decision = sorted(task.decision_facts())
     slots = [(candidate, fact) for candidate in task.candidates for fact in decision]
     notes: list[RoundNote] = []
-    for number in range(1, len(trace) + 1):
-        status, evidence, imprecise = judge.determines_gold(trace[:number])
-        open_slots = tuple(slot for slot in slots if slot not in evidence)
+    for record, evidence in zip(trace, evidence_by_round(task, trace), strict=True):
+        status = judge.verdict(evidence)
+        open_slots = tuple(slot for slot in slots if slot not in evidence.exact)
+        # built from checked parts, on every sample's hot path: no validation pass
         notes.append(
-            RoundNote(
-                round=trace[number - 1].round,
+            RoundNote.model_construct(
+                round=record.round,
                 determined=None if status == "unknown" else status == "unsat",
                 received=len(slots) - len(open_slots),
                 needed=len(slots),
                 open=open_slots,
-                imprecise=imprecise,
+                imprecise=len(evidence.imprecise),
             )
         )
     return notes

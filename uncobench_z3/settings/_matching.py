@@ -30,20 +30,18 @@ def _contiguous(entry: Entry, stems: list[str], start: int) -> tuple[int, ...] |
     return tuple(range(start, end))
 
 
-def _unordered(entry: Entry, stems: list[str], tokens: list[Token]) -> list[tuple[int, ...]]:
-    """Every sentence holding all the entry's words, any order: the first of each word."""
+def _unordered(
+    entry: Entry, sentences: list[int], positions: dict[tuple[int, str], list[int]]
+) -> list[tuple[int, ...]]:
+    """Every sentence holding all the entry's words, any order: the first of each word.
+
+    ``positions``: (sentence, stem) -> the indexes of the tokens with that stem in that
+    sentence, in order (what a scan of the tokens would meet first comes first)."""
     found = []
-    for sentence in sorted({t.sentence for t in tokens}):
-        indexes = []
+    for sentence in sentences:
+        indexes: list[int] = []
         for want in entry.stems:
-            hit = next(
-                (
-                    i
-                    for i, t in enumerate(tokens)
-                    if t.sentence == sentence and stems[i] == want and i not in indexes
-                ),
-                None,
-            )
+            hit = next((i for i in positions.get((sentence, want), ()) if i not in indexes), None)
             if hit is None:
                 break
             indexes.append(hit)
@@ -68,9 +66,15 @@ def find_matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int])
             if entry.exact and tokens[i].word not in (entry.words[0], entry.words[0] + "s"):
                 continue
             raw.append(Match(entry, hit))
-    for entry in vocabulary.entries:
-        if entry.unordered:
-            raw += [Match(entry, hit) for hit in _unordered(entry, stems, tokens)]
+    # where each word stands, once per message: most entries' words are not all in it
+    positions: dict[tuple[int, str], list[int]] = {}
+    for i, (token, word_stem) in enumerate(zip(tokens, stems, strict=True)):
+        positions.setdefault((token.sentence, word_stem), []).append(i)
+    present = set(stems)
+    sentences = sorted({t.sentence for t in tokens})
+    for entry in vocabulary.unordered_entries:
+        if all(want in present for want in entry.stems):
+            raw += [Match(entry, hit) for hit in _unordered(entry, sentences, positions)]
     raw = [m for m in raw if not blocked.intersection(m.indexes)]
     raw.sort(key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes))
     taken: dict[int, tuple[int, int]] = {}  # token -> (length, priority) of the match holding it

@@ -4,15 +4,37 @@ from __future__ import annotations
 
 import datetime as _dt
 from fractions import Fraction
+from functools import lru_cache
 
-from ..spec import TypedTask, Value, ValueParseError, day_number, from_day_number, parse_value
+from ..spec import (
+    FactType,
+    TypedTask,
+    Value,
+    ValueParseError,
+    day_number,
+    from_day_number,
+    parse_value,
+)
 from ._imprecise import Imprecision
 from ._model import StatedValue
 
 
 def stated_value(task: TypedTask, stated: StatedValue) -> Value:
     fact = task.facts[stated.fact]
-    return parse_value(fact.type, stated.value, list(fact.members) or None)
+    raw = stated.value
+    if isinstance(raw, list | dict):  # not a scalar: let the parser say why
+        return parse_value(fact.type, raw, list(fact.members) or None)
+    try:  # type(raw) is in the key: True == 1 and hash alike, but parse differently
+        return _parse_scalar(fact.type, type(raw).__name__, raw, tuple(fact.members))
+    except TypeError:  # unhashable (a signalling NaN): parse it uncached, to its error
+        return parse_value(fact.type, raw, list(fact.members) or None)
+
+
+@lru_cache(maxsize=65536)
+def _parse_scalar(fact_type: FactType, _kind: str, raw: object, members: tuple[str, ...]) -> Value:
+    """A stated scalar parsed once: the scripted colleagues state a small, fixed set of values
+    per group, and every round of every sample reads them again (the values are immutable)."""
+    return parse_value(fact_type, raw, list(members) or None)
 
 
 def stated_imprecision(task: TypedTask, stated: StatedValue) -> Imprecision:

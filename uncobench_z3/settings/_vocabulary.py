@@ -92,8 +92,12 @@ class Vocabulary:
     """fact -> the words of its contexts (what "the latest ..." may be followed by)"""
     order: dict[str, list[str]] = field(default_factory=dict)
     """fact -> its contexts from the earliest to the latest (only when they can be ordered)"""
+    unordered_entries: list[Entry] = field(default_factory=list)
+    """the entries matched in any word order, in ``entries`` order"""
     _known: set[Entry] = field(default_factory=set, repr=False)
     """the entries, as a set (a task has thousands: a list lookup made building quadratic)"""
+    _corrections: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    """what :meth:`corrected` read each word as (the typo check scans every long word)"""
 
     @classmethod
     def of(cls, task: TypedTask) -> Vocabulary:
@@ -112,6 +116,8 @@ class Vocabulary:
             return
         self._known.add(entry)
         self.entries.append(entry)
+        if entry.unordered:
+            self.unordered_entries.append(entry)
         for word, word_stem in zip(entry.words, entry.stems, strict=True):
             self.by_stem.setdefault(word_stem, [])
             if len(word) >= 6 and not word.isdigit():
@@ -250,10 +256,17 @@ class Vocabulary:
         """The stem a word is read as: its own, or a long vocabulary word it is a typo of."""
         if word_stem in self.by_stem or len(word) < 6 or word.isdigit():
             return word_stem
-        for known, known_stem in self.long_words.items():
-            if close_enough(word, known):
-                return known_stem
-        return word_stem
+        found = self._corrections.get((word, word_stem))
+        if found is None:
+            found = next(
+                (known_stem for known, known_stem in self.long_words.items()
+                 if close_enough(word, known)),
+                word_stem,
+            )  # fmt: skip
+            if len(self._corrections) >= 65536:  # a bound for long runs of model-written text
+                self._corrections.clear()
+            self._corrections[(word, word_stem)] = found
+        return found
 
     def role_facts(self, role: str) -> tuple[str, ...]:
         return tuple(self.task.facts_of(role))
