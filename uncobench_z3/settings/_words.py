@@ -310,8 +310,10 @@ def _canonical_periods(tokens: list[Token]) -> list[Token]:
     return out
 
 
+@functools.lru_cache(maxsize=16384)
 def words_of(text: str) -> tuple[str, ...]:
-    """The canonical words of a label or phrase (for vocabulary entries)."""
+    """The canonical words of a label or phrase (for vocabulary entries; remembered: a task
+    names each label, context and member many times, and tasks of one scenario share them)."""
     return tuple(t.word for t in tokenize(text))
 
 
