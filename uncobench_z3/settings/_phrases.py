@@ -16,7 +16,6 @@ the held-out split was written afterwards, in other words (docs/settings.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -271,34 +270,5 @@ CONTEXT_STOPWORDS = word_set(
 )
 
 
-_BACKREFERENCE = re.compile(r"\\[1-9]|\(\?P=")
-
-
-class PhraseList:
-    """Patterns tried in order, with one screen that says whether any of them can match.
-
-    Most messages match none of a list; the screen (one alternation of the patterns) answers
-    that in one search instead of one search per pattern. An alternation matches at a
-    position exactly when one of its branches does, so the screen finds a match exactly when
-    some pattern does; a pattern with a backreference is kept out of it (joining renumbers
-    groups) and searched on its own.
-    """
-
-    def __init__(self, patterns: list[str]) -> None:
-        self.patterns = tuple(re.compile(p) for p in patterns)
-        joinable = [p for p in patterns if not _BACKREFERENCE.search(p)]
-        self._screen = re.compile("|".join(f"(?:{p})" for p in joinable)) if joinable else None
-        self._alone = tuple(re.compile(p) for p in patterns if _BACKREFERENCE.search(p))
-
-    def __iter__(self) -> Iterator[re.Pattern[str]]:
-        return iter(self.patterns)
-
-    def may_match(self, text: str) -> bool:
-        """Whether some pattern of the list has a match in ``text``."""
-        if self._screen is not None and self._screen.search(text):
-            return True
-        return any(p.search(text) for p in self._alone)
-
-
-def compiled(patterns: list[str]) -> PhraseList:
-    return PhraseList(patterns)
+def compiled(patterns: list[str]) -> list[re.Pattern[str]]:
+    return [re.compile(p) for p in patterns]

@@ -164,7 +164,7 @@ def read_request(
             named.append(m.entry.ref[0])
             note(f"candidate:{m.entry.ref[0]}", span(m.indexes))
     all_candidates = False
-    for pattern in _ALL if _ALL.may_match(joined) else ():
+    for pattern in _ALL:
         hit = pattern.search(joined)
         if hit:
             all_candidates = True
@@ -251,8 +251,6 @@ def read_request(
     # label word that is also an intent word ("actual batch cost") still shows the intent
     plain = " ".join(tagged(task, role_facts, tokens, matches, found, keep_names=True)[0])
     for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
-        if not (patterns.may_match(joined) or patterns.may_match(plain)):
-            continue
         for pattern in patterns:
             hit = pattern.search(joined)
             if hit:
