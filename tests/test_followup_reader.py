@@ -324,3 +324,26 @@ def test_precision_and_recall_on_the_corpus(split: str, floor: float) -> None:
     outcomes = bench.classify(bench.load_split(split), bench.load_groups())  # type: ignore[attr-defined]
     scores = bench.scores(outcomes)  # type: ignore[attr-defined]
     assert scores["precision"] >= floor and scores["recall"] >= floor, scores
+
+
+def test_a_message_parsed_once_reads_alike_for_every_addressee() -> None:
+    """The addressee-free parse shared between colleagues changes no reading (and a parse of
+    another text is not used)."""
+    from uncobench_z3.settings import parse_message
+
+    roles: list[str | None] = [None, *TASK.roles]
+    texts = [text for _, text in NATURAL] + [
+        "Did he pass?",
+        "all three candidates, please: the exact FY2026 allowance",
+        "not the April one - the March clearance of Vance, passed or failed?",
+    ]
+    for text in texts:
+        parsed = parse_message(VOCAB, text)
+        for role in roles:
+            for focus in (None, "vance"):
+                plain = read_request(VOCAB, text, role, focus)
+                assert read_request(VOCAB, text, role, focus, parsed) == plain
+        other = parse_message(VOCAB, "Did he pass?")
+        assert read_request(VOCAB, text, TASK.roles[0], None, other) == read_request(
+            VOCAB, text, TASK.roles[0]
+        )

@@ -42,10 +42,12 @@ from ..settings import (
     Defect,
     DefectKind,
     FollowUpDecision,
+    ParsedMessage,
     Request,
     StatedValue,
     Vocabulary,
     decide,
+    parse_message,
     read_request,
 )
 from ..spec import Slot, TypedTask, to_json_scalar
@@ -125,6 +127,11 @@ class RecordBook:
         # settings, epochs and agents, and the minimum-rounds search asks what careful asks):
         # a reading depends only on the text, the role and the candidate in focus.
         self._readings: dict[tuple[str, str | None, str | None], Request] = {}
+        # The addressee-free part of the last message read: a message sent to several
+        # colleagues is read for each in turn. Only the last is kept: parses are many small
+        # objects, and keeping them all made the garbage collector's passes cost more than
+        # the parsing saved.
+        self._last_parsed: ParsedMessage | None = None
 
     def line(self, stated: StatedValue) -> str:
         slot = (stated.candidate, stated.fact)
@@ -143,7 +150,12 @@ class RecordBook:
         if found is None:
             if len(self._readings) >= READINGS_KEPT:
                 self._readings.clear()  # a bound for long runs of unique (LLM) questions
-            found = self._readings[key] = read_request(self.vocabulary, question, role, focus)
+            parsed = self._last_parsed
+            if parsed is None or parsed.text != question:
+                parsed = self._last_parsed = parse_message(self.vocabulary, question)
+            found = self._readings[key] = read_request(
+                self.vocabulary, question, role, focus, parsed
+            )
         return found
 
     def named_candidates(self, text: str) -> list[str]:

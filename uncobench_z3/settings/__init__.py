@@ -47,7 +47,7 @@ from ._model import (
 )
 from ._perturb import DefectBalance, Perturbation, perturb
 from ._pins import Pin, parse_pin, pinned_defects
-from ._request import INTENTS, ContextMention, Request, read_request
+from ._request import INTENTS, ContextMention, ParsedMessage, Request, parse_message, read_request
 from ._stated import face_value, face_value_of, range_midpoint, stated_imprecision, stated_value
 from ._validity import MAX_GOLD_CHANCE, DefectChecker
 from ._verify import verify_group
@@ -77,6 +77,7 @@ __all__ = [
     "GoldChance",
     "Imprecision",
     "IntentSign",
+    "ParsedMessage",
     "Perturbation",
     "Pin",
     "ProofSummary",
@@ -102,6 +103,7 @@ __all__ = [
     "misaligned_rule",
     "missed_rule",
     "operand_roles",
+    "parse_message",
     "parse_pin",
     "perturb",
     "pinned_defects",

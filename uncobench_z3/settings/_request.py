@@ -26,9 +26,16 @@ from fractions import Fraction
 
 from ..spec import TypedTask
 from . import _phrases as P
-from ._matching import find_matches, inside_values, one_reading, tagged, value_tokens
+from ._matching import (
+    Match,
+    find_matches,
+    inside_values,
+    one_reading,
+    tagged,
+    value_tokens,
+)
 from ._vocabulary import Vocabulary
-from ._words import scan_values, tokenize
+from ._words import FoundValue, Token, scan_values, tokenize
 
 INTENTS = ("exact", "mismatch", "reference", "request")
 _EXACT = P.compiled(P.EXACT)
@@ -108,18 +115,20 @@ class Request:
         return any(m.fact == fact and m.context == context and m.negated for m in self.contexts)
 
 
-def read_request(
-    vocabulary: Vocabulary,
-    text: str,
-    role: str | None = None,
-    focus: str | None = None,
-) -> Request:
-    """Read ``text`` (addressed to ``role``) against the task's vocabulary.
+@dataclass(frozen=True)
+class ParsedMessage:
+    """What a reading takes from a message before the addressee matters: its tokens, the
+    values it writes and the vocabulary it names (the same for every colleague it is sent
+    to, so a caller reading one message for several may parse it once)."""
 
-    ``focus`` is the candidate the conversation with this colleague is about, if one: a
-    personal pronoun ("did he pass?") is read as that candidate.
-    """
-    task = vocabulary.task
+    text: str
+    tokens: tuple[Token, ...]
+    found: tuple[tuple[FoundValue, list[int]], ...]
+    matches: tuple[Match, ...]
+
+
+def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
+    """The addressee-free part of :func:`read_request`."""
     tokens = tokenize(text)
     found = value_tokens(tokens, scan_values(text))
     # a date's words are the date; a plain number may still belong to a name or a context
@@ -129,7 +138,26 @@ def read_request(
     worded = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
     found = [(v, ix) for v, ix in found if not worded.intersection(ix)]
     matches = [m for m in matches if m.entry.kind != "fact" or not inside_values(m, found)]
-    matches = one_reading(matches)
+    return ParsedMessage(text, tuple(tokens), tuple(found), tuple(one_reading(matches)))
+
+
+def read_request(
+    vocabulary: Vocabulary,
+    text: str,
+    role: str | None = None,
+    focus: str | None = None,
+    parsed: ParsedMessage | None = None,
+) -> Request:
+    """Read ``text`` (addressed to ``role``) against the task's vocabulary.
+
+    ``focus`` is the candidate the conversation with this colleague is about, if one: a
+    personal pronoun ("did he pass?") is read as that candidate. ``parsed``: the message
+    already parsed against the same vocabulary (:func:`parse_message`).
+    """
+    task = vocabulary.task
+    if parsed is None or parsed.text != text:
+        parsed = parse_message(vocabulary, text)
+    tokens, found, matches = list(parsed.tokens), list(parsed.found), list(parsed.matches)
     role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
     words, position = tagged(task, role_facts, tokens, matches, found)
     joined = " ".join(words)
