@@ -206,3 +206,24 @@ def test_a_report_of_hostile_names_and_answers_has_no_links(
     text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     html = MarkdownIt("commonmark").enable("table").render(text)
     assert "evil.example" in text and "<a " not in html and "<img" not in html
+
+
+def test_fewer_collections_slows_the_young_generation_and_restores_the_pace() -> None:
+    import gc
+
+    from uncobench_z3._gc import YOUNG_GENERATION, fewer_collections
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with fewer_collections():
+            assert gc.get_threshold() == (YOUNG_GENERATION, 10, 10)
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(50_000, 5, 5)  # a process that already collects less: left alone
+        with fewer_collections():
+            assert gc.get_threshold() == (50_000, 5, 5)
+        with pytest.raises(RuntimeError), fewer_collections():
+            raise RuntimeError  # restored on the way out of an error too
+        assert gc.get_threshold() == (50_000, 5, 5)
+    finally:
+        gc.set_threshold(*before)

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import __version__
+from .._gc import fewer_collections
 from ..errors import (
     ConsistencyError,
     InputError,
@@ -66,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors print one line and exit non-zero, never a traceback."""
     _register()
     try:
-        code = cli.main(args=argv, prog_name="uncobench", standalone_mode=False)
+        with fewer_collections():
+            code = cli.main(args=argv, prog_name="uncobench", standalone_mode=False)
     except click.exceptions.Abort:
         err_console.print("aborted")
         sys.exit(130)
