@@ -165,19 +165,20 @@ def _round_code(fact: TypedFact, code: int, rng: random.Random, low: int, high: 
 
 def _target(
     fact: TypedFact,
-    typical: tuple[object, object] | None,
+    grid: tuple[int, int],
     rng: random.Random,
     wanted: bool | None,
     conditions: list[TypedCondition],
 ) -> int | bool:
-    """A plausible code, drawn so that the fact's conditions hold (``wanted`` True) or fail
-    (False) when a few draws allow it; the solver repairs the rest."""
+    """A plausible code (from ``grid``, the fact's :func:`_grid`; a boolean's is unused),
+    drawn so that the fact's conditions hold (``wanted`` True) or fail (False) when a few
+    draws allow it; the solver repairs the rest."""
     best: int | bool = False
+    low, high = grid
     for _ in range(24):
         if fact.type == "bool":
             code: int | bool = rng.random() < 0.5
         else:
-            low, high = _grid(fact, typical)
             code = _round_code(fact, rng.randint(low, high), rng, low, high)
         best = code
         if wanted is None or all(c.holds(fact.value_of(code)) for c in conditions) == wanted:
@@ -257,13 +258,18 @@ class Instantiator:
         solver.from_string("\n".join(f"(assert {term})" for term in hard))
         targets: dict[str, tuple[Slot, int | bool]] = {}
         lines = []
+        grids: dict[str, tuple[int, int]] = {}  # a fact's grid, the same for every candidate
         for slot in task.all_slots():
             fact = task.facts[slot[1]]
             conditions = [c for c in task.conditions if c.fact == slot[1]]
             wanted = None
             if conditions:
                 wanted = not (slot[0] in plan.failing and slot[1] in plan.failing[slot[0]])
-            code = _target(fact, self._typical(slot[1]), rng, wanted, conditions)
+            if slot[1] not in grids:  # (a boolean draws no code from a grid)
+                grids[slot[1]] = (
+                    (0, 1) if fact.type == "bool" else _grid(fact, self._typical(slot[1]))
+                )
+            code = _target(fact, grids[slot[1]], rng, wanted, conditions)
             literal = f"t.{slot[0]}.{slot[1]}"
             value = (
                 ("true" if code else "false")
