@@ -14,13 +14,17 @@ from uncobench_z3.settings import (
     Defect,
     DefectChecker,
     Imprecision,
+    Setting,
     StatedValue,
     guess_accuracy,
+    guessing_floors,
     incomplete_rule,
     misaligned_rule,
     missed_rule,
+    operand_roles,
     strategy_reading,
 )
+from uncobench_z3.settings._stated import face_value
 from uncobench_z3.solver import Checker, TaskSolver, Verdict, brute_force_differs
 from uncobench_z3.spec import (
     Outcome,
@@ -144,6 +148,53 @@ def test_floors_agree_with_the_solver(spec: TaskSpec, data: st.DataObject) -> No
         reading = strategy_reading(task, strategy, chosen)  # type: ignore[arg-type]
         assume(all(task.facts[s[1]].contains(v) for s, v in reading.items()))  # on the grid
         assert guess_accuracy(task, gold, reading) == solver_accuracy(task, gold, reading)
+
+
+def plain_reading(task: TypedTask, strategy: str, defects: list[Defect]) -> dict[Slot, Value]:
+    """The strategies' readings as the module's docstring defines them, defect by defect."""
+    if strategy == "optimist":
+        roles = set(operand_roles(task))
+        return {s: v for s, v in task.values.items() if task.facts[s[1]].owner in roles}
+    believed = dict(task.values)
+    for defect in defects:
+        if defect.kind == "missed":
+            if strategy == "face-value":
+                for slot in task.slots_of(defect.role):
+                    believed.pop(slot, None)
+            continue
+        if defect.kind == "misaligned" and strategy != "face-value":
+            continue
+        for stated in defect.first_reply or []:
+            if strategy == "midpoint" and stated.is_exact:
+                continue
+            believed[(stated.candidate, stated.fact)] = face_value(task, stated)
+    return believed
+
+
+@given(small_specs(), st.data())
+def test_floors_of_settings_equal_the_floor_of_each(spec: TaskSpec, data: st.DataObject) -> None:
+    """guessing_floors evaluates each distinct reading once: the same fractions as the plain
+    definition, every strategy's reading in every setting computed and evaluated one by one
+    (and strategy_reading is that reading)."""
+    task, gold = _typed(spec)
+    misaligned, incomplete, missed = _defects(task, data)
+    extra = data.draw(st.sampled_from([misaligned, incomplete, missed]))
+    settings = [
+        Setting(name="reliable"),
+        Setting(name="misaligned", defects=[misaligned]),
+        Setting(name="incomplete", available=data.draw(st.booleans()), defects=[incomplete]),
+        Setting(name="missed", defects=[missed]),
+        Setting(name="mixed", defects=data.draw(st.permutations([misaligned, incomplete, missed]))),
+        Setting(name="incomplete", defects=[extra, incomplete]),  # a name again: the last wins
+    ]
+    plain: dict[str, dict[str, Fraction]] = {s: {} for s in ("optimist", "midpoint", "face-value")}
+    for setting in settings:
+        for strategy in plain:
+            reading = plain_reading(task, strategy, setting.defects)
+            assert strategy_reading(task, strategy, setting.defects) == reading  # type: ignore[arg-type]
+            if setting.available:
+                plain[strategy][setting.name] = guess_accuracy(task, gold, reading)
+    assert guessing_floors(task, gold, settings) == plain
 
 
 @given(small_specs(), st.data())

@@ -98,3 +98,35 @@ def test_verify_of_a_group_file_checks_its_text(
     path.write_text(json.dumps(group), encoding="utf-8")
     result = run_cli(capsys, "verify", str(path))
     assert result.code == 1 and "rendering-identical" in result.out
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_first_bad_line_is_reported_whoever_reads_it(
+    bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """Each batch reads its own lines (in a worker process with 2 workers): the error is the
+    first bad line's, exactly as the parent's reader words it, for any number of workers."""
+    from uncobench_z3.construct import _benchfile
+    from uncobench_z3.errors import SpecReadError
+    from uncobench_z3.solver import SolverBudget
+
+    broken = tmp_path / "broken"
+    shutil.copytree(bench, broken)
+    good = (broken / GROUPS_FILE).read_text(encoding="utf-8").splitlines()
+    group = json.loads(good[1])
+    del group["spec"]["candidates"]  # a schema violation on line 3
+    lines = [good[0], "", json.dumps(group), "{not json", good[1]]
+    (broken / GROUPS_FILE).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(SpecReadError) as expected:
+        _benchfile.iter_jsonl_groups(broken / GROUPS_FILE)
+    assert expected.value.path.endswith(":3")
+    monkeypatch.setattr(_benchfile, "VERIFY_BATCH", 1)  # one line a batch: 4 batches
+    with pytest.raises(SpecReadError) as raised:
+        _benchfile.verify_benchmark(broken, SolverBudget(), workers=workers)
+    found = raised.value
+    assert (str(found), found.path, found.json_path, found.detail) == (
+        str(expected.value),
+        expected.value.path,
+        expected.value.json_path,
+        expected.value.detail,
+    )

@@ -66,6 +66,10 @@ class SpecReadError(InputError):
         where = f"{path}: {json_path}" if json_path else path
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self) -> tuple[type[SpecReadError], tuple[str, str, str | None]]:
+        # picklable: a worker process's error reaches the parent whole
+        return (type(self), (self.path, self.detail, self.json_path))
+
 
 class ConfigError(InputError):
     """An option or configuration value is unusable."""

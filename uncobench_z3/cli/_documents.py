@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .._executor import ExecutorOptions
 from ..errors import SpecReadError
-from ..settings import GROUP_KIND, TaskGroup, verify_group
+from ..settings import GROUP_KIND, TaskGroup, verify_group_task
 from ..solver import Evidence, SolverBudget, VerificationReport, verify_spec
 from ..spec import TaskSpec, load_json, validate_document
 
@@ -41,9 +41,8 @@ def verify_path(
         group = validate_document(data, TaskGroup, path)
         from ..construct import with_rendering_check
 
-        report = with_rendering_check(
-            verify_group(group, path, budget, files, evidence="full"), group
-        )
+        report, task = verify_group_task(group, path, budget, files, evidence="full")
+        report = with_rendering_check(report, group, task)
         task_id = group.id
     else:
         spec = validate_document(data, TaskSpec, path)

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._executor import ExecutorOptions, open_executor
 from ..errors import SpecReadError
-from ..settings import GROUP_KIND, TaskGroup, verify_group
+from ..settings import GROUP_KIND, TaskGroup, verify_group_task
 from ..solver import (
     CheckResult,
     Evidence,
@@ -44,20 +44,24 @@ VERIFY_BATCH = 25
 so that full evidence does not depend on the number of workers or nodes"""
 
 
+def parse_group_line(line: str, source: str) -> TaskGroup:
+    """One line of a JSON Lines file of groups (``source``: ``file:line``), decimals exact."""
+    data = parse_json_text(line, source)
+    if not isinstance(data, dict) or data.get("kind") != GROUP_KIND:
+        raise SpecReadError(source, "expected a task group object", json_path="$")
+    return validate_document(data, TaskGroup, source)
+
+
+def numbered_lines(text: str) -> list[tuple[int, str]]:
+    """The lines of ``text`` that are not blank, with their line numbers (from 1)."""
+    return [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
 def iter_jsonl_groups(path: Path, text: str | None = None) -> list[TaskGroup]:
     """The groups of a JSON Lines file (``text``: its content, if already read)."""
-    groups = []
     if text is None:
         text = read_utf8(path)
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        source = f"{path}:{number}"
-        data = parse_json_text(line, source)
-        if not isinstance(data, dict) or data.get("kind") != GROUP_KIND:
-            raise SpecReadError(source, "expected a task group object", json_path="$")
-        groups.append(validate_document(data, TaskGroup, source))
-    return groups
+    return [parse_group_line(line, f"{path}:{n}") for n, line in numbered_lines(text)]
 
 
 def manifest_problems(folder: Path, text: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
@@ -147,23 +151,27 @@ def rendered_of(group: TaskGroup, task: TypedTask | None = None) -> RenderedTask
 
 
 def _verify_chunk(
-    lines: list[str], source: str, budget: SolverBudget, evidence: Evidence = "verdict"
+    lines: list[tuple[int, str]], source: str, budget: SolverBudget, evidence: Evidence = "verdict"
 ) -> list[VerificationReport]:
-    """Re-prove a fixed batch of groups on one Z3 context.
+    """Re-prove a fixed batch of groups (numbered lines of ``source``) on one Z3 context.
 
-    With verdict-only evidence a group that is not proved is proved again with full evidence
-    on a context of its own, so that every check of a failing group is reported with its
-    witness or core, and that evidence depends on the group alone.
+    Every line is read first, as :func:`iter_jsonl_groups` reads it: the first line that is
+    not a group is a :class:`SpecReadError` naming ``source:line``, whoever reads it. With
+    verdict-only evidence a group that is not proved is proved again with full evidence on a
+    context of its own, so that every check of a failing group is reported with its witness
+    or core, and that evidence depends on the group alone.
     """
+    groups = [parse_group_line(line, f"{source}:{n}") for n, line in lines]
     reports = []
     with SolverContext() as context:
-        for line in lines:
-            group = TaskGroup.model_validate_json(line)
+        for group in groups:
             name = f"{source}#{group.id}"
-            report = verify_group(group, name, budget, context=context, evidence=evidence)
+            report, task = verify_group_task(
+                group, name, budget, context=context, evidence=evidence
+            )
             if report.verdict != Verdict.PROVED and evidence != "full":
-                report = verify_group(group, name, budget, evidence="full")
-            reports.append(with_rendering_check(report, group))
+                report, task = verify_group_task(group, name, budget, evidence="full")
+            reports.append(with_rendering_check(report, group, task))
     return reports
 
 
@@ -194,8 +202,9 @@ def verify_benchmark(
     if not groups_file.exists():
         raise SpecReadError(str(target), f"is not a built benchmark (no {GROUPS_FILE})")
     text = read_utf8(groups_file)
-    iter_jsonl_groups(groups_file, text)  # every line first: bad input is an error, not a verdict
-    lines = [line for line in text.splitlines() if line.strip()]
+    # each batch reads its own lines; bad input is an error, not a verdict: the first bad
+    # line's (batches are read in file order, and each reads all its lines before proving)
+    lines = numbered_lines(text)
     _, problems = manifest_problems(target, text)
     refuted = dict(problems)
     checks = [

@@ -165,19 +165,20 @@ def _round_code(fact: TypedFact, code: int, rng: random.Random, low: int, high: 
 
 def _target(
     fact: TypedFact,
-    typical: tuple[object, object] | None,
+    grid: tuple[int, int],
     rng: random.Random,
     wanted: bool | None,
     conditions: list[TypedCondition],
 ) -> int | bool:
-    """A plausible code, drawn so that the fact's conditions hold (``wanted`` True) or fail
-    (False) when a few draws allow it; the solver repairs the rest."""
+    """A plausible code (from ``grid``, the fact's :func:`_grid`; a boolean's is unused),
+    drawn so that the fact's conditions hold (``wanted`` True) or fail (False) when a few
+    draws allow it; the solver repairs the rest."""
     best: int | bool = False
+    low, high = grid
     for _ in range(24):
         if fact.type == "bool":
             code: int | bool = rng.random() < 0.5
         else:
-            low, high = _grid(fact, typical)
             code = _round_code(fact, rng.randint(low, high), rng, low, high)
         best = code
         if wanted is None or all(c.holds(fact.value_of(code)) for c in conditions) == wanted:
@@ -191,9 +192,10 @@ def _alternative(
     value: Value,
     want_flip: bool | None,
     rng: random.Random,
-    typical: tuple[object, object] | None,
+    grid: tuple[int, int],
 ) -> Value | None:
-    """Another plausible value; ``want_flip`` asks that the fact's conditions change outcome."""
+    """Another plausible value (near ``value``, in ``grid``: the fact's :func:`_grid`);
+    ``want_flip`` asks that the fact's conditions change outcome."""
     fact = task.facts[slot[1]]
     conditions = [c for c in task.conditions if c.fact == slot[1]]
     holds_now = all(c.holds(value) for c in conditions)
@@ -201,7 +203,7 @@ def _alternative(
     if fact.type in ("bool", "enum"):
         options = [v for v in fact.domain_values() if v != value]
     else:
-        low, high = _grid(fact, typical)
+        low, high = grid
         span = high - low
         code = fact.code(value)
         assert not isinstance(code, bool)
@@ -236,6 +238,17 @@ class Instantiator:
         self.task = _typed(draft)
         self.budget = budget
         self.context = context
+        self._grids: dict[str, tuple[int, int]] = {}
+
+    def grid(self, fact_key: str) -> tuple[int, int]:
+        """The fact's :func:`_grid` (computed once: the same for every candidate); a
+        boolean draws no code from a grid."""
+        if fact_key not in self._grids:
+            fact = self.task.facts[fact_key]
+            self._grids[fact_key] = (
+                (0, 1) if fact.type == "bool" else _grid(fact, self._typical(fact_key))
+            )
+        return self._grids[fact_key]
 
     def values(self, plan: Plan, rng: random.Random) -> dict[Slot, Value]:
         task = self.task
@@ -263,7 +276,7 @@ class Instantiator:
             wanted = None
             if conditions:
                 wanted = not (slot[0] in plan.failing and slot[1] in plan.failing[slot[0]])
-            code = _target(fact, self._typical(slot[1]), rng, wanted, conditions)
+            code = _target(fact, self.grid(slot[1]), rng, wanted, conditions)
             literal = f"t.{slot[0]}.{slot[1]}"
             value = (
                 ("true" if code else "false")
@@ -331,7 +344,7 @@ class Instantiator:
                 values[slot],
                 want_flip if want_flip else None,
                 rng,
-                self._typical(slot[1]),
+                self.grid(slot[1]),
             )
             if alt is None or alt == values[slot]:
                 continue

@@ -117,9 +117,12 @@ def check_rendering(group: TaskGroup, task: TypedTask | None = None) -> CheckRes
     )
 
 
-def with_rendering_check(report: VerificationReport, group: TaskGroup) -> VerificationReport:
-    """``report`` with :func:`check_rendering` added (and its verdict recombined)."""
-    checks = [*report.checks, check_rendering(group)]
+def with_rendering_check(
+    report: VerificationReport, group: TaskGroup, task: TypedTask | None = None
+) -> VerificationReport:
+    """``report`` with :func:`check_rendering` added (and its verdict recombined); ``task``
+    as for :func:`check_rendering`."""
+    checks = [*report.checks, check_rendering(group, task)]
     return report.model_copy(
         update={"checks": checks, "verdict": combine([c.verdict for c in checks])}
     )

@@ -8,6 +8,7 @@ frame, condition verb - without changing what can be recovered.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -94,6 +95,7 @@ def _plural_word(word: str) -> bool:
     return not lowered.endswith(("ss", "us", "is"))
 
 
+@functools.lru_cache(maxsize=4096)
 def label_is_plural(label: str) -> bool:
     """Whether a label is grammatically plural ("dialysis patients in the catchment")."""
     return _plural_word(label_head(label))
@@ -119,6 +121,7 @@ def singular_unit(unit: str) -> str:
     return unit
 
 
+@functools.lru_cache(maxsize=1024)
 def step_decimals(step: Fraction) -> int:
     """Decimals needed to write any multiple of ``step``."""
     decimals = 0

@@ -50,7 +50,7 @@ from ._pins import Pin, parse_pin, pinned_defects
 from ._request import INTENTS, ContextMention, ParsedMessage, Request, parse_message, read_request
 from ._stated import face_value, face_value_of, range_midpoint, stated_imprecision, stated_value
 from ._validity import MAX_GOLD_CHANCE, DefectChecker
-from ._verify import verify_group
+from ._verify import verify_group, verify_group_task
 from ._vocabulary import Vocabulary
 
 __all__ = [
@@ -116,4 +116,5 @@ __all__ = [
     "stated_value",
     "strategy_reading",
     "verify_group",
+    "verify_group_task",
 ]

@@ -78,18 +78,23 @@ def operand_roles(task: TypedTask) -> list[str]:
     return [r for r in task.roles if any(task.facts[k].owner == r for k in task.rule.operands)]
 
 
-def strategy_reading(
+ReadingChanges = tuple[frozenset[Slot], frozenset[tuple[Slot, Value]]]
+"""How a reading differs from the true values: the slots it does not know, the values it
+believes instead (a key: two equal changes are the same reading)"""
+
+
+def reading_changes(
     task: TypedTask, strategy: Strategy, defects: Iterable[Defect]
-) -> dict[Slot, Value]:
-    """What ``strategy`` ends up believing in a setting with ``defects``."""
-    if strategy == "optimist":
-        roles = set(operand_roles(task))
-        return {s: v for s, v in task.values.items() if task.facts[s[1]].owner in roles}
-    believed = dict(task.values)
+) -> ReadingChanges:
+    """What ``strategy`` believes, other than the truth, in a setting with ``defects``
+    (``optimist`` reads the truth of some roles only: see :func:`strategy_reading`)."""
+    unknown: set[Slot] = set()
+    believed: dict[Slot, Value] = {}
     for defect in defects:
         if defect.kind == "missed":
             if strategy == "face-value":
                 for slot in task.slots_of(defect.role):
+                    unknown.add(slot)
                     believed.pop(slot, None)
             continue
         if defect.kind == "misaligned" and strategy != "face-value":
@@ -97,8 +102,28 @@ def strategy_reading(
         for stated in defect.first_reply or []:
             if strategy == "midpoint" and stated.is_exact:
                 continue
-            believed[(stated.candidate, stated.fact)] = face_value(task, stated)
-    return believed
+            slot = (stated.candidate, stated.fact)
+            believed[slot] = face_value(task, stated)
+            unknown.discard(slot)
+    return frozenset(unknown), frozenset(believed.items())
+
+
+def strategy_reading(
+    task: TypedTask, strategy: Strategy, defects: Iterable[Defect]
+) -> dict[Slot, Value]:
+    """What ``strategy`` ends up believing in a setting with ``defects``."""
+    if strategy == "optimist":
+        roles = set(operand_roles(task))
+        return {s: v for s, v in task.values.items() if task.facts[s[1]].owner in roles}
+    return changed_reading(task, reading_changes(task, strategy, defects))
+
+
+def changed_reading(task: TypedTask, changes: ReadingChanges) -> dict[Slot, Value]:
+    """The true values with ``changes`` (see :func:`reading_changes`) made."""
+    unknown, believed = changes
+    reading = {s: v for s, v in task.values.items() if s not in unknown}
+    reading.update(believed)
+    return reading
 
 
 def floor(
@@ -111,13 +136,28 @@ def floor(
 def guessing_floors(
     task: TypedTask, gold: Outcome, settings: Iterable[Setting]
 ) -> dict[str, dict[str, Fraction]]:
-    """Strategy -> available setting -> exact accuracy."""
+    """Strategy -> available setting -> exact accuracy.
+
+    :func:`floor` of each strategy in each setting, each distinct reading evaluated once:
+    ``optimist``'s does not depend on the setting, and the other strategies often read the
+    truth (a setting without defects, or defects a strategy repairs) or the same values.
+    """
     out: dict[str, dict[str, Fraction]] = {s: {} for s in STRATEGIES}
+    optimist: Fraction | None = None
+    seen: dict[ReadingChanges, Fraction] = {}
     for setting in settings:
         if not setting.available:
             continue
         for strategy in STRATEGIES:
-            out[strategy][setting.name] = floor(task, gold, strategy, setting.defects)
+            if strategy == "optimist":
+                if optimist is None:
+                    optimist = floor(task, gold, strategy, ())
+                out[strategy][setting.name] = optimist
+                continue
+            changes = reading_changes(task, strategy, setting.defects)
+            if changes not in seen:
+                seen[changes] = guess_accuracy(task, gold, changed_reading(task, changes))
+            out[strategy][setting.name] = seen[changes]
     return out
 
 

@@ -17,7 +17,7 @@ from ..solver import (
     combine,
     prove_task,
 )
-from ..spec import Answer
+from ..spec import Answer, TypedTask
 from ._guessing import floors_check
 from ._model import TaskGroup
 from ._validity import DefectChecker, stored_chances_check
@@ -35,11 +35,24 @@ def verify_group(
 
     ``context`` and ``evidence`` as for :func:`~uncobench_z3.solver.prove_task`.
     """
+    return verify_group_task(group, source, budget, certificates, context, evidence)[0]
+
+
+def verify_group_task(
+    group: TaskGroup,
+    source: str = "<memory>",
+    budget: SolverBudget = DEFAULT_BUDGET,
+    certificates: dict[str, str] | None = None,
+    context: SolverContext | None = None,
+    evidence: Evidence = "verdict",
+) -> tuple[VerificationReport, TypedTask | None]:
+    """:func:`verify_group`, and the typed task its structure check made (``None`` when the
+    spec is not structurally valid), for later checks of the same group to reuse."""
     proof = prove_task(group.spec, source, budget, certificates, context, evidence)
     checks = list(proof.report.checks)
     notes = list(proof.report.notes)
     if proof.gold is None or proof.checker is None or proof.task is None:
-        return proof.report.model_copy(update={"document": "group"})
+        return proof.report.model_copy(update={"document": "group"}), proof.task
     computed = Answer.from_outcome(proof.task, proof.gold)
     same = computed == group.gold
     checks.append(
@@ -94,7 +107,7 @@ def verify_group(
             proof.task, proof.gold, group.settings, stored.guessing_floors if stored else None
         )
     )
-    return VerificationReport(
+    report = VerificationReport(
         source=source,
         document="group",
         task_id=group.id,
@@ -103,3 +116,4 @@ def verify_group(
         checks=checks,
         notes=notes,
     )
+    return report, proof.task
