@@ -84,7 +84,7 @@ def _summary(metrics: list[SettingMetrics], models: bool = False) -> OutputTable
 
 
 def _print_pending(
-    output: Output, metrics: list[SettingMetrics], records: list[SampleRecord], reader: str
+    output: Output, metrics: list[SettingMetrics], summary: RunSummary, reader: str
 ) -> None:
     """Missed recovery (pending requests) and, with a model reader, the readers' agreement."""
     for m in metrics:
@@ -98,7 +98,7 @@ def _print_pending(
             + (f" ({percent_text(share)})" if share is not None else "")
         )
     if reader == "model":
-        agreement = reader_agreement(records)
+        agreement = reader_agreement(summary.iter_records())  # one trace at a time
         output.say(
             f"follow-up readers agree on {agreement.agreed}/{agreement.readings} follow-ups "
             f"({percent_text(agreement.agreement)}); model answers unreadable: "
@@ -174,7 +174,9 @@ def run_eval(request: EvalRequest, output: Output | None = None) -> list[Setting
     summary = asyncio.run(
         run_evaluation(groups, config, request.out, request.options, digests=digests)
     )
-    metrics = compute_metrics(summary.records, summary.unavailable)
+    # read back from the log (see RunSummary), once; the metrics read no trace
+    records = list(summary.iter_records(traces=False))
+    metrics = compute_metrics(records, summary.unavailable)
     skipped = {s: len(g) for s, g in summary.unavailable.items() if g}
     if output.is_json:
         output.json({
@@ -183,7 +185,7 @@ def run_eval(request: EvalRequest, output: Output | None = None) -> list[Setting
             "metrics": [m.model_dump(mode="json") for m in metrics],
         })  # fmt: skip
     else:
-        _print_summary(output, summary, metrics, skipped, request.out, config)
+        _print_summary(output, summary, records, metrics, skipped, request.out, config)
     if summary.stopped:
         raise UncobenchError(
             f"{summary.stopped}; finished samples are kept, run the same command to resume "
@@ -195,6 +197,7 @@ def run_eval(request: EvalRequest, output: Output | None = None) -> list[Setting
 def _print_summary(
     output: Output,
     summary: RunSummary,
+    records: list[SampleRecord],
     metrics: list[SettingMetrics],
     skipped: dict[str, int],
     out: Path,
@@ -213,7 +216,7 @@ def _print_summary(
                           str(m.samples), str(m.delivered),
                           percent_text(m.reliable_accuracy))  # fmt: skip
         output.table(table)
-    _print_pending(output, metrics, summary.records, config.followup_reader)
+    _print_pending(output, metrics, summary, config.followup_reader)
     _print_breaches(output, metrics, config.colleague_mode)
     if skipped:
         listed = ", ".join(f"{s}: {n} group(s)" for s, n in skipped.items())
@@ -222,7 +225,7 @@ def _print_summary(
         f"{summary.ran} sample(s) run, {summary.reused} reused from an earlier run; "
         f"log in {escape(str(out))}"
     )
-    print_error_samples(output, summary.records)
+    print_error_samples(output, records)
 
 
 def print_error_samples(output: Output, records: list[SampleRecord]) -> None:

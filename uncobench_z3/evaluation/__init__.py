@@ -183,7 +183,6 @@ from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
     RUN_KIND,
     RunConfig,
-    RunSummary,
     benchmark_digest,
     default_concurrency,
     evaluate,
@@ -218,6 +217,7 @@ from ._scoring import (
     parse_answer,
     score_answer,
 )
+from ._summary import RunSummary, SampleOutcome
 from ._validity import ValidityCell, ValidityTally, pooled, validity_cells
 
 register_llm_agents()
@@ -322,6 +322,7 @@ __all__ = [
     "RunSummary",
     "SampleError",
     "SampleJob",
+    "SampleOutcome",
     "SampleRecord",
     "SampleResult",
     "SampleStatus",

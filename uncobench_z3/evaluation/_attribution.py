@@ -351,6 +351,14 @@ def _group_memo(group_hash: str | None, budget: SolverBudget) -> _GroupMemo | No
     return memo
 
 
+def forget_group(group_hash: str) -> None:
+    """Drop what this process remembers of a group (its labels and its shared judge, for
+    every budget): an evaluation calls this when the group's last sample has finished."""
+    for table in (_memos, _shared):
+        for key in [key for key in table if key[0] == group_hash]:
+            del table[key]
+
+
 def _decision_records(task: TypedTask, evidence: dict[Slot, Value]) -> tuple[int, int]:
     decision = task.decision_facts()
     received = sum(1 for _, fact in evidence if fact in decision)

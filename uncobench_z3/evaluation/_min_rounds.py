@@ -46,6 +46,12 @@ async def minimum_rounds(
     return found
 
 
+def forget_minimum_rounds(group_hash: str) -> None:
+    """Drop the group's remembered minimum rounds (every setting)."""
+    for key in [key for key in _cache if key[0] == group_hash]:
+        del _cache[key]
+
+
 async def _search(
     group: TaskGroup, setting: SettingName, group_hash: str, prepared: PreparedGroup | None
 ) -> int | None:

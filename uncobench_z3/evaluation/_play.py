@@ -5,7 +5,10 @@ shard (:mod:`._shards`). It takes jobs from its queue in order, plays each with
 :func:`~._sample.run_sample` and hands the stored record and its log line to a *sink*
 (the driver writes the log; a shard sends the line to the driver). Each group's derived data
 (:class:`~._environment.PreparedGroup`: typed task, rendering, the colleagues' record book
-with its remembered readings) is made once and shared by every sample of the group.
+with its remembered readings) is made once and shared by every sample of the group. When a
+group's last queued sample has finished, the player lets it go, with what the process
+remembers of the group elsewhere (its vocabulary, solver labels and judge, minimum rounds):
+a run over a large benchmark then holds only the groups in play, not every group it played.
 
 A sample that raises (a bug, not a model error: those become error samples) stops the
 player: samples in flight finish, nothing new starts, and :attr:`Player.failures` says what
@@ -18,10 +21,12 @@ import asyncio
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterable
 
-from ..settings import TaskGroup
+from ..settings import TaskGroup, forget_vocabulary
+from ._attribution import forget_group
 from ._environment import PreparedGroup
 from ._errors import cap_record
-from ._sample import AgentMaker, SampleJob, SampleRecord, run_sample
+from ._min_rounds import forget_minimum_rounds
+from ._sample import AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
 
 Sink = Callable[[SampleJob, SampleRecord, str], Awaitable[None]]
 """``sink(job, record, line)``: where a finished sample goes (awaited before the next)."""
@@ -38,6 +43,8 @@ class Player:
         self.queue: deque[SampleJob] = deque()
         self.failures: list[tuple[SampleJob, BaseException]] = []
         self._prepared: OrderedDict[int, PreparedGroup] = OrderedDict()
+        self._left: dict[int, int] = {}
+        """id of a group -> its samples queued or in play (the jobs hold the group alive)"""
 
     def prepared(self, group: TaskGroup) -> PreparedGroup:
         """The group's prepared data, made on first use."""
@@ -50,6 +57,25 @@ class Player:
             self._prepared.move_to_end(id(group))
         return found
 
+    def _finished(self, job: SampleJob) -> None:
+        """One sample of ``job.group`` is done: after its last, let the group go."""
+        key = id(job.group)
+        left = self._left.get(key, 0) - 1
+        if left > 0:
+            self._left[key] = left
+            return
+        self._left.pop(key, None)
+        self._release(job.group, job.group_hash)
+
+    def _release(self, group: TaskGroup, group_hash: str) -> None:
+        prepared = self._prepared.get(id(group))
+        if prepared is not None and prepared.group is group:
+            del self._prepared[id(group)]
+            forget_vocabulary(prepared.task)
+        digest = group_hash or group_digest(group)
+        forget_group(digest)
+        forget_minimum_rounds(digest)
+
     def stop(self) -> None:
         """Start nothing new; samples in flight finish."""
         self.queue.clear()
@@ -57,7 +83,10 @@ class Player:
     async def play(self, jobs: Iterable[SampleJob], sink: Sink) -> None:
         """Play ``jobs`` (and whatever else is queued meanwhile) until the queue is empty, a
         sample fails, or :meth:`stop`."""
-        self.queue.extend(jobs)
+        queued = list(jobs)
+        for job in queued:
+            self._left[id(job.group)] = self._left.get(id(job.group), 0) + 1
+        self.queue.extend(queued)
 
         async def worker() -> None:
             while self.queue and not self.failures:
@@ -69,6 +98,12 @@ class Player:
                 except Exception as exc:  # a bug, not a model error: stop
                     self.failures.append((job, exc))
                     return
+                self._finished(job)
 
         workers = min(self.concurrency, len(self.queue)) or 1
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        try:
+            await asyncio.gather(*(worker() for _ in range(workers)))
+        finally:  # nothing is in play any more (stopped, or a sample failed): let all go
+            for prepared in list(self._prepared.values()):
+                self._release(prepared.group, "")
+            self._left.clear()

@@ -63,6 +63,7 @@ from ._registry import check_agent_name, configuration_name, is_model_agent, mak
 from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
 from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest
 from ._shards import RemoteFailure, ShardedPlayer, plan_shards
+from ._summary import RunSummary, SampleOutcome
 
 ERRORS_FILE = "errors.log"
 RUN_KIND = "uncobench-run"
@@ -248,26 +249,6 @@ def plan_jobs(
     return jobs, unavailable
 
 
-@dataclass(repr=False)
-class RunSummary:
-    """What a run did. (Its repr is short on purpose: ``asyncio.run`` may format the result
-    of its main task, and the records can be megabytes.)"""
-
-    out: Path
-    config: RunConfig
-    records: list[SampleRecord]
-    ran: int
-    reused: int
-    unavailable: dict[str, list[str]] = field(default_factory=dict)
-    errors: int = 0
-    """error samples among ``records`` (model calls failed after retries; never scored)"""
-    stopped: str | None = None
-    """why the run stopped before every sample ran (too many error samples), if it did"""
-
-    def __repr__(self) -> str:
-        return f"RunSummary({str(self.out)!r}, records={len(self.records)}, ran={self.ran})"
-
-
 # -- running ----------------------------------------------------------------------------------
 def _progress(enabled: bool) -> Progress:
     console = Console(stderr=True)
@@ -351,8 +332,11 @@ async def run_evaluation(
                 Console(stderr=True, highlight=False, soft_wrap=True).print(
                     f"[yellow]note:[/] {escape(note)}"
                 )
-            done = prepare_run_dir(target, config, {job.key for job in jobs}, options.restart,
-                                   options.force)  # fmt: skip
+            done = [
+                SampleOutcome.of(record)  # the records stay in the log (see RunSummary)
+                for record in prepare_run_dir(target, config, {job.key for job in jobs},
+                                              options.restart, options.force)
+            ]  # fmt: skip
             token = CALL_POLICY.set(options.calls)
             try:
                 return await run.execute(done, options)
@@ -431,7 +415,7 @@ class _Run:
             return Player(self.agents, concurrency)
         return ShardedPlayer(self.executor, works)
 
-    async def execute(self, done: list[SampleRecord], options: EvalOptions) -> RunSummary:
+    async def execute(self, done: list[SampleOutcome], options: EvalOptions) -> RunSummary:
         self._write_run_file()
         finished = {record.key for record in done}
         queue = [job for job in self.jobs if job.key not in finished]
@@ -441,7 +425,7 @@ class _Run:
         # pages that forked workers share with the driver from being written.
         gc.collect()
         gc.freeze()
-        records = list(done)
+        outcomes = list(done)
         player = self._player(queue, options)
         log: SampleLog | None = None
         try:
@@ -452,7 +436,7 @@ class _Run:
                 async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:
                     assert log is not None
                     await log.append(record, line)
-                    records.append(record)
+                    outcomes.append(SampleOutcome.of(record))
                     self._count(record, player.stop)
                     if not bar.disable:
                         bar.update(task_id, advance=1, description=f"{job.group.id} {job.setting}")
@@ -471,11 +455,11 @@ class _Run:
         return RunSummary(
             self.target,
             self.config,
-            records,
-            ran=len(records) - len(done),
+            outcomes,
+            ran=len(outcomes) - len(done),
             reused=len(done),
             unavailable=self.unavailable,
-            errors=sum(record.result == "error" for record in records),
+            errors=sum(outcome.result == "error" for outcome in outcomes),
             stopped=self.stopped,
         )
 

@@ -51,7 +51,7 @@ from ._request import INTENTS, ContextMention, ParsedMessage, Request, parse_mes
 from ._stated import face_value, face_value_of, range_midpoint, stated_imprecision, stated_value
 from ._validity import MAX_GOLD_CHANCE, DefectChecker
 from ._verify import verify_group, verify_group_task
-from ._vocabulary import Vocabulary
+from ._vocabulary import Vocabulary, forget_vocabulary
 
 __all__ = [
     "DEFAULT_MISSED_WAIT",
@@ -93,6 +93,7 @@ __all__ = [
     "decide",
     "face_value",
     "face_value_of",
+    "forget_vocabulary",
     "gold_chance",
     "guess_accuracy",
     "guessing_floors",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import re
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -101,14 +102,19 @@ class Vocabulary:
 
     @classmethod
     def of(cls, task: TypedTask) -> Vocabulary:
-        """The vocabulary of ``task`` (built once per task object)."""
-        cached = _CACHE.get(id(task))
-        if cached is not None and cached[0]() is task:
-            return cached[1]
-        vocabulary = cls(task)
-        vocabulary._build()
-        _CACHE[id(task)] = (weakref.ref(task), vocabulary)
-        return vocabulary
+        """The vocabulary of ``task``: built once per task object while something holds it
+        (a colleagues' record book does, for its group's episodes) or while it is among the
+        last :data:`RECENT_VOCABULARIES` asked for; :func:`forget_vocabulary` lets it go."""
+        found = _CACHE.get(id(task))
+        if found is None or found.task is not task:
+            found = cls(task)
+            found._build()
+            _CACHE[id(task)] = found
+        _RECENT[id(task)] = found
+        _RECENT.move_to_end(id(task))
+        while len(_RECENT) > RECENT_VOCABULARIES:
+            _RECENT.popitem(last=False)
+        return found
 
     # -- building ---------------------------------------------------------------------------
     def _add(self, entry: Entry) -> None:
@@ -272,7 +278,22 @@ class Vocabulary:
         return tuple(self.task.facts_of(role))
 
 
-_CACHE: dict[int, tuple[weakref.ref[TypedTask], Vocabulary]] = {}
+RECENT_VOCABULARIES = 16
+"""vocabularies kept alive for callers that hold none (the least recently asked go first)"""
+_CACHE: weakref.WeakValueDictionary[int, Vocabulary] = weakref.WeakValueDictionary()
+"""id of a task -> its vocabulary, while something holds that (a vocabulary holds its task,
+so the id cannot be another task's meanwhile)"""
+_RECENT: OrderedDict[int, Vocabulary] = OrderedDict()
+
+
+def forget_vocabulary(task: TypedTask) -> None:
+    """Stop keeping ``task``'s vocabulary alive (it lives on while something else holds it):
+    an evaluation calls this when the last sample of a group has finished, so a long run
+    does not keep every task it played."""
+    found = _RECENT.get(id(task))
+    if found is not None and found.task is task:
+        del _RECENT[id(task)]
+
 
 _REVISION = re.compile(r"^(?:[a-z]|\d+)$")
 

@@ -1,0 +1,116 @@
+"""What a run did (:class:`RunSummary`), kept small: the records stay in the run's log.
+
+A finished sample's record (its trace and round notes included) is tens of kilobytes in
+memory; a run of thousands of samples that kept them all for its summary grew by hundreds of
+megabytes while it ran. The summary keeps each sample's :class:`SampleOutcome` (key, group,
+setting, agent, result) and reads the full records back from ``samples.jsonl`` when asked
+(:meth:`RunSummary.iter_records` one at a time, :attr:`RunSummary.records` all at once).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from ..errors import UncobenchError
+from ._runlog import SAMPLES_FILE
+from ._sample import SampleRecord, SampleResult
+
+if TYPE_CHECKING:  # the runner imports this module
+    from ._runner import RunConfig
+
+
+class SampleOutcome(NamedTuple):
+    """What a summary keeps of one sample (its record stays in the log)."""
+
+    key: str
+    group_id: str
+    setting: str
+    agent: str
+    result: SampleResult
+
+    @classmethod
+    def of(cls, record: SampleRecord) -> SampleOutcome:
+        return cls(record.key, record.group_id, record.setting, record.agent, record.result)
+
+
+@dataclass(repr=False)
+class RunSummary:
+    """What a run did. (Its repr is short on purpose: ``asyncio.run`` may format the result
+    of its main task.)
+
+    ``outcomes`` lists the run's samples in log order (those reused from an earlier run
+    first); their records are read back from the log (module docstring).
+    """
+
+    out: Path
+    config: RunConfig
+    outcomes: list[SampleOutcome]
+    ran: int
+    reused: int
+    unavailable: dict[str, list[str]] = field(default_factory=dict)
+    errors: int = 0
+    """error samples among the outcomes (model calls failed after retries; never scored)"""
+    stopped: str | None = None
+    """why the run stopped before every sample ran (too many error samples), if it did"""
+
+    def __repr__(self) -> str:
+        return f"RunSummary({str(self.out)!r}, records={len(self.outcomes)}, ran={self.ran})"
+
+    @property
+    def log(self) -> Path:
+        return self.out / SAMPLES_FILE
+
+    def iter_records(self, traces: bool = True) -> Iterator[SampleRecord]:
+        """The run's records, read one at a time from its log, in log order; ``traces=False``
+        leaves out each record's trace and round notes (most of its size: the metrics read
+        neither).
+
+        Raises :class:`UncobenchError` when the log no longer holds one of them (the folder
+        was changed since the run: resumed with another configuration, or deleted)."""
+        wanted = {outcome.key for outcome in self.outcomes}
+        if wanted:
+            try:
+                handle = self.log.open(encoding="utf-8")
+            except OSError as exc:
+                raise self._missing(len(wanted), f"cannot be read ({exc.strerror})") from None
+            with handle:
+                for line in handle:
+                    if not wanted:
+                        break
+                    if not line.strip():
+                        continue
+                    try:
+                        record = _parse(line, traces)
+                    except ValueError:  # a torn last line, written after this run
+                        continue
+                    if record.key in wanted:
+                        wanted.discard(record.key)
+                        yield record
+        if wanted:
+            raise self._missing(len(wanted), "no longer holds them")
+
+    @property
+    def records(self) -> list[SampleRecord]:
+        """Every record of the run, read from its log (each access reads it again: keep the
+        list rather than asking twice)."""
+        return list(self.iter_records())
+
+    def _missing(self, count: int, why: str) -> UncobenchError:
+        return UncobenchError(
+            f"{self.log}: {count} record(s) of this run are missing: the log {why} (was the "
+            "run folder changed since?)"
+        )
+
+
+def _parse(line: str, traces: bool) -> SampleRecord:
+    if traces:
+        return SampleRecord.model_validate_json(line)
+    fields = json.loads(line)
+    if not isinstance(fields, dict):
+        raise ValueError("not a record")
+    fields["trace"], fields["notes"] = [], []
+    return SampleRecord.model_validate(fields)
