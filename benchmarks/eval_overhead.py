@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import descendants, tree_cpu
 
 from uncobench_z3._executor import ExecutorOptions
+from uncobench_z3._gc import fewer_collections
 from uncobench_z3.construct import load_groups, render_task
 from uncobench_z3.evaluation import (
     Action,
@@ -111,8 +112,9 @@ def example_groups(copies: int) -> list[TaskGroup]:
 async def play_all(
     jobs: list[SampleJob], agents: AgentMaker, prepared: dict[int, PreparedGroup]
 ) -> list[SampleRecord]:
-    """Every job in turn with ``agents``; the records."""
-    return [await run_sample(job, agents, prepared[id(job.group)]) for job in jobs]
+    """Every job in turn with ``agents``; the records (collecting at the runner's pace)."""
+    with fewer_collections():
+        return [await run_sample(job, agents, prepared[id(job.group)]) for job in jobs]
 
 
 def builtin_maker(name: str) -> AgentMaker:
@@ -247,8 +249,9 @@ def main(argv: list[str] | None = None) -> None:
 
     async def direct(selected: list[SampleJob], agent: ReplayAgent) -> tuple[float, float]:
         started, cpu = time.perf_counter(), time.process_time()
-        for job in selected:
-            await run_sample(job, lambda name, seed: agent, prepared[id(job.group)])
+        with fewer_collections():  # the garbage collector's pace in evaluate()
+            for job in selected:
+                await run_sample(job, lambda name, seed: agent, prepared[id(job.group)])
         return time.perf_counter() - started, time.process_time() - cpu
 
     quick = ReplayAgent(memo, 0.0)

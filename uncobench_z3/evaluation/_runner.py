@@ -46,6 +46,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import __version__
 from .._executor import Executor, open_executor
+from .._gc import fewer_collections
 from .._outdir import check_output_folder, lock_output
 from .._textcap import cap_text
 from ..construct import ModelRef
@@ -430,7 +431,8 @@ class _Run:
         log: SampleLog | None = None
         try:
             log = SampleLog(self.target / SAMPLES_FILE)
-            with _progress(options.progress) as bar:
+            # playing, collect less often too (see uncobench_z3/_gc.py)
+            with _progress(options.progress) as bar, fewer_collections():
                 task_id = bar.add_task("", total=len(self.jobs), completed=len(done))
 
                 async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:

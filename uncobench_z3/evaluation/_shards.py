@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .._executor import Channel, Executor, StreamFailed, WorkerLost
+from .._gc import fewer_collections
 from ..errors import UncobenchError
 from ._models import CALL_POLICY, CONNECTION_SHARE, CallPolicy, close_models, forget_models
 from ._play import Player, Sink
@@ -84,7 +85,8 @@ async def play_shard(work: ShardWork, channel: Channel) -> None:
         channel.send(("sample", line))
 
     try:
-        await player.play(work.jobs, sink)
+        with fewer_collections():  # see uncobench_z3/_gc.py
+            await player.play(work.jobs, sink)
     finally:
         await close_models()
         CONNECTION_SHARE.reset(tokens[1])
