@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("inspect_ai")
 
 from inspect_ai import eval
+from inspect_ai.model import GenerateConfig, get_model
 
 from tests.cli_helpers import run_cli
 from uncobench_z3.construct import build_benchmark
@@ -43,10 +44,14 @@ def test_smollm2_through_inspects_openai_compatible_provider(
             bench=str(bench), setting="reliable", budget=2, agent="builtin/naive", colleague="model"
         ),
     ]
+    # inspect gives eval's max_tokens to the evaluated model only, not to a model role: the
+    # colleague's model gets its own (unbounded, SmolLM2 can ramble to the end of its 8,192
+    # token context: one such reply took 6 minutes)
+    colleague = get_model(MODEL, config=GenerateConfig(max_tokens=120), memoize=False)
     logs = eval(
         runs,
         model=MODEL,
-        model_roles={"colleague": MODEL},
+        model_roles={"colleague": colleague},
         max_tokens=120,
         log_dir=str(tmp_path / "logs"),
         display="none",
