@@ -204,3 +204,24 @@ def test_demo_builds_verifies_evaluates_and_reports(
     records = [json.loads(x) for x in (tmp_path / "run" / SAMPLES_FILE).read_text().splitlines()]
     careful = [r for r in records if r["agent"] == "builtin/careful"]
     assert careful and all(r["correct"] for r in careful)
+
+
+def test_eval_metrics_agent_by_agent_equal_the_whole_runs(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command reads one agent's records at a time; its metrics equal those of every
+    record at once, in the same order."""
+    from uncobench_z3.evaluation import SAMPLES_FILE, compute_metrics, read_log
+
+    out = tmp_path / "run"
+    agents = ["builtin/naive", "builtin/careful", "builtin/optimist"]
+    result = run_cli(capsys, "eval", str(bench), *[a for x in agents for a in ("--agent", x)],
+                     "--out", str(out), "--no-progress", "--format", "json")  # fmt: skip
+    assert result.code == 0, result.err
+    shown = json.loads(result.out)["metrics"]
+    records, _ = read_log(out / SAMPLES_FILE)
+    unavailable = json.loads((out / "run.json").read_text())["unavailable"]
+    whole = [m.model_dump(mode="json") for m in compute_metrics(records, unavailable)]
+    assert [m["agent"] for m in shown] == [m["agent"] for m in whole]
+    assert shown == whole
+    assert [m["agent"] for m in shown][:: len(shown) // 3] == agents

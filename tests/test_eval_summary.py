@@ -157,3 +157,28 @@ def test_forgetting_a_group_drops_its_labels_and_judge(groups: list[TaskGroup]) 
     assert any(k[0] == digest for k in _attribution._shared)
     _attribution.forget_group(digest)
     assert not any(k[0] == digest for k in (*_attribution._memos, *_attribution._shared))
+
+
+def test_records_of_one_agent_are_read_alone_in_log_order(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    config = make_config("ex", groups, AGENTS, limit=2)
+    summary = evaluate(groups, config, tmp_path, concurrency=4)
+    everything = summary.records
+    assert summary.agents == list(dict.fromkeys(r.agent for r in everything)) == AGENTS
+    for agent in AGENTS:
+        alone = list(summary.iter_records(agent=agent))
+        assert alone and without_time(alone) == without_time(
+            [r for r in everything if r.agent == agent]
+        )
+    # a damaged line concerns only its own agent's reading, which says one is missing
+    log = tmp_path / SAMPLES_FILE
+    lines = log.read_text().splitlines(keepends=True)
+    torn = next(i for i, line in enumerate(lines) if '"agent":"builtin/careful"' in line)
+    lines[torn] = lines[torn][: len(lines[torn]) // 2] + "\n"
+    log.write_text("".join(lines))
+    assert len(list(summary.iter_records(agent="builtin/naive"))) == sum(
+        r.agent == "builtin/naive" for r in everything
+    )
+    with pytest.raises(UncobenchError, match="1 record"):
+        list(summary.iter_records(agent="builtin/careful"))

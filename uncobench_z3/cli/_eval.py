@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from ..evaluation import (
     DEFAULT_BUDGET,
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRY_WAIT,
+    ERROR_RESULT,
     INTERVENTION_ARMS,
     CallPolicy,
     ColleagueMode,
@@ -26,7 +28,6 @@ from ..evaluation import (
     InterventionArm,
     RunConfig,
     RunSummary,
-    SampleRecord,
     SettingMetrics,
     compute_metrics,
     error_counts,
@@ -175,9 +176,15 @@ def run_eval(request: EvalRequest, output: Output | None = None) -> list[Setting
         run_evaluation(groups, config, request.out, request.options, digests=digests)
     )
     del groups  # played: the benchmark's memory goes before the records are read back
-    # read back from the log (see RunSummary), once; the metrics read no trace
-    records = list(summary.iter_records(traces=False))
-    metrics = compute_metrics(records, summary.unavailable)
+    # read back from the log (see RunSummary) without traces, one agent at a time: an agent's
+    # metrics read only its own samples, and a run's records together can be hundreds of MB
+    metrics: list[SettingMetrics] = []
+    errors: dict[tuple[str, str], Counter[str]] = {}
+    for agent in summary.agents:
+        records = list(summary.iter_records(traces=False, agent=agent))
+        metrics += compute_metrics(records, summary.unavailable)
+        errors |= error_counts(records)
+        del records
     skipped = {s: len(g) for s, g in summary.unavailable.items() if g}
     if output.is_json:
         output.json({
@@ -186,7 +193,7 @@ def run_eval(request: EvalRequest, output: Output | None = None) -> list[Setting
             "metrics": [m.model_dump(mode="json") for m in metrics],
         })  # fmt: skip
     else:
-        _print_summary(output, summary, records, metrics, skipped, request.out, config)
+        _print_summary(output, summary, errors, metrics, skipped, request.out, config)
     if summary.stopped:
         raise UncobenchError(
             f"{summary.stopped}; finished samples are kept, run the same command to resume "
@@ -198,7 +205,7 @@ def run_eval(request: EvalRequest, output: Output | None = None) -> list[Setting
 def _print_summary(
     output: Output,
     summary: RunSummary,
-    records: list[SampleRecord],
+    errors: dict[tuple[str, str], Counter[str]],
     metrics: list[SettingMetrics],
     skipped: dict[str, int],
     out: Path,
@@ -226,12 +233,18 @@ def _print_summary(
         f"{summary.ran} sample(s) run, {summary.reused} reused from an earlier run; "
         f"log in {escape(str(out))}"
     )
-    print_error_samples(output, records)
+    print_error_samples(output, errors, summary)
 
 
-def print_error_samples(output: Output, records: list[SampleRecord]) -> None:
-    """One line for the error samples of a run (not scored), if there are any."""
-    counts = error_counts(records)
+def print_error_samples(
+    output: Output, errors: dict[tuple[str, str], Counter[str]], summary: RunSummary
+) -> None:
+    """One line for the error samples of a run (not scored), if there are any: ``errors``
+    by agent and setting, listed in the order the log first shows them."""
+    first_seen = dict.fromkeys(
+        (o.agent, o.setting) for o in summary.outcomes if str(o.result) == ERROR_RESULT
+    )
+    counts = {pair: errors[pair] for pair in first_seen if pair in errors}
     if not counts:
         return
     total = sum(sum(c.values()) for c in counts.values())

@@ -10,6 +10,7 @@ setting, agent, result) and reads the full records back from ``samples.jsonl`` w
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,14 +65,20 @@ class RunSummary:
     def log(self) -> Path:
         return self.out / SAMPLES_FILE
 
-    def iter_records(self, traces: bool = True) -> Iterator[SampleRecord]:
+    @property
+    def agents(self) -> list[str]:
+        """The run's agents, in the order its log first shows them."""
+        return list(dict.fromkeys(outcome.agent for outcome in self.outcomes))
+
+    def iter_records(self, traces: bool = True, agent: str | None = None) -> Iterator[SampleRecord]:
         """The run's records, read one at a time from its log, in log order; ``traces=False``
         leaves out each record's trace and round notes (most of its size: the metrics read
-        neither).
+        neither); ``agent``: that agent's records only (the other lines are passed over
+        without being parsed when their key, which a stored record starts with, says so).
 
         Raises :class:`UncobenchError` when the log no longer holds one of them (the folder
         was changed since the run: resumed with another configuration, or deleted)."""
-        wanted = {outcome.key for outcome in self.outcomes}
+        wanted = {o.key for o in self.outcomes if agent is None or o.agent == agent}
         if wanted:
             try:
                 handle = self.log.open(encoding="utf-8")
@@ -82,6 +89,9 @@ class RunSummary:
                     if not wanted:
                         break
                     if not line.strip():
+                        continue
+                    leading = _LEADING_KEY.match(line)
+                    if leading is not None and leading[1] not in wanted:
                         continue
                     try:
                         record = _parse(line, traces)
@@ -104,6 +114,10 @@ class RunSummary:
             f"{self.log}: {count} record(s) of this run are missing: the log {why} (was the "
             "run folder changed since?)"
         )
+
+
+_LEADING_KEY = re.compile(r'\{"key":"([0-9a-f]+)"')
+"""the key a stored record's line starts with (its first field; a key is a hex digest)"""
 
 
 def _parse(line: str, traces: bool) -> SampleRecord:
