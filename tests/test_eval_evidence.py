@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import ReplyRecord, RoundRecord, typed_task
 from uncobench_z3.evaluation._attribution import EvidenceJudge
-from uncobench_z3.evaluation._evidence import evidence_by_round
+from uncobench_z3.evaluation._evidence import differing_completion, evidence_by_round
 from uncobench_z3.settings import StatedValue, stated_imprecision, stated_value
 from uncobench_z3.settings._matching import _unordered
 from uncobench_z3.settings._vocabulary import Entry
@@ -43,13 +43,28 @@ def _statements(index: int) -> list[StatedValue]:
     task, group = TASKS[index], GROUPS[index]
     found = []
     for (candidate, fact), value in task.values.items():
-        context = task.facts[fact].context
+        typed = task.facts[fact]
+        context = typed.context
         found.append(StatedValue(candidate=candidate, fact=fact, context=context,
                                  value=to_json_scalar(value)))  # fmt: skip
-        other = task.facts[fact].value_of(0) if task.facts[fact].type != "bool" else not value
-        if other != value:
-            found.append(StatedValue(candidate=candidate, fact=fact, context=context,
-                                     value=to_json_scalar(other)))  # fmt: skip
+        # wrong values: code 0 (often off the domain), the domain's last value, another
+        # candidate's value of the fact; and ranges around the truth or beside it
+        others = [not value] if typed.type == "bool" else [typed.value_of(0)]
+        if typed.type != "bool":
+            others.append(typed.value_of(typed.code_range()[1]))
+        others += [v for (c, f), v in task.values.items() if f == fact and c != candidate]
+        for other in dict.fromkeys(others):
+            if other != value:
+                found.append(StatedValue(candidate=candidate, fact=fact, context=context,
+                                         value=to_json_scalar(other)))  # fmt: skip
+        if typed.type in ("int", "decimal", "date"):
+            low, high = typed.code_range()
+            code = typed.code(value)
+            assert not isinstance(code, bool)
+            for first, last in ((low, code), (code, high), (low, max(low, code - 1))):
+                found.append(StatedValue(candidate=candidate, fact=fact, context=context,
+                                         low=to_json_scalar(typed.value_of(first)),
+                                         high=to_json_scalar(typed.value_of(last))))  # fmt: skip
     for setting in group.settings:
         for defect in setting.defects:
             found += list(defect.first_reply or ()) + list(defect.resolved_reply or ())
@@ -134,7 +149,7 @@ def _plain_verdict(task: TypedTask, gold: Answer, evidence: Evidence) -> str:
     return "unsat" if consistent.status == "sat" else "unknown"
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(traces())
 def test_round_evidence_and_verdicts_equal_the_definition(
     case: tuple[int, list[RoundRecord]],
@@ -167,6 +182,70 @@ def test_a_complete_truthful_trace_is_decided_without_loading_the_solver() -> No
         assert judge._attributor is None  # no encoding was loaded
         # and the solver agrees
         assert _plain_verdict(task, GROUPS[index].gold, _plain_evidence(task, trace)) == "unsat"
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traces())
+def test_a_differing_completion_is_a_model_of_the_solvers_query(
+    case: tuple[int, list[RoundRecord]],
+) -> None:
+    """Whatever completion the evaluation finds keeps every value in its domain, pins the
+    exact evidence, satisfies every statement and gives another output; the solver then
+    says ``sat`` too."""
+    index, trace = case
+    task, gold = TASKS[index], GROUPS[index].gold
+    for snapshot in evidence_by_round(task, trace):
+        found = differing_completion(task, gold.to_outcome(), snapshot)
+        if found is None:
+            continue
+        assert found.keys() == task.values.keys()
+        assert all(task.facts[f].contains(v) for (_, f), v in found.items())
+        assert all(found[slot] == value for slot, value in snapshot.exact.items())
+        for slot, stated in snapshot.imprecise:
+            statement = stated_imprecision(task, stated)
+            if statement.options is not None:
+                assert found[slot] in statement.options
+            else:
+                assert statement.low <= found[slot] <= statement.high  # type: ignore[operator]
+        assert not task.outcome(found).same_output(gold.to_outcome())
+        plain = (snapshot.exact, list(snapshot.imprecise))
+        assert _plain_verdict(task, gold, plain) == "sat"
+
+
+def test_evidence_that_leaves_the_answer_open_is_decided_without_loading_the_solver() -> None:
+    """Before anything is received every example leaves another output open: a completion
+    found by evaluation shows it, and no encoding is loaded."""
+    nothing = [RoundRecord(round=1, action="wait", replies=())]
+    for index, task in enumerate(TASKS):
+        judge = EvidenceJudge(task, GROUPS[index].gold, BUDGET)
+        assert judge.determines_gold(nothing)[0] == "sat"
+        assert judge._attributor is None
+        assert _plain_verdict(task, GROUPS[index].gold, _plain_evidence(task, nothing)) == "sat"
+
+
+def test_no_completion_leaves_a_domain() -> None:
+    """A range stated wholly below a record's domain, or an exact value off it, admits no
+    completion: none is returned (the solver calls such evidence contradictory)."""
+    tried = 0
+    for index, task in enumerate(TASKS):
+        gold = GROUPS[index].gold
+        for candidate, fact in task.values:
+            typed = task.facts[fact]
+            if fact not in task.decision_facts() or typed.type not in ("int", "decimal", "date"):
+                continue
+            low = typed.code_range()[0]
+            below = StatedValue(candidate=candidate, fact=fact, context=typed.context,
+                                low=to_json_scalar(typed.value_of(low - 10)),
+                                high=to_json_scalar(typed.value_of(low - 1)))  # fmt: skip
+            outside = to_json_scalar(typed.value_of(low - 1))
+            off = below.model_copy(update={"low": None, "high": None, "value": outside})
+            for stated in (below, off):
+                reply = ReplyRecord(role="r", question="q", text="t", stated=(stated,))
+                trace = [RoundRecord(round=1, action="ask", replies=(reply,))]
+                (snapshot,) = evidence_by_round(task, trace)
+                assert differing_completion(task, gold.to_outcome(), snapshot) is None
+                tried += 1
+    assert tried
 
 
 def test_a_stated_value_is_parsed_by_its_own_type_even_when_remembered() -> None:

@@ -64,7 +64,7 @@ from ..spec import (
     round_fraction,
 )
 from ._environment import RoundRecord
-from ._evidence import FaceValueEvidence, final_evidence
+from ._evidence import FaceValueEvidence, differing_completion, final_evidence
 from ._scoring import ParsedAnswer
 
 AttributionLabel = Literal["integration_error", "misled", "gathering_failure", "unknown"]
@@ -387,8 +387,11 @@ class EvidenceJudge:
     Evidence that pins every decision record at its true value (with every imprecise
     statement true of its record) determines gold by exact evaluation: the output is a
     function of the decision records, and the true records give gold. That is what the
-    solver would prove, so it is not asked; the task's encoding is loaded into a solver only
-    when some evidence needs one (a group whose samples all gather everything never does).
+    solver would prove, so it is not asked. Evidence that leaves another output open is
+    usually shown so by a completion found by evaluation (:func:`._evidence.
+    differing_completion`: a model of the solver's query). The task's encoding is loaded into
+    a solver only when some evidence needs one: evidence that determines gold without pinning
+    every decision record, or whose other outputs those tries miss.
     """
 
     def __init__(self, task: TypedTask, gold: Answer, budget: SolverBudget) -> None:
@@ -404,9 +407,10 @@ class EvidenceJudge:
         # Gold is what the true records give (verify proved it at build time; a group edited
         # since would not be, and then every verdict goes to the solver).
         try:
-            self._gold_is_truth = task.outcome().same_output(gold.to_outcome())
+            self._gold: Outcome | None = gold.to_outcome()
+            self._gold_is_truth = task.outcome().same_output(self._gold)
         except Exception:  # a rule the true records cannot evaluate: leave it to the solver
-            self._gold_is_truth = False
+            self._gold, self._gold_is_truth = None, False
 
     @property
     def attributor(self) -> _Attributor:
@@ -443,6 +447,8 @@ class EvidenceJudge:
         truthful = self._truthful(evidence)
         if truthful and self._gold_is_truth and self._decision_slots <= evidence.exact.keys():
             return "unsat"  # every decision record pinned at its true value (class docstring)
+        if self._gold is not None and differing_completion(self.task, self._gold, evidence):
+            return "sat"  # a model of the query below, found by evaluation (class docstring)
         attributor = self.attributor
         pinned = attributor.equals(evidence.exact)
         terms = [attributor.statement_term(slot, stated) for slot, stated in evidence.imprecise]

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..settings import StatedValue, stated_value
-from ..spec import Slot, TypedTask, Value
+from ..settings import StatedValue, stated_imprecision, stated_value
+from ..spec import Outcome, Slot, TypedTask, Value
 from ._environment import RoundRecord
 
 StatementKey = tuple[str, ...]
@@ -84,3 +84,98 @@ def final_evidence(task: TypedTask, trace: Sequence[RoundRecord]) -> FaceValueEv
     """The face-value evidence of the whole trace (none for an empty one)."""
     found = evidence_by_round(task, trace)
     return found[-1] if found else FaceValueEvidence({}, (), ((), ()))
+
+
+_ORDERED = ("int", "decimal", "date")
+
+
+def differing_completion(
+    task: TypedTask, gold: Outcome, evidence: FaceValueEvidence
+) -> dict[Slot, Value] | None:
+    """Records that agree with ``evidence`` and give an output other than ``gold``, when one
+    is found by evaluation; None when none is (which proves nothing: ask the solver).
+
+    The completions tried are the true records with the evidence's exact values put in, then
+    each with one decision record the evidence leaves open changed: to another candidate's
+    value of the fact, a bound of its domain, or a bound or option a statement names. A
+    completion returned has every value in its fact's domain and every imprecise statement
+    true of it, and its output is computed by the task's reference semantics - the ones the
+    encoding is cross-checked against - so it is a model of the solver's "does the evidence
+    leave another output open?" query: that verdict is ``sat`` without a solver. A range
+    stated over an unordered domain is left to the solver.
+    """
+    values = dict(task.values)
+    for slot, value in evidence.exact.items():
+        if not task.facts[slot[1]].contains(value):
+            return None  # off the domain: the solver decides what that evidence means
+        values[slot] = value
+    ranges: dict[Slot, list[tuple[Value, Value]]] = {}
+    options: dict[Slot, list[tuple[Value, ...]]] = {}
+    for slot, stated in evidence.imprecise:
+        try:
+            statement = stated_imprecision(task, stated)
+        except Exception:  # unreadable: the solver path says what it makes of it
+            return None
+        if statement.options is not None:
+            options.setdefault(slot, []).append(statement.options)
+        elif task.facts[slot[1]].type in _ORDERED:
+            assert statement.low is not None and statement.high is not None
+            ranges.setdefault(slot, []).append((statement.low, statement.high))
+        else:
+            return None
+
+    def allowed(slot: Slot, value: Value) -> bool:
+        if not task.facts[slot[1]].contains(value):
+            return False
+        try:
+            return all(value in chosen for chosen in options.get(slot, ())) and all(
+                low <= value <= high  # type: ignore[operator]
+                for low, high in ranges.get(slot, ())
+            )
+        except TypeError:  # a bound of another type (a date for a number): not this value
+            return False
+
+    def alternatives(slot: Slot) -> list[Value]:
+        fact = task.facts[slot[1]]
+        found: list[Value]
+        if fact.type == "bool":
+            found = [False, True]
+        elif fact.type == "enum":
+            found = list(fact.members)
+        else:
+            first, last = fact.code_range()
+            found = [
+                task.values[(c, slot[1])] for c in task.candidates if (c, slot[1]) in task.values
+            ]
+            found += [fact.value_of(first), fact.value_of(last)]
+        for chosen in options.get(slot, ()):
+            found += chosen
+        for bounds in ranges.get(slot, ()):
+            found += bounds
+        return [value for value in dict.fromkeys(found) if allowed(slot, value)]
+
+    for slot in {*ranges, *options}:  # the statements must hold of the completion too
+        if not allowed(slot, values[slot]):
+            fits = alternatives(slot)
+            if not fits:
+                return None
+            values[slot] = fits[0]
+
+    def differs(completion: dict[Slot, Value]) -> bool:
+        try:
+            return not task.outcome(completion).same_output(gold)
+        except Exception:  # the rule cannot evaluate it: no witness
+            return False
+
+    if differs(values):
+        return values
+    decision = task.decision_facts()
+    for slot in task.all_slots():
+        if slot[1] not in decision or slot in evidence.exact:
+            continue
+        for value in alternatives(slot):
+            if value != values[slot]:
+                changed = {**values, slot: value}
+                if differs(changed):
+                    return changed
+    return None
