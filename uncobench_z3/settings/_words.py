@@ -18,6 +18,7 @@ import functools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 import snowballstemmer
 from rapidfuzz.distance import OSA
@@ -56,9 +57,10 @@ def stem(word: str) -> str:
     return str(_STEMMER.stemWord(word))
 
 
-@dataclass(frozen=True)
-class Token:
-    """One canonical word of a message, with where it came from."""
+class Token(NamedTuple):
+    """One canonical word of a message, with where it came from. (A named tuple: a message
+    makes three per word while it is read, and a tuple is made in a third of the time of a
+    frozen dataclass.)"""
 
     word: str
     """lower case, canonical ("fy26" gives "fy", "2026"; "Mar" before a year gives "march")"""
