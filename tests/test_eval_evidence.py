@@ -22,7 +22,12 @@ from hypothesis import strategies as st
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import ReplyRecord, RoundRecord, typed_task
 from uncobench_z3.evaluation._attribution import EvidenceJudge
-from uncobench_z3.evaluation._evidence import differing_completion, evidence_by_round
+from uncobench_z3.evaluation._evidence import (
+    EvidenceReader,
+    differing_completion,
+    evidence_by_round,
+    final_evidence,
+)
 from uncobench_z3.settings import StatedValue, stated_imprecision, stated_value
 from uncobench_z3.settings._matching import _unordered
 from uncobench_z3.settings._vocabulary import Entry
@@ -166,6 +171,27 @@ def test_round_evidence_and_verdicts_equal_the_definition(
         verdict = judge.verdict(snapshot)
         assert verdict == _plain_verdict(task, gold, plain)
         assert judge.determines_gold(trace[:number])[0] == verdict  # and from the memo
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traces(), st.lists(st.integers(0, 6), max_size=4))
+def test_reading_a_growing_trace_equals_reading_it_whole(
+    case: tuple[int, list[RoundRecord]], steps: list[int]
+) -> None:
+    """The minimum-rounds search reads each new round once (EvidenceReader.read_up_to on a
+    growing trace): every snapshot equals reading that prefix from scratch."""
+    index, trace = case
+    task = TASKS[index]
+    reader = EvidenceReader(task)
+    length = 0
+    for step in [*steps, len(trace)]:
+        length = min(len(trace), length + step)
+        grown = reader.read_up_to(trace[:length])
+        whole = final_evidence(task, trace[:length])
+        assert reader.rounds == length
+        assert grown == whole and list(grown.exact) == list(whole.exact)
+        if length:
+            assert grown == evidence_by_round(task, trace[:length])[-1]
 
 
 def test_a_complete_truthful_trace_is_decided_without_loading_the_solver() -> None:

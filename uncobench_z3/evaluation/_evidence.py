@@ -51,14 +51,23 @@ class FaceValueEvidence:
     """equal for equal evidence: the key a judge remembers its verdict by"""
 
 
-def evidence_by_round(task: TypedTask, trace: Sequence[RoundRecord]) -> list[FaceValueEvidence]:
-    """The face-value evidence after each round of ``trace`` (one snapshot per round)."""
-    required = {key: fact.context for key, fact in task.facts.items()}
-    seen: dict[Slot, set[str]] = {}  # slot -> repr of every exact value stated for it
-    values: dict[Slot, Value] = {}
-    imprecise: dict[tuple[Slot, StatementKey], StatedValue] = {}
-    snapshots: list[FaceValueEvidence] = []
-    for record in trace:
+class EvidenceReader:
+    """Reads a trace round by round and gives the face-value evidence so far: the minimum-
+    rounds search asks after every round of a growing trace, and reading only the new round
+    keeps that linear in the trace's length."""
+
+    def __init__(self, task: TypedTask) -> None:
+        self.task = task
+        self._required = {key: fact.context for key, fact in task.facts.items()}
+        self._seen: dict[Slot, set[str]] = {}  # slot -> repr of every exact value stated
+        self._values: dict[Slot, Value] = {}
+        self._imprecise: dict[tuple[Slot, StatementKey], StatedValue] = {}
+        self.rounds = 0
+        """rounds read so far"""
+
+    def read(self, record: RoundRecord) -> None:
+        """Take in the statements of one more round."""
+        required, task = self._required, self.task
         for reply in record.replies:
             for stated in reply.stated:
                 if stated.context != required[stated.fact]:
@@ -66,24 +75,44 @@ def evidence_by_round(task: TypedTask, trace: Sequence[RoundRecord]) -> list[Fac
                 slot = (stated.candidate, stated.fact)
                 if stated.is_exact:
                     value = stated_value(task, stated)
-                    seen.setdefault(slot, set()).add(repr(value))
-                    values[slot] = value
+                    self._seen.setdefault(slot, set()).add(repr(value))
+                    self._values[slot] = value
                 else:
-                    imprecise.setdefault((slot, statement_key(stated)), stated)
-        exact = {slot: values[slot] for slot, stated in seen.items() if len(stated) == 1}
+                    self._imprecise.setdefault((slot, statement_key(stated)), stated)
+        self.rounds += 1
+
+    def read_up_to(self, trace: Sequence[RoundRecord]) -> FaceValueEvidence:
+        """The evidence of ``trace``, of which the rounds read so far are the first."""
+        for record in trace[self.rounds :]:
+            self.read(record)
+        return self.evidence()
+
+    def evidence(self) -> FaceValueEvidence:
+        """The evidence of the rounds read so far."""
+        values = self._values
+        exact = {slot: values[slot] for slot, stated in self._seen.items() if len(stated) == 1}
+        imprecise = self._imprecise
         kept = tuple((key[0], s) for key, s in imprecise.items() if key[0] not in exact)
         signature = (
             tuple(sorted((slot, repr(value)) for slot, value in exact.items())),
             tuple(sorted(key for key in imprecise if key[0] not in exact)),
         )
-        snapshots.append(FaceValueEvidence(exact, kept, signature))
+        return FaceValueEvidence(exact, kept, signature)
+
+
+def evidence_by_round(task: TypedTask, trace: Sequence[RoundRecord]) -> list[FaceValueEvidence]:
+    """The face-value evidence after each round of ``trace`` (one snapshot per round)."""
+    reader = EvidenceReader(task)
+    snapshots: list[FaceValueEvidence] = []
+    for record in trace:
+        reader.read(record)
+        snapshots.append(reader.evidence())
     return snapshots
 
 
 def final_evidence(task: TypedTask, trace: Sequence[RoundRecord]) -> FaceValueEvidence:
     """The face-value evidence of the whole trace (none for an empty one)."""
-    found = evidence_by_round(task, trace)
-    return found[-1] if found else FaceValueEvidence({}, (), ((), ()))
+    return EvidenceReader(task).read_up_to(trace)
 
 
 _ORDERED = ("int", "decimal", "date")

@@ -22,6 +22,7 @@ from ..settings import SettingName, TaskGroup
 from ._attribution import shared_judge
 from ._builtin import CarefulAgent
 from ._environment import Environment, PreparedGroup
+from ._evidence import EvidenceReader
 from ._protocol import DEFAULT_BUDGET, AnswerAction
 
 _CACHE_LIMIT = 8192
@@ -58,8 +59,9 @@ async def _search(
     environment = Environment(group, setting, DEFAULT_BUDGET, prepared=prepared)
     judge = shared_judge(group_hash, environment.task, group.gold)
     agent = CarefulAgent(seed=0)
+    evidence = EvidenceReader(environment.task)  # reads each new round once
     while True:
-        status, _, _ = judge.determines_gold(environment.trace)
+        status = judge.verdict(evidence.read_up_to(environment.trace))
         if status == "unsat":
             return environment.rounds + 1
         if status == "unknown":
