@@ -83,6 +83,9 @@ class Checker:
         self.certificates = certificates
         self.full = evidence == "full" or certificates is not None
         self._hidden: dict[frozenset[str], QueryResult] = {}
+        # every slot with the role that owns it, listed once (the search hides many role sets)
+        self._slots = self.task.all_slots()
+        self._owned = [(slot, self.task.facts[slot[1]].owner) for slot in self._slots]
         self._described: dict[Outcome, str] = {}
 
     def describe(self, outcome: Outcome) -> str:
@@ -105,7 +108,7 @@ class Checker:
             # "consistent and the output is gold" is exactly what reading the model shows.
             same = self.ts.query(
                 "gold-verdict",
-                self.task.all_slots(),
+                self._slots,
                 extras=[self.ts.encoding.outcome_term(gold)],
                 want_core=False,
                 want_model=False,
@@ -113,7 +116,7 @@ class Checker:
             if same.status == "sat":
                 summary = "with every record pinned the solver's output is the gold answer"
                 return _gold(Verdict.PROVED, f"{summary}: {self.describe(gold)}")
-        result = self.ts.query("gold", self.task.all_slots())
+        result = self.ts.query("gold", self._slots)
         certs = self._keep("gold", result, "all facts pinned: the model is the gold instance")
         if result.status == "unknown":
             summary = "the solver could not evaluate the instance"
@@ -132,9 +135,7 @@ class Checker:
         )
 
     def uniqueness_check(self) -> CheckResult:
-        result = self.ts.query(
-            "uniqueness", self.task.all_slots(), GOAL_TWO_ELIGIBLE, (), False, self.full
-        )
+        result = self.ts.query("uniqueness", self._slots, GOAL_TWO_ELIGIBLE, (), False, self.full)
         if result.status == "sat":
             result = self.ts.explain(result)  # refuted: the witness names the candidates
         certs = self._keep(
@@ -197,7 +198,7 @@ class Checker:
 
     def _hiding(self, roles: frozenset[str]) -> tuple[str, list[Slot]]:
         """The name of the query that hides ``roles``, and the slots it pins."""
-        pinned = [s for s in self.task.all_slots() if self.task.facts[s[1]].owner not in roles]
+        pinned = [slot for slot, owner in self._owned if owner not in roles]
         return "hide-" + "+".join(sorted(roles)), pinned
 
     def _implied(self, roles: frozenset[str]) -> QueryResult | None:
@@ -222,7 +223,7 @@ class Checker:
     def _witness(self, result: QueryResult, roles: frozenset[str]) -> dict[str, object]:
         if result.codes is None:  # verdict only: what the search established, no completion
             return {"hidden_roles": sorted(roles)}
-        hidden = [s for s in self.task.all_slots() if self.task.facts[s[1]].owner in roles]
+        hidden = [slot for slot, owner in self._owned if owner in roles]
         values = self.ts.values_of(result, hidden)
         outcome = self.ts.checked_outcome(result)
         return {

@@ -72,9 +72,7 @@ class TaskSolver:
         self._pins = {slot: pin_literal(slot) for slot in task.all_slots()}
         self._extra_guards: dict[str, str] = {}
         self._extra_text: list[str] = []
-        self._recorded_codes = {
-            slot: task.facts[slot[1]].code(value) for slot, value in task.values.items()
-        }
+        self._recorded: dict[Slot, int | bool] | None = None
         self.queries = 0
         """solver calls made (a query asked before is answered from memory)"""
         self._answers: dict[tuple[str, ...], QueryResult] = {}
@@ -200,11 +198,21 @@ class TaskSolver:
             names.append((f"out.{enc.num_name(c)}", False))
             names.append((f"out.{enc.den_name(c)}", False))
         values = reader.read(names)
-        codes = dict(self._recorded_codes)
+        codes = dict(self._recorded_codes())
         codes.update(zip(free, values[: len(free)], strict=True))
         outputs = iter(values[len(free) :])
         terms = {c: (next(outputs), next(outputs), next(outputs)) for c in task.candidates}
         return {slot: codes[slot] for slot in task.all_slots()}, self._outcome(terms)
+
+    def _recorded_codes(self) -> dict[Slot, int | bool]:
+        """The recorded values' codes (computed when a model is first read: most proofs
+        read none)."""
+        if self._recorded is None:
+            facts = self.task.facts
+            self._recorded = {
+                slot: facts[slot[1]].code(value) for slot, value in self.task.values.items()
+            }
+        return self._recorded
 
     def _outcome(self, terms: dict[str, tuple[int | bool, int | bool, int | bool]]) -> Outcome:
         """The output from the model's eligibility and rule terms per candidate."""

@@ -48,6 +48,8 @@ class SolverContext:
         self.tasks = 0
         """solvers made in this context (for :func:`shared_context`'s renewal)"""
         self._collecting = False
+        self.params: dict[tuple[SolverBudget, bool], z3.ParamsRef] = {}
+        """:func:`solver_params` of this context, built once per budget and solver kind"""
 
     def __enter__(self) -> SolverContext:
         """Run a batch with Python's cyclic garbage collector paused.
@@ -106,19 +108,32 @@ def make_solver(
     if context is not None:
         context.tasks += 1
         ctx = context.z3
+        params = context.params.get((budget, tactics))
+        if params is None:
+            params = context.params[(budget, tactics)] = solver_params(budget, ctx, tactics)
     else:
         ctx = z3.Context() if fresh_context else z3.main_ctx()
+        params = solver_params(budget, ctx, tactics)
     solver = z3.Solver(ctx=ctx) if tactics else z3.SimpleSolver(ctx=ctx)
-    solver.set("random_seed", budget.seed)
-    solver.set("rlimit", budget.rlimit)
+    # One call with every setting: z3py's ``set`` builds a parameter object per call, which
+    # cost more than a small check. The solver ends with the same settings either way.
+    z3.Z3_solver_set_params(ctx.ref(), solver.solver, params.params)
+    return solver
+
+
+def solver_params(budget: SolverBudget, ctx: z3.Context, tactics: bool) -> z3.ParamsRef:
+    """The settings of :func:`make_solver`'s solvers, as one Z3 parameter object."""
+    params = z3.ParamsRef(ctx)
+    params.set("random_seed", budget.seed)
+    params.set("rlimit", budget.rlimit)
     # Z3 would catch Ctrl-C during a check and answer "unknown" (a wrong verdict, silently
     # stored by a build); without its handler the interrupt reaches Python after the check.
-    solver.set("ctrl_c", False)
-    solver.set("core.minimize", True)
+    params.set("ctrl_c", False)
+    params.set("core.minimize", True)
     if not tactics:
         for key, value in KERNEL_PARAMS.items():
-            solver.set(key, value)
-    return solver
+            params.set(key, value)
+    return params
 
 
 def check_assumptions(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from fractions import Fraction
 
@@ -33,7 +32,15 @@ class Collector:
 
 
 def duplicates(ids: Iterable[str]) -> set[str]:
-    return {key for key, count in Counter(ids).items() if count > 1}
+    # a set walk, not a Counter: this runs for every id list of every spec checked
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for key in ids:
+        if key in seen:
+            repeated.add(key)
+        else:
+            seen.add(key)
+    return repeated
 
 
 def order_key(value: Value) -> Fraction | int:

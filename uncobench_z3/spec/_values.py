@@ -57,6 +57,8 @@ def parse_fraction(raw: object) -> Fraction:
 
 
 def parse_int(raw: object) -> int:
+    if type(raw) is int:  # the common case, exact as it is (a bool is not an int here)
+        return raw
     value = parse_fraction(raw)
     if value.denominator != 1:
         raise ValueParseError(f"expected an integer, got {format_fraction(value)}")
