@@ -156,7 +156,9 @@ def _check_facts(spec: TaskSpec, out: Collector) -> dict[str, TypedFact]:
                 if fact.type != "date":
                     for bound, raw, name in ((low, fact.min, "min"), (high, fact.max, "max")):
                         assert isinstance(bound, int | Fraction)
-                        if (Fraction(bound) / step).denominator != 1:
+                        # bound / step is whole, in integers (no Fraction division)
+                        whole = bound.numerator * step.denominator
+                        if whole % (bound.denominator * step.numerator):
                             out.add(
                                 f"{path}.{name}",
                                 "bad_domain",
@@ -288,6 +290,7 @@ def _check_records(
     candidate_ids = {c.id for c in spec.candidates}
     declared = {f.key: f for f in spec.facts}
     present: set[Slot] = set()  # slots with a required-context record, valid or not
+    members = {key: list(fact.members) or None for key, fact in facts.items()}  # once a fact
     for i, record in enumerate(spec.records):
         path = f"$.records[{i}]"
         if record.candidate not in candidate_ids:
@@ -315,7 +318,7 @@ def _check_records(
         if context == fact.context:
             present.add((record.candidate, record.fact))
         try:
-            value = parse_value(fact.type, record.value, list(fact.members) or None)
+            value = parse_value(fact.type, record.value, members[record.fact])
         except ValueParseError as exc:
             out.add(f"{path}.value", "bad_value", f"for fact {fact.key!r} ({fact.type}): {exc}")
             continue
