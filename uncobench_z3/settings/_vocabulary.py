@@ -174,56 +174,25 @@ class Vocabulary:
 
     def _facts(self) -> None:
         task = self.task
-        phrases: dict[str, list[tuple[str, ...]]] = {}
-        keyed: dict[str, bool] = {}
-        for key, fact in task.facts.items():
-            phrases[key] = [
-                words_of(fact.label),
-                *(words_of(s) for s in fact.synonyms if s.strip()),
-            ]
-            key_words = tuple(w for w in key.lower().split("_") if w)
-            if key_words:
-                phrases[key].append(key_words)
-            keyed[key] = bool(key_words)
+        shapes = {
+            key: _fact_shape(key, fact.label, tuple(fact.synonyms), fact.unit, tuple(fact.members))
+            for key, fact in task.facts.items()
+        }
         users: dict[str, set[str]] = {}  # single words -> the facts they can name alone
-        for key, found in phrases.items():
-            alone = [words_of(task.facts[key].label), *(found[-1:] if keyed[key] else [])]
-            alone += [words for words in found if len(_content(words)) == 1]
-            for words in alone:
-                for word in _content(words):
-                    users.setdefault(word, set()).add(key)
-        for key, found in phrases.items():
-            fact = task.facts[key]
-            for words in found:
-                content = _content(words)
-                if len(content) >= 2:
-                    self._add(self._entry("fact", (key,), words, 8))
-                    self._add(self._entry("fact", (key,), content, 7, unordered=True))
-            # single words: of the label and the key, and one-word synonyms ("vetting"); the
-            # words of a longer synonym only count together ("security check", not "check")
-            label_and_key = [words_of(fact.label), *(found[-1:] if keyed[key] else [])]
-            singles = {w for words in label_and_key for w in _content(words)} | {
-                w for words in found if len(_content(words)) == 1 for w in _content(words)
-            }
-            for word in sorted(singles):
+        for key, shape in shapes.items():
+            for word in shape.alone:
+                users.setdefault(word, set()).add(key)
+        for key, shape in shapes.items():
+            for entry in shape.phrases:
+                self._add(entry)
+            for word in shape.singles:
                 distinctive = users[word] == {key} and word not in GENERIC_WORDS
                 if not distinctive and (len(word) < 3 and not word.isdigit()):
                     continue
-                self._add(
-                    self._entry(
-                        "fact", (key,), (word,), 6 if distinctive else 2, weak=not distinctive
-                    )
-                )
-            if fact.unit:
-                unit_words = _content(words_of(fact.unit))
-                if len(unit_words) == 1 and unit_words[0].isalpha() and len(unit_words[0]) > 2:
-                    self._add(self._entry("fact", (key,), unit_words, 1, weak=True))
-            for member in fact.members:
-                words = words_of(member)
-                self._add(self._entry("member", (key, member), words, 6))
-                if len(_content(words)) >= 2:  # "an open deviation" for "deviation open"
-                    self._add(self._entry("member", (key, member), _content(words), 3,
-                                          unordered=True))  # fmt: skip
+                self._add(_entry("fact", (key,), (word,), 6 if distinctive else 2,
+                                 weak=not distinctive))  # fmt: skip
+            for entry in shape.rest:
+                self._add(entry)
 
     def _contexts(self) -> None:
         for key, fact in self.task.facts.items():
@@ -260,6 +229,62 @@ class Vocabulary:
 def _entry(kind: EntryKind, ref: tuple[str, ...], words: tuple[str, ...], priority: int,
            **flags: bool) -> Entry:  # fmt: skip
     return Entry(kind, ref, words, tuple(stem(w) for w in words), priority, **flags)
+
+
+class _FactShape(NamedTuple):
+    """What a fact's own words give its vocabulary, before the task's other facts are known
+    (which of its single words only it has): see :func:`_fact_shape`."""
+
+    phrases: tuple[Entry, ...]
+    """the label's and synonyms' entries of two content words or more, in order"""
+    alone: tuple[str, ...]
+    """the words that can name the fact alone (to tell which are the fact's own)"""
+    singles: tuple[str, ...]
+    """its single words, sorted: an entry each, strong when only this fact has the word"""
+    rest: tuple[Entry, ...]
+    """the unit's entry and the members' entries, in order"""
+
+
+@functools.lru_cache(maxsize=4096)
+def _fact_shape(
+    key: str, label: str, synonyms: tuple[str, ...], unit: str | None, members: tuple[str, ...]
+) -> _FactShape:
+    """A fact's entries that depend on its own words alone; made once and shared by the tasks
+    that have the fact (1,000 built groups have 7,447 facts, 606 distinct)."""
+    found = [words_of(label), *(words_of(s) for s in synonyms if s.strip())]
+    key_words = tuple(w for w in key.lower().split("_") if w)
+    if key_words:
+        found.append(key_words)
+    alone = [words_of(label), *(found[-1:] if key_words else [])]
+    alone += [words for words in found if len(_content(words)) == 1]
+    phrases: list[Entry] = []
+    for words in found:
+        content = _content(words)
+        if len(content) >= 2:
+            phrases.append(_entry("fact", (key,), words, 8))
+            phrases.append(_entry("fact", (key,), content, 7, unordered=True))
+    # single words: of the label and the key, and one-word synonyms ("vetting"); the words of
+    # a longer synonym only count together ("security check", not "check")
+    label_and_key = [words_of(label), *(found[-1:] if key_words else [])]
+    singles = {w for words in label_and_key for w in _content(words)} | {
+        w for words in found if len(_content(words)) == 1 for w in _content(words)
+    }
+    rest: list[Entry] = []
+    if unit:
+        unit_words = _content(words_of(unit))
+        if len(unit_words) == 1 and unit_words[0].isalpha() and len(unit_words[0]) > 2:
+            rest.append(_entry("fact", (key,), unit_words, 1, weak=True))
+    for member in members:
+        words = words_of(member)
+        rest.append(_entry("member", (key, member), words, 6))
+        if len(_content(words)) >= 2:  # "an open deviation" for "deviation open"
+            rest.append(_entry("member", (key, member), _content(words), 3, unordered=True))
+    return _FactShape(
+        tuple(phrases),
+        tuple(word for words in alone for word in _content(words)),
+        tuple(sorted(singles)),
+        tuple(rest),
+    )
 
 
 @functools.lru_cache(maxsize=4096)

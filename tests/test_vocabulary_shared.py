@@ -1,0 +1,179 @@
+"""What a vocabulary takes from one fact's own words is made once and shared by every task
+that has the fact: its context entries (``_vocabulary._context_entries``) and its label,
+synonym, unit and member entries (``_vocabulary._fact_shape``). Either must give what the
+plain per-task loop added, in the same order."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from uncobench_z3.construct import InstantiationError, SpecGenerator, instantiate, load_library
+from uncobench_z3.settings._phrases import CONTEXT_STOPWORDS, GENERIC_WORDS
+from uncobench_z3.settings._vocabulary import (
+    _FUNCTION_WORDS,
+    Entry,
+    Vocabulary,
+    _content,
+    _context_entries,
+    _time_order,
+)
+from uncobench_z3.settings._words import stem, words_of
+from uncobench_z3.spec import TypedTask, check_structure, load_spec
+
+
+def _plain(key: str, contexts: tuple[str, ...]) -> tuple[list[Entry], frozenset[str], object]:
+    """The definition: the loop each vocabulary ran for each of its facts."""
+
+    def entry(ref: tuple[str, ...], words: tuple[str, ...], priority: int, **flags: bool) -> Entry:
+        return Entry("context", ref, words, tuple(stem(w) for w in words), priority, **flags)
+
+    added: list[Entry] = []
+    words = {c: words_of(c) for c in contexts}
+    for context in contexts:
+        own = words[context]
+        added.append(entry((key, context), own, 9))
+        if len(_content(own)) >= 2:
+            added.append(entry((key, context), _content(own), 7, unordered=True))
+        others = {w for c in contexts if c != context for w in words[c]}
+        telling = [
+            (i, w)
+            for i, w in enumerate(own)
+            if w not in others and w not in CONTEXT_STOPWORDS and w not in _FUNCTION_WORDS
+        ]
+        for (i, first), (j, second) in itertools.pairwise(telling):
+            if j == i + 1:
+                added.append(entry((key, context), (first, second), 4))
+        for i, word in telling:
+            if word.isdigit() and not re.fullmatch(r"(19|20)\d\d", word):
+                if i > 0:
+                    added.append(entry((key, context), own[i - 1 : i + 1], 4))
+            elif len(word) >= 2:
+                added.append(entry((key, context), (word,), 3, exact=True))
+    context_words = frozenset(w for c in contexts for w in words[c] if w not in _FUNCTION_WORDS)
+    return added, context_words, _time_order(contexts, words)
+
+
+_POOL = (
+    "2025 2026 FY26 Q3 March april rev C revision 3 version 2 signed draft final the of "
+    "self-reported verified 48 hour day stage audit 2026-27 first half latest"
+)
+_WORDS = st.sampled_from(_POOL.split())
+_LABELS = st.lists(_WORDS, min_size=1, max_size=5).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["fee", "rating", "clearance_level"]),
+    st.lists(_LABELS, min_size=1, max_size=4, unique=True),
+)
+def test_shared_context_entries_equal_the_plain_loop(key: str, labels: list[str]) -> None:
+    contexts = tuple(labels)
+    entries, context_words, order = _context_entries(key, contexts)
+    added, plain_words, plain_order = _plain(key, contexts)
+    assert list(entries) == added
+    assert context_words == plain_words
+    assert (None if order is None else list(order)) == plain_order
+    assert _context_entries(key, contexts) is _context_entries(key, contexts)  # made once
+
+
+def test_an_entry_is_equal_and_hashed_by_its_content() -> None:
+    """A vocabulary drops an entry it already has by equality: two entries made apart with
+    the same content are one, and any field tells them apart."""
+    one = Entry("fact", ("f",), ("a", "b"), ("a", "b"), 7, unordered=True)
+    assert one == Entry("fact", ("f",), ("a", "b"), ("a", "b"), 7, unordered=True)
+    assert len({one, Entry("fact", ("f",), ("a", "b"), ("a", "b"), 7, unordered=True)}) == 1
+    assert one != one._replace(weak=True) and one != one._replace(priority=8)
+
+
+def _plain_facts(vocabulary: Vocabulary) -> None:
+    """The definition: the loop each vocabulary ran over the facts of its task."""
+    task = vocabulary.task
+
+    def entry(kind: str, ref: tuple[str, ...], words: tuple[str, ...], priority: int,
+              **flags: bool) -> Entry:  # fmt: skip
+        return Entry(kind, ref, words, tuple(stem(w) for w in words), priority, **flags)  # type: ignore[arg-type]
+
+    phrases: dict[str, list[tuple[str, ...]]] = {}
+    keyed: dict[str, bool] = {}
+    for key, fact in task.facts.items():
+        phrases[key] = [words_of(fact.label), *(words_of(s) for s in fact.synonyms if s.strip())]
+        key_words = tuple(w for w in key.lower().split("_") if w)
+        if key_words:
+            phrases[key].append(key_words)
+        keyed[key] = bool(key_words)
+    users: dict[str, set[str]] = {}
+    for key, found in phrases.items():
+        alone = [words_of(task.facts[key].label), *(found[-1:] if keyed[key] else [])]
+        alone += [words for words in found if len(_content(words)) == 1]
+        for words in alone:
+            for word in _content(words):
+                users.setdefault(word, set()).add(key)
+    for key, found in phrases.items():
+        fact = task.facts[key]
+        for words in found:
+            content = _content(words)
+            if len(content) >= 2:
+                vocabulary._add(entry("fact", (key,), words, 8))
+                vocabulary._add(entry("fact", (key,), content, 7, unordered=True))
+        label_and_key = [words_of(fact.label), *(found[-1:] if keyed[key] else [])]
+        singles = {w for words in label_and_key for w in _content(words)} | {
+            w for words in found if len(_content(words)) == 1 for w in _content(words)
+        }
+        for word in sorted(singles):
+            distinctive = users[word] == {key} and word not in GENERIC_WORDS
+            if not distinctive and (len(word) < 3 and not word.isdigit()):
+                continue
+            vocabulary._add(
+                entry("fact", (key,), (word,), 6 if distinctive else 2, weak=not distinctive)
+            )
+        if fact.unit:
+            unit_words = _content(words_of(fact.unit))
+            if len(unit_words) == 1 and unit_words[0].isalpha() and len(unit_words[0]) > 2:
+                vocabulary._add(entry("fact", (key,), unit_words, 1, weak=True))
+        for member in fact.members:
+            words = words_of(member)
+            vocabulary._add(entry("member", (key, member), words, 6))
+            if len(_content(words)) >= 2:
+                vocabulary._add(entry("member", (key, member), _content(words), 3, unordered=True))
+
+
+_EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.json"))
+_LIBRARY = load_library()
+
+
+def _generated(seed: int, index: int) -> TypedTask | None:
+    try:
+        spec = instantiate(SpecGenerator(_LIBRARY, seed).draft(index), seed)
+    except InstantiationError:
+        return None
+    return check_structure(spec).task
+
+
+def _assert_fact_entries_equal_the_plain_loop(task: TypedTask) -> None:
+    shared, plain = Vocabulary(task), Vocabulary(task)
+    shared._facts()
+    _plain_facts(plain)
+    assert shared.entries == plain.entries
+    assert list(shared.by_stem.items()) == list(plain.by_stem.items())
+    assert shared.long_words == plain.long_words
+
+
+def test_shared_fact_entries_equal_the_plain_loop_on_the_examples() -> None:
+    assert _EXAMPLES
+    for path in _EXAMPLES:
+        task = check_structure(load_spec(path)).task
+        assert task is not None
+        _assert_fact_entries_equal_the_plain_loop(task)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**16), st.integers(0, 200))
+def test_shared_fact_entries_equal_the_plain_loop_on_generated_tasks(seed: int, index: int) -> None:
+    task = _generated(seed, index)
+    if task is not None:
+        _assert_fact_entries_equal_the_plain_loop(task)
