@@ -34,14 +34,20 @@ from ._matching import (
     tagged,
     value_tokens,
 )
+from ._screen import Phrase, phrases, text_words
 from ._vocabulary import Vocabulary
 from ._words import FoundValue, Token, scan_values, tokenize
 
 INTENTS = ("exact", "mismatch", "reference", "request")
-_EXACT = P.compiled(P.EXACT)
-_MISMATCH = P.compiled(P.MISMATCH)
-_REFERENCE = P.compiled(P.REPLY_REFERENCE)
-_ALL = P.compiled(P.ALL_CANDIDATES)
+_EXACT = phrases(P.EXACT)
+_MISMATCH = phrases(P.MISMATCH)
+_REFERENCE = phrases(P.REPLY_REFERENCE)
+_ALL = phrases(P.ALL_CANDIDATES)
+_PRONOUNS = Phrase(P.PRONOUNS)
+_PLURAL_PRONOUNS = Phrase(P.PLURAL_PRONOUNS)
+_LATEST = Phrase(P.LATEST)
+_EARLIEST = Phrase(P.EARLIEST)
+_QUESTIONS = (Phrase(P.YES_NO_QUESTION), Phrase(P.COMPARISON), Phrase(P.ELLIPTICAL_QUESTION))
 _NEGATORS = frozenset(
     [
         "not",
@@ -161,6 +167,7 @@ def read_request(
     role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
     words, position = tagged(task, role_facts, tokens, matches, found)
     joined = " ".join(words)
+    in_joined = text_words(joined)  # what the phrase patterns are screened with
     tokens_at: dict[int, list[int]] = {}  # position in ``words`` -> its tokens
     for index, at in position.items():
         tokens_at.setdefault(at, []).append(index)
@@ -193,14 +200,14 @@ def read_request(
             note(f"candidate:{m.entry.ref[0]}", span(m.indexes))
     all_candidates = False
     for pattern in _ALL:
-        hit = pattern.search(joined)
+        hit = pattern.search(joined, in_joined)
         if hit:
             all_candidates = True
             note("all candidates", original(*hit.span()))
             break
     pronoun = None
     if not named and focus is not None and focus in task.candidates:
-        hit = P.PRONOUNS.search(joined) or P.PLURAL_PRONOUNS.search(joined)
+        hit = _PRONOUNS.search(joined, in_joined) or _PLURAL_PRONOUNS.search(joined, in_joined)
         if hit:
             pronoun = focus
             named.append(focus)
@@ -249,8 +256,8 @@ def read_request(
             facts |= mine
             note(f"fact:{next(iter(mine))}", mention_words)
     # "the latest clearance": the last of the fact's ordered contexts
-    for pattern, pick in ((P.LATEST, -1), (P.EARLIEST, 0)):
-        for hit in pattern.finditer(joined):
+    for pattern, pick in ((_LATEST, -1), (_EARLIEST, 0)):
+        for hit in pattern.finditer(joined, in_joined):
             targets = (facts & role_facts) or role_facts
             after = joined[hit.end() :].split("|")[0].split()[:3]
             for fact in sorted(targets):
@@ -278,20 +285,21 @@ def read_request(
     # the message is also read with its fact and candidate words left as written, so that a
     # label word that is also an intent word ("actual batch cost") still shows the intent
     plain = " ".join(tagged(task, role_facts, tokens, matches, found, keep_names=True)[0])
+    in_plain = text_words(plain)
     for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
         for pattern in patterns:
-            hit = pattern.search(joined)
+            hit = pattern.search(joined, in_joined)
             if hit:
                 intents.add(name)
                 note(name, original(*hit.span()))
                 break
-            hit = pattern.search(plain)
+            hit = pattern.search(plain, in_plain)
             if hit:
                 intents.add(name)
                 note(name, hit.group(0).strip("| ?"))
                 break
-    for pattern in (P.YES_NO_QUESTION, P.COMPARISON, P.ELLIPTICAL_QUESTION):
-        hit = pattern.search(joined)
+    for pattern in _QUESTIONS:
+        hit = pattern.search(joined, in_joined)
         if hit:
             intents.add("exact")
             note("exact", original(*hit.span()))
