@@ -124,9 +124,9 @@ def tagged(
     tokens: list[Token],
     matches: list[Match],
     values: list[tuple[FoundValue, list[int]]],
-    keep_names: bool = False,
-) -> tuple[list[str], dict[int, int]]:
-    """The message as words with tags (see :mod:`._phrases`), and token -> position in it.
+) -> tuple[list[str], dict[int, int], list[str]]:
+    """The message as words with tags (see :mod:`._phrases`), token -> position in it, and
+    the message tagged with its candidate names and one-word fact names left as written.
 
     Words naming contexts of several facts are tagged for the addressed role's facts first:
     "2026" is ``zreq`` when it is the required period of the role's fact.
@@ -139,22 +139,33 @@ def tagged(
                 (fact in role_facts, context == task.facts[fact].context)
             )
     tag_at: dict[int, tuple[str, int]] = {}
+    named_tag_at: dict[int, tuple[str, int]] = {}  # the same, names left as written
     for match in matches:
         kind = match.entry.kind
-        if keep_names and (kind == "candidate" or (kind == "fact" and len(match.indexes) == 1)):
-            continue
         if kind == "context":
             found = contexts[match.indexes]
             mine = [required for own, required in found if own] or [r for _, r in found]
             tag = "zreq" if any(mine) else "zoth"
         else:
             tag = {"candidate": "zcand", "fact": "zfact", "member": "zmem"}[kind]
+        name = kind == "candidate" or (kind == "fact" and len(match.indexes) == 1)
         for i in match.indexes:
             tag_at[i] = (tag, min(match.indexes))
+            if not name:
+                named_tag_at[i] = tag_at[i]
     for value, indexes in values:
         tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
         for i in indexes:
-            tag_at[i] = (tag, -1 - indexes[0])
+            tag_at[i] = named_tag_at[i] = (tag, -1 - indexes[0])
+    out, position = _written(tokens, tag_at)
+    plain = out if named_tag_at == tag_at else _written(tokens, named_tag_at)[0]
+    return out, position, plain
+
+
+def _written(
+    tokens: list[Token], tag_at: dict[int, tuple[str, int]]
+) -> tuple[list[str], dict[int, int]]:
+    """The tokens as words, each match written as its tag once, sentences ended by ``|``."""
     out: list[str] = []
     position: dict[int, int] = {}
     last: tuple[str, int] | None = None

@@ -165,7 +165,7 @@ def read_request(
         parsed = parse_message(vocabulary, text)
     tokens, found, matches = list(parsed.tokens), list(parsed.found), list(parsed.matches)
     role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
-    words, position = tagged(task, role_facts, tokens, matches, found)
+    words, position, as_written = tagged(task, role_facts, tokens, matches, found)
     joined = " ".join(words)
     in_joined = text_words(joined)  # what the phrase patterns are screened with
     tokens_at: dict[int, list[int]] = {}  # position in ``words`` -> its tokens
@@ -284,7 +284,7 @@ def read_request(
     intents = {"request"} if text.strip() else set()
     # the message is also read with its fact and candidate words left as written, so that a
     # label word that is also an intent word ("actual batch cost") still shows the intent
-    plain = " ".join(tagged(task, role_facts, tokens, matches, found, keep_names=True)[0])
+    plain = " ".join(as_written)
     in_plain = text_words(plain)
     for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
         for pattern in patterns:
