@@ -188,22 +188,15 @@ def tokenize(text: str) -> list[Token]:
     """The canonical tokens of ``text`` (sentence marks are kept only as sentence numbers)."""
     tokens: list[Token] = []
     sentence = 0
-    pending: list[Token] = []
+    # (word, start, end, capitalised, clause) of the sentence read so far: its tokens are
+    # made when it ends, with its number and whether it is a question
+    pending: list[tuple[str, int, int, bool, bool]] = []
 
     def close(question: bool) -> None:
         nonlocal sentence
-        for token in pending:
+        for word, start, end, capitalised, clause in pending:
             tokens.append(
-                Token(
-                    token.word,
-                    token.stem,
-                    token.start,
-                    token.end,
-                    token.capitalised,
-                    sentence,
-                    question,
-                    token.clause,
-                )
+                Token(word, stem(word), start, end, capitalised, sentence, question, clause)
             )
         pending.clear()
         sentence += 1
@@ -218,19 +211,29 @@ def tokenize(text: str) -> list[Token]:
         if raw.strip() in (":", "-", "–", "—"):
             clause = bool(pending)
             continue
-        for piece in _pieces(raw):
-            pending.append(
-                Token(piece, stem(piece), m.start(), m.end(), raw[0].isupper(), 0, False, clause)
-            )
+        # a word of letters only or digits only is one piece: itself in lower case
+        pieces = [raw.lower()] if raw.isalpha() or raw.isdigit() else _pieces(raw)
+        for piece in pieces:
+            pending.append((piece, m.start(), m.end(), raw[0].isupper(), clause))
             clause = False
     close(False)
     return _canonical_periods(tokens)
 
 
+_YEAR = re.compile(r"(19|20)\d\d")
+_TWO_DIGITS = re.compile(r"\d\d")
+
+
 def _year(word: str) -> str | None:
-    if re.fullmatch(r"(19|20)\d\d", word):
+    if _YEAR.fullmatch(word):
         return word
     return None
+
+
+#: The words a rewrite of :func:`_canonical_periods` starts with (besides two digits).
+_PERIOD_WORDS = frozenset(
+    ["fy", "q", "h", "quarter", "rev", "v", *_ORDINALS, *_MONTH_ABBREVIATIONS]
+)
 
 
 def _canonical_periods(tokens: list[Token]) -> list[Token]:
@@ -259,15 +262,19 @@ def _canonical_periods(tokens: list[Token]) -> list[Token]:
 
     while i < len(tokens):
         t = tokens[i]
+        if t.word not in _PERIOD_WORDS and not _TWO_DIGITS.fullmatch(t.word):
+            out.append(t)  # most words: none of the rewrites below starts with them
+            i += 1
+            continue
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
         prev = out[-1].word if out else ""
-        if t.word == "fy" and nxt is not None and re.fullmatch(r"\d\d", nxt.word):
+        if t.word == "fy" and nxt is not None and _TWO_DIGITS.fullmatch(nxt.word):
             put(t, "fy")
             put(nxt, "20" + nxt.word)
             i += 2
             continue
         if (
-            re.fullmatch(r"\d\d", t.word)
+            _TWO_DIGITS.fullmatch(t.word)
             and _year(prev)
             and int(t.word) == (int(prev) + 1) % 100
             and tokens[i - 1].end + 1 == t.start
