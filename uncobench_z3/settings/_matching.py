@@ -52,13 +52,12 @@ def _unordered(
 
 def find_matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int]) -> list[Match]:
     """Vocabulary matches, longest and strongest first, without overlaps (ties all kept)."""
-    stems = [vocabulary.corrected(t.word, t.stem) for t in tokens]
+    by_stem = vocabulary.by_stem  # a stem of the vocabulary is read as itself
+    stems = [t.stem if t.stem in by_stem else vocabulary.corrected(t.word, t.stem) for t in tokens]
     raw: list[Match] = []
     for i, word_stem in enumerate(stems):
-        for entry in vocabulary.by_stem.get(word_stem, ()):
-            if entry.unordered:
-                continue
-            hit = _contiguous(entry, stems, i)
+        for entry in vocabulary.starting.get(word_stem, ()):
+            hit = (i,) if len(entry.stems) == 1 else _contiguous(entry, stems, i)
             if hit is None:
                 continue
             if entry.capital and not tokens[i].capitalised:
@@ -72,22 +71,24 @@ def find_matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int])
         positions.setdefault((token.sentence, word_stem), []).append(i)
     present = set(stems)
     sentences = sorted({t.sentence for t in tokens})
-    for entry in vocabulary.unordered_entries:
+    # only the entries whose first word is in the message can have all their words in it
+    maybe = sorted(k for s in present for k in vocabulary.unordered_by_first.get(s, ()))
+    for entry in (vocabulary.unordered_entries[k] for k in maybe):
         if all(want in present for want in entry.stems):
             raw += [Match(entry, hit) for hit in _unordered(entry, sentences, positions)]
     raw = [m for m in raw if not blocked.intersection(m.indexes)]
     raw.sort(key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes))
-    taken: dict[int, tuple[int, int]] = {}  # token -> (length, priority) of the match holding it
+    taken: set[int] = set()  # the tokens of the matches kept
     kept: list[Match] = []
+    kept_on: dict[tuple[int, ...], list[Entry]] = {}  # the entries kept for these tokens
     for match in raw:
-        rank = (len(match.indexes), match.entry.priority)
-        holders = {taken[i] for i in match.indexes if i in taken}
-        if not holders:
+        if taken.isdisjoint(match.indexes):
             kept.append(match)
-            for i in match.indexes:
-                taken[i] = rank
-        elif any(k.indexes == match.indexes and _compatible(k.entry, match.entry) for k in kept):
+            kept_on.setdefault(match.indexes, []).append(match.entry)
+            taken.update(match.indexes)
+        elif any(_compatible(e, match.entry) for e in kept_on.get(match.indexes, ())):
             kept.append(match)  # the same words name two things: both readings are kept
+            kept_on[match.indexes].append(match.entry)
     return kept
 
 

@@ -34,7 +34,7 @@ from ._matching import (
     tagged,
     value_tokens,
 )
-from ._screen import Phrase, phrases, text_words
+from ._screen import Phrase, first_match, phrases, text_words
 from ._vocabulary import Vocabulary
 from ._words import FoundValue, Token, scan_values, tokenize
 
@@ -199,12 +199,10 @@ def read_request(
             named.append(m.entry.ref[0])
             note(f"candidate:{m.entry.ref[0]}", span(m.indexes))
     all_candidates = False
-    for pattern in _ALL:
-        hit = pattern.search(joined, in_joined)
-        if hit:
-            all_candidates = True
-            note("all candidates", original(*hit.span()))
-            break
+    found_all = first_match(_ALL, ((joined, in_joined),))
+    if found_all is not None:
+        all_candidates = True
+        note("all candidates", original(*found_all[1].span()))
     pronoun = None
     if not named and focus is not None and focus in task.candidates:
         hit = _PRONOUNS.search(joined, in_joined) or _PLURAL_PRONOUNS.search(joined, in_joined)
@@ -287,17 +285,11 @@ def read_request(
     plain = " ".join(as_written)
     in_plain = text_words(plain)
     for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
-        for pattern in patterns:
-            hit = pattern.search(joined, in_joined)
-            if hit:
-                intents.add(name)
-                note(name, original(*hit.span()))
-                break
-            hit = pattern.search(plain, in_plain)
-            if hit:
-                intents.add(name)
-                note(name, hit.group(0).strip("| ?"))
-                break
+        found_intent = first_match(patterns, ((joined, in_joined), (plain, in_plain)))
+        if found_intent is not None:
+            which, hit = found_intent
+            intents.add(name)
+            note(name, original(*hit.span()) if which == 0 else hit.group(0).strip("| ?"))
     for pattern in _QUESTIONS:
         hit = pattern.search(joined, in_joined)
         if hit:

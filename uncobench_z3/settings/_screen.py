@@ -63,6 +63,24 @@ def phrases(patterns: list[str]) -> list[Phrase]:
     return [Phrase(p) for p in patterns]
 
 
+def first_match(
+    inventory: list[Phrase], texts: tuple[tuple[str, frozenset[str]], ...]
+) -> tuple[int, re.Match[str]] | None:
+    """The match of the inventory's first pattern that matches one of ``texts`` (each with
+    its :func:`text_words`), on the first text it matches: (which text, the match). The
+    screen is written out here: this loop runs for every pattern of every reading."""
+    for phrase in inventory:
+        for which, (text, words) in enumerate(texts):
+            for need in phrase.needs:
+                if need.isdisjoint(words):
+                    break
+            else:
+                hit = phrase.pattern.search(text)
+                if hit:
+                    return which, hit
+    return None
+
+
 _MOST_SETS = 3
 """sets of needed words kept for a pattern (the most telling)"""
 
