@@ -1,6 +1,6 @@
 """The request reader's fast paths against the plain definitions they replace: vocabulary
 matches found through the first-word indexes, the tagged message written once for both
-readings, the one-piece words of the tokenizer."""
+readings, the one-piece words of the tokenizer, the remembered tokens of a message."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from uncobench_z3.settings._matching import (
     tagged,
     value_tokens,
 )
+from uncobench_z3.settings._request import _tokens_and_values, parse_message
 from uncobench_z3.settings._words import _pieces, scan_values, tokenize
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,3 +138,19 @@ def test_the_message_as_written_is_tagged_without_its_names(
 @given(st.from_regex(r"[A-Za-z]+|[0-9]+", fullmatch=True))
 def test_a_word_of_letters_or_digits_is_one_piece(raw: str) -> None:
     assert _pieces(raw) == [raw.lower()]
+
+
+@settings(max_examples=100, deadline=None)
+@given(messages(), st.sampled_from(VOCABULARIES))
+def test_a_remembered_message_parses_as_a_new_one(
+    message: tuple[Vocabulary, str], other: Vocabulary
+) -> None:
+    """The tokens and values of a message are remembered across vocabularies: a parse from
+    them equals a parse of the message never read, and shares no list a caller may change."""
+    vocabulary, text = message
+    parse_message(other, text)  # remembered now
+    again = parse_message(vocabulary, text)
+    _tokens_and_values.cache_clear()
+    fresh = parse_message(vocabulary, text)
+    assert again == fresh
+    assert all(a is not b for (_, a), (_, b) in zip(again.found, fresh.found, strict=True))

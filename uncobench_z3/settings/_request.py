@@ -20,6 +20,7 @@ The reading does not depend on any rule: the rules (:mod:`._followup`) decide on
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -133,10 +134,28 @@ class ParsedMessage:
     matches: tuple[Match, ...]
 
 
-def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
-    """The addressee-free part of :func:`read_request`."""
+TEXTS_KEPT = 128
+"""messages whose tokens and values are remembered (the last read)"""
+
+
+@functools.lru_cache(maxsize=TEXTS_KEPT)
+def _tokens_and_values(
+    text: str,
+) -> tuple[tuple[Token, ...], tuple[tuple[FoundValue, tuple[int, ...]], ...]]:
+    """The tokens of a message and the values it writes, with their tokens. They depend on
+    the text alone, and an agent sends one message to several colleagues and the same words
+    in many tasks (the built-in agents: 46 distinct messages in 1,416 readings of the
+    careful agent), so the last :data:`TEXTS_KEPT` are remembered."""
     tokens = tokenize(text)
     found = value_tokens(tokens, scan_values(text))
+    return tuple(tokens), tuple((value, tuple(indexes)) for value, indexes in found)
+
+
+def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
+    """The addressee-free part of :func:`read_request`."""
+    kept_tokens, kept_found = _tokens_and_values(text)
+    tokens = list(kept_tokens)
+    found = [(value, list(indexes)) for value, indexes in kept_found]
     # a date's words are the date; a plain number may still belong to a name or a context
     blocked = {i for v, indexes in found if isinstance(v.value, _dt.date) for i in indexes}
     matches = find_matches(vocabulary, tokens, blocked)
@@ -144,7 +163,7 @@ def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
     worded = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
     found = [(v, ix) for v, ix in found if not worded.intersection(ix)]
     matches = [m for m in matches if m.entry.kind != "fact" or not inside_values(m, found)]
-    return ParsedMessage(text, tuple(tokens), tuple(found), tuple(one_reading(matches)))
+    return ParsedMessage(text, kept_tokens, tuple(found), tuple(one_reading(matches)))
 
 
 def read_request(
