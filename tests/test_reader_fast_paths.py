@@ -1,10 +1,14 @@
 """The request reader's fast paths against the plain definitions they replace: vocabulary
 matches found through the first-word indexes, the tagged message written once for both
-readings, the one-piece words of the tokenizer, the remembered tokens of a message."""
+readings, the one-piece words of the tokenizer, the remembered tokens of a message, the
+screens of the value scan."""
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
 from pathlib import Path
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +16,7 @@ from hypothesis import strategies as st
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import typed_task
 from uncobench_z3.settings import Vocabulary
+from uncobench_z3.settings import _words as W
 from uncobench_z3.settings._matching import (
     Match,
     _compatible,
@@ -154,3 +159,26 @@ def test_a_remembered_message_parses_as_a_new_one(
     fresh = parse_message(vocabulary, text)
     assert again == fresh
     assert all(a is not b for (_, a), (_, b) in zip(again.found, fresh.found, strict=True))
+
+
+VALUE_PIECES = ["2026-03-01", "3/4/2026", "1 August 2026", "end of March 2026", "Mar 3, 2026",
+                "12k", "1,200.50", "-3", "5 million", "FY26", "2026-27", "Q3", " "]  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(VALUE_PIECES), max_size=8), st.text(max_size=5))
+def test_values_found_with_the_screens_are_the_values_found_without(
+    pieces: list[str], noise: str
+) -> None:
+    """The date patterns are tried only on texts with their separator, and nothing on texts
+    without a digit: what every pattern tried on every text finds."""
+    text = " ".join(pieces) + noise
+    screened = scan_values(text)
+    plain = (("", "", "", ""), re.compile(""))
+    with patch.multiple(W, _DATE_SEPARATORS=plain[0], _DIGIT=plain[1]):
+        assert scan_values(text) == screened
+
+
+@given(st.from_regex(r"[0-9]{1,12}", fullmatch=True))
+def test_a_whole_number_is_the_fraction_of_its_digits(digits: str) -> None:
+    assert Fraction(int(digits)) == Fraction(digits)

@@ -95,6 +95,10 @@ _DATE_PATTERNS = (
     ),
     re.compile(r"\b(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})\b"),
 )
+_DATE_SEPARATORS = ("-", "", "", "/")
+"""a character each date pattern's matches have ("" is in every text)"""
+_DIGIT = re.compile(r"\d")
+_YEAR_AND_DASH = re.compile(r"\d{4}[-/]$")
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>-)?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s?(?P<scale>k|m|thousand|million|bn|billion)\b)?(?![\w])",
@@ -130,7 +134,11 @@ def scan_values(text: str) -> list[FoundValue]:
     """
     found: list[FoundValue] = []
     taken: list[tuple[int, int]] = []
-    for pattern in _DATE_PATTERNS:
+    if not _DIGIT.search(text):
+        return found  # every date and number has a digit
+    for separator, pattern in zip(_DATE_SEPARATORS, _DATE_PATTERNS, strict=True):
+        if separator not in text:
+            continue
         for m in pattern.finditer(text):
             try:
                 month = int(m["m"]) if "m" in m.groupdict() and m["m"] else _month_number(m["mn"])
@@ -152,9 +160,13 @@ def scan_values(text: str) -> list[FoundValue]:
             continue
         digits = m["num"].replace(",", "")
         before = text[max(0, m.start() - 5) : m.start()].lower()
-        if before.endswith(("fy", "q", "h")) or re.search(r"\d{4}[-/]$", before):
+        if before.endswith(("fy", "q", "h")) or _YEAR_AND_DASH.search(before):
             continue  # FY26, Q3, H1, the "27" of "2026-27": periods
-        value = Fraction(digits) * _SCALES.get((m["scale"] or "").lower(), 1)
+        # a whole number in ASCII digits makes the same fraction without parsing a string
+        whole = digits.isascii() and digits.isdigit()
+        value = Fraction(int(digits)) if whole else Fraction(digits)
+        if m["scale"]:
+            value *= _SCALES.get(m["scale"].lower(), 1)
         found.append(FoundValue(-value if m["sign"] else value, m.start(), m.end()))
     return sorted(found, key=lambda v: v.start)
 
