@@ -52,13 +52,12 @@ def _unordered(
 
 def find_matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int]) -> list[Match]:
     """Vocabulary matches, longest and strongest first, without overlaps (ties all kept)."""
-    stems = [vocabulary.corrected(t.word, t.stem) for t in tokens]
+    by_stem = vocabulary.by_stem  # a stem of the vocabulary is read as itself
+    stems = [t.stem if t.stem in by_stem else vocabulary.corrected(t.word, t.stem) for t in tokens]
     raw: list[Match] = []
     for i, word_stem in enumerate(stems):
-        for entry in vocabulary.by_stem.get(word_stem, ()):
-            if entry.unordered:
-                continue
-            hit = _contiguous(entry, stems, i)
+        for entry in vocabulary.starting.get(word_stem, ()):
+            hit = (i,) if len(entry.stems) == 1 else _contiguous(entry, stems, i)
             if hit is None:
                 continue
             if entry.capital and not tokens[i].capitalised:
@@ -72,22 +71,24 @@ def find_matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int])
         positions.setdefault((token.sentence, word_stem), []).append(i)
     present = set(stems)
     sentences = sorted({t.sentence for t in tokens})
-    for entry in vocabulary.unordered_entries:
+    # only the entries whose first word is in the message can have all their words in it
+    maybe = sorted(k for s in present for k in vocabulary.unordered_by_first.get(s, ()))
+    for entry in (vocabulary.unordered_entries[k] for k in maybe):
         if all(want in present for want in entry.stems):
             raw += [Match(entry, hit) for hit in _unordered(entry, sentences, positions)]
     raw = [m for m in raw if not blocked.intersection(m.indexes)]
     raw.sort(key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes))
-    taken: dict[int, tuple[int, int]] = {}  # token -> (length, priority) of the match holding it
+    taken: set[int] = set()  # the tokens of the matches kept
     kept: list[Match] = []
+    kept_on: dict[tuple[int, ...], list[Entry]] = {}  # the entries kept for these tokens
     for match in raw:
-        rank = (len(match.indexes), match.entry.priority)
-        holders = {taken[i] for i in match.indexes if i in taken}
-        if not holders:
+        if taken.isdisjoint(match.indexes):
             kept.append(match)
-            for i in match.indexes:
-                taken[i] = rank
-        elif any(k.indexes == match.indexes and _compatible(k.entry, match.entry) for k in kept):
+            kept_on.setdefault(match.indexes, []).append(match.entry)
+            taken.update(match.indexes)
+        elif any(_compatible(e, match.entry) for e in kept_on.get(match.indexes, ())):
             kept.append(match)  # the same words name two things: both readings are kept
+            kept_on[match.indexes].append(match.entry)
     return kept
 
 
@@ -124,9 +125,9 @@ def tagged(
     tokens: list[Token],
     matches: list[Match],
     values: list[tuple[FoundValue, list[int]]],
-    keep_names: bool = False,
-) -> tuple[list[str], dict[int, int]]:
-    """The message as words with tags (see :mod:`._phrases`), and token -> position in it.
+) -> tuple[list[str], dict[int, int], list[str]]:
+    """The message as words with tags (see :mod:`._phrases`), token -> position in it, and
+    the message tagged with its candidate names and one-word fact names left as written.
 
     Words naming contexts of several facts are tagged for the addressed role's facts first:
     "2026" is ``zreq`` when it is the required period of the role's fact.
@@ -139,22 +140,33 @@ def tagged(
                 (fact in role_facts, context == task.facts[fact].context)
             )
     tag_at: dict[int, tuple[str, int]] = {}
+    named_tag_at: dict[int, tuple[str, int]] = {}  # the same, names left as written
     for match in matches:
         kind = match.entry.kind
-        if keep_names and (kind == "candidate" or (kind == "fact" and len(match.indexes) == 1)):
-            continue
         if kind == "context":
             found = contexts[match.indexes]
             mine = [required for own, required in found if own] or [r for _, r in found]
             tag = "zreq" if any(mine) else "zoth"
         else:
             tag = {"candidate": "zcand", "fact": "zfact", "member": "zmem"}[kind]
+        name = kind == "candidate" or (kind == "fact" and len(match.indexes) == 1)
         for i in match.indexes:
             tag_at[i] = (tag, min(match.indexes))
+            if not name:
+                named_tag_at[i] = tag_at[i]
     for value, indexes in values:
         tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
         for i in indexes:
-            tag_at[i] = (tag, -1 - indexes[0])
+            tag_at[i] = named_tag_at[i] = (tag, -1 - indexes[0])
+    out, position = _written(tokens, tag_at)
+    plain = out if named_tag_at == tag_at else _written(tokens, named_tag_at)[0]
+    return out, position, plain
+
+
+def _written(
+    tokens: list[Token], tag_at: dict[int, tuple[str, int]]
+) -> tuple[list[str], dict[int, int]]:
+    """The tokens as words, each match written as its tag once, sentences ended by ``|``."""
     out: list[str] = []
     position: dict[int, int] = {}
     last: tuple[str, int] | None = None

@@ -268,7 +268,3 @@ CONTEXT_STOPWORDS = word_set(
     review reviewed double
     """
 )
-
-
-def compiled(patterns: list[str]) -> list[re.Pattern[str]]:
-    return [re.compile(p) for p in patterns]

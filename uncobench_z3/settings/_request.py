@@ -20,6 +20,7 @@ The reading does not depend on any rule: the rules (:mod:`._followup`) decide on
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -34,14 +35,20 @@ from ._matching import (
     tagged,
     value_tokens,
 )
+from ._screen import Phrase, first_match, phrases, text_words
 from ._vocabulary import Vocabulary
 from ._words import FoundValue, Token, scan_values, tokenize
 
 INTENTS = ("exact", "mismatch", "reference", "request")
-_EXACT = P.compiled(P.EXACT)
-_MISMATCH = P.compiled(P.MISMATCH)
-_REFERENCE = P.compiled(P.REPLY_REFERENCE)
-_ALL = P.compiled(P.ALL_CANDIDATES)
+_EXACT = phrases(P.EXACT)
+_MISMATCH = phrases(P.MISMATCH)
+_REFERENCE = phrases(P.REPLY_REFERENCE)
+_ALL = phrases(P.ALL_CANDIDATES)
+_PRONOUNS = Phrase(P.PRONOUNS)
+_PLURAL_PRONOUNS = Phrase(P.PLURAL_PRONOUNS)
+_LATEST = Phrase(P.LATEST)
+_EARLIEST = Phrase(P.EARLIEST)
+_QUESTIONS = (Phrase(P.YES_NO_QUESTION), Phrase(P.COMPARISON), Phrase(P.ELLIPTICAL_QUESTION))
 _NEGATORS = frozenset(
     [
         "not",
@@ -127,10 +134,28 @@ class ParsedMessage:
     matches: tuple[Match, ...]
 
 
-def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
-    """The addressee-free part of :func:`read_request`."""
+TEXTS_KEPT = 128
+"""messages whose tokens and values are remembered (the last read)"""
+
+
+@functools.lru_cache(maxsize=TEXTS_KEPT)
+def _tokens_and_values(
+    text: str,
+) -> tuple[tuple[Token, ...], tuple[tuple[FoundValue, tuple[int, ...]], ...]]:
+    """The tokens of a message and the values it writes, with their tokens. They depend on
+    the text alone, and an agent sends one message to several colleagues and the same words
+    in many tasks (the built-in agents: 46 distinct messages in 1,416 readings of the
+    careful agent), so the last :data:`TEXTS_KEPT` are remembered."""
     tokens = tokenize(text)
     found = value_tokens(tokens, scan_values(text))
+    return tuple(tokens), tuple((value, tuple(indexes)) for value, indexes in found)
+
+
+def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
+    """The addressee-free part of :func:`read_request`."""
+    kept_tokens, kept_found = _tokens_and_values(text)
+    tokens = list(kept_tokens)
+    found = [(value, list(indexes)) for value, indexes in kept_found]
     # a date's words are the date; a plain number may still belong to a name or a context
     blocked = {i for v, indexes in found if isinstance(v.value, _dt.date) for i in indexes}
     matches = find_matches(vocabulary, tokens, blocked)
@@ -138,7 +163,7 @@ def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
     worded = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
     found = [(v, ix) for v, ix in found if not worded.intersection(ix)]
     matches = [m for m in matches if m.entry.kind != "fact" or not inside_values(m, found)]
-    return ParsedMessage(text, tuple(tokens), tuple(found), tuple(one_reading(matches)))
+    return ParsedMessage(text, kept_tokens, tuple(found), tuple(one_reading(matches)))
 
 
 def read_request(
@@ -159,8 +184,9 @@ def read_request(
         parsed = parse_message(vocabulary, text)
     tokens, found, matches = list(parsed.tokens), list(parsed.found), list(parsed.matches)
     role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
-    words, position = tagged(task, role_facts, tokens, matches, found)
+    words, position, as_written = tagged(task, role_facts, tokens, matches, found)
     joined = " ".join(words)
+    in_joined = text_words(joined)  # what the phrase patterns are screened with
     tokens_at: dict[int, list[int]] = {}  # position in ``words`` -> its tokens
     for index, at in position.items():
         tokens_at.setdefault(at, []).append(index)
@@ -192,15 +218,13 @@ def read_request(
             named.append(m.entry.ref[0])
             note(f"candidate:{m.entry.ref[0]}", span(m.indexes))
     all_candidates = False
-    for pattern in _ALL:
-        hit = pattern.search(joined)
-        if hit:
-            all_candidates = True
-            note("all candidates", original(*hit.span()))
-            break
+    found_all = first_match(_ALL, ((joined, in_joined),))
+    if found_all is not None:
+        all_candidates = True
+        note("all candidates", original(*found_all[1].span()))
     pronoun = None
     if not named and focus is not None and focus in task.candidates:
-        hit = P.PRONOUNS.search(joined) or P.PLURAL_PRONOUNS.search(joined)
+        hit = _PRONOUNS.search(joined, in_joined) or _PLURAL_PRONOUNS.search(joined, in_joined)
         if hit:
             pronoun = focus
             named.append(focus)
@@ -249,8 +273,8 @@ def read_request(
             facts |= mine
             note(f"fact:{next(iter(mine))}", mention_words)
     # "the latest clearance": the last of the fact's ordered contexts
-    for pattern, pick in ((P.LATEST, -1), (P.EARLIEST, 0)):
-        for hit in pattern.finditer(joined):
+    for pattern, pick in ((_LATEST, -1), (_EARLIEST, 0)):
+        for hit in pattern.finditer(joined, in_joined):
             targets = (facts & role_facts) or role_facts
             after = joined[hit.end() :].split("|")[0].split()[:3]
             for fact in sorted(targets):
@@ -277,21 +301,16 @@ def read_request(
     intents = {"request"} if text.strip() else set()
     # the message is also read with its fact and candidate words left as written, so that a
     # label word that is also an intent word ("actual batch cost") still shows the intent
-    plain = " ".join(tagged(task, role_facts, tokens, matches, found, keep_names=True)[0])
+    plain = " ".join(as_written)
+    in_plain = text_words(plain)
     for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
-        for pattern in patterns:
-            hit = pattern.search(joined)
-            if hit:
-                intents.add(name)
-                note(name, original(*hit.span()))
-                break
-            hit = pattern.search(plain)
-            if hit:
-                intents.add(name)
-                note(name, hit.group(0).strip("| ?"))
-                break
-    for pattern in (P.YES_NO_QUESTION, P.COMPARISON, P.ELLIPTICAL_QUESTION):
-        hit = pattern.search(joined)
+        found_intent = first_match(patterns, ((joined, in_joined), (plain, in_plain)))
+        if found_intent is not None:
+            which, hit = found_intent
+            intents.add(name)
+            note(name, original(*hit.span()) if which == 0 else hit.group(0).strip("| ?"))
+    for pattern in _QUESTIONS:
+        hit = pattern.search(joined, in_joined)
         if hit:
             intents.add("exact")
             note("exact", original(*hit.span()))

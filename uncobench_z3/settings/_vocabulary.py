@@ -96,6 +96,12 @@ class Vocabulary:
     """fact -> its contexts from the earliest to the latest (only when they can be ordered)"""
     unordered_entries: list[Entry] = field(default_factory=list)
     """the entries matched in any word order, in ``entries`` order"""
+    starting: dict[str, list[Entry]] = field(default_factory=dict)
+    """stem -> the entries matched word for word that start with it, in ``entries`` order
+    (``by_stem`` without the unordered ones: the reader looks each word of a message up)"""
+    unordered_by_first: dict[str, list[int]] = field(default_factory=dict)
+    """stem -> where the unordered entries whose first stem it is stand in
+    ``unordered_entries`` (a message has the words of few of them)"""
     _known: set[Entry] = field(default_factory=set, repr=False)
     """the entries, as a set (a task has thousands: a list lookup made building quadratic)"""
     _corrections: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
@@ -124,7 +130,12 @@ class Vocabulary:
         self._known.add(entry)
         self.entries.append(entry)
         if entry.unordered:
+            self.unordered_by_first.setdefault(entry.stems[0], []).append(
+                len(self.unordered_entries)
+            )
             self.unordered_entries.append(entry)
+        else:
+            self.starting.setdefault(entry.stems[0], []).append(entry)
         for word, word_stem in zip(entry.words, entry.stems, strict=True):
             self.by_stem.setdefault(word_stem, [])
             if len(word) >= 6 and not word.isdigit():

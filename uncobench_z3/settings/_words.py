@@ -95,6 +95,10 @@ _DATE_PATTERNS = (
     ),
     re.compile(r"\b(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})\b"),
 )
+_DATE_SEPARATORS = ("-", "", "", "/")
+"""a character each date pattern's matches have ("" is in every text)"""
+_DIGIT = re.compile(r"\d")
+_YEAR_AND_DASH = re.compile(r"\d{4}[-/]$")
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>-)?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s?(?P<scale>k|m|thousand|million|bn|billion)\b)?(?![\w])",
@@ -130,7 +134,11 @@ def scan_values(text: str) -> list[FoundValue]:
     """
     found: list[FoundValue] = []
     taken: list[tuple[int, int]] = []
-    for pattern in _DATE_PATTERNS:
+    if not _DIGIT.search(text):
+        return found  # every date and number has a digit
+    for separator, pattern in zip(_DATE_SEPARATORS, _DATE_PATTERNS, strict=True):
+        if separator not in text:
+            continue
         for m in pattern.finditer(text):
             try:
                 month = int(m["m"]) if "m" in m.groupdict() and m["m"] else _month_number(m["mn"])
@@ -152,9 +160,13 @@ def scan_values(text: str) -> list[FoundValue]:
             continue
         digits = m["num"].replace(",", "")
         before = text[max(0, m.start() - 5) : m.start()].lower()
-        if before.endswith(("fy", "q", "h")) or re.search(r"\d{4}[-/]$", before):
+        if before.endswith(("fy", "q", "h")) or _YEAR_AND_DASH.search(before):
             continue  # FY26, Q3, H1, the "27" of "2026-27": periods
-        value = Fraction(digits) * _SCALES.get((m["scale"] or "").lower(), 1)
+        # a whole number in ASCII digits makes the same fraction without parsing a string
+        whole = digits.isascii() and digits.isdigit()
+        value = Fraction(int(digits)) if whole else Fraction(digits)
+        if m["scale"]:
+            value *= _SCALES.get(m["scale"].lower(), 1)
         found.append(FoundValue(-value if m["sign"] else value, m.start(), m.end()))
     return sorted(found, key=lambda v: v.start)
 
@@ -188,22 +200,15 @@ def tokenize(text: str) -> list[Token]:
     """The canonical tokens of ``text`` (sentence marks are kept only as sentence numbers)."""
     tokens: list[Token] = []
     sentence = 0
-    pending: list[Token] = []
+    # (word, start, end, capitalised, clause) of the sentence read so far: its tokens are
+    # made when it ends, with its number and whether it is a question
+    pending: list[tuple[str, int, int, bool, bool]] = []
 
     def close(question: bool) -> None:
         nonlocal sentence
-        for token in pending:
+        for word, start, end, capitalised, clause in pending:
             tokens.append(
-                Token(
-                    token.word,
-                    token.stem,
-                    token.start,
-                    token.end,
-                    token.capitalised,
-                    sentence,
-                    question,
-                    token.clause,
-                )
+                Token(word, stem(word), start, end, capitalised, sentence, question, clause)
             )
         pending.clear()
         sentence += 1
@@ -218,19 +223,29 @@ def tokenize(text: str) -> list[Token]:
         if raw.strip() in (":", "-", "–", "—"):
             clause = bool(pending)
             continue
-        for piece in _pieces(raw):
-            pending.append(
-                Token(piece, stem(piece), m.start(), m.end(), raw[0].isupper(), 0, False, clause)
-            )
+        # a word of letters only or digits only is one piece: itself in lower case
+        pieces = [raw.lower()] if raw.isalpha() or raw.isdigit() else _pieces(raw)
+        for piece in pieces:
+            pending.append((piece, m.start(), m.end(), raw[0].isupper(), clause))
             clause = False
     close(False)
     return _canonical_periods(tokens)
 
 
+_YEAR = re.compile(r"(19|20)\d\d")
+_TWO_DIGITS = re.compile(r"\d\d")
+
+
 def _year(word: str) -> str | None:
-    if re.fullmatch(r"(19|20)\d\d", word):
+    if _YEAR.fullmatch(word):
         return word
     return None
+
+
+#: The words a rewrite of :func:`_canonical_periods` starts with (besides two digits).
+_PERIOD_WORDS = frozenset(
+    ["fy", "q", "h", "quarter", "rev", "v", *_ORDINALS, *_MONTH_ABBREVIATIONS]
+)
 
 
 def _canonical_periods(tokens: list[Token]) -> list[Token]:
@@ -259,15 +274,19 @@ def _canonical_periods(tokens: list[Token]) -> list[Token]:
 
     while i < len(tokens):
         t = tokens[i]
+        if t.word not in _PERIOD_WORDS and not _TWO_DIGITS.fullmatch(t.word):
+            out.append(t)  # most words: none of the rewrites below starts with them
+            i += 1
+            continue
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
         prev = out[-1].word if out else ""
-        if t.word == "fy" and nxt is not None and re.fullmatch(r"\d\d", nxt.word):
+        if t.word == "fy" and nxt is not None and _TWO_DIGITS.fullmatch(nxt.word):
             put(t, "fy")
             put(nxt, "20" + nxt.word)
             i += 2
             continue
         if (
-            re.fullmatch(r"\d\d", t.word)
+            _TWO_DIGITS.fullmatch(t.word)
             and _year(prev)
             and int(t.word) == (int(prev) + 1) % 100
             and tokens[i - 1].end + 1 == t.start

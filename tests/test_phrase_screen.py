@@ -1,0 +1,69 @@
+"""The screens of the phrase patterns (:mod:`uncobench_z3.settings._screen`) never skip a
+pattern that matches: a screened search is the pattern's own search, for every pattern."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from uncobench_z3.settings import _phrases as P
+from uncobench_z3.settings._screen import Phrase, needed_words, text_words
+
+INVENTORIES = [*P.EXACT, *P.MISMATCH, *P.REPLY_REFERENCE, *P.ALL_CANDIDATES]
+SINGLES = [
+    P.ELLIPTICAL_QUESTION,
+    P.YES_NO_QUESTION,
+    P.COMPARISON,
+    P.PRONOUNS,
+    P.PLURAL_PRONOUNS,
+    P.LATEST,
+    P.EARLIEST,
+]
+PHRASES = [Phrase(p) for p in [*INVENTORIES, *SINGLES]]
+#: the words the patterns are written with, the tags, and sentence marks
+VOCABULARY = sorted(
+    {w for p in PHRASES for w in re.findall(r"[a-z0-9]+", p.pattern.pattern) if len(w) > 1}
+    | {"zcand", "zfact", "zmem", "zreq", "zoth", "znum", "zdate", "|", "? |", "it", "a", "s"}
+)
+
+
+@pytest.mark.parametrize("phrase", PHRASES, ids=lambda p: p.pattern.pattern[:40])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_text_a_pattern_matches_passes_its_screen(
+    phrase: Phrase, data: st.DataObject
+) -> None:
+    text = data.draw(st.from_regex(phrase.pattern))
+    assert phrase.pattern.search(text)
+    assert phrase.could_match(text_words(text)), (text, phrase.needs)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(VOCABULARY), max_size=25))
+def test_a_screened_search_is_the_plain_search(words: list[str]) -> None:
+    text = " ".join(words)
+    found = text_words(text)
+    for phrase in PHRASES:
+        screened = phrase.search(text, found)
+        plain = phrase.pattern.search(text)
+        assert (screened and screened.span()) == (plain and plain.span()), phrase.pattern
+        assert [m.span() for m in phrase.finditer(text, found)] == [
+            m.span() for m in phrase.pattern.finditer(text)
+        ]
+
+
+def test_the_screens_are_what_the_patterns_need() -> None:
+    assert needed_words(re.compile(r"\b(?:more|less) (?:precise|exact)\b")) == (
+        frozenset({"precise", "exact"}),
+        frozenset({"more", "less"}),
+    )
+    assert needed_words(re.compile(r"\bexact(?:ly)?\b")) == (frozenset({"exact", "exactly"}),)
+    # a word not delimited in the pattern ("narrow" of "narrowing"), a flag, a lookaround or
+    # a back-reference alone: no screen (always searched)
+    for unscreened in (r"\bnarrow\w*", r"(?i)\bexact\b", r"(?=exact)", r"(\w+) \1"):
+        assert needed_words(re.compile(unscreened)) == ()
+    # most patterns of the inventories are screened
+    assert sum(bool(p.needs) for p in PHRASES) >= 0.9 * len(PHRASES)

@@ -1,0 +1,184 @@
+"""The request reader's fast paths against the plain definitions they replace: vocabulary
+matches found through the first-word indexes, the tagged message written once for both
+readings, the one-piece words of the tokenizer, the remembered tokens of a message, the
+screens of the value scan."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from pathlib import Path
+from unittest.mock import patch
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from uncobench_z3.construct import load_groups
+from uncobench_z3.evaluation import typed_task
+from uncobench_z3.settings import Vocabulary
+from uncobench_z3.settings import _words as W
+from uncobench_z3.settings._matching import (
+    Match,
+    _compatible,
+    _contiguous,
+    _unordered,
+    find_matches,
+    tagged,
+    value_tokens,
+)
+from uncobench_z3.settings._request import _tokens_and_values, parse_message
+from uncobench_z3.settings._words import _pieces, scan_values, tokenize
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = [
+    typed_task(group)
+    for path in sorted((ROOT / "examples/groups").glob("*.group.json"))
+    for group in load_groups(path)
+]
+VOCABULARIES = [Vocabulary.of(task) for task in TASKS]
+
+
+def _words(vocabulary: Vocabulary) -> list[str]:
+    task = vocabulary.task
+    words = [w for c in task.candidates for w in task.candidate_name(c).split()]
+    for fact in task.facts.values():
+        for label in (fact.label, fact.context, *fact.other_contexts, *fact.members):
+            words += label.split()
+    return words
+
+
+FILLERS = ["not", "the", "and", "or", "?", ".", ":", "-", "2026", "FY26", "March", "he", "3"]
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> tuple[Vocabulary, str]:
+    vocabulary = draw(st.sampled_from(VOCABULARIES))
+    words = draw(st.lists(st.sampled_from(_words(vocabulary) + FILLERS), max_size=30))
+    return vocabulary, " ".join(words)
+
+
+def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) -> list[Match]:
+    """find_matches as it was written before the first-word indexes: every entry looked at."""
+    stems = [vocabulary.corrected(t.word, t.stem) for t in tokens]
+    raw: list[Match] = []
+    for i, word_stem in enumerate(stems):
+        for entry in vocabulary.by_stem.get(word_stem, ()):
+            if entry.unordered:
+                continue
+            hit = _contiguous(entry, stems, i)
+            written = tokens[i].word in (entry.words[0], entry.words[0] + "s")
+            capital = tokens[i].capitalised or not entry.capital
+            if hit is not None and capital and (written or not entry.exact):
+                raw.append(Match(entry, hit))
+    keys = [(t.sentence, s) for t, s in zip(tokens, stems, strict=True)]
+    positions = {key: [j for j, k in enumerate(keys) if k == key] for key in keys}
+    sentences = sorted({t.sentence for t in tokens})
+    for entry in vocabulary.unordered_entries:
+        if all(want in set(stems) for want in entry.stems):
+            raw += [Match(entry, hit) for hit in _unordered(entry, sentences, positions)]
+    raw = sorted(
+        (m for m in raw if not blocked.intersection(m.indexes)),
+        key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes),
+    )
+    taken: dict[int, tuple[int, int]] = {}
+    kept: list[Match] = []
+    for match in raw:
+        if not {taken[i] for i in match.indexes if i in taken}:
+            kept.append(match)
+            for i in match.indexes:
+                taken[i] = (len(match.indexes), match.entry.priority)
+        elif any(k.indexes == match.indexes and _compatible(k.entry, match.entry) for k in kept):
+            kept.append(match)
+    return kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages(), st.sets(st.integers(0, 30), max_size=3))
+def test_matches_through_the_indexes_are_the_plain_matches(
+    message: tuple[Vocabulary, str], blocked: set[int]
+) -> None:
+    vocabulary, text = message
+    tokens = tokenize(text)
+    assert find_matches(vocabulary, tokens, blocked) == plain_find_matches(
+        vocabulary, tokens, blocked
+    )
+
+
+def test_the_indexes_hold_every_entry_once() -> None:
+    for vocabulary in VOCABULARIES:
+        ordered = {
+            stem: [e for e in entries if not e.unordered]
+            for stem, entries in vocabulary.by_stem.items()
+        }
+        assert vocabulary.starting == {stem: es for stem, es in ordered.items() if es}
+        firsts = sorted(k for ks in vocabulary.unordered_by_first.values() for k in ks)
+        assert firsts == list(range(len(vocabulary.unordered_entries)))
+        for stem, ks in vocabulary.unordered_by_first.items():
+            assert all(vocabulary.unordered_entries[k].stems[0] == stem for k in ks)
+
+
+@settings(max_examples=200, deadline=None)
+@given(messages(), st.booleans())
+def test_the_message_as_written_is_tagged_without_its_names(
+    message: tuple[Vocabulary, str], to_role: bool
+) -> None:
+    """The second writing is the tagging of the matches other than candidate names and
+    one-word fact names (what tagging with those names skipped did)."""
+    vocabulary, text = message
+    task = vocabulary.task
+    role_facts = set(task.facts_of(task.roles[0])) if to_role else set(task.facts)
+    tokens = tokenize(text)
+    found = value_tokens(tokens, scan_values(text))
+    matches = find_matches(vocabulary, tokens, set())
+    words, position, as_written = tagged(task, role_facts, tokens, matches, found)
+    unnamed = [
+        m
+        for m in matches
+        if m.entry.kind != "candidate" and not (m.entry.kind == "fact" and len(m.indexes) == 1)
+    ]
+    assert as_written == tagged(task, role_facts, tokens, unnamed, found)[0]
+    assert (words, position) == tagged(task, role_facts, tokens, matches, found)[:2]
+
+
+@given(st.from_regex(r"[A-Za-z]+|[0-9]+", fullmatch=True))
+def test_a_word_of_letters_or_digits_is_one_piece(raw: str) -> None:
+    assert _pieces(raw) == [raw.lower()]
+
+
+@settings(max_examples=100, deadline=None)
+@given(messages(), st.sampled_from(VOCABULARIES))
+def test_a_remembered_message_parses_as_a_new_one(
+    message: tuple[Vocabulary, str], other: Vocabulary
+) -> None:
+    """The tokens and values of a message are remembered across vocabularies: a parse from
+    them equals a parse of the message never read, and shares no list a caller may change."""
+    vocabulary, text = message
+    parse_message(other, text)  # remembered now
+    again = parse_message(vocabulary, text)
+    _tokens_and_values.cache_clear()
+    fresh = parse_message(vocabulary, text)
+    assert again == fresh
+    assert all(a is not b for (_, a), (_, b) in zip(again.found, fresh.found, strict=True))
+
+
+VALUE_PIECES = ["2026-03-01", "3/4/2026", "1 August 2026", "end of March 2026", "Mar 3, 2026",
+                "12k", "1,200.50", "-3", "5 million", "FY26", "2026-27", "Q3", " "]  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(VALUE_PIECES), max_size=8), st.text(max_size=5))
+def test_values_found_with_the_screens_are_the_values_found_without(
+    pieces: list[str], noise: str
+) -> None:
+    """The date patterns are tried only on texts with their separator, and nothing on texts
+    without a digit: what every pattern tried on every text finds."""
+    text = " ".join(pieces) + noise
+    screened = scan_values(text)
+    plain = (("", "", "", ""), re.compile(""))
+    with patch.multiple(W, _DATE_SEPARATORS=plain[0], _DIGIT=plain[1]):
+        assert scan_values(text) == screened
+
+
+@given(st.from_regex(r"[0-9]{1,12}", fullmatch=True))
+def test_a_whole_number_is_the_fraction_of_its_digits(digits: str) -> None:
+    assert Fraction(int(digits)) == Fraction(digits)

@@ -1,0 +1,189 @@
+"""Screening the phrase patterns: words a pattern cannot match without.
+
+The reader tries some sixty phrase patterns on every message it reads (:mod:`._phrases`),
+and most of them find nothing. A search that starts with ``\\b`` tries every position of the
+text, while a look-up in the set of the text's words costs next to nothing: so each pattern
+carries sets of words such that every match of it has a word of each set ("more" or "less",
+and "precise", "specific" or "exact"), derived from the pattern itself once, at import; it
+is searched only when the text has a word of each. The result is the pattern's own search
+either way: a text that misses every word of one set has no match.
+
+The derivation is conservative: whatever it does not understand (a flag, a lookaround, a
+back-reference, a character class) it reads as "could be anything", which can only leave a
+pattern unscreened (always searched), never skip one that matches.
+"""
+
+from __future__ import annotations
+
+import re
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser  # type: ignore[attr-defined]
+from typing import Any
+
+_MOST_STRINGS = 256
+"""the largest set of strings kept for one part of a pattern (a product of alternations)"""
+_BOUNDARY = "\x00"
+"""stands for ``\\b`` in the strings a part can match (it matches no character)"""
+_WORD = re.compile(r"\w+")
+_WHOLE_WORD = re.compile(r"(?<=\W)\w+(?=\W)")
+"""a word delimited on both sides in a string of a pattern (``\\b`` and spaces both delimit)"""
+_TAIL = re.compile(r"\W\w*\Z")
+
+
+def text_words(text: str) -> frozenset[str]:
+    """The words of ``text`` as a screen sees them (runs of word characters)."""
+    return frozenset(_WORD.findall(text))
+
+
+class Phrase:
+    """A compiled phrase pattern, searched only when the text has a word of each ``needs``."""
+
+    __slots__ = ("needs", "pattern")
+
+    def __init__(self, source: str | re.Pattern[str]) -> None:
+        self.pattern = re.compile(source)
+        self.needs = needed_words(self.pattern)
+
+    def could_match(self, words: frozenset[str]) -> bool:
+        """False when a text with these :func:`text_words` has no match."""
+        for need in self.needs:  # noqa: SIM110 (a loop: all() of a generator costs twice)
+            if need.isdisjoint(words):
+                return False
+        return True
+
+    def search(self, text: str, words: frozenset[str]) -> re.Match[str] | None:
+        """``pattern.search(text)``; ``words`` are :func:`text_words` of ``text``."""
+        return self.pattern.search(text) if self.could_match(words) else None
+
+    def finditer(self, text: str, words: frozenset[str]) -> list[re.Match[str]]:
+        return list(self.pattern.finditer(text)) if self.could_match(words) else []
+
+
+def phrases(patterns: list[str]) -> list[Phrase]:
+    return [Phrase(p) for p in patterns]
+
+
+def first_match(
+    inventory: list[Phrase], texts: tuple[tuple[str, frozenset[str]], ...]
+) -> tuple[int, re.Match[str]] | None:
+    """The match of the inventory's first pattern that matches one of ``texts`` (each with
+    its :func:`text_words`), on the first text it matches: (which text, the match). The
+    screen is written out here: this loop runs for every pattern of every reading."""
+    for phrase in inventory:
+        for which, (text, words) in enumerate(texts):
+            for need in phrase.needs:
+                if need.isdisjoint(words):
+                    break
+            else:
+                hit = phrase.pattern.search(text)
+                if hit:
+                    return which, hit
+    return None
+
+
+_MOST_SETS = 3
+"""sets of needed words kept for a pattern (the most telling)"""
+
+
+def needed_words(pattern: re.Pattern[str]) -> tuple[frozenset[str], ...]:
+    """Sets of words such that every match of ``pattern`` has, as whole words (maximal runs of
+    word characters of the text searched), a word of each set; () when none are known."""
+    if pattern.flags & ~re.UNICODE:
+        return ()  # case-insensitive and other modes: not screened
+    needs = _sequence(list(_parser.parse(pattern.pattern)))[1]
+    return tuple(sorted(needs, key=_selectivity, reverse=True)[:_MOST_SETS])
+
+
+# Each part of a pattern is read as (every string it can match, or None when they are not a
+# small known set; sets of words such that each of its matches has a word of every set).
+_Needs = frozenset[frozenset[str]]
+_Reading = tuple[frozenset[str] | None, _Needs]
+_UNKNOWN: _Reading = (None, frozenset())
+
+
+def _sequence(items: list[tuple[object, Any]]) -> _Reading:
+    """Parts one after another: runs of known parts are joined ("exact" + "ly"/"")."""
+    needs: set[frozenset[str]] = set()
+    run: frozenset[str] = frozenset([""])
+    whole = True  # every part known so far: the run is all the sequence can match
+    for op, arg in items:
+        exact, part_needs = _part(op, arg)
+        needs |= part_needs
+        if exact is not None and len(run) * len(exact) <= _MOST_STRINGS:
+            run = frozenset(a + b for a in run for b in exact)
+            continue
+        needs |= _words_of_run(run)
+        whole = False
+        tails = _tails(run)  # what the run ends with still delimits the next part's words
+        if exact is not None and tails is not None and len(tails) * len(exact) <= _MOST_STRINGS:
+            run = frozenset(a + b for a in tails for b in exact)
+            continue
+        run = exact if exact is not None else frozenset([""])
+    needs |= _words_of_run(run)
+    return (run if whole else None), frozenset(needs)
+
+
+def _words_of_run(strings: frozenset[str]) -> set[frozenset[str]]:
+    """The first whole words of the strings, and their last whole words (every match of the
+    run is one of the strings); none if a string has no whole word."""
+    firsts, lasts = set(), set()
+    for string in strings:
+        found = _WHOLE_WORD.findall(string)
+        if not found:
+            return set()
+        firsts.add(found[0])
+        lasts.add(found[-1])
+    return {frozenset(firsts), frozenset(lasts)}
+
+
+def _tails(strings: frozenset[str]) -> frozenset[str] | None:
+    """Each string from its last non-word character on ("\\bnot the " -> " "): the end of
+    every match of the run (None when a string has no such character)."""
+    tails = set()
+    for string in strings:
+        tail = _TAIL.search(string)
+        if tail is None:
+            return None
+        tails.add(tail.group(0))
+    return frozenset(tails)
+
+
+#: Words in most tagged messages: a set with one of them screens out little.
+_COMMON = frozenset(["zcand", "zfact", "zreq", "znum", "zdate", "please", "need", "send"])
+
+
+def _selectivity(words: frozenset[str]) -> tuple[bool, int, int]:
+    """Sets without common or short words first (a short one, "a", "is", is in most texts),
+    then fewer words."""
+    return words.isdisjoint(_COMMON), min(len(w) for w in words), -len(words)
+
+
+def _part(op: object, arg: Any) -> _Reading:
+    if op is C.LITERAL and arg != 0:
+        return frozenset([chr(arg)]), frozenset()
+    if op is C.AT:
+        return frozenset([_BOUNDARY if arg is C.AT_BOUNDARY else ""]), frozenset()
+    if op is C.SUBPATTERN:
+        _group, add_flags, del_flags, items = arg
+        return _UNKNOWN if add_flags or del_flags else _sequence(list(items))
+    if op is C.BRANCH:
+        readings = [_sequence(list(branch)) for branch in arg[1]]
+        exacts = [e for e, _ in readings if e is not None]
+        union = frozenset[str]().union(*exacts)
+        known = len(exacts) == len(readings) and len(union) <= _MOST_STRINGS
+        exact = union if known else None
+        if not all(needs for _, needs in readings):
+            return exact, frozenset()
+        # a match of the branch is a match of one alternative: it has a word of that
+        # alternative's most telling set
+        either = frozenset().union(*(max(needs, key=_selectivity) for _, needs in readings))
+        return exact, frozenset([either])
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+        low, high, items = arg
+        exact, needs = _sequence(list(items))
+        if (low, high) == (0, 1) and exact is not None:
+            return exact | {""}, frozenset()
+        return None, (needs if low >= 1 else frozenset())
+    if op is C.IN and all(o is C.LITERAL and c != 0 for o, c in arg):
+        return frozenset(chr(c) for _, c in arg), frozenset()
+    return _UNKNOWN  # any other character class, lookarounds, back-references: anything
