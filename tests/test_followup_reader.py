@@ -347,3 +347,40 @@ def test_a_message_parsed_once_reads_alike_for_every_addressee() -> None:
         assert read_request(VOCAB, text, TASK.roles[0], None, other) == read_request(
             VOCAB, text, TASK.roles[0]
         )
+
+
+_YES_NO_READING = """
+import json, sys
+from uncobench_z3.settings._request import read_request
+from uncobench_z3.settings._vocabulary import Vocabulary
+from uncobench_z3.spec import check_structure, load_spec
+task = check_structure(load_spec(sys.argv[1])).task
+request = read_request(Vocabulary.of(task), sys.argv[2])
+print(json.dumps([list(request.facts), list(request.evidence.get("exact", ()))]))
+"""
+
+
+def test_a_yes_no_question_about_two_facts_reads_alike_in_every_process() -> None:
+    """The evidence names the first yes/no fact in the task's order. It took the first of a
+    set, so it depended on the process's string hashing (PYTHONHASHSEED 4 and 5 named the
+    salary band here, the others the immunisation) and a record could differ between runs."""
+    import os
+    import subprocess
+
+    spec = str(ROOT / "examples" / "healthcare_nurse_manager.json")
+    question = "Is her salary band verified and is she immunised?"
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _YES_NO_READING, spec, question],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        )
+        for seed in range(6)
+    ]
+    readings = {run.communicate(timeout=120)[0] for run in runs}
+    assert all(run.returncode == 0 for run in runs)
+    assert len(readings) == 1
+    facts, exact = json.loads(readings.pop())
+    assert facts == ["immunised", "band_verified"]
+    assert exact == ["a yes/no question about immunisation compliance"]

@@ -314,7 +314,7 @@ def read_request(
         if hit:
             intents.add("exact")
             note("exact", original(*hit.span()))
-    bool_facts = [f for f in facts if task.facts[f].type == "bool"]
+    bool_facts = [f for f in task.facts if f in facts and task.facts[f].type == "bool"]
     if bool_facts and _yes_no_about(joined):
         intents.add("exact")
         note("exact", "a yes/no question about " + task.facts[bool_facts[0]].label)

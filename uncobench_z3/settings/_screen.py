@@ -16,9 +16,13 @@ pattern unscreened (always searched), never skip one that matches.
 from __future__ import annotations
 
 import re
-from re import _constants as C  # type: ignore[attr-defined]
-from re import _parser  # type: ignore[attr-defined]
 from typing import Any
+
+try:  # ``re``'s own parser is private (Python 3.11+): without it nothing is screened
+    from re import _constants as C  # type: ignore[attr-defined]
+    from re import _parser  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - a Python whose re module is laid out otherwise
+    C = _parser = None
 
 _MOST_STRINGS = 256
 """the largest set of strings kept for one part of a pattern (a product of alternations)"""
@@ -88,9 +92,12 @@ _MOST_SETS = 3
 def needed_words(pattern: re.Pattern[str]) -> tuple[frozenset[str], ...]:
     """Sets of words such that every match of ``pattern`` has, as whole words (maximal runs of
     word characters of the text searched), a word of each set; () when none are known."""
-    if pattern.flags & ~re.UNICODE:
+    if pattern.flags & ~re.UNICODE or _parser is None:
         return ()  # case-insensitive and other modes: not screened
-    needs = _sequence(list(_parser.parse(pattern.pattern)))[1]
+    try:
+        needs = _sequence(list(_parser.parse(pattern.pattern)))[1]
+    except Exception:  # a parse tree laid out otherwise (another Python): not screened
+        return ()
     return tuple(sorted(needs, key=_selectivity, reverse=True)[:_MOST_SETS])
 
 
