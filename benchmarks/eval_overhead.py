@@ -13,6 +13,10 @@
    worker processes, one log written by the driver). The *ideal* time is the makespan of
    the same schedule (each sample to the first free slot, in job order) if only the latency
    counted; the table reports measured / ideal. CPU per round counts the worker processes.
+   Each configuration runs in a fresh interpreter, as ``uncobench eval`` starts: what this
+   script played before (remembered readings, minimum rounds, vocabularies) would otherwise
+   make a later run look cheaper than a user's (measured: 1.18-1.20x at concurrency 64 in a
+   process that had played the same groups before, 1.43x in one that had not).
 3. **Memory** (``--bench DIR``): ``builtin/careful`` sleeping ``--latency-ms`` per call
    plays every sample of a built benchmark at ``--memory-concurrency`` (256) in a process of
    its own; the peak of the process tree's proportional set size (PSS: a page shared by k
@@ -35,10 +39,13 @@ import glob
 import heapq
 import json
 import multiprocessing
+import pickle
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -197,6 +204,42 @@ def peak_memory(bench: Path, concurrency: int, latency: float, workers: int) -> 
     }
 
 
+@dataclass(frozen=True)
+class ThroughputRun:
+    """One throughput configuration, played in a fresh interpreter (:func:`cold_run`)."""
+
+    copies: int
+    limit: int
+    concurrency: int
+    workers: int
+    latency: float
+    memo_path: str
+
+
+def _throughput(run: ThroughputRun) -> tuple[float, float]:
+    """In a new interpreter: the full runner over the first ``limit`` groups with the replay
+    agent sleeping ``latency`` a call; (wall seconds, CPU seconds of the process tree)."""
+    groups = example_groups(run.copies)
+    memo = pickle.loads(Path(run.memo_path).read_bytes())
+    slow = ReplayAgent(memo, run.latency)
+    limited = make_config("examples", groups, ["bench/replay"], limit=run.limit)
+    options = EvalOptions(
+        concurrency=run.concurrency, executor=ExecutorOptions(workers=run.workers)
+    )
+    with tempfile.TemporaryDirectory() as out:
+        started, cpu = time.perf_counter(), tree_cpu()
+        evaluate(groups, limited, out, options, agents=lambda n, s: slow)
+        return time.perf_counter() - started, tree_cpu() - cpu
+
+
+def cold_run(run: ThroughputRun) -> tuple[float, float]:
+    """:func:`_throughput` in a fresh interpreter, as ``uncobench eval`` starts: nothing this
+    script played before (remembered readings, minimum rounds, vocabularies) is known."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(_throughput, run).result()
+
+
 def ideal_makespan(latencies: list[float], workers: int) -> float:
     """Zero-overhead makespan: each job, in order, to the first free worker."""
     free = [0.0] * min(workers, len(latencies))
@@ -320,36 +363,36 @@ def main(argv: list[str] | None = None) -> None:
         f"{'concurrency':>11} {'workers':>7} {'samples':>8} {'samples/s':>10} "
         f"{'measured s':>11} {'ideal s':>9} {'ratio':>7} {'CPU ms/round':>13}"
     )
-    slow = ReplayAgent(memo, latency)
     rounds_of = {job.key: r for job, r in zip(jobs, rounds, strict=True)}
-    for slots in args.concurrency:
-        # about the same ideal time at every concurrency: 5 groups per slot
-        limited = make_config(
-            "examples", groups, ["bench/replay"], limit=min(len(groups), 5 * slots)
-        )
-        run_jobs, _ = plan_jobs(groups, limited)
-        ideal = ideal_makespan([latency * rounds_of[job.key] for job in run_jobs], slots)
-        run_rounds = sum(rounds_of[job.key] for job in run_jobs)
-        for workers in args.workers:
-            options = EvalOptions(concurrency=slots, executor=ExecutorOptions(workers=workers))
-            with tempfile.TemporaryDirectory() as out:
-                started, cpu = time.perf_counter(), tree_cpu()
-                evaluate(groups, limited, out, options, agents=lambda n, s: slow)
-                measured, cpu = time.perf_counter() - started, tree_cpu() - cpu
-            name = str(slots) if workers == 1 else f"{slots}/{workers} workers"
-            figures["concurrency"][name] = {  # type: ignore[index]
-                "workers": workers,
-                "samples": len(run_jobs),
-                "measured_s": round(measured, 3),
-                "ideal_s": round(ideal, 3),
-                "ratio": round(measured / ideal, 3),
-                "cpu_ms_per_round": round(1e3 * cpu / run_rounds, 3),
-            }
-            say(
-                f"{slots:>11} {workers:>7} {len(run_jobs):>8} {len(run_jobs) / measured:>10.1f} "
-                f"{measured:>11.2f} {ideal:>9.2f} {measured / ideal:>7.3f} "
-                f"{1e3 * cpu / run_rounds:>13.3f}"
-            )
+    with tempfile.TemporaryDirectory() as scratch:
+        memo_path = Path(scratch) / "memo.pickle"
+        memo_path.write_bytes(pickle.dumps(memo))
+        for slots in args.concurrency:
+            # about the same ideal time at every concurrency: 5 groups per slot
+            limit = min(len(groups), 5 * slots)
+            limited = make_config("examples", groups, ["bench/replay"], limit=limit)
+            run_jobs, _ = plan_jobs(groups, limited)
+            ideal = ideal_makespan([latency * rounds_of[job.key] for job in run_jobs], slots)
+            run_rounds = sum(rounds_of[job.key] for job in run_jobs)
+            for workers in args.workers:
+                measured, cpu = cold_run(
+                    ThroughputRun(args.copies, limit, slots, workers, latency, str(memo_path))
+                )
+                name = str(slots) if workers == 1 else f"{slots}/{workers} workers"
+                figures["concurrency"][name] = {  # type: ignore[index]
+                    "workers": workers,
+                    "samples": len(run_jobs),
+                    "measured_s": round(measured, 3),
+                    "ideal_s": round(ideal, 3),
+                    "ratio": round(measured / ideal, 3),
+                    "cpu_ms_per_round": round(1e3 * cpu / run_rounds, 3),
+                }
+                rate = len(run_jobs) / measured
+                say(
+                    f"{slots:>11} {workers:>7} {len(run_jobs):>8} {rate:>10.1f} "
+                    f"{measured:>11.2f} {ideal:>9.2f} {measured / ideal:>7.3f} "
+                    f"{1e3 * cpu / run_rounds:>13.3f}"
+                )
     if args.bench is not None:
         memory = peak_memory(args.bench, args.memory_concurrency, latency, args.memory_workers)
         figures["memory"] = memory
