@@ -182,3 +182,33 @@ def test_records_of_one_agent_are_read_alone_in_log_order(
     )
     with pytest.raises(UncobenchError, match="1 record"):
         list(summary.iter_records(agent="builtin/careful"))
+
+
+def test_each_group_in_play_gets_one_judge(
+    groups: list[TaskGroup], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With more groups in play than a smaller limit kept, a group's judge was made again
+    while its samples still played (and its remembered verdicts with it)."""
+    many = [g.model_copy(update={"id": f"{g.id}-{i}"}) for i in range(8) for g in groups]
+    assert len(many) == 40 > 32
+    made: list[str] = []
+    original = _attribution.EvidenceJudge.__init__
+
+    def counting(self: _attribution.EvidenceJudge, *args: object, **kwargs: object) -> None:
+        made.append(self.__class__.__name__)
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_attribution.EvidenceJudge, "__init__", counting)
+    jobs = [
+        SampleJob.make(group, setting, "builtin/careful")
+        for setting in ("reliable", "misaligned", "incomplete")
+        for group in many
+    ]  # every group in play at once: its settings come one round of groups apart
+    player = Player(make_agent, concurrency=len(jobs))
+
+    async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:
+        pass
+
+    asyncio.run(player.play(jobs, sink))
+    assert not player.failures
+    assert len(made) == len(many), len(made)

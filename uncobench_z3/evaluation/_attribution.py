@@ -463,7 +463,12 @@ class EvidenceJudge:
         return "unsat" if consistent.status == "sat" else "unknown"
 
 
-_SHARED_LIMIT = 32
+_SHARED_LIMIT = 256
+"""judges kept (the least recently used go first). An evaluation forgets a group's judge after
+the group's last sample (:func:`forget_group`), so it keeps only the groups in play: at most
+its concurrency. Fewer than that made a judge again for a group still in play, with its
+remembered verdicts (at concurrency 256, 623 judges for 320 groups with a limit of 32). A
+judge whose encoding is loaded holds about 450 KB."""
 _shared: OrderedDict[tuple[str, SolverBudget], EvidenceJudge] = OrderedDict()
 
 
