@@ -19,7 +19,6 @@ from ..evaluation import (
     DEFAULT_BUDGET,
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRY_WAIT,
-    ERROR_RESULT,
     INTERVENTION_ARMS,
     CallPolicy,
     ColleagueMode,
@@ -32,6 +31,7 @@ from ..evaluation import (
     compute_metrics,
     error_counts,
     group_digest,
+    is_error,
     is_model_agent,
     make_config,
     reader_agreement,
@@ -241,9 +241,7 @@ def print_error_samples(
 ) -> None:
     """One line for the error samples of a run (not scored), if there are any: ``errors``
     by agent and setting, listed in the order the log first shows them."""
-    first_seen = dict.fromkeys(
-        (o.agent, o.setting) for o in summary.outcomes if str(o.result) == ERROR_RESULT
-    )
+    first_seen = dict.fromkeys((o.agent, o.setting) for o in summary.outcomes if is_error(o))
     counts = {pair: errors[pair] for pair in first_seen if pair in errors}
     if not counts:
         return

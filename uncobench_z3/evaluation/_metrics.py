@@ -86,6 +86,7 @@ from ..stats import (
 from ._interventions import INTERVENTION_ARMS
 from ._protocol import DEFAULT_BUDGET
 from ._sample import SampleRecord
+from ._summary import SampleOutcome
 
 ERROR_RESULT = "error"
 """The ``result`` of a sample the run could not finish (not scored, counted apart)."""
@@ -95,8 +96,8 @@ CellKey = tuple[str, str, str]
 """(configuration label, setting, intervention arm)"""
 
 
-def is_error(sample: SampleRecord) -> bool:
-    """A sample that ended in an error is not scored."""
+def is_error(sample: SampleRecord | SampleOutcome) -> bool:
+    """A sample that ended in an error is not scored (a record, or a summary's outcome)."""
     return str(sample.result) == ERROR_RESULT
 
 

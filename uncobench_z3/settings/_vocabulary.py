@@ -142,10 +142,6 @@ class Vocabulary:
                 self.long_words.setdefault(word, word_stem)
         self.by_stem[entry.stems[0]].append(entry)
 
-    def _entry(self, kind: EntryKind, ref: tuple[str, ...], words: tuple[str, ...], priority: int,
-               **flags: bool) -> Entry:  # fmt: skip
-        return _entry(kind, ref, words, priority, **flags)
-
     def _build(self) -> None:
         task = self.task
         task_words = self._fact_words()
@@ -172,16 +168,16 @@ class Vocabulary:
             for word in set(words):
                 counts[word] = counts.get(word, 0) + 1
         for candidate, words in named.items():
-            self._add(self._entry("candidate", (candidate,), words, 9, unordered=False))
+            self._add(_entry("candidate", (candidate,), words, 9, unordered=False))
             for word in words:
                 if counts[word] > 1 or word in _NAME_GENERIC or word in _FUNCTION_WORDS:
                     continue
                 if len(word) < 3 and not word.isdigit():
                     continue
                 common = word in task_words or word in GENERIC_WORDS
-                self._add(self._entry("candidate", (candidate,), (word,), 5, capital=common))
+                self._add(_entry("candidate", (candidate,), (word,), 5, capital=common))
             if candidate not in counts and candidate.isalpha() and candidate not in task_words:
-                self._add(self._entry("candidate", (candidate,), (candidate.lower(),), 5))
+                self._add(_entry("candidate", (candidate,), (candidate.lower(),), 5))
 
     def _facts(self) -> None:
         task = self.task
