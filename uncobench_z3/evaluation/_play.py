@@ -19,14 +19,22 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any
 
 from ..settings import TaskGroup, forget_vocabulary
 from ._attribution import forget_group
 from ._environment import PreparedGroup
 from ._errors import cap_record
 from ._min_rounds import forget_minimum_rounds
-from ._sample import AgentMaker, SampleJob, SampleRecord, group_digest, run_sample
+from ._sample import (
+    AgentMaker,
+    PlayedSample,
+    SampleJob,
+    SampleRecord,
+    group_digest,
+    play_sample,
+)
 
 Sink = Callable[[SampleJob, SampleRecord, str], Awaitable[None]]
 """``sink(job, record, line)``: where a finished sample goes (awaited before the next)."""
@@ -82,28 +90,78 @@ class Player:
 
     async def play(self, jobs: Iterable[SampleJob], sink: Sink) -> None:
         """Play ``jobs`` (and whatever else is queued meanwhile) until the queue is empty, a
-        sample fails, or :meth:`stop`."""
+        sample fails, or :meth:`stop`.
+
+        Each of the ``concurrency`` slots plays one episode at a time. When an episode ends,
+        its slot goes on with the next job at once, and the played episode is scored and
+        handed to the sink in a task of its own, after the episode steps that are ready by
+        then: scoring a new group's episode (its minimum rounds, attribution, notes) costs
+        milliseconds, and when many episodes end together, scoring each in its slot held up
+        every episode waiting behind it (and the next job waited for the log's fsync). A
+        played episode is always scored and kept, even when the run is interrupted while it
+        waits; an episode still being played when the run stops is dropped, as before. An
+        error sample is kept before its slot goes on, so that ``--max-errors`` (which stops
+        the queue from the sink) starts nothing after it.
+        """
         queued = list(jobs)
         for job in queued:
             self._left[id(job.group)] = self._left.get(id(job.group), 0) + 1
         self.queue.extend(queued)
+        tasks: set[asyncio.Task[None]] = set()
 
-        async def worker() -> None:
-            while self.queue and not self.failures:
-                job = self.queue.popleft()
-                try:
-                    record = await run_sample(job, self.agents, self.prepared(job.group))
-                    stored, line = cap_record(record)
-                    await sink(job, stored, line)
-                except Exception as exc:  # a bug, not a model error: stop
-                    self.failures.append((job, exc))
-                    return
-                self._finished(job)
+        def start(coroutine: Coroutine[Any, Any, None]) -> None:
+            task = asyncio.create_task(coroutine)
+            tasks.add(task)
+            task.add_done_callback(ended)
 
-        workers = min(self.concurrency, len(self.queue)) or 1
+        def ended(task: asyncio.Task[None]) -> None:
+            tasks.discard(task)
+            if not task.cancelled():
+                task.exception()  # retrieved: an interrupt raised in it has gone up already
+
+        async def slot() -> None:
+            if not self.queue or self.failures:
+                return
+            job = self.queue.popleft()
+            try:
+                played = await play_sample(job, self.agents, self.prepared(job.group))
+            except Exception as exc:  # a bug, not a model error: stop
+                self.failures.append((job, exc))
+                return
+            if played.error is not None:
+                # an error sample may stop the run (--max-errors, a broken server): it is
+                # kept before the slot starts anything else. Errors are rare: no cost.
+                await self._keep(played, sink)
+                start(slot())
+                return
+            start(slot())  # the slot's next episode
+            try:
+                await asyncio.sleep(0)  # the episode steps ready now go first
+            finally:  # a played episode is kept, even when the run is interrupted here
+                await self._keep(played, sink)
+
+        for _ in range(min(self.concurrency, len(self.queue)) or 1):
+            start(slot())
         try:
-            await asyncio.gather(*(worker() for _ in range(workers)))
-        finally:  # nothing is in play any more (stopped, or a sample failed): let all go
+            while tasks:  # slots start one another: wait until the last has ended
+                await asyncio.wait(set(tasks))
+        finally:
+            # interrupted: episodes in play are dropped, played ones are still kept
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            # nothing is in play any more (stopped, or a sample failed): let all go
             for prepared in list(self._prepared.values()):
                 self._release(prepared.group, "")
             self._left.clear()
+
+    async def _keep(self, played: PlayedSample, sink: Sink) -> None:
+        """Score a played episode and hand its record to ``sink``."""
+        job = played.job
+        try:
+            stored, line = cap_record(await played.score())
+            await sink(job, stored, line)
+        except Exception as exc:  # a bug, not a model error: stop
+            self.failures.append((job, exc))
+            return
+        self._finished(job)

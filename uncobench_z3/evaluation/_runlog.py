@@ -13,6 +13,7 @@ earlier lines move to ``samples.errors.jsonl`` so the log keeps one line per sam
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -146,8 +147,10 @@ class SampleLog:
 
     Lines that finish while a write is in progress are written together by the next one
     (group commit), so the fsync cost does not grow with the concurrency. ``append``
-    returns once its line is on disk; ``close`` waits for a write in progress, even when the
-    run is being interrupted. Opening terminates a last line that lacks its newline.
+    returns once its line is on disk. A line handed to ``append`` is written even when the
+    run is interrupted meanwhile: a cancelled writer finishes its batch and what is queued
+    behind it before it ends, and ``close`` writes whatever is left. Opening terminates a
+    last line that lacks its newline.
     """
 
     def __init__(self, path: Path) -> None:
@@ -165,14 +168,35 @@ class SampleLog:
         while self._pending:
             batch, self._pending = self._pending, []
             text = "".join(line for line, _ in batch)
+            writing = self._executor.submit(self._write, text)
             try:
-                await asyncio.wrap_future(self._executor.submit(self._write, text))
+                await asyncio.wrap_future(writing)
+            except asyncio.CancelledError:
+                # interrupted: the batch and the lines behind it are still written (here,
+                # blocking; the run is ending) and their writers told
+                if not writing.cancel():  # the writer thread had started it: let it end
+                    concurrent.futures.wait([writing])
+                    _settle(batch, writing.exception())
+                else:
+                    self._pending = batch + self._pending
+                self._write_pending_now()
+                raise
             except Exception as exc:
-                for _, done in batch:
-                    done.set_exception(exc)
+                _settle(batch, exc)
                 continue
-            for _, done in batch:
-                done.set_result(None)
+            _settle(batch, None)
+
+    def _write_pending_now(self) -> None:
+        """Write every queued line at once, in this thread (an interrupted run's last lines)."""
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        error: BaseException | None = None
+        try:
+            self._write("".join(line for line, _ in batch))
+        except Exception as exc:
+            error = exc
+        _settle(batch, error)
 
     async def append(self, record: SampleRecord, line: str | None = None) -> None:
         """Append ``record`` (``line``: its JSON, if already made) and wait until it is on
@@ -180,10 +204,32 @@ class SampleLog:
         written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         text = line if line is not None else record.model_dump_json()
         self._pending.append((text + "\n", written))
+        self._start_writer()
+        await written
+
+    def _start_writer(self) -> None:
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
-        await written
+            self._flusher.add_done_callback(self._writer_ended)
+
+    def _writer_ended(self, _: asyncio.Task[None]) -> None:
+        # a writer cancelled before it began leaves its lines queued: another writes them
+        if self._pending:
+            self._start_writer()
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
+        self._write_pending_now()  # lines handed over after the last writer ended
         self._handle.close()
+
+
+def _settle(batch: list[tuple[str, asyncio.Future[None]]], error: BaseException | None) -> None:
+    """Tell the writers of ``batch`` their lines are on disk (or why not); a writer that
+    stopped waiting (cancelled) is skipped."""
+    for _, done in batch:
+        if done.done():
+            continue
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)

@@ -47,6 +47,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -420,6 +421,38 @@ async def run_sample(
     ``prepared`` may pass the group's derived data (:class:`PreparedGroup`) already made;
     it is used only when it belongs to ``job.group``.
     """
+    played = await play_sample(job, agents, prepared)
+    return await played.score()
+
+
+@dataclass
+class PlayedSample:
+    """An episode of ``job`` that has been played, not yet scored: :meth:`score` makes its
+    record. (A runner plays and scores apart so that scoring, the costly part for a new
+    group, need not hold up the episodes in play: see :mod:`._play`.)"""
+
+    job: SampleJob
+    environment: Environment
+    usage: dict[str, ModelUsage]
+    elapsed: float
+    prepared: PreparedGroup
+    error: SampleError | None = None
+
+    async def score(self) -> SampleRecord:
+        """The sample's record: the error sample, or the episode scored."""
+        if self.error is not None:
+            return _record(self.job, self.environment.outcome, self.usage, self.elapsed,
+                           self.prepared.task, status="error", result="error", correct=False,
+                           error=self.error)  # fmt: skip
+        return await score_episode(
+            self.job, self.environment.outcome, self.usage, self.elapsed, self.prepared
+        )
+
+
+async def play_sample(
+    job: SampleJob, agents: AgentMaker = make_agent, prepared: PreparedGroup | None = None
+) -> PlayedSample:
+    """Play one episode of ``job`` (see :func:`run_sample`), without scoring it."""
     if prepared is None or prepared.group is not job.group:
         prepared = PreparedGroup.of(job.group)
     environment = job_environment(job, prepared)
@@ -434,12 +467,10 @@ async def run_sample(
             attempts=exc.attempts,
             status_code=exc.status_code,
         )
-        return _record(job, environment.outcome, _usage(agent, environment),
-                       time.perf_counter() - started, prepared.task,
-                       status="error", result="error", correct=False, error=error)  # fmt: skip
+        elapsed = time.perf_counter() - started
+        return PlayedSample(job, environment, _usage(agent, environment), elapsed, prepared, error)
     elapsed = time.perf_counter() - started
-    usage = _usage(agent, environment)
-    return await score_episode(job, environment.outcome, usage, elapsed, prepared)
+    return PlayedSample(job, environment, _usage(agent, environment), elapsed, prepared)
 
 
 async def score_episode(
