@@ -132,16 +132,46 @@ class RecordBook:
         # objects, and keeping them all made the garbage collector's passes cost more than
         # the parsing saved.
         self._last_parsed: ParsedMessage | None = None
+        # Every reply derives the records its request concerns from the reading, and a reply
+        # that no defect touches is the faithful lines of those records: both are pure
+        # functions of the reading (resp. of the records), remembered like the readings.
+        self._concerned: dict[tuple[str, str, str | None], tuple[Request, tuple[Slot, ...]]] = {}
+        self._faithful_replies: dict[tuple[Slot, ...], tuple[tuple[StatedValue, ...], str]] = {}
+        # A defect's statements are the group's data, stated again in every episode that
+        # triggers the defect: their lines are remembered by identity (the statement is kept,
+        # so its id cannot be reused while remembered).
+        self._other_lines: dict[int, tuple[StatedValue, str]] = {}
 
     def line(self, stated: StatedValue) -> str:
         slot = (stated.candidate, stated.fact)
         faithful = self.faithful.get(slot)
         if faithful is None or (faithful is not stated and faithful != stated):
-            return statement_text(self.task, stated, self.style)  # a defect's statement
+            return self._other_line(stated)  # a defect's statement
         text = self._lines.get(slot)
         if text is None:
             text = self._lines[slot] = statement_text(self.task, faithful, self.style)
         return text
+
+    def _other_line(self, stated: StatedValue) -> str:
+        found = self._other_lines.get(id(stated))
+        if found is not None and found[0] is stated:
+            return found[1]
+        if len(self._other_lines) >= READINGS_KEPT:
+            self._other_lines.clear()  # a bound for statements made afresh (model colleagues)
+        text = statement_text(self.task, stated, self.style)
+        self._other_lines[id(stated)] = (stated, text)
+        return text
+
+    def faithful_reply(self, slots: tuple[Slot, ...]) -> tuple[tuple[StatedValue, ...], str]:
+        """The faithful statements of ``slots``, in order, and the reply text they make."""
+        found = self._faithful_replies.get(slots)
+        if found is None:
+            if len(self._faithful_replies) >= READINGS_KEPT:
+                self._faithful_replies.clear()
+            stated = tuple(self.faithful[slot] for slot in slots)
+            found = (stated, "\n".join(self.line(s) for s in stated))
+            self._faithful_replies[slots] = found
+        return found
 
     def read(self, role: str | None, question: str, focus: str | None = None) -> Request:
         """The reading of ``question`` to ``role`` (remembered: see ``_readings``)."""
@@ -171,6 +201,19 @@ class RecordBook:
 
     def concerned_slots(self, role: str, question: str, focus: str | None = None) -> list[Slot]:
         return self.slots(role, self.read(role, question, focus))
+
+    def concerned(
+        self, role: str, question: str, focus: str | None = None
+    ) -> tuple[Request, tuple[Slot, ...]]:
+        """The reading of ``question`` to ``role`` and the records it concerns (remembered)."""
+        key = (question, role, focus)
+        found = self._concerned.get(key)
+        if found is None:
+            if len(self._concerned) >= READINGS_KEPT:
+                self._concerned.clear()
+            request = self.read(role, question, focus)
+            found = self._concerned[key] = (request, tuple(self.slots(role, request)))
+        return found
 
 
 def named_candidates(task: TypedTask, text: str) -> list[str]:
@@ -211,12 +254,25 @@ class ScriptedColleagues:
     _contacted: dict[str, int] = field(default_factory=dict, init=False)
     _pending: dict[str, _Pending] = field(default_factory=dict, init=False)
     _focus: dict[str, str | None] = field(default_factory=dict, init=False)
+    _designated: dict[str, list[tuple[int, Defect, frozenset[tuple[str, str | None]]]]] = field(
+        default_factory=dict, init=False
+    )
+    """role -> its defects other than Missed: (index, defect, the records it designates)"""
+    _missed: dict[str, Defect] = field(default_factory=dict, init=False)
+    """role -> its (first) Missed defect"""
 
     def __post_init__(self) -> None:
         if self.book is None or self.book.task is not self.task:
             self.book = RecordBook(self.task, self.style)
         self.defects = list(self.defects)
         self._state = {i: "armed" for i, d in enumerate(self.defects) if d.kind != "missed"}
+        # Every reply looks up its role's defects: sorted out once per episode.
+        for index, defect in enumerate(self.defects):
+            if defect.kind == "missed":
+                self._missed.setdefault(defect.role, defect)
+            else:
+                designated = frozenset((c, defect.fact) for c in defect.candidates)
+                self._designated.setdefault(defect.role, []).append((index, defect, designated))
 
     @property
     def records(self) -> RecordBook:
@@ -240,17 +296,15 @@ class ScriptedColleagues:
     def follow_ups(self, role: str, question: str) -> tuple[Request, list[_FollowUp]]:
         """The reading of a request, and the stated defects it follows up (with the rules'
         decision for each); nothing changes."""
-        request = self.records.read(role, question, self._focus.get(role))
-        slots = set(self.records.slots(role, request))
-        found = []
-        for index, defect in enumerate(self.defects):
-            if defect.kind == "missed" or defect.role != role:
-                continue
-            if self._state[index] != "stated":
-                continue
-            if slots.intersection((c, defect.fact) for c in defect.candidates):
-                found.append(_FollowUp(index, defect, decide(self.task, defect, request)))
-        return request, found
+        request, slots = self.records.concerned(role, question, self._focus.get(role))
+        return request, self._follow_ups(role, request, slots)
+
+    def _follow_ups(self, role: str, request: Request, slots: tuple[Slot, ...]) -> list[_FollowUp]:
+        return [
+            _FollowUp(index, defect, decide(self.task, defect, request))
+            for index, defect, designated in self._designated.get(role, ())
+            if self._state[index] == "stated" and not designated.isdisjoint(slots)
+        ]
 
     # -- one request ---------------------------------------------------------------------------
     def reply(
@@ -260,20 +314,21 @@ class ScriptedColleagues:
         of this follow-up (``--followup-reader model``); the rules decide where it is None."""
         if role not in self.task.roles:
             raise KeyError(role)
-        request, follow_ups = self.follow_ups(role, question)
-        slots = self.records.slots(role, request)
+        book = self.records
+        request, slots = book.concerned(role, question, self._focus.get(role))
+        follow_ups = self._follow_ups(role, request, slots)
         previous = self._contacted.get(role, 0)
         self._contacted[role] = previous + 1
         if len(request.candidates) == 1:
             self._focus[role] = request.candidates[0]
-        missed = [d for d in self.defects if d.kind == "missed" and d.role == role]
-        if missed and previous == 0:
-            self._pending[role] = _Pending(list(slots), self._wait_rounds(missed[0]))
+        missed = self._missed.get(role)
+        if missed is not None and previous == 0:
+            self._pending[role] = _Pending(list(slots), self._wait_rounds(missed))
             return ColleagueReply(
                 role=role,
                 text=None,
                 stated=(),
-                concerned=tuple(slots),
+                concerned=slots,
                 defects=("missed",),
                 pending=True,
             )
@@ -283,7 +338,7 @@ class ScriptedColleagues:
         pending = self._pending.pop(role, None)
         if pending is not None:
             # a re-request: the pending reply comes with this one
-            slots = list(dict.fromkeys([*pending.slots, *slots]))
+            slots = tuple(dict.fromkeys([*pending.slots, *slots]))
             resolved.append("missed")
             follow_up = "targeted"
             answers_pending = True
@@ -307,12 +362,12 @@ class ScriptedColleagues:
         statements, carried, more_resolved, kind = self._statements(role, slots, verdicts)
         resolved += more_resolved
         follow_up = follow_up or kind
-        ordered = [statements[slot] for slot in slots]
+        stated, text = self._reply_text(slots, statements)
         return ColleagueReply(
             role=role,
-            text="\n".join(self.records.line(s) for s in ordered),
-            stated=tuple(ordered),
-            concerned=tuple(slots),
+            text=text,
+            stated=stated,
+            concerned=slots,
             defects=tuple(carried),
             resolved=tuple(resolved),
             follow_up=follow_up,
@@ -321,18 +376,17 @@ class ScriptedColleagues:
         )
 
     def _statements(
-        self, role: str, slots: list[Slot], verdicts: dict[int, bool]
+        self, role: str, slots: Sequence[Slot], verdicts: dict[int, bool]
     ) -> tuple[dict[Slot, StatedValue], list[DefectKind], list[DefectKind], FollowUpKind | None]:
-        """What a reply about ``slots`` states under the defects, updating their state."""
-        statements: dict[Slot, StatedValue] = {slot: self.records.faithful[slot] for slot in slots}
+        """What a reply about ``slots`` states under the defects, updating their state: the
+        statements that differ from the faithful ones (by slot), the defects carried and
+        resolved, and the kind of follow-up."""
+        statements: dict[Slot, StatedValue] = {}
         carried: list[DefectKind] = []
         resolved: list[DefectKind] = []
         follow_up: FollowUpKind | None = None
-        for index, defect in enumerate(self.defects):
-            if defect.kind == "missed" or defect.role != role:
-                continue
-            designated = {(c, defect.fact) for c in defect.candidates}
-            if not designated.intersection(slots) or self._state[index] == "resolved":
+        for index, defect, designated in self._designated.get(role, ()):
+            if self._state[index] == "resolved" or designated.isdisjoint(slots):
                 continue
             if self._state[index] == "stated" and verdicts.get(index, False):
                 source = defect.resolved_reply or []
@@ -347,9 +401,21 @@ class ScriptedColleagues:
                 carried.append(defect.kind)
             for stated in source:
                 slot = (stated.candidate, stated.fact)
-                if slot in statements:
+                if slot in slots:
                     statements[slot] = stated
         return statements, carried, resolved, follow_up
+
+    def _reply_text(
+        self, slots: tuple[Slot, ...], statements: dict[Slot, StatedValue]
+    ) -> tuple[tuple[StatedValue, ...], str]:
+        """The statements of a reply about ``slots`` (``statements`` where the defects put
+        theirs, the faithful ones elsewhere), in order, and its text."""
+        book = self.records
+        if not statements:
+            return book.faithful_reply(slots)
+        faithful = book.faithful
+        ordered = tuple(statements[s] if s in statements else faithful[s] for s in slots)
+        return ordered, "\n".join(book.line(s) for s in ordered)
 
     def withheld(self, role: str) -> tuple[StatedValue, ...]:
         """The designated records of ``role`` whose truth the policy still withholds (their
@@ -373,14 +439,15 @@ class ScriptedColleagues:
             if pending.wait <= 0 or pending.waited < pending.wait:
                 continue
             del self._pending[role]
-            statements, carried, resolved, _ = self._statements(role, pending.slots, {})
-            ordered = [statements[slot] for slot in pending.slots]
+            slots = tuple(pending.slots)
+            statements, carried, resolved, _ = self._statements(role, slots, {})
+            stated, text = self._reply_text(slots, statements)
             delivered.append(
                 ColleagueReply(
                     role=role,
-                    text="\n".join(self.records.line(s) for s in ordered),
-                    stated=tuple(ordered),
-                    concerned=tuple(pending.slots),
+                    text=text,
+                    stated=stated,
+                    concerned=slots,
                     defects=tuple(carried),
                     resolved=("missed", *resolved),
                     answers_pending=True,
