@@ -1,7 +1,7 @@
 """The scoring and reading hot paths against their plain definitions, on generated input.
 
-* :func:`evidence_by_round` (one pass, a snapshot per round) equals reading every prefix of
-  the trace from scratch, as the definition in :mod:`uncobench_z3.evaluation._attribution`
+* :func:`evidence_by_round` (one pass, a snapshot per round, statements read once into a
+  table the group's judge keeps) equals reading every prefix of the trace from scratch, as the definition in :mod:`uncobench_z3.evaluation._attribution`
   says (exact required-context values stated alike, imprecise statements of the rest).
 * :class:`EvidenceJudge` answers without the solver when the evidence pins every decision
   record at its true value; with pin literals for true values; and remembers verdicts. Each
@@ -162,8 +162,11 @@ def test_round_evidence_and_verdicts_equal_the_definition(
     index, trace = case
     task, gold = TASKS[index], GROUPS[index].gold
     judge = EvidenceJudge(task, gold, BUDGET)
-    snapshots = evidence_by_round(task, trace)
+    snapshots = evidence_by_round(task, trace, judge.readings)
     assert len(snapshots) == len(trace)
+    # the statements' readings are remembered in the judge's table: reading again from it
+    # (as every later sample of the group does) gives the same snapshots
+    assert evidence_by_round(task, trace, judge.readings) == snapshots
     for number, snapshot in enumerate(snapshots, start=1):
         exact, imprecise = plain = _plain_evidence(task, trace[:number])
         assert snapshot.exact == exact and list(snapshot.exact) == list(exact)

@@ -64,7 +64,14 @@ from ..spec import (
     round_fraction,
 )
 from ._environment import RoundRecord
-from ._evidence import FaceValueEvidence, differing_completion, final_evidence
+from ._evidence import (
+    FaceValueEvidence,
+    Readings,
+    StatementKey,
+    differing_completion,
+    final_evidence,
+    statement_key,
+)
 from ._scoring import ParsedAnswer
 
 AttributionLabel = Literal["integration_error", "misled", "gathering_failure", "unknown"]
@@ -288,17 +295,11 @@ def _attribute(
     )
 
 
-StatementKey = tuple[str, ...]
-
-
 def trace_statements(trace: Sequence[RoundRecord]) -> tuple[StatementKey, ...]:
     """Every statement of a trace's replies, in order, as a hashable key: all that attribution
     and justification read from a trace (equal keys get equal labels)."""
     return tuple(
-        (s.candidate, s.fact, s.context, repr(s.value), repr(s.low), repr(s.high), repr(s.options))
-        for record in trace
-        for reply in record.replies
-        for s in reply.stated
+        statement_key(s) for record in trace for reply in record.replies for s in reply.stated
     )
 
 
@@ -400,6 +401,9 @@ class EvidenceJudge:
         self.budget = budget
         self._attributor: _Attributor | None = None
         self.verdicts: dict[tuple[object, ...], DeterminedStatus] = {}
+        self.readings: Readings = {}
+        """how each statement stated in the group's samples reads (:class:`._evidence.
+        EvidenceReader`): shared by every reading of a trace of this task"""
         decision = task.decision_facts()
         self._decision_slots = frozenset(
             (candidate, fact) for candidate in task.candidates for fact in decision
@@ -426,7 +430,12 @@ class EvidenceJudge:
         output is consistent with it; ``unknown``: undecided - with the exact evidence and the
         number of imprecise statements used. Contradictory evidence (which faithful
         colleagues never give) determines nothing and is reported ``unknown``."""
-        evidence = final_evidence(self.task, trace)
+        return self.verdict_of(final_evidence(self.task, trace, self.readings))
+
+    def verdict_of(
+        self, evidence: FaceValueEvidence
+    ) -> tuple[DeterminedStatus, dict[Slot, Value], int]:
+        """:meth:`determines_gold` of a trace whose evidence is already read."""
         return self.verdict(evidence), evidence.exact, len(evidence.imprecise)
 
     def verdict(self, evidence: FaceValueEvidence) -> DeterminedStatus:
@@ -497,24 +506,32 @@ def justify_answer(
     trace: Sequence[RoundRecord],
     budget: SolverBudget = ATTRIBUTION_BUDGET,
     group_hash: str | None = None,
+    evidence: FaceValueEvidence | None = None,
 ) -> Justification:
     """Label a correct answer ``justified``, ``lucky`` or ``unknown`` (module docstring).
 
     ``group_hash`` (the group's content hash) lets the samples of one group share a solver
-    and remember each label by the statements received."""
+    and remember each label by the statements received. ``evidence``: the face-value evidence
+    of the whole trace, when the caller has read it already (scoring reads it for the round
+    notes too)."""
     memo = _group_memo(group_hash, budget)
     key = trace_statements(trace)
     found = memo.justifications.get(key) if memo is not None else None
     if found is None:
-        found = _justify(shared_judge(group_hash, task, gold, budget), trace)
+        judge = shared_judge(group_hash, task, gold, budget)
+        found = _justify(
+            judge, judge.determines_gold(trace) if evidence is None else judge.verdict_of(evidence)
+        )
         if memo is not None:
             memo.remember(memo.justifications, key, found)
     return found
 
 
-def _justify(judge: EvidenceJudge, trace: Sequence[RoundRecord]) -> Justification:
+def _justify(
+    judge: EvidenceJudge, determined: tuple[DeterminedStatus, dict[Slot, Value], int]
+) -> Justification:
     task = judge.task
-    status, evidence, imprecise = judge.determines_gold(trace)
+    status, evidence, imprecise = determined
     received, needed = _decision_records(task, evidence)
     seen = f"{received} of {needed} decision records"
     if imprecise:

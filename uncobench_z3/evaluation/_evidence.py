@@ -51,34 +51,77 @@ class FaceValueEvidence:
     """equal for equal evidence: the key a judge remembers its verdict by"""
 
 
+Reading = tuple[StatedValue, Slot, int, Value | None, str, StatementKey]
+"""How one statement reads (:meth:`EvidenceReader.read`): (the statement, its slot, its kind -
+``_OTHER_CONTEXT``, ``_EXACT`` or ``_IMPRECISE`` -, the exact value or None, the exact value's
+repr or "", its :func:`statement_key`)"""
+Readings = dict[int, Reading]
+"""readings by ``id`` of the statement (each reading holds its statement, so an id cannot be
+another object's while its reading is kept)"""
+_OTHER_CONTEXT, _EXACT, _IMPRECISE = 0, 1, 2
+_READINGS_KEPT = 4096
+"""readings a :class:`Readings` table keeps (then it starts again): the scripted colleagues
+state a few hundred statement objects per group; other colleagues may state new ones"""
+
+
+def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
+    """How ``stated`` reads in ``task`` (see :data:`Reading`)."""
+    slot = (stated.candidate, stated.fact)
+    key = statement_key(stated)
+    if stated.context != task.facts[stated.fact].context:
+        return stated, slot, _OTHER_CONTEXT, None, "", key
+    if stated.is_exact:
+        value = stated_value(task, stated)
+        return stated, slot, _EXACT, value, repr(value), key
+    return stated, slot, _IMPRECISE, None, "", key
+
+
 class EvidenceReader:
     """Reads a trace round by round and gives the face-value evidence so far: the minimum-
     rounds search asks after every round of a growing trace, and reading only the new round
-    keeps that linear in the trace's length."""
+    keeps that linear in the trace's length.
 
-    def __init__(self, task: TypedTask) -> None:
+    ``readings`` is a table of statement readings to share (a group's judge keeps one): the
+    scripted colleagues state the same statement objects in every round and sample of a
+    group, so each is parsed once. A round that changes nothing gives the previous snapshot
+    again (the search and the notes ask after every round)."""
+
+    def __init__(self, task: TypedTask, readings: Readings | None = None) -> None:
         self.task = task
-        self._required = {key: fact.context for key, fact in task.facts.items()}
+        self._readings: Readings = {} if readings is None else readings
         self._seen: dict[Slot, set[str]] = {}  # slot -> repr of every exact value stated
         self._values: dict[Slot, Value] = {}
         self._imprecise: dict[tuple[Slot, StatementKey], StatedValue] = {}
+        self._last: FaceValueEvidence | None = None  # the snapshot, while nothing changed
         self.rounds = 0
         """rounds read so far"""
 
     def read(self, record: RoundRecord) -> None:
         """Take in the statements of one more round."""
-        required, task = self._required, self.task
+        readings, task, seen = self._readings, self.task, self._seen
+        changed = False
         for reply in record.replies:
             for stated in reply.stated:
-                if stated.context != required[stated.fact]:
-                    continue  # a wrong-context value or range says nothing of the record
-                slot = (stated.candidate, stated.fact)
-                if stated.is_exact:
-                    value = stated_value(task, stated)
-                    self._seen.setdefault(slot, set()).add(repr(value))
-                    self._values[slot] = value
-                else:
-                    self._imprecise.setdefault((slot, statement_key(stated)), stated)
+                reading = readings.get(id(stated))
+                if reading is None or reading[0] is not stated:
+                    if len(readings) >= _READINGS_KEPT:
+                        readings.clear()
+                    reading = readings[id(stated)] = read_statement(task, stated)
+                _, slot, kind, value, text, key = reading
+                if kind == _EXACT:
+                    found = seen.get(slot)
+                    if found is None:
+                        seen[slot] = {text}
+                        changed = True
+                    elif text not in found:
+                        found.add(text)
+                        changed = True
+                    self._values[slot] = value  # type: ignore[assignment]
+                elif kind == _IMPRECISE and (slot, key) not in self._imprecise:
+                    self._imprecise[(slot, key)] = stated
+                    changed = True
+        if changed:
+            self._last = None
         self.rounds += 1
 
     def read_up_to(self, trace: Sequence[RoundRecord]) -> FaceValueEvidence:
@@ -89,20 +132,32 @@ class EvidenceReader:
 
     def evidence(self) -> FaceValueEvidence:
         """The evidence of the rounds read so far."""
+        if self._last is not None:
+            return self._last
         values = self._values
-        exact = {slot: values[slot] for slot, stated in self._seen.items() if len(stated) == 1}
+        exact: dict[Slot, Value] = {}
+        texts: list[tuple[Slot, str]] = []
+        for slot, stated in self._seen.items():
+            if len(stated) == 1:
+                exact[slot] = values[slot]
+                texts.append((slot, next(iter(stated))))
         imprecise = self._imprecise
         kept = tuple((key[0], s) for key, s in imprecise.items() if key[0] not in exact)
+        # sets, not sorted tuples: equal for equal evidence all the same, and cheaper
         signature = (
-            tuple(sorted((slot, repr(value)) for slot, value in exact.items())),
-            tuple(sorted(key for key in imprecise if key[0] not in exact)),
+            frozenset(texts),
+            frozenset(key for key in imprecise if key[0] not in exact),
         )
-        return FaceValueEvidence(exact, kept, signature)
+        self._last = FaceValueEvidence(exact, kept, signature)
+        return self._last
 
 
-def evidence_by_round(task: TypedTask, trace: Sequence[RoundRecord]) -> list[FaceValueEvidence]:
-    """The face-value evidence after each round of ``trace`` (one snapshot per round)."""
-    reader = EvidenceReader(task)
+def evidence_by_round(
+    task: TypedTask, trace: Sequence[RoundRecord], readings: Readings | None = None
+) -> list[FaceValueEvidence]:
+    """The face-value evidence after each round of ``trace`` (one snapshot per round; a
+    round that changed nothing shares the previous round's)."""
+    reader = EvidenceReader(task, readings)
     snapshots: list[FaceValueEvidence] = []
     for record in trace:
         reader.read(record)
@@ -110,9 +165,11 @@ def evidence_by_round(task: TypedTask, trace: Sequence[RoundRecord]) -> list[Fac
     return snapshots
 
 
-def final_evidence(task: TypedTask, trace: Sequence[RoundRecord]) -> FaceValueEvidence:
+def final_evidence(
+    task: TypedTask, trace: Sequence[RoundRecord], readings: Readings | None = None
+) -> FaceValueEvidence:
     """The face-value evidence of the whole trace (none for an empty one)."""
-    return EvidenceReader(task).read_up_to(trace)
+    return EvidenceReader(task, readings).read_up_to(trace)
 
 
 _ORDERED = ("int", "decimal", "date")

@@ -59,7 +59,7 @@ async def _search(
     environment = Environment(group, setting, DEFAULT_BUDGET, prepared=prepared)
     judge = shared_judge(group_hash, environment.task, group.gold)
     agent = CarefulAgent(seed=0)
-    evidence = EvidenceReader(environment.task)  # reads each new round once
+    evidence = EvidenceReader(environment.task, judge.readings)  # reads each new round once
     while True:
         status = judge.verdict(evidence.read_up_to(environment.trace))
         if status == "unsat":

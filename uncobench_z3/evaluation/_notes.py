@@ -26,7 +26,7 @@ from ..solver import SolverBudget
 from ..spec import Answer, TypedTask
 from ._attribution import ATTRIBUTION_BUDGET, shared_judge
 from ._environment import RoundRecord
-from ._evidence import evidence_by_round
+from ._evidence import FaceValueEvidence, evidence_by_round
 
 
 class RoundNote(BaseModel):
@@ -54,15 +54,19 @@ def round_notes(
     trace: Sequence[RoundRecord],
     group_hash: str | None = None,
     budget: SolverBudget = ATTRIBUTION_BUDGET,
+    evidence: Sequence[FaceValueEvidence] | None = None,
 ) -> list[RoundNote]:
-    """One note per round of ``trace`` (``group_hash``: share the group's judge)."""
+    """One note per round of ``trace`` (``group_hash``: share the group's judge; ``evidence``:
+    :func:`._evidence.evidence_by_round` of ``trace``, when the caller has read it already)."""
     judge = shared_judge(group_hash, task, gold, budget)
+    if evidence is None:
+        evidence = evidence_by_round(task, trace, judge.readings)
     decision = sorted(task.decision_facts())
     slots = [(candidate, fact) for candidate in task.candidates for fact in decision]
     notes: list[RoundNote] = []
-    for record, evidence in zip(trace, evidence_by_round(task, trace), strict=True):
-        status = judge.verdict(evidence)
-        open_slots = tuple(slot for slot in slots if slot not in evidence.exact)
+    for record, snapshot in zip(trace, evidence, strict=True):
+        status = judge.verdict(snapshot)
+        open_slots = tuple(slot for slot in slots if slot not in snapshot.exact)
         # built from checked parts, on every sample's hot path: no validation pass
         notes.append(
             RoundNote.model_construct(
@@ -71,7 +75,7 @@ def round_notes(
                 received=len(slots) - len(open_slots),
                 needed=len(slots),
                 open=open_slots,
-                imprecise=len(evidence.imprecise),
+                imprecise=len(snapshot.imprecise),
             )
         )
     return notes

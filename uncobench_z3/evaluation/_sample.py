@@ -56,7 +56,13 @@ from ..errors import ModelAPIError
 from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup
 from ..spec import Answer, TypedTask
-from ._attribution import Attribution, Justification, attribute_error, justify_answer
+from ._attribution import (
+    Attribution,
+    Justification,
+    attribute_error,
+    justify_answer,
+    shared_judge,
+)
 from ._colleagues import FollowUpReader
 from ._environment import (
     ColleagueMode,
@@ -67,6 +73,7 @@ from ._environment import (
     RoundRecord,
     run_episode,
 )
+from ._evidence import evidence_by_round
 from ._interventions import InterventionArm
 from ._llm_colleague import Phraser
 from ._min_rounds import minimum_rounds
@@ -500,9 +507,13 @@ async def score_episode(
     elif outcome.status == "context_exhausted":
         result = "context_exhausted"
     group_hash = job.group_hash or group_digest(job.group)
+    # the face-value evidence of every round, read once for the notes and the justification
+    readings = shared_judge(group_hash, task, gold).readings
+    evidence = evidence_by_round(task, outcome.trace, readings)
     attribution = justification = None
     if correct:
-        justification = justify_answer(task, gold, outcome.trace, group_hash=group_hash)
+        justification = justify_answer(task, gold, outcome.trace, group_hash=group_hash,
+                                       evidence=evidence[-1] if evidence else None)  # fmt: skip
     else:
         parsed = score.parsed if score is not None else None
         attribution = attribute_error(task, gold, outcome.trace, parsed, group_hash=group_hash)
@@ -511,7 +522,8 @@ async def score_episode(
                    result=result, correct=correct, answer=outcome.answer, score=score,
                    attribution=attribution, justification=justification,
                    min_rounds=fewest,
-                   notes=round_notes(task, gold, outcome.trace, group_hash))  # fmt: skip
+                   notes=round_notes(task, gold, outcome.trace, group_hash,
+                                     evidence=evidence))  # fmt: skip
 
 
 def _record(
