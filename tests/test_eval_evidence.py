@@ -1,8 +1,9 @@
 """The scoring and reading hot paths against their plain definitions, on generated input.
 
 * :func:`evidence_by_round` (one pass, a snapshot per round, statements read once into a
-  table the group's judge keeps) equals reading every prefix of the trace from scratch, as the definition in :mod:`uncobench_z3.evaluation._attribution`
-  says (exact required-context values stated alike, imprecise statements of the rest).
+  table the group's judge keeps) equals reading every prefix of the trace from scratch, as
+  the definition in :mod:`uncobench_z3.evaluation._attribution` says (exact required-context
+  values stated alike, imprecise statements of the rest).
 * :class:`EvidenceJudge` answers without the solver when the evidence pins every decision
   record at its true value; with pin literals for true values; and remembers verdicts. Each
   verdict must equal a plain solver query of the definition: every value as an equality term,

@@ -37,7 +37,8 @@ from ._sample import (
 )
 
 Sink = Callable[[SampleJob, SampleRecord, str], Awaitable[None]]
-"""``sink(job, record, line)``: where a finished sample goes (awaited before the next)."""
+"""``sink(job, record, line)``: where a finished sample goes (awaited by the task that scores
+the sample, while its slot plays the next one; see :meth:`Player.play`)."""
 PREPARED_GROUPS = 4096
 """groups whose prepared data a player keeps (the least recently used go first)"""
 
