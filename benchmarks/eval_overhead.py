@@ -54,6 +54,7 @@ from _common import descendants, tree_cpu
 from uncobench_z3._executor import ExecutorOptions
 from uncobench_z3._gc import fewer_collections
 from uncobench_z3.construct import load_groups, render_task
+from uncobench_z3.errors import ConfigError
 from uncobench_z3.evaluation import (
     Action,
     AgentMaker,
@@ -64,6 +65,7 @@ from uncobench_z3.evaluation import (
     PreparedGroup,
     SampleJob,
     SampleRecord,
+    check_agent_name,
     evaluate,
     group_digest,
     make_agent,
@@ -268,6 +270,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--memory-workers", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
+    for name in args.agents:  # checked before any work: one line, not a traceback later
+        try:
+            check_agent_name(name)
+        except ConfigError as exc:
+            parser.error(f"--agents: {exc}")
+        if not name.startswith("builtin/"):
+            parser.error(f"--agents: {name!r} is not a built-in agent (builtin/NAME)")
     say = (lambda text: None) if args.json else print
     groups = example_groups(args.copies)
     config = make_config("examples", groups, ["bench/replay"])

@@ -84,6 +84,19 @@ def test_benchmark_script_prints_json(
     assert figures.get("identical_output", True) is True
 
 
+@pytest.mark.parametrize("name", ["careful", "builtin/nobody", "mock/model"])
+def test_eval_overhead_refuses_an_agent_it_cannot_measure_in_one_line(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["eval_overhead.py", "--agents", name])
+    with pytest.raises(SystemExit) as stopped:
+        runpy.run_path(str(BENCHMARKS / "eval_overhead.py"), run_name="__main__")
+    assert stopped.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err.splitlines()[-1].startswith("eval_overhead.py: error: --agents: ")
+
+
 def _run(
     script: str,
     args: list[str],
