@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .._trusted import TrustedMaker
 from ..construct import ModelRef, RenderedTask, rendered_of
 from ..errors import ConfigError, ContextWindowError
 from ..models import StoredOutput, ToolDef
@@ -126,6 +127,18 @@ class EpisodeOutcome(_Frozen):
     @property
     def rounds(self) -> int:
         return len(self.trace)
+
+
+# The environment builds its records and observations from values it has typed and checked
+# itself: made without validation, and without model_construct's per-call look-ups (see
+# uncobench_z3._trusted; about ten models a round).
+_conversation = TrustedMaker(Conversation)
+_outcome = TrustedMaker(EpisodeOutcome)
+_reply_record = TrustedMaker(ReplyRecord)
+_round_record = TrustedMaker(RoundRecord)
+_observation = TrustedMaker(Observation)
+_reply_view = TrustedMaker(ReplyView)
+_turn = TrustedMaker(Turn)
 
 
 def typed_task(group: TaskGroup) -> TypedTask:
@@ -254,7 +267,7 @@ class Environment:
 
     @property
     def conversation(self) -> Conversation:
-        return Conversation.model_construct(briefing=self.briefing, turns=tuple(self._turns))
+        return _conversation(briefing=self.briefing, turns=tuple(self._turns))
 
     @property
     def finished(self) -> bool:
@@ -266,7 +279,7 @@ class Environment:
 
     @property
     def outcome(self) -> EpisodeOutcome:
-        return EpisodeOutcome.model_construct(
+        return _outcome(
             status=self.status,
             answer=self.answer,
             trace=tuple(self.trace),
@@ -378,7 +391,7 @@ class Environment:
             if reply.pending:
                 self._pending[reply.role] = (number, question)
             replies.append(
-                ReplyRecord.model_construct(
+                _reply_record(
                     role=reply.role,
                     question=question,
                     text=text,
@@ -408,7 +421,7 @@ class Environment:
         # Every value here is already typed and checked, so the trace and the observation are
         # built without re-validation: it keeps a round's cost small (see the benchmark).
         self.trace.append(
-            RoundRecord.model_construct(
+            _round_record(
                 round=number,
                 action=kind,
                 replies=tuple(replies),
@@ -426,19 +439,17 @@ class Environment:
             note = "The round budget is exhausted; the task ends without an answer."
         if delivered is not None and answer is None:
             note = f"{note} {delivered}" if note else delivered
-        observation = Observation.model_construct(
+        observation = _observation(
             round=number,
             rounds_left=max(left, 0),
             replies=tuple(
-                ReplyView.model_construct(
-                    role=r.role, role_name=self.role_names[r.role], text=r.text
-                )
+                _reply_view(role=r.role, role_name=self.role_names[r.role], text=r.text)
                 for r in replies
             ),
             note=note,
             error=error,
         )
-        self._turns.append(Turn.model_construct(action=action, observation=observation))
+        self._turns.append(_turn(action=action, observation=observation))
         return observation
 
     def _intervention(self, replies: list[ReplyRecord]) -> str | None:

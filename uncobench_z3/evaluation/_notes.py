@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from .._trusted import TrustedMaker
 from ..solver import SolverBudget
 from ..spec import Answer, TypedTask
 from ._attribution import ATTRIBUTION_BUDGET, shared_judge
@@ -48,6 +49,9 @@ class RoundNote(BaseModel):
     """imprecise required-context statements used as constraints"""
 
 
+_round_note = TrustedMaker(RoundNote)
+
+
 def round_notes(
     task: TypedTask,
     gold: Answer,
@@ -69,7 +73,7 @@ def round_notes(
         open_slots = tuple(slot for slot in slots if slot not in snapshot.exact)
         # built from checked parts, on every sample's hot path: no validation pass
         notes.append(
-            RoundNote.model_construct(
+            _round_note(
                 round=record.round,
                 determined=None if status == "unknown" else status == "unsat",
                 received=len(slots) - len(open_slots),

@@ -1,0 +1,144 @@
+"""TrustedMaker gives the model ``model_construct`` gives, for every model the environment and
+the round notes build, from the values a real episode gives them and any subset of them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, Field
+
+from uncobench_z3._trusted import TrustedMaker
+from uncobench_z3.construct import load_groups
+from uncobench_z3.evaluation import (
+    DEFAULT_BUDGET,
+    Conversation,
+    Environment,
+    EpisodeOutcome,
+    Observation,
+    ReplyRecord,
+    ReplyView,
+    RoundRecord,
+    SampleJob,
+    Turn,
+    make_agent,
+    run_sample,
+)
+from uncobench_z3.evaluation._notes import RoundNote
+from uncobench_z3.settings import SettingName, TaskGroup
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _played() -> list[BaseModel]:
+    """Every model of the kinds the runner builds, from episodes of the example groups."""
+    groups = [g for path in sorted((ROOT / "examples" / "groups").glob("*.group.json"))
+              for g in load_groups(path)]  # fmt: skip
+    found: list[BaseModel] = []
+    for group in groups[:3]:
+        for setting in ("reliable", "missed", "misaligned"):
+            if not group.setting(setting).available:
+                continue
+            job = SampleJob.make(group, setting, "builtin/careful")
+            record = asyncio.run(run_sample(job, make_agent))
+            found.extend(record.trace)
+            found.extend(reply for r in record.trace for reply in r.replies)
+            found.extend(record.notes)
+            found.extend(_conversation(group, setting))
+    return found
+
+
+def _conversation(group: TaskGroup, setting: SettingName) -> list[BaseModel]:
+    """An episode's conversation, its turns, observations and reply views, and its outcome."""
+    environment = Environment(group, setting, DEFAULT_BUDGET)
+    agent = make_agent("builtin/careful", 0)
+    while not environment.finished:
+        environment.step(asyncio.run(agent.act(environment.conversation)))
+    conversation = environment.conversation
+    turns = conversation.turns
+    views = [view for turn in turns for view in turn.observation.replies]
+    return [conversation, *turns, *(t.observation for t in turns), *views, environment.outcome]
+
+
+PLAYED = _played()
+MODELS = [
+    Conversation,
+    EpisodeOutcome,
+    Observation,
+    ReplyRecord,
+    ReplyView,
+    RoundRecord,
+    Turn,
+    RoundNote,
+]
+
+
+def _same(made: BaseModel, expected: BaseModel) -> None:
+    assert type(made) is type(expected)
+    assert made.__dict__ == expected.__dict__
+    assert list(made.__dict__) == list(expected.__dict__)  # field order, as model_dump keeps
+    assert made.model_fields_set == expected.model_fields_set
+    assert made.__pydantic_extra__ == expected.__pydantic_extra__
+    assert made.__pydantic_private__ == expected.__pydantic_private__
+    assert made == expected
+    assert made.model_dump_json() == expected.model_dump_json()
+
+
+def test_the_examples_hold_every_kind_of_record() -> None:
+    assert {type(model) for model in PLAYED} == set(MODELS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_played_record_made_again_from_any_of_its_fields(data: st.DataObject) -> None:
+    model = data.draw(st.sampled_from(PLAYED))
+    cls = type(model)
+    names = data.draw(st.lists(st.sampled_from(list(cls.model_fields)), unique=True))
+    required = [n for n, f in cls.model_fields.items() if f.is_required()]
+    values: dict[str, Any] = {n: getattr(model, n) for n in [*required, *names]}
+    _same(TrustedMaker(cls)(**values), cls.model_construct(**values))
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_each_runner_model_is_made_the_plain_way(cls: type[BaseModel]) -> None:
+    assert TrustedMaker(cls)._plain  # else the maker only calls model_construct
+
+
+def test_a_name_that_is_not_a_field_is_an_error() -> None:
+    with pytest.raises(TypeError, match="RoundRecord has no field rounds"):
+        TrustedMaker(RoundRecord)(rounds=1, action="ask")
+    with pytest.raises(TypeError, match="has no field roudn"):  # all six named, one misspelt
+        TrustedMaker(RoundRecord)(
+            roudn=1, action="ask", replies=(), answer=None, error=None, intervention=None,
+            output=None,
+        )  # fmt: skip
+
+
+class _Mutable(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    name: str
+    tags: list[str] = ["a"]
+    seen: dict[str, int] = Field(default_factory=dict)
+
+
+class _Aliased(BaseModel):
+    value: int = Field(alias="v")
+
+
+def test_mutable_defaults_are_copied_and_factories_called_each_time() -> None:
+    make = TrustedMaker(_Mutable)
+    first, second = make(name="x"), make(name="y")
+    assert first.tags == ["a"] and first.tags is not second.tags
+    assert first.seen == {} and first.seen is not second.seen
+    assert first.model_fields_set == {"name"}
+    _same(make(name="x"), _Mutable.model_construct(name="x"))
+
+
+def test_a_model_with_aliases_is_left_to_model_construct() -> None:
+    make = TrustedMaker(_Aliased)
+    assert not make._plain
+    _same(make(v=3), _Aliased.model_construct(v=3))
