@@ -5,8 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from uncobench_z3.evaluation import AnswerAction, AnswerKey, parse_answer, score_answer
+from uncobench_z3.construct import load_groups
+from uncobench_z3.evaluation import (
+    AnswerAction,
+    AnswerKey,
+    PreparedGroup,
+    parse_answer,
+    score_answer,
+)
+from uncobench_z3.settings import TaskGroup
 from uncobench_z3.spec import Answer, check_structure, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,3 +220,40 @@ def test_a_negative_phrase_containing_the_positive_one_is_negative() -> None:
     key, _ = MINING  # "Do not appoint" contains "appoint"
     assert parse_answer(A("Do not appoint"), key).decision == "negative"
     assert parse_answer(A("not appointed"), key).decision == "negative"
+
+
+_GROUPS = [g for path in sorted((ROOT / "examples" / "groups").glob("*.group.json"))
+           for g in load_groups(path)]  # fmt: skip
+_PIECES = st.sampled_from(
+    ["", "none", "yes", "no", "approve", "reject", "0", "12.5", "1e3", "candidate",
+     "decision: ", "number: ", " and ", "C1", "Alice"]
+)  # fmt: skip
+
+
+def _answers(group: TaskGroup) -> st.SearchStrategy[AnswerAction]:
+    gold = group.gold
+    words = st.one_of(
+        _PIECES,
+        st.sampled_from([gold.decision, gold.candidate or "", gold.number or ""]),
+        st.text(max_size=6),
+    )
+    field = st.one_of(st.none(), words, st.lists(words, max_size=4).map(" ".join))
+    return st.builds(
+        AnswerAction, decision=field, candidate=field, number=field, unit=field, text=field
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_prepared_group_scores_an_answer_as_the_parser_and_scorer_do(
+    data: st.DataObject,
+) -> None:
+    """The runner scores through PreparedGroup.score, which remembers each answer's score."""
+    group = data.draw(st.sampled_from(_GROUPS))
+    prepared = PreparedGroup.of(group)
+    key = AnswerKey.from_task(prepared.task)
+    answers = data.draw(st.lists(_answers(group), min_size=1, max_size=5))
+    for answer in [*answers, *answers]:  # the second time from memory
+        expected = score_answer(parse_answer(answer, key), group.gold, key)
+        assert prepared.score(answer) == expected
+        assert prepared.score(answer.model_copy()) == expected  # equal answers, equal scores

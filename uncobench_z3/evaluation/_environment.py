@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -59,12 +59,15 @@ from ._protocol import (
     default_instructions,
     tool_definitions,
 )
+from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
 
 ActionKind = Literal["ask", "wait", "answer", "invalid"]
 ColleagueMode = Literal["phrase", "policy"]
 _Written = tuple[str, ColleagueReply, str | None, FidelityCheck | PolicyCheck | None]
 """(question, the scripted reply, the text the agent sees, the check of a model's text)"""
 _DETAIL_CHARACTERS = 500
+_SCORES_KEPT = 256
+"""answers a prepared group remembers the scores of (then it starts again)"""
 EpisodeStatus = Literal["running", "answered", "budget_exhausted", "context_exhausted"]
 
 
@@ -161,6 +164,22 @@ class PreparedGroup:
     rendered: RenderedTask
     book: RecordBook
     tools: tuple[ToolDef, ...] = ()
+    _scores: dict[AnswerAction, AnswerScore] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+
+    def score(self, answer: AnswerAction) -> AnswerScore:
+        """``answer`` parsed and scored against the group's gold. Remembered: a score is a
+        function of the answer's fields alone, and an agent tends to give the same answer in
+        every setting and epoch of a group."""
+        found = self._scores.get(answer)
+        if found is None:
+            if len(self._scores) >= _SCORES_KEPT:
+                self._scores.clear()  # a bound for agents whose answers are all different
+            key = AnswerKey.from_task(self.task)
+            found = score_answer(parse_answer(answer, key), self.group.gold, key)
+            self._scores[answer] = found
+        return found
 
     @classmethod
     def of(cls, group: TaskGroup) -> PreparedGroup:

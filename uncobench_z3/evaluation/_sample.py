@@ -81,7 +81,7 @@ from ._notes import RoundNote, round_notes
 from ._policy_colleague import PolicyColleague
 from ._protocol import DEFAULT_BUDGET, Agent, AnswerAction
 from ._registry import configuration_name, make_agent
-from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
+from ._scoring import AnswerScore
 
 SampleResult = Literal["correct", "wrong_answer", "budget_exhausted", "context_exhausted", "error"]
 SampleStatus = EpisodeStatus | Literal["error"]
@@ -498,8 +498,7 @@ async def score_episode(
     task, gold = prepared.task, job.group.gold
     score = None
     if outcome.answer is not None:
-        key = AnswerKey.from_task(task)
-        score = score_answer(parse_answer(outcome.answer, key), gold, key)
+        score = prepared.score(outcome.answer)
     correct = score is not None and score.correct
     result: SampleResult = "correct" if correct else "wrong_answer"
     if outcome.status == "budget_exhausted":
