@@ -47,10 +47,11 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .._memo import remember
 from ..settings import StatedValue, stated_imprecision, stated_value
 from ..solver import GOAL_DIFFERS, QueryResult, SolverBudget, TaskSolver, shared_context
 from ..solver._encoding import smt_and
@@ -242,7 +243,7 @@ def attribute_error(
         )
         found = _attribute(attributor, trace, parsed)
         if memo is not None:
-            memo.remember(memo.attributions, key, found)
+            remember(memo.attributions, key, found, MEMO_ENTRIES)
     return found
 
 
@@ -327,12 +328,6 @@ class _GroupMemo:
 
     justifications: dict[tuple[StatementKey, ...], Justification] = field(default_factory=dict)
     attributions: dict[tuple[object, ...], Attribution] = field(default_factory=dict)
-
-    @staticmethod
-    def remember(table: dict[Any, Any], key: Any, value: Any) -> None:
-        if len(table) >= MEMO_ENTRIES:
-            table.clear()
-        table[key] = value
 
 
 _memos: OrderedDict[tuple[str, SolverBudget], _GroupMemo] = OrderedDict()
@@ -523,7 +518,7 @@ def justify_answer(
             judge, judge.determines_gold(trace) if evidence is None else judge.verdict_of(evidence)
         )
         if memo is not None:
-            memo.remember(memo.justifications, key, found)
+            remember(memo.justifications, key, found, MEMO_ENTRIES)
     return found
 
 

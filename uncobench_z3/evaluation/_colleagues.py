@@ -36,6 +36,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .._memo import remember
 from ..construct import Style, statement_text
 from ..settings import (
     DEFAULT_MISSED_WAIT,
@@ -156,36 +157,28 @@ class RecordBook:
         found = self._other_lines.get(id(stated))
         if found is not None and found[0] is stated:
             return found[1]
-        if len(self._other_lines) >= READINGS_KEPT:
-            self._other_lines.clear()  # a bound for statements made afresh (model colleagues)
         text = statement_text(self.task, stated, self.style)
-        self._other_lines[id(stated)] = (stated, text)
-        return text
+        return remember(self._other_lines, id(stated), (stated, text), READINGS_KEPT)[1]
 
     def faithful_reply(self, slots: tuple[Slot, ...]) -> tuple[tuple[StatedValue, ...], str]:
         """The faithful statements of ``slots``, in order, and the reply text they make."""
         found = self._faithful_replies.get(slots)
         if found is None:
-            if len(self._faithful_replies) >= READINGS_KEPT:
-                self._faithful_replies.clear()
             stated = tuple(self.faithful[slot] for slot in slots)
-            found = (stated, "\n".join(self.line(s) for s in stated))
-            self._faithful_replies[slots] = found
+            text = "\n".join(self.line(s) for s in stated)
+            found = remember(self._faithful_replies, slots, (stated, text), READINGS_KEPT)
         return found
 
     def read(self, role: str | None, question: str, focus: str | None = None) -> Request:
         """The reading of ``question`` to ``role`` (remembered: see ``_readings``)."""
         key = (question, role, focus)
         found = self._readings.get(key)
-        if found is None:
-            if len(self._readings) >= READINGS_KEPT:
-                self._readings.clear()  # a bound for long runs of unique (LLM) questions
+        if found is None:  # (bounded for long runs of unique LLM questions)
             parsed = self._last_parsed
             if parsed is None or parsed.text != question:
                 parsed = self._last_parsed = parse_message(self.vocabulary, question)
-            found = self._readings[key] = read_request(
-                self.vocabulary, question, role, focus, parsed
-            )
+            request = read_request(self.vocabulary, question, role, focus, parsed)
+            found = remember(self._readings, key, request, READINGS_KEPT)
         return found
 
     def named_candidates(self, text: str) -> list[str]:
@@ -200,7 +193,7 @@ class RecordBook:
         return [(c, f) for c in candidates for f in facts]
 
     def concerned_slots(self, role: str, question: str, focus: str | None = None) -> list[Slot]:
-        return self.slots(role, self.read(role, question, focus))
+        return list(self.concerned(role, question, focus)[1])
 
     def concerned(
         self, role: str, question: str, focus: str | None = None
@@ -209,10 +202,9 @@ class RecordBook:
         key = (question, role, focus)
         found = self._concerned.get(key)
         if found is None:
-            if len(self._concerned) >= READINGS_KEPT:
-                self._concerned.clear()
             request = self.read(role, question, focus)
-            found = self._concerned[key] = (request, tuple(self.slots(role, request)))
+            found = (request, tuple(self.slots(role, request)))
+            remember(self._concerned, key, found, READINGS_KEPT)
         return found
 
 

@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .._memo import remember
 from .._trusted import TrustedMaker
 from ..construct import ModelRef, RenderedTask, rendered_of
 from ..errors import ConfigError, ContextWindowError
@@ -173,12 +174,10 @@ class PreparedGroup:
         function of the answer's fields alone, and an agent tends to give the same answer in
         every setting and epoch of a group."""
         found = self._scores.get(answer)
-        if found is None:
-            if len(self._scores) >= _SCORES_KEPT:
-                self._scores.clear()  # a bound for agents whose answers are all different
+        if found is None:  # (bounded for agents whose answers are all different)
             key = AnswerKey.from_task(self.task)
             found = score_answer(parse_answer(answer, key), self.group.gold, key)
-            self._scores[answer] = found
+            remember(self._scores, answer, found, _SCORES_KEPT)
         return found
 
     @classmethod

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._memo import remember
 from ..settings import StatedValue, stated_imprecision, stated_value
 from ..spec import Outcome, Slot, TypedTask, Value
 from ._environment import RoundRecord
@@ -104,9 +105,8 @@ class EvidenceReader:
             for stated in reply.stated:
                 reading = readings.get(id(stated))
                 if reading is None or reading[0] is not stated:
-                    if len(readings) >= _READINGS_KEPT:
-                        readings.clear()
-                    reading = readings[id(stated)] = read_statement(task, stated)
+                    reading = read_statement(task, stated)
+                    remember(readings, id(stated), reading, _READINGS_KEPT)
                 _, slot, kind, value, text, key = reading
                 if kind == _EXACT:
                     found = seen.get(slot)
