@@ -111,7 +111,7 @@ def test_the_player_lets_a_group_go_after_its_last_sample(groups: list[TaskGroup
     alive: list[weakref.ref[object]] = []
     first_hash = group_digest(first)
 
-    async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:
+    async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
         if job.group is first and not alive:
             prepared = player._prepared[id(first)]
             alive.append(weakref.ref(prepared))
@@ -206,7 +206,7 @@ def test_each_group_in_play_gets_one_judge(
     ]  # every group in play at once: its settings come one round of groups apart
     player = Player(make_agent, concurrency=len(jobs))
 
-    async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:
+    async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
         pass
 
     asyncio.run(player.play(jobs, sink))

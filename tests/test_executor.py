@@ -25,7 +25,7 @@ from uncobench_z3._executor import (
     WorkerLost,
     open_executor,
 )
-from uncobench_z3.errors import ConfigError
+from uncobench_z3.errors import ConfigError, ModelAPIError
 from uncobench_z3.evaluation import (
     EvalOptions,
     connection_share,
@@ -253,3 +253,26 @@ def test_an_unreachable_ray_address_is_refused_at_once(
             assert error == [f"error: cannot reach Ray at 127.0.0.1:{port}: Connection refused"]
             assert not ray.is_initialized()
             assert not (tmp_path / "bench").exists()  # refused before any file was written
+
+
+class _Broken:
+    """An agent whose provider fails (after its retries) on every call."""
+
+    async def act(self, conversation: Any) -> Any:
+        raise ModelAPIError("the provider broke <badly>", status_code=500, attempts=2)
+
+
+def test_workers_stop_at_the_error_budget_with_the_error_message(tmp_path: Path) -> None:
+    # shards send each sample's outcome with its line: the driver counts error samples and
+    # names the last one's message without parsing the line again
+    groups = example_groups()
+    config = make_config("ex", groups, ["builtin/careful"])
+    options = EvalOptions(concurrency=2, executor=ExecutorOptions(workers=2), max_errors=1)
+    summary = evaluate(groups, config, tmp_path, options, agents=lambda name, seed: _Broken())
+    assert summary.errors >= 2 and summary.errors == len(summary.outcomes)
+    assert summary.stopped is not None and "2 error sample(s)" in summary.stopped
+    assert "the provider broke <badly>" in summary.stopped
+    assert all(o.error is not None and "broke" in o.error for o in summary.outcomes)
+    logged, damaged = read_log(tmp_path / "samples.jsonl")
+    assert not damaged and [r.key for r in logged] == [o.key for o in summary.outcomes]
+    assert all(r.result == "error" for r in logged)

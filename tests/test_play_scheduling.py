@@ -15,6 +15,7 @@ from uncobench_z3.evaluation import (
     Agent,
     Conversation,
     SampleJob,
+    SampleOutcome,
     SampleRecord,
     example_benchmark,
     make_agent,
@@ -65,7 +66,7 @@ def test_a_slot_starts_its_next_episode_before_the_last_is_scored(
     events: list[str] = []
     player = Player(Watched(events), concurrency=1)
 
-    async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:
+    async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
         events.append(f"episode {jobs.index(job) + 1} kept")
 
     asyncio.run(player.play(jobs, sink))
@@ -114,9 +115,9 @@ def test_every_played_episode_is_on_disk_after_an_interruption(
         log = SampleLog(path)
         player = Player(agents, concurrency)
 
-        async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:
+        async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
             played.append(job.key)
-            await log.append(record, line)  # the run is cancelled while lines wait here
+            await log.append_line(line)  # the run is cancelled while lines wait here
 
         try:
             await player.play(jobs, sink)

@@ -2,8 +2,9 @@
 
 :class:`Player` is the runner's engine, in the driver (``--workers 1``) and in every eval
 shard (:mod:`._shards`). It takes jobs from its queue in order, plays each with
-:func:`~._sample.run_sample` and hands the stored record and its log line to a *sink*
-(the driver writes the log; a shard sends the line to the driver). Each group's derived data
+:func:`~._sample.run_sample` and hands the sample's outcome (what the run's summary and
+error budget keep of it) and its log line to a *sink* (the driver writes the log; a shard
+sends both to the driver, which then has no need to parse the line again). Each group's derived data
 (:class:`~._environment.PreparedGroup`: typed task, rendering, the colleagues' record book
 with its remembered readings) is made once and shared by every sample of the group. When a
 group's last queued sample has finished, the player lets it go, with what the process
@@ -31,13 +32,13 @@ from ._sample import (
     AgentMaker,
     PlayedSample,
     SampleJob,
-    SampleRecord,
     group_digest,
     play_sample,
 )
+from ._summary import SampleOutcome
 
-Sink = Callable[[SampleJob, SampleRecord, str], Awaitable[None]]
-"""``sink(job, record, line)``: where a finished sample goes (awaited by the task that scores
+Sink = Callable[[SampleJob, SampleOutcome, str], Awaitable[None]]
+"""``sink(job, outcome, line)``: where a finished sample goes (awaited by the task that scores
 the sample, while its slot plays the next one; see :meth:`Player.play`)."""
 PREPARED_GROUPS = 4096
 """groups whose prepared data a player keeps (the least recently used go first)"""
@@ -161,7 +162,7 @@ class Player:
         job = played.job
         try:
             stored, line = cap_record(await played.score())
-            await sink(job, stored, line)
+            await sink(job, SampleOutcome.of(stored), line)
         except Exception as exc:  # a bug, not a model error: stop
             self.failures.append((job, exc))
             return

@@ -62,7 +62,7 @@ from ._play import Player
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, configuration_name, is_model_agent, make_agent
 from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
-from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, SampleRecord, group_digest
+from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, group_digest
 from ._shards import RemoteFailure, ShardedPlayer, plan_shards
 from ._summary import RunSummary, SampleOutcome
 
@@ -392,17 +392,17 @@ class _Run:
             ),
         )
 
-    def _count(self, record: SampleRecord, stop: Callable[[], None]) -> None:
-        if record.result != "error":
+    def _count(self, outcome: SampleOutcome, stop: Callable[[], None]) -> None:
+        if outcome.result != "error":
             return
         self.errors += 1
         if self.errors > self.allowed_errors and self.stopped is None:
             stop()  # samples in flight finish; nothing new starts
-            error = record.error.message if record.error is not None else "unknown error"
+            error = outcome.error or "unknown error"
             self.stopped = (
                 f"stopped after {self.errors} error sample(s) (--max-errors "
-                f"{self.max_errors}); the last: {record.group_id} / {record.setting} / "
-                f"{record.agent}: {cap_text(error, 300)}"
+                f"{self.max_errors}); the last: {outcome.group_id} / {outcome.setting} / "
+                f"{outcome.agent}: {cap_text(error, 300)}"
             )
 
     def _player(self, queue: list[SampleJob], options: EvalOptions) -> Player | ShardedPlayer:
@@ -435,11 +435,11 @@ class _Run:
             with _progress(options.progress) as bar, fewer_collections():
                 task_id = bar.add_task("", total=len(self.jobs), completed=len(done))
 
-                async def sink(job: SampleJob, record: SampleRecord, line: str) -> None:
+                async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
                     assert log is not None
-                    await log.append(record, line)
-                    outcomes.append(SampleOutcome.of(record))
-                    self._count(record, player.stop)
+                    await log.append_line(line)
+                    outcomes.append(outcome)
+                    self._count(outcome, player.stop)
                     if not bar.disable:
                         bar.update(task_id, advance=1, description=f"{job.group.id} {job.setting}")
 

@@ -3,8 +3,9 @@
 A finished sample's record (its trace and round notes included) is tens of kilobytes in
 memory; a run of thousands of samples that kept them all for its summary grew by hundreds of
 megabytes while it ran. The summary keeps each sample's :class:`SampleOutcome` (key, group,
-setting, agent, result) and reads the full records back from ``samples.jsonl`` when asked
-(:meth:`RunSummary.iter_records` one at a time, :attr:`RunSummary.records` all at once).
+setting, agent, result, an error's message) and reads the full records back from
+``samples.jsonl`` when asked (:meth:`RunSummary.iter_records` one at a time,
+:attr:`RunSummary.records` all at once).
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ class SampleOutcome(NamedTuple):
     setting: str
     agent: str
     result: SampleResult
+    error: str | None = None
+    """an error sample's message (what ``--max-errors`` reports when it stops a run)"""
 
     @classmethod
     def of(cls, record: SampleRecord) -> SampleOutcome:
-        return cls(record.key, record.group_id, record.setting, record.agent, record.result)
+        error = record.error.message if record.error is not None else None
+        return cls(record.key, record.group_id, record.setting, record.agent, record.result, error)
 
 
 @dataclass(repr=False)
