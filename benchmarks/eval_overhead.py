@@ -6,11 +6,15 @@
    alone (environment, scripted colleagues, scoring, trace). Reported per round and per
    sample, plus the cost of one wrong answer (which adds the solver attribution), and the
    CPU per round of each built-in agent (``--agents``) playing the same samples itself
-   (its own thinking included).
+   (its own thinking included). The first pass is measured twice: in this process, after
+   the recording (so the task texts' readings, the reply lines' statements and the
+   messages' tokens are already known process-wide), and in a fresh interpreter, where
+   nothing is (what a user's ``uncobench eval`` pays).
 2. **Throughput**: the same replay agent sleeps 50 ms per call (``asyncio.sleep``, like a
    model API call) and the full runner (JSON Lines log with fsync, resumable) runs at each
    ``--concurrency`` and with each ``--workers`` count (episodes sharded by group over
-   worker processes, one log written by the driver). The *ideal* time is the makespan of
+   worker processes, one log written by the driver), over 5 groups per slot (``--copies``
+   is raised to one copy of the examples per slot). The *ideal* time is the makespan of
    the same schedule (each sample to the first free slot, in job order) if only the latency
    counted; the table reports measured / ideal. CPU per round counts the worker processes.
    Each configuration runs in a fresh interpreter, as ``uncobench eval`` starts: what this
@@ -43,10 +47,11 @@ import pickle
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import descendants, tree_cpu
@@ -78,6 +83,7 @@ from uncobench_z3.spec import check_structure, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 MemoKey = tuple[str, tuple[str, ...]]
+T = TypeVar("T")
 
 
 def memo_key(conversation: Conversation) -> MemoKey:
@@ -237,9 +243,36 @@ def _throughput(run: ThroughputRun) -> tuple[float, float]:
 def cold_run(run: ThroughputRun) -> tuple[float, float]:
     """:func:`_throughput` in a fresh interpreter, as ``uncobench eval`` starts: nothing this
     script played before (remembered readings, minimum rounds, vocabularies) is known."""
+    return in_fresh_process(_throughput, run)
+
+
+def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` in a new interpreter (spawned: nothing of this process inherited)."""
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(_throughput, run).result()
+        return pool.submit(fn, *args).result()
+
+
+def _first_pass(copies: int, memo_path: str) -> float:
+    """In a new interpreter: every sample of ``copies`` copies played once by the replay
+    agent with no latency, as the in-process first pass of :func:`main` (groups prepared
+    first, not counted), but with no process-wide memory warmed by having played the same
+    groups before (the in-process pass follows the recording of the decisions: the task
+    texts' readings, the reply lines' statements, the messages' tokens are known). CPU s."""
+    groups = example_groups(copies)
+    agent = ReplayAgent(pickle.loads(Path(memo_path).read_bytes()), 0.0)
+    jobs, _ = plan_jobs(groups, make_config("examples", groups, ["bench/replay"]))
+    prepared = {id(g): PreparedGroup.of(g) for g in groups}
+
+    async def play() -> None:
+        with fewer_collections():
+            for job in jobs:
+                await run_sample(job, lambda name, seed: agent, prepared[id(job.group)])
+
+    gc.collect()
+    cpu = time.process_time()
+    asyncio.run(play())
+    return time.process_time() - cpu
 
 
 def ideal_makespan(latencies: list[float], workers: int) -> float:
@@ -255,7 +288,12 @@ def ideal_makespan(latencies: list[float], workers: int) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="evaluation runner overhead")
-    parser.add_argument("--copies", type=int, default=64, help="copies of the 5 example groups")
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=64,
+        help="copies of the 5 example groups (a throughput run has at least one per slot)",
+    )
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 16, 64])
     parser.add_argument("--workers", type=int, nargs="+", default=[1], help="shard processes")
@@ -325,10 +363,14 @@ def main(argv: list[str] | None = None) -> None:
     sample = jobs[:100]
     wrong_wall, wrong_cpu = asyncio.run(direct(sample, ReplayAgent(wrong, 0.0)))
     say(f"a wrong answer (1 round + solver attribution): {1e3 * wrong_wall / len(sample):.2f} ms")
+    with tempfile.TemporaryDirectory() as scratch:
+        memo_file = Path(scratch) / "memo.pickle"
+        memo_file.write_bytes(pickle.dumps(memo))
+        fresh_cpu = in_fresh_process(_first_pass, args.copies, str(memo_file))
     say(
         f"CPU per round, runner alone: {1e3 * elapsed_cpu / total_rounds:.3f} ms "
-        "(target <= 0.15 ms); the same samples again (per-group work known): "
-        f"{1e3 * warm_cpu / total_rounds:.3f} ms"
+        f"(target <= 0.15 ms); in a fresh process {1e3 * fresh_cpu / total_rounds:.3f} ms; "
+        f"the same samples again (per-group work known): {1e3 * warm_cpu / total_rounds:.3f} ms"
     )
     builtin: dict[str, dict[str, float]] = {}
     for name in args.agents:
@@ -355,6 +397,7 @@ def main(argv: list[str] | None = None) -> None:
         "sample_ms": round(1e3 * elapsed / len(jobs), 3),
         "round_ms": round(1e3 * elapsed / total_rounds, 3),
         "round_cpu_ms": round(1e3 * elapsed_cpu / total_rounds, 3),
+        "round_cpu_ms_fresh_process": round(1e3 * fresh_cpu / total_rounds, 3),
         "round_cpu_ms_again": round(1e3 * warm_cpu / total_rounds, 3),
         "wrong_answer_ms": round(1e3 * wrong_wall / len(sample), 3),
         "wrong_answer_cpu_ms": round(1e3 * wrong_cpu / len(sample), 3),
@@ -377,19 +420,32 @@ def main(argv: list[str] | None = None) -> None:
         memo_path = Path(scratch) / "memo.pickle"
         memo_path.write_bytes(pickle.dumps(memo))
         for slots in args.concurrency:
-            # about the same ideal time at every concurrency: 5 groups per slot
-            limit = min(len(groups), 5 * slots)
-            limited = make_config("examples", groups, ["bench/replay"], limit=limit)
-            run_jobs, _ = plan_jobs(groups, limited)
-            ideal = ideal_makespan([latency * rounds_of[job.key] for job in run_jobs], slots)
-            run_rounds = sum(rounds_of[job.key] for job in run_jobs)
+            # about the same ideal time at every concurrency: 5 groups (a copy of the examples)
+            # per slot, so that a high concurrency is measured running, not mostly starting
+            # (with 64 copies, 256 slots had 1.25 groups each: an ideal time of 0.9 s, and
+            # the start-up of the first 256 groups at once a large part of the measured time)
+            run_copies = max(args.copies, slots)
+            run_groups = groups if run_copies == args.copies else example_groups(run_copies)
+            limit = min(len(run_groups), 5 * slots)
+            limited = make_config("examples", run_groups, ["bench/replay"], limit=limit)
+            run_jobs, _ = plan_jobs(run_groups, limited)
+            run_memo = memo_path
+            if run_groups is groups:
+                job_rounds = [rounds_of[job.key] for job in run_jobs]
+            else:  # the decisions on these groups' samples too (same texts: mostly known)
+                more, job_rounds = asyncio.run(record(run_jobs))
+                run_memo = Path(scratch) / f"memo-{slots}.pickle"
+                run_memo.write_bytes(pickle.dumps({**memo, **more}))
+            ideal = ideal_makespan([latency * r for r in job_rounds], slots)
+            run_rounds = sum(job_rounds)
             for workers in args.workers:
                 measured, cpu = cold_run(
-                    ThroughputRun(args.copies, limit, slots, workers, latency, str(memo_path))
+                    ThroughputRun(run_copies, limit, slots, workers, latency, str(run_memo))
                 )
                 name = str(slots) if workers == 1 else f"{slots}/{workers} workers"
                 figures["concurrency"][name] = {  # type: ignore[index]
                     "workers": workers,
+                    "groups": limit,
                     "samples": len(run_jobs),
                     "measured_s": round(measured, 3),
                     "ideal_s": round(ideal, 3),

@@ -69,7 +69,6 @@ def test_benchmark_script_runs(
             ["--groups", "2", "--stage-sample", "1", "--workers", "1", "2"],
             "runs",
         ),
-        ("eval_overhead.py", ["--copies", "1", "--concurrency", "1"], "round_cpu_ms"),
     ],
 )
 def test_benchmark_script_prints_json(
@@ -82,6 +81,18 @@ def test_benchmark_script_prints_json(
     figures = json.loads(_run(script, [*args, "--json"], monkeypatch, capsys))
     assert key in figures
     assert figures.get("identical_output", True) is True
+
+
+def test_eval_overhead_json_has_the_fresh_first_pass_and_a_copy_per_slot(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--copies", "1", "--concurrency", "2", "--agents", "--json"]
+    figures = json.loads(_run("eval_overhead.py", args, monkeypatch, capsys))
+    assert figures["groups"] == 5  # the per-round figures: --copies copies of the 5 examples
+    assert figures["round_cpu_ms"] > 0 and figures["round_cpu_ms_fresh_process"] > 0
+    run = figures["concurrency"]["2"]
+    assert run["groups"] == 10  # raised to a copy of the examples (5 groups) per slot
+    assert run["samples"] > figures["samples"] and run["ratio"] > 0
 
 
 @pytest.mark.parametrize("name", ["careful", "builtin/nobody", "mock/model"])
