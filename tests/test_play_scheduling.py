@@ -16,7 +16,6 @@ from uncobench_z3.evaluation import (
     Conversation,
     SampleJob,
     SampleOutcome,
-    SampleRecord,
     example_benchmark,
     make_agent,
 )
@@ -135,18 +134,17 @@ def test_every_played_episode_is_on_disk_after_an_interruption(
 def test_the_log_writes_every_line_when_its_writer_is_cancelled(
     groups: list[TaskGroup], tmp_path: Path, when: str
 ) -> None:
-    record = SampleRecord.model_construct()
     path = tmp_path / "samples.jsonl"
 
     async def run() -> None:
         log = SampleLog(path)
-        first = [asyncio.create_task(log.append(record, f"line {i}")) for i in range(3)]
+        first = [asyncio.create_task(log.append_line(f"line {i}")) for i in range(3)]
         await asyncio.sleep(0)  # the appends have queued their lines and made a writer
         assert log._flusher is not None
         if when == "while it writes":
             await asyncio.sleep(0)  # the writer has handed its batch to the thread
         log._flusher.cancel()
-        later = [asyncio.create_task(log.append(record, f"line {i}")) for i in range(3, 5)]
+        later = [asyncio.create_task(log.append_line(f"line {i}")) for i in range(3, 5)]
         # every append returns, its line written (the bound turns a lost line into a failure
         # instead of a hang; it is no timing assertion)
         await asyncio.wait_for(asyncio.gather(*first, *later), 60)

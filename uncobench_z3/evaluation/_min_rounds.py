@@ -18,6 +18,7 @@ not decide or the careful agent's rounds ran out first.
 
 from __future__ import annotations
 
+from .._memo import remember
 from ..settings import SettingName, TaskGroup
 from ._attribution import shared_judge
 from ._builtin import CarefulAgent
@@ -41,10 +42,7 @@ async def minimum_rounds(
     if key in _cache:
         return _cache[key]
     found = await _search(group, setting, group_hash, prepared)
-    if len(_cache) >= _CACHE_LIMIT:
-        _cache.clear()
-    _cache[key] = found
-    return found
+    return remember(_cache, key, found, _CACHE_LIMIT)
 
 
 def forget_minimum_rounds(group_hash: str) -> None:

@@ -198,11 +198,6 @@ class SampleLog:
             error = exc
         _settle(batch, error)
 
-    async def append(self, record: SampleRecord, line: str | None = None) -> None:
-        """Append ``record`` (``line``: its JSON, if already made) and wait until it is on
-        disk."""
-        await self.append_line(line if line is not None else record.model_dump_json())
-
     async def append_line(self, line: str) -> None:
         """Append a record's JSON line (without its newline) and wait until it is on disk."""
         written: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -30,6 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from .._memo import remember
 from ..spec import TypedTask
 from ._phrases import CONTEXT_STOPWORDS, GENERIC_WORDS, word_set
 from ._words import MONTHS, close_enough, stem, words_of
@@ -224,9 +225,8 @@ class Vocabulary:
                  if close_enough(word, known)),
                 word_stem,
             )  # fmt: skip
-            if len(self._corrections) >= 65536:  # a bound for long runs of model-written text
-                self._corrections.clear()
-            self._corrections[(word, word_stem)] = found
+            # bounded for long runs of model-written text
+            remember(self._corrections, (word, word_stem), found, 65536)
         return found
 
     def role_facts(self, role: str) -> tuple[str, ...]:
