@@ -257,6 +257,20 @@ def test_epochs_repeat_every_sample_with_a_seed_per_group_and_epoch(
     }
 
 
+def test_a_job_key_is_computed_once_and_a_copy_has_its_own(groups: list[TaskGroup]) -> None:
+    job = SampleJob.make(groups[0], "reliable", "builtin/careful")
+    key = job.key
+    assert job.key is key  # remembered, not hashed again
+    later = job.model_copy(update={"epoch": 2})
+    fresh = SampleJob.make(groups[0], "reliable", "builtin/careful", epoch=2)
+    assert later.key == fresh.key != key
+    assert job.model_copy().key == key
+    # the remembered key is not a field: equality and the JSON form ignore it
+    twin = SampleJob.make(groups[0], "reliable", "builtin/careful")
+    assert twin == job
+    assert "key" not in json.loads(job.model_dump_json())
+
+
 def test_the_agent_is_made_with_its_epoch_seed(groups: list[TaskGroup], tmp_path: Path) -> None:
     made: list[int] = []
 
