@@ -170,8 +170,15 @@ def test_a_changed_configuration_is_refused(
     assert "Traceback" not in refused.err
     forced = run_cli(capsys, *base, "--agent", "builtin/careful", "--force")
     assert forced.code == 0 and "5 sample(s) run, 0 reused" in forced.out
+    # the naive agent's 5 samples are not lost, and the user is told where they went
+    aside = tmp_path / "run" / "samples.discarded-1.jsonl"
+    assert f"5 earlier sample line(s) set aside in {aside}" in " ".join(forced.err.split())
+    assert len(aside.read_text().splitlines()) == 5
     restarted = run_cli(capsys, *base, "--agent", "builtin/careful", "--restart")
     assert restarted.code == 0 and "5 sample(s) run, 0 reused" in restarted.out
+    assert "samples.discarded-2.jsonl (--restart)" in " ".join(restarted.err.split())
+    resumed = run_cli(capsys, *base, "--agent", "builtin/careful")
+    assert resumed.code == 0 and "set aside" not in resumed.err
 
 
 def test_a_broken_benchmark_file_is_one_message(

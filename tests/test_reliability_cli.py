@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -180,7 +182,7 @@ def test_bad_numbers_are_refused_before_any_file(
 
 
 def test_an_unrelated_folder_is_not_taken_as_out(
-    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    bench: Path, run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     papers = tmp_path / "papers"
     papers.mkdir()
@@ -188,10 +190,54 @@ def test_an_unrelated_folder_is_not_taken_as_out(
     for command in (
         ["eval", str(bench), "--agent", "builtin/naive", "--out", str(papers), "--no-progress"],
         ["build", "--groups", "1", "--out", str(papers), "--workers", "1"],
+        ["demo", "--out", str(papers), "--groups", "1", "--no-progress"],
+        ["report", str(run), "--out", str(papers), "--no-figures"],
+        ["leaderboard", str(run), "--out", str(papers)],
     ):
         assert "thesis.tex" in one_line(run_cli(capsys, *command))
     assert sorted(p.name for p in papers.iterdir()) == ["thesis.tex"]
     assert not (papers / SAMPLES_FILE).exists()
+
+
+def test_a_run_folder_is_not_taken_as_a_report_leaderboard_or_demo_folder(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A report written into a run folder would stop that run from resuming (its folder would
+    hold files that are not a run's), and a demo would mix a second run into it."""
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    before = sorted(p.relative_to(copy) for p in copy.rglob("*"))
+    for command in (
+        ["report", str(run), "--out", str(copy), "--no-figures"],
+        ["leaderboard", str(run), "--out", str(copy)],
+        ["demo", "--out", str(copy), "--groups", "1", "--no-progress"],
+    ):
+        line = one_line(run_cli(capsys, *command))
+        assert "is not a" in line and (SAMPLES_FILE in line or RUN_FILE in line), line
+    assert sorted(p.relative_to(copy) for p in copy.rglob("*")) == before
+    # their own folders are theirs to write again
+    report = tmp_path / "report"
+    for _ in range(2):
+        result = run_cli(capsys, "report", str(run), "--out", str(report), "--no-figures")
+        assert result.code == 0, result.err
+        board = run_cli(capsys, "leaderboard", str(run), "--out", str(tmp_path / "board"))
+        assert board.code == 0, board.err
+
+
+@pytest.mark.parametrize("fmt", [["--format", "md"], ["--format", "plain"], ["--json"]])
+def test_a_reader_that_goes_away_is_exit_141_and_no_message(bench: Path, fmt: list[str]) -> None:
+    """`uncobench verify bench/ | head -1`: the closed pipe is neither "a check refuted" (1)
+    nor a traceback; the shell's own code for a program ended by SIGPIPE. (Rich's console
+    and click.echo each met it their own way: SystemExit(1) and an EPIPE error.)"""
+    command = [sys.executable, "-c", "from uncobench_z3.cli import main; main()"]
+    process = subprocess.Popen(
+        [*command, "verify", str(bench), *fmt], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before the first line is written
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 141, err
+    assert err.strip() == ""
 
 
 def test_non_utf8_bytes_in_a_benchmark(
@@ -209,3 +255,14 @@ def test_non_utf8_bytes_in_a_benchmark(
     ):
         line = one_line(run_cli(capsys, *command))
         assert "groups.jsonl:2" in line and "not UTF-8" in line
+
+
+def test_stats_of_a_benchmark_with_no_build_statistics_is_one_line(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Groups written as a benchmark folder by the Python API (as the fixture's) have a
+    manifest but no build statistics: a clear line, not an internal error."""
+    for fmt in ([], ["--json"]):
+        line = one_line(run_cli(capsys, "stats", str(bench), *fmt))
+        assert "no build statistics" in line and "uncobench build" in line
+    assert "does not exist" in one_line(run_cli(capsys, "stats", str(tmp_path / "missing")))

@@ -16,13 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from uncobench_z3.errors import ConfigError
+from uncobench_z3._outdir import lock_output
+from uncobench_z3.errors import ConfigError, InputError
 from uncobench_z3.report import (
     LEADERBOARD_FILES,
     build_leaderboard,
     load_report_data,
     serve_report,
     write_leaderboard,
+    write_report,
 )
 
 from .cli_helpers import run_cli
@@ -89,7 +91,9 @@ def test_leaderboard_command(
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     assert any(line.startswith("1") and "builtin/careful" in line for line in lines)
-    assert {p.name for p in (tmp_path / "board").iterdir()} == set(LEADERBOARD_FILES)
+    written = {p.name for p in (tmp_path / "board").iterdir()}
+    # and the lock of its one writer (the holder's note goes when the lock is released)
+    assert written == {*LEADERBOARD_FILES, ".uncobench-leaderboard.lock"}
     as_json = run_cli(capsys, "leaderboard", str(report_runs), "--out", str(tmp_path / "b2"),
                       "--json")  # fmt: skip
     assert json.loads(as_json.out)["rows"][0]["agent"] == "builtin/careful"
@@ -184,3 +188,40 @@ def test_view_writes_the_report_serves_it_and_prints_the_url(report_runs: Path) 
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def test_a_second_writer_of_a_report_or_leaderboard_is_refused(
+    report_runs: Path, tmp_path: Path
+) -> None:
+    """Two writers would leave one's report.html beside the other's metrics.json."""
+    board = build_leaderboard([report_runs / "first"])
+    for kind, write in (
+        ("report", lambda out: write_report(report_runs / "first", out, figures=False)),
+        ("leaderboard", lambda out: write_leaderboard(board, out)),
+    ):
+        out = tmp_path / kind
+        with lock_output(out, kind), pytest.raises(InputError, match="in use by pid"):
+            write(out)
+        assert not [p for p in out.iterdir() if not p.name.startswith(".")]
+        write(out)  # the lock released, the same folder is written
+        assert (out / f"{kind}.md").is_file()
+
+
+def test_a_report_over_two_benchmarks_says_so(
+    report_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The leaderboard refuses runs of different benchmarks; the report pools them, and says
+    it does (on the command line and in its Runs section)."""
+    runs = tmp_path / "runs"
+    shutil.copytree(report_runs / "first", runs / "first")
+    shutil.copytree(report_runs / "first", runs / "other")
+    meta = json.loads((runs / "other" / "run.json").read_text())
+    meta["config"]["benchmark_hash"] = "f" * 64
+    (runs / "other" / "run.json").write_text(json.dumps(meta))
+    result = run_cli(capsys, "report", str(runs), "--out", str(tmp_path / "r"), "--no-figures")
+    assert result.code == 0, result.err
+    assert "the runs come from 2 different benchmarks" in " ".join(result.out.split())
+    assert "from 2 different benchmarks" in (tmp_path / "r" / "report.md").read_text()
+    one = run_cli(capsys, "report", str(runs / "first"), "--out", str(tmp_path / "one"),
+                  "--no-figures")  # fmt: skip
+    assert one.code == 0 and "different benchmarks" not in one.out

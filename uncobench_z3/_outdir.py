@@ -1,9 +1,11 @@
 """Output folders: one writer at a time, no stray files, no path outside its root.
 
 **The lock.** ``eval`` and ``build`` write into an output folder, the LLM judge into its log's
-folder; two writers on one folder would run every sample twice (or mix two configurations,
-or replace each other's benchmark). Each writer takes an exclusive, non-blocking lock first
-(:func:`lock_output`) and a second writer is refused with one line naming the holder.
+folder, ``report``, ``leaderboard`` and ``import-inspect`` into theirs; two writers on one
+folder would run every sample twice (or mix two configurations, replace each other's
+benchmark, leave one's report beside the other's metrics). Each writer takes an exclusive,
+non-blocking lock first (:func:`lock_output`) and a second writer is refused with one line
+naming the holder.
 
 Two files, both hidden in the folder:
 
@@ -21,7 +23,9 @@ so the command can mention it. (The holder file is separate from the lock file b
 
 **Unrelated files.** :func:`check_output_folder` refuses an existing folder that holds files
 and is not a folder of the expected kind, so ``--out ~/Documents`` cannot scatter files
-among someone's papers. **Containment.** :func:`contained` joins path parts that come from
+among someone's papers, and a report or a demo cannot be written into a run folder. Every
+command that writes a folder checks it before any work: ``build``, ``eval``, ``demo``,
+``report``, ``leaderboard``. **Containment.** :func:`contained` joins path parts that come from
 data (task ids) and refuses any result outside the root.
 """
 
@@ -153,9 +157,13 @@ def _ours(name: str) -> bool:
     return name.startswith(".uncobench-") or (name.startswith(".") and name.endswith(".tmp"))
 
 
-def check_output_folder(folder: str | Path, markers: tuple[str, ...], what: str) -> None:
+def check_output_folder(
+    folder: str | Path, markers: tuple[str, ...], what: str, allowed: tuple[str, ...] = ()
+) -> None:
     """Refuse ``folder`` if it is a file, or an existing folder that holds files but none of
-    ``markers`` (the files a ``what`` folder has): it belongs to something else."""
+    ``markers`` (the files a ``what`` folder has): it belongs to something else. Names in
+    ``allowed`` (what a ``what`` folder may hold besides its markers, such as the demo's
+    ``bench/``) do not count as something else's."""
     target = Path(folder)
     if target.exists() and not target.is_dir():
         raise ConfigError(f"{target} is a file, not a {what} folder")
@@ -165,12 +173,12 @@ def check_output_folder(folder: str | Path, markers: tuple[str, ...], what: str)
         names = [entry.name for entry in target.iterdir()]
     except OSError as exc:
         raise ConfigError(f"{target}: cannot be read ({exc.strerror})") from None
-    others = sorted(name for name in names if not _ours(name))
+    others = sorted(name for name in names if not _ours(name) and name not in allowed)
     if others and not any(marker in names for marker in markers):
         shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
         raise ConfigError(
-            f"{target} holds files that are not a {what} ({shown}); choose a new or empty "
-            "folder for --out"
+            f"{target} is not a {what} and is not empty (it holds {shown}); choose a new or "
+            "empty folder for --out"
         )
 
 

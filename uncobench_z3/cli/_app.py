@@ -4,16 +4,19 @@ Exit codes: 0 every check proved; 1 a check refuted (structural failures include
 run stopped (a model error); 2 the input cannot be used (not JSON, schema violation, missing
 file, bad option or model setting, a path that cannot be written); 3 nothing refuted but
 something unknown; 4 an internal inconsistency or an unexpected error (a bug: please report;
-its traceback is kept in a file the message names). Every error is one line on stderr.
+its traceback is kept in a file the message names); 130 interrupted (finished work is kept);
+141 the output's reader went away (``| head``). Every error is one line on stderr.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import sys
 import tempfile
 import traceback
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -30,11 +33,47 @@ from ..errors import (
 )
 
 EXIT_OK, EXIT_REFUTED, EXIT_INPUT, EXIT_UNKNOWN, EXIT_BUG = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141
+"""the reader of the output went away (``| head``): 128 + SIGPIPE, as a shell reports a
+program the signal ended - not 1, which says a check was refuted"""
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class ClosedOutput(Exception):
+    """The reader of standard output went away (``uncobench stats ... | head``): the command
+    stops and exits with :data:`EXIT_CLOSED_PIPE`."""
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone (the writer's end then
+    reports an error condition); False where that cannot be told."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLERR)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll(), no file descriptor
+        return False
+
+
+class _Commands(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        # Click turns any EPIPE into exit code 1, which here says "a check refuted": a closed
+        # stdout leaves Click's hands as its own exception instead (a broken pipe to a model
+        # server stays an OSError)
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            if _stdout_closed():
+                raise ClosedOutput from None
+            raise
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="uncobench")
 def cli() -> None:
     """uncobench-z3: build, verify and run a benchmark of LLM agents with unreliable colleagues."""
@@ -69,9 +108,13 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with fewer_collections():
             code = cli.main(args=argv, prog_name="uncobench", standalone_mode=False)
+    except ClosedOutput:
+        # nothing more can be said on stdout, nor flushed at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(EXIT_CLOSED_PIPE)
     except click.exceptions.Abort:
         err_console.print("aborted")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except click.UsageError as exc:  # one line, not the usage text: `--help` shows that
         command = exc.ctx.command_path if exc.ctx is not None else "uncobench"
         err_console.print(
@@ -94,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_REFUTED)
     except KeyboardInterrupt:
         err_console.print("interrupted; finished work is kept, run the same command to resume")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:  # a path that cannot be created, read or written
         where = f"{exc.filename}: " if exc.filename else ""
         err_console.print(f"[bold red]error:[/] {escape(where)}{escape(exc.strerror or str(exc))}")

@@ -284,6 +284,8 @@ def print_validity(out: Output, validity: dict[str, Any]) -> None:
 def stats(bench: Path, output_format: str, as_json: bool) -> int:
     """Pass rates per stage and diversity tables of a built benchmark."""
     folder = bench if bench.is_dir() else bench.parent
+    if not bench.exists():
+        raise SpecReadError(str(bench), "does not exist; name a built benchmark folder")
     if not bench.is_dir() and bench.name != MANIFEST_FILE:
         raise SpecReadError(str(bench), f"name a built benchmark folder or its {MANIFEST_FILE}")
     manifest: Any = check_benchmark(folder)
@@ -291,6 +293,12 @@ def stats(bench: Path, output_format: str, as_json: bool) -> int:
     manifest = json.loads(json.dumps(manifest, default=float))
     if not isinstance(manifest, dict) or "stats" not in manifest:
         raise SpecReadError(str(bench), "is not a built benchmark (no statistics in its manifest)")
+    if "pass_rates" not in manifest["stats"]:  # groups written by write_benchmark, not built
+        source = manifest["stats"].get("source")
+        made = f" (its groups: {source})" if source else ""
+        raise SpecReadError(
+            str(bench), f"has no build statistics{made}: only `uncobench build` records them"
+        )
     out = output_for(output_format, as_json)
     if out.is_json:
         out.json(manifest["stats"])

@@ -13,6 +13,7 @@ import click
 from rich.markup import escape
 
 from .. import __version__
+from .._outdir import check_output_folder
 from ..construct import build_benchmark, build_config, load_groups, reusable_groups
 from ..errors import ConfigError, UncobenchError
 from ..evaluation import (
@@ -523,6 +524,8 @@ def demo_command(out: Path, groups: int, force: bool, no_progress: bool) -> int:
     """
     if groups < 1:
         raise ConfigError("--groups must be at least 1")
+    # before any work: the demo writes bench/, run/ and report/ here, nowhere near other files
+    check_output_folder(out, (DEMO_MARKER,), "demo folder", allowed=("bench", "run", "report"))
     output = Output()
     output.say(prepare_demo_benchmark(out, groups, force, not no_progress))
     bench = out / "bench"

@@ -32,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..report import md_text
+from ._app import ClosedOutput
 
 FORMATS = ("auto", "rich", "plain", "md", "json")
 Format = Literal["rich", "plain", "md", "json"]
@@ -131,6 +132,13 @@ def rich_table(table: OutputTable) -> Table:
     return rendered
 
 
+class _StdoutConsole(Console):
+    def on_broken_pipe(self) -> None:
+        # rich's own answer is SystemExit(1), which here would say "a check was refuted"
+        self.quiet = True
+        raise ClosedOutput
+
+
 class Output:
     """Where a command's output goes, in which format (``auto`` decides by the terminal)."""
 
@@ -143,7 +151,7 @@ class Output:
         plain = self.format != "rich"
         # Plain text is never cut: soft wrapping leaves long lines to the reader's pager.
         options: dict[str, Any] = {"color_system": None} if plain else {}
-        self.console = Console(highlight=False, soft_wrap=True, **options)
+        self.console = _StdoutConsole(highlight=False, soft_wrap=True, **options)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True, **options)
         # Spacing of plain and Markdown output: one blank line between a table and what is
         # around it, none at the very start and never two in a row.

@@ -55,6 +55,11 @@ def report_command(
     )
     if files.note:
         output.say(f"[yellow]figures omitted:[/] {escape(files.note)}")
+    if len(files.benchmarks) > 1:
+        output.say(
+            f"[yellow]note:[/] the runs come from {len(files.benchmarks)} different benchmarks; "
+            "an agent's figures pool their samples (the report's Runs section lists them)"
+        )
     return EXIT_OK
 
 
@@ -81,8 +86,9 @@ def leaderboard_command(
     of different benchmarks are refused): one row per agent, accuracy per setting, overall
     and justified accuracy with 95% intervals, best first."""
     from ..report import build_leaderboard, write_leaderboard
-    from ..report._leaderboard import leaderboard_table
+    from ..report._leaderboard import check_leaderboard_folder, leaderboard_table
 
+    check_leaderboard_folder(out)  # before any work
     config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
     board = build_leaderboard(runs, config)
     paths = write_leaderboard(board, out)

@@ -59,6 +59,11 @@ def read_log(path: Path) -> tuple[list[SampleRecord], bool]:
     return contents.records, contents.damaged
 
 
+def discarded_logs(out: Path) -> set[Path]:
+    """The logs set aside in the run folder ``out`` (``samples.discarded-<n>.jsonl``)."""
+    return set(out.glob("samples.discarded-*.jsonl"))
+
+
 def set_aside(path: Path) -> Path | None:
     if not path.exists():
         return None

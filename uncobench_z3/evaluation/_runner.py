@@ -61,7 +61,7 @@ from ._options import DEFAULT_CONCURRENCY, EvalOptions
 from ._play import Player
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, configuration_name, is_model_agent, make_agent
-from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
+from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, discarded_logs, prepare_run_dir
 from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, group_digest
 from ._shards import RemoteFailure, ShardedPlayer, plan_shards
 from ._summary import RunSummary, SampleOutcome
@@ -328,16 +328,17 @@ async def run_evaluation(
                budget.describe(), engine, limits)  # fmt: skip
     try:
         with lock_output(target, "eval") as lock:
-            note = lock.stale_note()
-            if note:
-                Console(stderr=True, highlight=False, soft_wrap=True).print(
-                    f"[yellow]note:[/] {escape(note)}"
-                )
+            _note(lock.stale_note())
+            aside = discarded_logs(target)
             done = [
                 SampleOutcome.of(record)  # the records stay in the log (see RunSummary)
                 for record in prepare_run_dir(target, config, {job.key for job in jobs},
                                               options.restart, options.force)
             ]  # fmt: skip
+            for path in sorted(discarded_logs(target) - aside):  # nothing is dropped unsaid
+                lines = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line)
+                why = "--restart" if options.restart else "not of this run's configuration"
+                _note(f"{lines} earlier sample line(s) set aside in {path} ({why})")
             token = CALL_POLICY.set(options.calls)
             try:
                 return await run.execute(done, options)
@@ -499,6 +500,14 @@ def _failure(out: Path, failures: list[tuple[SampleJob, BaseException]]) -> Unco
         f"{type(exc).__name__}: {exc} (traceback in {out / ERRORS_FILE}); finished samples "
         "are kept, run the same command to resume"
     )
+
+
+def _note(text: str | None) -> None:
+    """One line on stderr about what the run did to the folder (nothing when ``text`` is None)."""
+    if text:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"[yellow]note:[/] {escape(text)}"
+        )
 
 
 def evaluate(

@@ -12,24 +12,27 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError
+from .._outdir import check_output_folder, lock_output
 from ..evaluation import compare_agents, compute_metrics
 from ..spec import write_text_atomic
 from ..stats import BootstrapConfig
 from ._dataset import dataset_summary
-from ._figures import render_figures
+from ._figures import Figures, render_figures
 from ._html import html_page
 from ._interventions import intervention_panels
 from ._load import open_report_data, read_runs
 from ._markdown import markdown
-from ._metrics_json import METRICS_FILE, metrics_document, write_metrics
+from ._metrics_json import METRICS_FILE, MetricsDocument, metrics_document, write_metrics
 from ._sections import SectionInputs, build_sections
+from ._tables import Section
 from ._validity import ValidityJudge, llm_judgements
-from ._viewer import TraceViewer
+from ._viewer import TraceViewer, ViewerData
 
 MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"
 FIGURES_DIR = "figures"
+REPORT_FILES = (HTML_FILE, MARKDOWN_FILE, METRICS_FILE)
+"""what makes a folder a report folder (besides ``figures/``)"""
 DEFAULT_TITLE = "uncobench evaluation report"
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -44,6 +47,8 @@ class ReportFiles:
     """every figure as PNG and SVG"""
     note: str | None = None
     """why figures are missing, if some are"""
+    benchmarks: list[str] = field(default_factory=list)
+    """the content hashes of the runs' benchmarks (more than one: their samples are pooled)"""
     timings: dict[str, float] = field(default_factory=dict)
     """CPU seconds per stage (read, metrics, figures, viewer, write)"""
 
@@ -74,8 +79,8 @@ def write_report(
     (``figures=False``: no matplotlib; ``plots`` is that option's older name)."""
     figures = figures if plots is None else plots
     target = Path(out)
-    if target.exists() and not target.is_dir():
-        raise ConfigError(f"{target} is a file, not a folder for the report")
+    # before any work: a file, a run folder or someone's papers is not a report folder
+    check_output_folder(target, REPORT_FILES, "report folder", allowed=(FIGURES_DIR,))
     bootstrap = bootstrap or BootstrapConfig()
     clock = time.process_time()
     timings: dict[str, float] = {}
@@ -103,6 +108,23 @@ def write_report(
     lap("viewer")
     sections = build_sections(SectionInputs(data, document, viewer_data, judged, notes,
                                             drawn.note))  # fmt: skip
+    with lock_output(target, "report"):  # one writer at a time in ``out``
+        files = _write(target, title, drawn, sections, document, viewer_data)
+    files.timings = timings
+    files.benchmarks = data.benchmark_hashes()
+    lap("write")
+    return files
+
+
+def _write(
+    target: Path,
+    title: str,
+    drawn: Figures,
+    sections: list[Section],
+    document: MetricsDocument,
+    viewer_data: ViewerData,
+) -> ReportFiles:
+    """The report's files, each replaced atomically."""
     figure_files: list[Path] = []
     for name, rendered in drawn.rendered.items():
         for suffix, content in (("png", rendered.png), ("svg", rendered.svg)):
@@ -115,9 +137,8 @@ def write_report(
     html_figures = {name: (spec.title, spec.caption, drawn.rendered.get(name))
                     for name, spec in drawn.specs.items()}  # fmt: skip
     files = ReportFiles(target / MARKDOWN_FILE, target / HTML_FILE, target / METRICS_FILE,
-                        figure_files, drawn.note, timings)  # fmt: skip
+                        figure_files, drawn.note)  # fmt: skip
     write_metrics(files.metrics, document)
     write_text_atomic(files.markdown, markdown(title, sections, md_figures))
     write_text_atomic(files.html, html_page(title, sections, html_figures, viewer_data))
-    lap("write")
     return files

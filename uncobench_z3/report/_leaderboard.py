@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
+from .._outdir import check_output_folder, lock_output
 from ..errors import ConfigError
 from ..evaluation import SampleRecord, compute_metrics, configuration_of, is_error
 from ..settings import SETTING_NAMES
@@ -189,8 +190,7 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> list[Path]:
     """``leaderboard.md``, ``leaderboard.html`` (self-contained, no script) and
     ``leaderboard.json`` (exact fractions as strings) in the folder ``out``."""
     target = Path(out)
-    if target.exists() and not target.is_dir():
-        raise ConfigError(f"{target} is a file, not a folder for the leaderboard")
+    check_leaderboard_folder(target)
     table = leaderboard_table(board)
     title = "uncobench leaderboard"
     note = f"Benchmark {board.benchmark_hash[:16]}; runs: {', '.join(board.runs)}."
@@ -206,6 +206,14 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> list[Path]:
     )
     paths = [target / name for name in LEADERBOARD_FILES]
     document = json.loads(board.model_dump_json(by_alias=True))
-    for path, text in zip(paths, (md, page, json.dumps(document, indent=1) + "\n"), strict=True):
-        write_text_atomic(path, text)
+    with lock_output(target, "leaderboard"):  # one writer at a time in ``out``
+        for path, text in zip(paths, (md, page, json.dumps(document, indent=1) + "\n"),
+                              strict=True):  # fmt: skip
+            write_text_atomic(path, text)
     return paths
+
+
+def check_leaderboard_folder(out: str | Path) -> None:
+    """Refuse ``out`` unless it is new, empty or a leaderboard's folder (a run folder or
+    someone's papers is not); callers check before ranking anything."""
+    check_output_folder(out, LEADERBOARD_FILES, "leaderboard folder")

@@ -132,6 +132,10 @@ class ReportData:
     manifest_path: Path | None = None
     groups: BenchmarkGroups = field(default_factory=BenchmarkGroups)
 
+    def benchmark_hashes(self) -> list[str]:
+        """The content hashes of the runs' benchmarks, in run order, each once."""
+        return list(dict.fromkeys(run.benchmark_hash for run in self.runs if run.benchmark_hash))
+
 
 def find_run_dirs(path: Path) -> list[Path]:
     if (path / RUN_FILE).exists():

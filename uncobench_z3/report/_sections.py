@@ -117,6 +117,12 @@ def _runs_section(inputs: SectionInputs) -> Section:
                      f"{'; '.join(skipped)}.")  # fmt: skip
     else:
         parts.append("Every requested setting was available for every group.")
+    benchmarks = data.benchmark_hashes()
+    if len(benchmarks) > 1:
+        parts.append(f"These runs come from {len(benchmarks)} different benchmarks (content "
+                     f"hashes {', '.join(h[:12] for h in benchmarks)}): an agent's figures pool "
+                     "the samples of all of them. A leaderboard ranks runs of one benchmark "
+                     "only.")  # fmt: skip
     if inputs.figure_note:
         parts.append(f"Figures omitted: {inputs.figure_note}.")
     parts += inputs.notes
