@@ -10,6 +10,7 @@ its traceback is kept in a file the message names); 130 interrupted (finished wo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import sys
@@ -110,7 +111,8 @@ def main(argv: list[str] | None = None) -> None:
             code = cli.main(args=argv, prog_name="uncobench", standalone_mode=False)
     except ClosedOutput:
         # nothing more can be said on stdout, nor flushed at exit
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        with contextlib.suppress(OSError, ValueError):  # a stdout with no file descriptor
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(EXIT_CLOSED_PIPE)
     except click.exceptions.Abort:
         err_console.print("aborted")
