@@ -172,13 +172,24 @@ def test_a_changed_configuration_is_refused(
     assert forced.code == 0 and "5 sample(s) run, 0 reused" in forced.out
     # the naive agent's 5 samples are not lost, and the user is told where they went
     aside = tmp_path / "run" / "samples.discarded-1.jsonl"
-    assert f"5 earlier sample line(s) set aside in {aside}" in " ".join(forced.err.split())
+    said = " ".join(forced.err.split())
+    assert "5 earlier sample(s) left the log (not of this run's configuration)" in said
+    assert f"the whole earlier log is kept in {aside}" in said
     assert len(aside.read_text().splitlines()) == 5
     restarted = run_cli(capsys, *base, "--agent", "builtin/careful", "--restart")
     assert restarted.code == 0 and "5 sample(s) run, 0 reused" in restarted.out
-    assert "samples.discarded-2.jsonl (--restart)" in " ".join(restarted.err.split())
+    said = " ".join(restarted.err.split())
+    assert "5 earlier sample(s) left the log (--restart)" in said
+    assert "samples.discarded-2.jsonl" in said
     resumed = run_cli(capsys, *base, "--agent", "builtin/careful")
-    assert resumed.code == 0 and "set aside" not in resumed.err
+    assert resumed.code == 0 and "left the log" not in resumed.err
+    # fewer epochs with --force: only the dropped epoch is counted (the log keeps epoch 1)
+    two = run_cli(capsys, *base, "--agent", "builtin/careful", "--epochs", "2")
+    assert two.code == 0 and "5 sample(s) run, 5 reused" in two.out
+    one = run_cli(capsys, *base, "--agent", "builtin/careful", "--epochs", "1", "--force")
+    assert one.code == 0 and "0 sample(s) run, 5 reused" in one.out
+    assert "5 earlier sample(s) left the log" in " ".join(one.err.split())
+    assert len((tmp_path / "run" / SAMPLES_FILE).read_text().splitlines()) == 5
 
 
 def test_a_broken_benchmark_file_is_one_message(

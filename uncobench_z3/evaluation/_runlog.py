@@ -16,6 +16,7 @@ import asyncio
 import concurrent.futures
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -59,11 +60,6 @@ def read_log(path: Path) -> tuple[list[SampleRecord], bool]:
     return contents.records, contents.damaged
 
 
-def discarded_logs(out: Path) -> set[Path]:
-    """The logs set aside in the run folder ``out`` (``samples.discarded-<n>.jsonl``)."""
-    return set(out.glob("samples.discarded-*.jsonl"))
-
-
 def set_aside(path: Path) -> Path | None:
     if not path.exists():
         return None
@@ -74,17 +70,30 @@ def set_aside(path: Path) -> Path | None:
     return target
 
 
+@dataclass(frozen=True)
+class PreparedLog:
+    """What :func:`prepare_run_dir` found and did."""
+
+    done: list[SampleRecord]
+    """the samples already done, which the log now holds, one terminated line each"""
+    copy: Path | None = None
+    """where a copy of the whole earlier log went, when lines left it"""
+    dropped: int = 0
+    """earlier samples that left the log (``--restart``, or not of this configuration)"""
+
+
 def prepare_run_dir(
     out: Path, config: Any, job_keys: set[str], restart: bool, force: bool
-) -> list[SampleRecord]:
-    """Check the directory against ``config``; returns the samples that are already done.
+) -> PreparedLog:
+    """Check the directory against ``config``; the samples that are already done.
 
     The log is left holding exactly those samples, one terminated line each.
     """
     run_file, log = out / RUN_FILE, out / SAMPLES_FILE
     if restart:
-        set_aside(log)
-        return []
+        earlier = read_sample_log(log)
+        held = len(earlier.lines) + len(earlier.bad)
+        return PreparedLog([], set_aside(log), held)
     previous = load_json(run_file) if run_file.exists() else None
     same = isinstance(previous, dict) and previous.get("config_hash") == config.digest()
     if not same and (run_file.exists() or log.exists()) and not force:
@@ -111,8 +120,9 @@ def prepare_run_dir(
             errors.append(line)  # done again; the line moves to samples.errors.jsonl
         else:
             keep[record.key] = (record, line)
+    copy = None
     if foreign:
-        set_aside(log)  # a copy of everything, before the rewrite drops what does not apply
+        copy = set_aside(log)  # a copy of everything, before the rewrite drops what does not apply
     if errors:
         with open_for_append(out / ERROR_SAMPLES_FILE) as handle:
             handle.write("".join(line + "\n" for line in errors))
@@ -120,7 +130,8 @@ def prepare_run_dir(
             os.fsync(handle.fileno())
     if foreign or log.exists():
         repair_log(log, contents, [line for _, line in keep.values()])
-    return [record for record, _ in keep.values()]
+    dropped = len(contents.records) - len(keep) - len(errors)
+    return PreparedLog([record for record, _ in keep.values()], copy, dropped)
 
 
 def _epochs_held(previous: Any) -> int:

@@ -61,7 +61,7 @@ from ._options import DEFAULT_CONCURRENCY, EvalOptions
 from ._play import Player
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, configuration_name, is_model_agent, make_agent
-from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, discarded_logs, prepare_run_dir
+from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
 from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, group_digest
 from ._shards import RemoteFailure, ShardedPlayer, plan_shards
 from ._summary import RunSummary, SampleOutcome
@@ -329,16 +329,14 @@ async def run_evaluation(
     try:
         with lock_output(target, "eval") as lock:
             _note(lock.stale_note())
-            aside = discarded_logs(target)
-            done = [
-                SampleOutcome.of(record)  # the records stay in the log (see RunSummary)
-                for record in prepare_run_dir(target, config, {job.key for job in jobs},
-                                              options.restart, options.force)
-            ]  # fmt: skip
-            for path in sorted(discarded_logs(target) - aside):  # nothing is dropped unsaid
-                lines = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line)
+            prepared = prepare_run_dir(target, config, {job.key for job in jobs},
+                                       options.restart, options.force)  # fmt: skip
+            if prepared.copy is not None:  # nothing leaves the log unsaid
                 why = "--restart" if options.restart else "not of this run's configuration"
-                _note(f"{lines} earlier sample line(s) set aside in {path} ({why})")
+                _note(f"{prepared.dropped} earlier sample(s) left the log ({why}); the whole "
+                      f"earlier log is kept in {prepared.copy}")  # fmt: skip
+            # the records stay in the log (see RunSummary)
+            done = [SampleOutcome.of(record) for record in prepared.done]
             token = CALL_POLICY.set(options.calls)
             try:
                 return await run.execute(done, options)
