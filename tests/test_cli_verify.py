@@ -182,3 +182,32 @@ def test_random_bytes_exit_2(
     result = run_cli(capsys, "verify", str(path))
     assert result.code == 2
     assert "Traceback" not in result.err
+
+
+def test_emit_smt2_of_a_built_benchmark_writes_every_group_as_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A benchmark folder's certificates are each group's, whatever the workers, and the same
+    files as verifying that group's own file writes (they used to be dropped: exit 0, none)."""
+    from uncobench_z3.evaluation import example_benchmark
+
+    bench = example_benchmark(tmp_path / "bench", groups=2)
+    written: list[dict[str, str]] = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"certs{workers}"
+        result = run_cli(capsys, "verify", str(bench), "--emit-smt2", str(out),
+                         "--workers", workers)  # fmt: skip
+        assert result.code == 0, result.err
+        files = {str(p.relative_to(out)): p.read_text() for p in out.rglob("*.smt2")}
+        assert f"{len(files)} certificate file(s) written under {out}" in result.out
+        written.append(files)
+    assert written[0] == written[1]
+    lines = (bench / "groups.jsonl").read_text().splitlines()
+    assert {name.split("/")[0] for name in written[0]} == {json.loads(x)["id"] for x in lines}
+    alone = tmp_path / "alone"
+    group = json.loads(lines[0])
+    (tmp_path / "group.json").write_text(json.dumps(group))
+    assert run_cli(capsys, "verify", str(tmp_path / "group.json"), "--emit-smt2",
+                   str(alone)).code == 0  # fmt: skip
+    own = {str(p.relative_to(alone)): p.read_text() for p in alone.rglob("*.smt2")}
+    assert own and own == {k: v for k, v in written[0].items() if k.startswith(group["id"] + "/")}

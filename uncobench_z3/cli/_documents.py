@@ -30,9 +30,8 @@ def verify_path(
     if Path(path).is_dir():
         from ..construct import verify_benchmark
 
-        return verify_benchmark(
-            path, budget, progress=progress, executor=executor, evidence=evidence
-        )
+        return verify_benchmark(path, budget, progress=progress, executor=executor,
+                                evidence=evidence, certificates=certificates)  # fmt: skip
     data = load_json(path)
     if not isinstance(data, dict):
         raise SpecReadError(path, "expected a JSON object (a task spec or group)", json_path="$")

@@ -150,9 +150,18 @@ def rendered_of(group: TaskGroup, task: TypedTask | None = None) -> RenderedTask
     return render_task(task, group.seed)
 
 
+ChunkProof = tuple[list[VerificationReport], dict[str, dict[str, str]]]
+"""a batch's reports, and the certificates of its groups (id -> file name -> SMT-LIB2) when
+they were asked for"""
+
+
 def _verify_chunk(
-    lines: list[tuple[int, str]], source: str, budget: SolverBudget, evidence: Evidence = "verdict"
-) -> list[VerificationReport]:
+    lines: list[tuple[int, str]],
+    source: str,
+    budget: SolverBudget,
+    evidence: Evidence = "verdict",
+    certify: bool = False,
+) -> ChunkProof:
     """Re-prove a fixed batch of groups (numbered lines of ``source``) on one Z3 context.
 
     Every line is read first, as :func:`iter_jsonl_groups` reads it: the first line that is
@@ -163,16 +172,21 @@ def _verify_chunk(
     """
     groups = [parse_group_line(line, f"{source}:{n}") for n, line in lines]
     reports = []
+    certificates: dict[str, dict[str, str]] = {}
     with SolverContext() as context:
         for group in groups:
             name = f"{source}#{group.id}"
+            files: dict[str, str] | None = {} if certify else None
             report, task = verify_group_task(
-                group, name, budget, context=context, evidence=evidence
+                group, name, budget, files, context=context, evidence=evidence
             )
             if report.verdict != Verdict.PROVED and evidence != "full":
-                report, task = verify_group_task(group, name, budget, evidence="full")
+                files = {} if certify else None
+                report, task = verify_group_task(group, name, budget, files, evidence="full")
             reports.append(with_rendering_check(report, group, task))
-    return reports
+            if files:
+                certificates[group.id] = files
+    return reports, certificates
 
 
 VerifyProgress = Callable[[int, int], None]
@@ -186,8 +200,12 @@ def verify_benchmark(
     progress: VerifyProgress | None = None,
     executor: ExecutorOptions | None = None,
     evidence: Evidence = "verdict",
+    certificates: dict[str, dict[str, str]] | None = None,
 ) -> list[VerificationReport]:
     """Re-prove every group of a built benchmark (in parallel), and its content hash.
+
+    ``certificates``, when given, receives every group's solver queries as standalone
+    SMT-LIB2 files (group id -> file name -> text), as ``verify --emit-smt2`` writes them.
 
     The first report is the manifest's (``document="manifest"``: the content hash), then one
     per group in file order. ``progress`` is told after each chunk of groups. Groups are
@@ -234,8 +252,12 @@ def verify_benchmark(
     chunks = [lines[i : i + VERIFY_BATCH] for i in range(0, len(lines), VERIFY_BATCH)]
     source = str(groups_file)
 
-    def add(found: list[VerificationReport]) -> None:
-        reports.extend(found)
+    certify = certificates is not None
+
+    def add(found: ChunkProof) -> None:
+        reports.extend(found[0])
+        if certificates is not None:
+            certificates.update(found[1])
         if progress is not None:
             progress(len(reports) - 1, len(lines))
 
@@ -243,10 +265,12 @@ def verify_benchmark(
         progress(0, len(lines))
     if local and (slots == 1 or len(chunks) == 1):
         for chunk in chunks:
-            add(_verify_chunk(chunk, source, budget, evidence))
+            add(_verify_chunk(chunk, source, budget, evidence, certify))
         return reports
     with open_executor(where) as pool:
         n = len(chunks)
-        for found in pool.map(_verify_chunk, chunks, [source] * n, [budget] * n, [evidence] * n):
+        for found in pool.map(
+            _verify_chunk, chunks, [source] * n, [budget] * n, [evidence] * n, [certify] * n
+        ):
             add(found)
     return reports
