@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -170,17 +171,17 @@ def test_record_and_report_round_trip(
     assert list(rows) == [*AUDIT_STAGES, "all"]
     spec_row = rows["spec_validation"]
     assert (spec_row["items"], spec_row["judged"], spec_row["agreed"]) == (4, 4, 2)
-    assert spec_row["agreement"] == 0.5
-    assert (spec_row["ci_low"], spec_row["ci_high"]) == pytest.approx(wilson_interval(2, 4))
+    assert spec_row["agreement"] == "1/2"  # exact, as every figure
+    assert tuple(map(Fraction, (spec_row["ci_low"], spec_row["ci_high"]))) == wilson_interval(2, 4)
     assert spec_row["rejected_but_human_accepted"] == [rejected[1]]
     assert spec_row["accepted_but_human_rejected"] == [accepted[1]]
     logic_row = rows["logical_verification"]
-    assert (logic_row["judged"], logic_row["agreed"], logic_row["agreement"]) == (1, 1, 1.0)
+    assert (logic_row["judged"], logic_row["agreed"], logic_row["agreement"]) == (1, 1, "1")
     assert rows["rendering_validation"]["judged"] == 0
     assert rows["rendering_validation"]["agreement"] is None
     overall = rows["all"]
     assert (overall["items"], overall["judged"], overall["agreed"]) == (len(items), 5, 3)
-    assert overall["agreement"] == pytest.approx(0.6)
+    assert overall["agreement"] == "3/5"
     table = run_cli(capsys, "audit", "report", str(out))
     assert table.code == 0 and "50.0%" in table.out
     assert f"spec_validation: automated rejected, human accepted: {rejected[1]}" in table.out

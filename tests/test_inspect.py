@@ -243,10 +243,14 @@ def test_import_inspect_refuses_what_is_not_a_log_of_the_task(
 ) -> None:
     junk = tmp_path / "junk.eval"
     junk.write_text("not a zip")
-    result = run_cli(capsys, "import-inspect", str(junk), "--out", str(tmp_path / "out"))
-    assert result.code == 2
-    assert "not an inspect_ai log" in result.err and "Traceback" not in result.err
-    assert not (tmp_path / "out").exists()  # checked before anything is written
+    other = tmp_path / "manifest.json"  # JSON, but another document: pydantic's many lines
+    other.write_text(json.dumps({"kind": "uncobench-benchmark", "version": "0.1.0"}))
+    for path in (junk, other):
+        result = run_cli(capsys, "import-inspect", str(path), "--out", str(tmp_path / "out"))
+        assert result.code == 2
+        assert "not an inspect_ai log" in result.err and "Traceback" not in result.err
+        assert len(result.err.strip().splitlines()) == 1, result.err
+        assert not (tmp_path / "out").exists()  # checked before anything is written
 
 
 # -- a scripted model through the inspect agent loop -------------------------------------------

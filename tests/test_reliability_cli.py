@@ -266,3 +266,8 @@ def test_stats_of_a_benchmark_with_no_build_statistics_is_one_line(
         line = one_line(run_cli(capsys, "stats", str(bench), *fmt))
         assert "no build statistics" in line and "uncobench build" in line
     assert "does not exist" in one_line(run_cli(capsys, "stats", str(tmp_path / "missing")))
+    loose = tmp_path / "loose"  # groups without a manifest: no advice to name another path
+    loose.mkdir()
+    shutil.copy(bench / "groups.jsonl", loose / "groups.jsonl")
+    line = one_line(run_cli(capsys, "stats", str(loose)))
+    assert "no manifest.json" in line and "name the file" not in line

@@ -160,8 +160,14 @@ def test_the_server_serves_the_report_folder_only(tmp_path: Path) -> None:
             urllib.request.urlopen(server.url.rsplit("/", 1)[0] + "/../../etc/passwd", timeout=10)
 
 
-def test_view_writes_the_report_serves_it_and_prints_the_url(report_runs: Path) -> None:
-    env = {**os.environ, "COLUMNS": "200"}
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_view_writes_the_report_serves_it_and_prints_the_url(
+    report_runs: Path, tmp_path: Path, stop: signal.Signals
+) -> None:
+    """... and removes the report it wrote when it is stopped, by Ctrl-C or by `kill`."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "COLUMNS": "200", "TMPDIR": str(temporary)}
     process = subprocess.Popen(
         [sys.executable, "-c", "from uncobench_z3.cli import main; main()", "view",
          str(report_runs / "arms"),
@@ -181,13 +187,15 @@ def test_view_writes_the_report_serves_it_and_prints_the_url(report_runs: Path) 
         with urllib.request.urlopen(url, timeout=10) as response:
             page = response.read().decode()
         assert '<section id="traces">' in page
+        assert any(temporary.iterdir())  # the report being served
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    assert not [p for p in temporary.iterdir() if p.name.startswith("uncobench-view-")]
 
 
 def test_a_second_writer_of_a_report_or_leaderboard_is_refused(
@@ -225,3 +233,16 @@ def test_a_report_over_two_benchmarks_says_so(
     one = run_cli(capsys, "report", str(runs / "first"), "--out", str(tmp_path / "one"),
                   "--no-figures")  # fmt: skip
     assert one.code == 0 and "different benchmarks" not in one.out
+
+
+def test_a_report_without_figures_removes_an_earlier_reports_figures(
+    report_runs: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "report"
+    write_report(report_runs / "first", out, figures=False)
+    (out / "figures").mkdir()
+    for name in ("accuracy.png", "accuracy.svg", "notes.txt"):  # as an earlier report left
+        (out / "figures" / name).write_text("old")
+    files = write_report(report_runs / "first", out, figures=False)
+    assert files.figures == []
+    assert sorted(p.name for p in (out / "figures").iterdir()) == ["notes.txt"]  # not ours

@@ -3,6 +3,7 @@ report the agreement of the automated decisions with them."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 from typing import cast
 
@@ -19,6 +20,7 @@ from ..construct import (
     sample_audit,
     write_audit,
 )
+from ..stats import percent_text
 from ._app import EXIT_OK, cli
 from ._output import Output, OutputTable, format_option, output_for
 
@@ -95,8 +97,8 @@ def record_command(audit_file: Path, item: str, verdict: str, note: str | None) 
     return EXIT_OK
 
 
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
+def _percent(value: Fraction | None) -> str:
+    return percent_text(value)
 
 
 def agreement_table(rows: list[StageAgreement]) -> OutputTable:

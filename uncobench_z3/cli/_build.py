@@ -288,6 +288,12 @@ def stats(bench: Path, output_format: str, as_json: bool) -> int:
         raise SpecReadError(str(bench), "does not exist; name a built benchmark folder")
     if not bench.is_dir() and bench.name != MANIFEST_FILE:
         raise SpecReadError(str(bench), f"name a built benchmark folder or its {MANIFEST_FILE}")
+    if not (folder / MANIFEST_FILE).is_file():  # (eval's advice, to name the file, cannot help)
+        raise SpecReadError(
+            str(folder),
+            f"is not a built benchmark (no {MANIFEST_FILE}): statistics are what "
+            "`uncobench build` records there",
+        )
     manifest: Any = check_benchmark(folder)
     # statistics are plain numbers (percentages), not exact quantities: re-read as floats
     manifest = json.loads(json.dumps(manifest, default=float))

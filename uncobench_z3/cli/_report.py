@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -146,12 +147,19 @@ def view_command(runs: Path, port: int, no_browser: bool, title: str) -> int:
     sys.stdout.flush()
     if not no_browser and not webbrowser.open(server.url):
         output.say("no browser found here: open the URL above")
+
+    def terminated(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)  # `kill`, a closed terminal: the finally below still runs
+
+    previous = {sig: signal.signal(sig, terminated) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
         output.say("stopped")
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         server.stop()
         if made:
             shutil.rmtree(folder, ignore_errors=True)

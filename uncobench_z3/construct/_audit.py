@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -257,9 +258,10 @@ class StageAgreement(BaseModel):
     items: int
     judged: int
     agreed: int
-    agreement: float | None
-    ci_low: float | None
-    ci_high: float | None
+    agreement: Fraction | None
+    """exact, as every figure (JSON: ``"p/q"``); the interval is the Wilson score interval"""
+    ci_low: Fraction | None
+    ci_high: Fraction | None
     rejected_but_human_accepted: list[str] = Field(default_factory=list)
     accepted_but_human_rejected: list[str] = Field(default_factory=list)
 
@@ -273,7 +275,7 @@ def _agreement(stage: str, items: Sequence[AuditItem]) -> StageAgreement:
         items=len(items),
         judged=len(judged),
         agreed=agreed,
-        agreement=agreed / len(judged) if judged else None,
+        agreement=Fraction(agreed, len(judged)) if judged else None,
         ci_low=low,
         ci_high=high,
         rejected_but_human_accepted=[

@@ -136,6 +136,11 @@ def _write(
                   for name, spec in drawn.specs.items()}  # fmt: skip
     html_figures = {name: (spec.title, spec.caption, drawn.rendered.get(name))
                     for name, spec in drawn.specs.items()}  # fmt: skip
+    # an earlier report's figures that this one does not have (--no-figures, a figure that
+    # failed) would be taken for this report's: they go
+    for stale in sorted((target / FIGURES_DIR).glob("*")):
+        if stale.suffix in (".png", ".svg") and stale not in figure_files:
+            stale.unlink(missing_ok=True)
     files = ReportFiles(target / MARKDOWN_FILE, target / HTML_FILE, target / METRICS_FILE,
                         figure_files, drawn.note)  # fmt: skip
     write_metrics(files.metrics, document)

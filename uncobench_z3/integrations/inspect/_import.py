@@ -83,12 +83,22 @@ def _name(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", path.stem).strip("._") or "inspect-run"
 
 
+def _one_line(error: Exception) -> str:
+    """An error as one line (a pydantic error's text spans several, with a link)."""
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "$"
+        return f"{error.error_count()} validation error(s), the first at {where}: {first['msg']}"
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
 def read_inspect_log(path: Path) -> ImportedLog:
     """Read one log of the ``uncobench`` task and convert its samples."""
     try:
         log: EvalLog = read_eval_log(str(path))
     except Exception as error:  # inspect raises many kinds for an unreadable file
-        raise SpecReadError(str(path), f"not an inspect_ai log: {error}") from None
+        raise SpecReadError(str(path), f"not an inspect_ai log: {_one_line(error)}") from None
     described = (log.eval.metadata or {}).get(TASK_METADATA_KEY)
     if not isinstance(described, dict):
         raise SpecReadError(str(path), f"not a log of the uncobench task ({log.eval.task})")
@@ -99,7 +109,8 @@ def read_inspect_log(path: Path) -> ImportedLog:
             record = _record(sample)
         except (ValidationError, KeyError, TypeError) as error:
             raise SpecReadError(
-                str(path), f"sample {sample.id} (epoch {sample.epoch}): no usable record: {error}"
+                str(path),
+                f"sample {sample.id} (epoch {sample.epoch}): no usable record: {_one_line(error)}",
             ) from None
         if record is None:
             skipped.append(f"{sample.id}#{sample.epoch}")
