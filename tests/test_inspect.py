@@ -213,6 +213,10 @@ def test_import_inspect_round_trips_to_report_and_compare(
     out = tmp_path / "runs"
     result = run_cli(capsys, "import-inspect", *paths, "--out", str(out))
     assert result.code == 0, result.err
+    umask = os.umask(0)
+    os.umask(umask)
+    for run in (p for p in out.iterdir() if p.is_dir()):  # not private (mkdtemp: 0700)
+        assert run.stat().st_mode & 0o777 == 0o777 & ~umask
     result = run_cli(capsys, "report", str(out), "--out", str(tmp_path / "report"))
     assert result.code == 0, result.err
     document = json.loads((tmp_path / "report" / METRICS_FILE).read_text())

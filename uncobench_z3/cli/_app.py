@@ -105,8 +105,8 @@ def _keep_traceback(exc: BaseException) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors print one line and exit non-zero, never a traceback."""
-    _register()
     try:
+        _register()  # (an interrupt while the commands import is an interrupt, not a traceback)
         with fewer_collections():
             code = cli.main(args=argv, prog_name="uncobench", standalone_mode=False)
     except ClosedOutput:

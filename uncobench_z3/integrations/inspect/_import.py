@@ -179,6 +179,9 @@ def write_imported(out: Path, imported: ImportedLog) -> Path:
     target = out / imported.name
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{imported.name}.", dir=out))
+    umask = os.umask(0)
+    os.umask(umask)
+    scratch.chmod(0o777 & ~umask)  # mkdtemp's 0700 would make the run folder private
     try:
         run: dict[str, Any] = {
             "kind": RUN_KIND,
