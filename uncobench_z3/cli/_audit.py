@@ -3,7 +3,6 @@ report the agreement of the automated decisions with them."""
 
 from __future__ import annotations
 
-from fractions import Fraction
 from pathlib import Path
 from typing import cast
 
@@ -97,21 +96,18 @@ def record_command(audit_file: Path, item: str, verdict: str, note: str | None) 
     return EXIT_OK
 
 
-def _percent(value: Fraction | None) -> str:
-    return percent_text(value)
-
-
 def agreement_table(rows: list[StageAgreement]) -> OutputTable:
     headers = ["stage", "judged", "agreed", "agreement", "95% CI",
                "auto rejected, human accepted", "auto accepted, human rejected"]  # fmt: skip
     table = OutputTable.of("human vs automated decisions", headers)
     for row in rows:
-        interval = "–" if row.ci_low is None else f"{_percent(row.ci_low)}-{_percent(row.ci_high)}"
+        low, high = percent_text(row.ci_low), percent_text(row.ci_high)
+        interval = "–" if row.ci_low is None else f"{low}-{high}"
         table.add_row(
             row.stage,
             f"{row.judged}/{row.items}",
             str(row.agreed),
-            _percent(row.agreement),
+            percent_text(row.agreement),
             interval,
             str(len(row.rejected_but_human_accepted)),
             str(len(row.accepted_but_human_rejected)),

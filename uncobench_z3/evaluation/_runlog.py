@@ -91,9 +91,9 @@ def prepare_run_dir(
     """
     run_file, log = out / RUN_FILE, out / SAMPLES_FILE
     if restart:
-        earlier = read_sample_log(log)
-        held = len(earlier.lines) + len(earlier.bad)
-        return PreparedLog([], set_aside(log), held)
+        copy = set_aside(log)  # counted, not parsed: every line leaves, valid or not
+        held = sum(1 for line in copy.read_bytes().splitlines() if line.strip()) if copy else 0
+        return PreparedLog([], copy, held)
     previous = load_json(run_file) if run_file.exists() else None
     same = isinstance(previous, dict) and previous.get("config_hash") == config.digest()
     if not same and (run_file.exists() or log.exists()) and not force:
