@@ -21,10 +21,29 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from uncobench_z3.construct import load_groups
-from uncobench_z3.evaluation import ReplyRecord, RoundRecord, typed_task
-from uncobench_z3.evaluation._attribution import EvidenceJudge
+from uncobench_z3.evaluation import (
+    DEFAULT_BUDGET,
+    AnswerAction,
+    AnswerKey,
+    Environment,
+    ParsedAnswer,
+    ReplyRecord,
+    RoundRecord,
+    make_agent,
+    parse_answer,
+    score_answer,
+    typed_task,
+)
+from uncobench_z3.evaluation._admission import settle_admission
+from uncobench_z3.evaluation._attribution import (
+    EvidenceJudge,
+    _attribute,
+    _Attributor,
+    received_evidence,
+)
 from uncobench_z3.evaluation._evidence import (
     EvidenceReader,
+    FaceValueEvidence,
     differing_completion,
     evidence_by_round,
     final_evidence,
@@ -333,3 +352,123 @@ def test_unordered_matching_by_index_equals_the_scan(
         positions.setdefault((token.sentence, token.stem), []).append(i)
     sentences = sorted({t.sentence for t in tokens})
     assert _unordered(entry, sentences, positions) == _unordered_by_scan(entry, stems, tokens)
+
+
+def _plain_attribution(
+    task: TypedTask, gold: Answer, trace: list[RoundRecord], parsed: ParsedAnswer | None
+) -> str:
+    """The attribution's definition with every question asked to the solver (no evaluation)."""
+    attributor = _Attributor(task, gold, BUDGET)
+    evidence, accepted = received_evidence(task, trace)
+    pinned = attributor.equals(evidence)
+    determined = attributor.ask("plain", GOAL_DIFFERS, pinned, [])
+    if determined.status != "sat":
+        return "integration_error" if determined.status == "unsat" else "unknown"
+    answer = attributor.answer_term(parsed)
+    if accepted and answer is not None:
+        face = [attributor.statement_term(slot, s) for slot, s in accepted.items()]
+        truth = attributor.equals({slot: task.values[slot] for slot in accepted})
+        with_defects = attributor.ask("plain-face", None, pinned, [*face, answer])
+        both = (pinned[0] + truth[0], pinned[1] + truth[1])
+        with_truth = attributor.ask("plain-truth", None, both, [answer])
+        if "unknown" in (with_defects.status, with_truth.status):
+            return "unknown"
+        if with_defects.status == "sat" and with_truth.status == "unsat":
+            return "misled"
+    return "gathering_failure"
+
+
+@st.composite
+def parsed_answers(draw: st.DrawFn, index: int) -> ParsedAnswer | None:
+    task = TASKS[index]
+    kind = draw(st.sampled_from(["none", "negative", "positive", "nobody"]))
+    if kind == "none":
+        return None
+    if kind == "nobody":
+        return ParsedAnswer()  # nothing could be read
+    if kind == "negative":
+        return ParsedAnswer(decision="negative")
+    candidate = draw(st.sampled_from([*task.candidates, "not-a-candidate"]))
+    number = draw(st.sampled_from([None, "0", "1", "60000", "12.5"]))
+    return ParsedAnswer(decision="positive", candidate=candidate, number=number)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_attribution_by_evaluation_equals_asking_the_solver_everything(
+    data: st.DataObject,
+) -> None:
+    """Attribution decides its first question (did the evidence determine gold?) by exact
+    evaluation where it can, as the judge does, and loads no encoding when nothing else
+    needs the solver: the label equals the all-solver definition's on any trace and answer."""
+    index, trace = data.draw(traces())
+    parsed = data.draw(parsed_answers(index))
+    task, gold = TASKS[index], GROUPS[index].gold
+    judge = EvidenceJudge(task, gold, BUDGET)
+    found = _attribute(judge, trace, parsed)
+    assert found.label == _plain_attribution(task, gold, trace, parsed)
+    _, accepted = received_evidence(task, trace)
+    if found.label == "integration_error" or not accepted or parsed is None:
+        # settled without the misled questions: evaluation alone, when it could
+        exact_only = FaceValueEvidence(received_evidence(task, trace)[0], (), ())
+        if judge.evaluated(exact_only, judge.truthful(exact_only)) is not None:
+            assert judge._attributor is None
+
+
+@pytest.mark.parametrize("agent", ["builtin/naive", "builtin/patient", "builtin/careful"])
+async def test_attribution_of_the_builtin_agents_equals_the_definition(agent: str) -> None:
+    """Every wrong answer of a built-in agent over the example groups (naive is misled in
+    most defect settings): the label equals the all-solver definition's."""
+    labels = []
+    for index, group in enumerate(GROUPS):
+        task = TASKS[index]
+        key = AnswerKey.from_task(task)
+        for setting in group.settings:
+            if not setting.available:
+                continue
+            environment = Environment(group, setting.name, DEFAULT_BUDGET)
+            player = make_agent(agent, 0)
+            action = None
+            while not environment.finished:
+                action = await player.act(environment.conversation)
+                environment.step(action)
+            parsed = parse_answer(action, key) if isinstance(action, AnswerAction) else None
+            if parsed is not None and score_answer(parsed, group.gold, key).correct:
+                continue
+            judge = EvidenceJudge(task, group.gold, BUDGET)
+            found = _attribute(judge, environment.trace, parsed).label
+            assert found == _plain_attribution(task, group.gold, environment.trace, parsed)
+            labels.append((found, judge._attributor is None))
+    if agent == "builtin/naive":
+        assert {label for label, _ in labels} >= {"misled", "gathering_failure"}
+        # most of these labels are proved by evaluation alone: no encoding loaded
+        assert sum(unloaded for _, unloaded in labels) > len(labels) / 2
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_an_admission_settled_by_evaluation_is_the_solvers_verdict(data: st.DataObject) -> None:
+    """Both misled questions (face values, true values), on any trace and usable answer:
+    whenever exact evaluation settles one, the solver gives the same verdict."""
+    index, trace = data.draw(traces())
+    parsed = data.draw(parsed_answers(index))
+    task, gold = TASKS[index], GROUPS[index].gold
+    if parsed is None or parsed.decision is None or parsed.candidate == "not-a-candidate":
+        return
+    evidence, accepted = received_evidence(task, trace)
+    attributor = _Attributor(task, gold, BUDGET)
+    answer = attributor.answer_term(parsed)
+    assert answer is not None
+    face_fixed = dict(evidence)
+    face_fixed.update({slot: stated_value(task, s) for slot, s in accepted.items() if s.is_exact})
+    truth = {slot: task.values[slot] for slot in accepted}
+    pinned = attributor.equals(evidence)
+    face_terms = [attributor.statement_term(slot, s) for slot, s in accepted.items()]
+    questions = [
+        (settle_admission(task, face_fixed, accepted, parsed), pinned, [*face_terms, answer]),
+        (settle_admission(task, {**evidence, **truth}, {}, parsed),
+         attributor.equals({**evidence, **truth}), [answer]),
+    ]  # fmt: skip
+    for settled, values, terms in questions:
+        if settled is not None:
+            assert attributor.ask("plain", None, values, terms).status == settled

@@ -25,8 +25,11 @@ Labels, in order of precedence:
    defect accounts for the answer.
 
 ``unknown`` when a query needed for the label was undecided by the solver (never counted as
-any of the three). An episode without a usable answer (budget exhausted, nothing parsed)
-can only be ``integration_error`` or ``gathering_failure``.
+any of the three). A query whose verdict exact evaluation proves is not asked: evidence that
+pins every decision record at its truth determines gold, and a completion of the records found
+by evaluation is a model (:class:`EvidenceJudge`, :mod:`._admission`); nor is a query whose
+verdict can no longer change the label. An episode without a usable answer (budget
+exhausted, nothing parsed) can only be ``integration_error`` or ``gathering_failure``.
 
 **Justification of a correct answer** (:func:`justify_answer`). The evidence taken at *face
 value* is what the replies literally state about the required-context records: the exact
@@ -64,6 +67,7 @@ from ..spec import (
     preimage,
     round_fraction,
 )
+from ._admission import settle_admission
 from ._environment import RoundRecord
 from ._evidence import (
     FaceValueEvidence,
@@ -236,21 +240,16 @@ def attribute_error(
     key = (trace_statements(trace), _answer_key(parsed))
     found = memo.attributions.get(key) if memo is not None else None
     if found is None:
-        attributor = (
-            _Attributor(task, gold, budget)
-            if group_hash is None
-            else shared_judge(group_hash, task, gold, budget).attributor
-        )
-        found = _attribute(attributor, trace, parsed)
+        found = _attribute(shared_judge(group_hash, task, gold, budget), trace, parsed)
         if memo is not None:
             remember(memo.attributions, key, found, MEMO_ENTRIES)
     return found
 
 
 def _attribute(
-    attributor: _Attributor, trace: Sequence[RoundRecord], parsed: ParsedAnswer | None
+    judge: EvidenceJudge, trace: Sequence[RoundRecord], parsed: ParsedAnswer | None
 ) -> Attribution:
-    task = attributor.task
+    task = judge.task
     evidence, accepted = received_evidence(task, trace)
     decision = task.decision_facts()
     received = sum(1 for _, fact in evidence if fact in decision)
@@ -262,11 +261,20 @@ def _attribute(
             label=label, detail=detail, received=received, needed=needed, accepted=described
         )
 
-    pinned = attributor.equals(evidence)
-    determined = attributor.ask("attribution-evidence", GOAL_DIFFERS, pinned, [])
-    if determined.status == "unknown":
-        return result("unknown", f"the solver could not decide: {determined.reason}")
-    if determined.status == "unsat":
+    # Did the evidence determine gold? Exact evaluation answers most such questions (see
+    # EvidenceJudge: all decision records pinned at their truth, or a completion giving
+    # another output - a model of the query); the solver is asked the rest.
+    exact_only = FaceValueEvidence(evidence, (), ())
+    status = judge.evaluated(exact_only, judge.truthful(exact_only))
+    if status is None:
+        attributor = judge.attributor
+        determined = attributor.ask(
+            "attribution-evidence", GOAL_DIFFERS, attributor.equals(evidence), []
+        )
+        if determined.status == "unknown":
+            return result("unknown", f"the solver could not decide: {determined.reason}")
+        status = determined.status
+    if status == "unsat":
         return result(
             "integration_error",
             f"the evidence received ({received} of {needed} decision records) determined "
@@ -274,20 +282,45 @@ def _attribute(
         )
     # The sat model (a witness of another output) is not reported: Z3's models depend on
     # what the process solved before, and a sample's record must not depend on run order.
-    answer = attributor.answer_term(parsed)
-    if accepted and answer is not None:
-        face = [attributor.statement_term(slot, s) for slot, s in accepted.items()]
-        truth = attributor.equals({slot: task.values[slot] for slot in accepted})
-        with_defects = attributor.ask("attribution-face", None, pinned, [*face, answer])
-        both = (pinned[0] + truth[0], pinned[1] + truth[1])
-        with_truth = attributor.ask("attribution-truth", None, both, [answer])
-        if "unknown" in (with_defects.status, with_truth.status):
+    # an answer the misled questions can read (:meth:`_Attributor.answer_term`)
+    usable = parsed is not None and (
+        parsed.decision == "negative"
+        or (parsed.decision == "positive" and parsed.candidate in task.candidates)
+    )
+    if accepted and usable and parsed is not None:
+        truth = {slot: task.values[slot] for slot in accepted}
+        face_fixed = {**evidence}
+        for slot, stated in accepted.items():
+            if stated.is_exact:
+                face_fixed[slot] = stated_value(task, stated)
+        # Each question by exact evaluation where that proves it (:mod:`._admission`). The
+        # solver is asked the rest, but only a question whose verdict can still change the
+        # label: misled needs the face values to admit the answer and the true ones not to.
+        face_status: DeterminedStatus | None = settle_admission(task, face_fixed, accepted, parsed)
+        truth_status: DeterminedStatus | None = None
+        if face_status != "unsat":
+            truth_status = settle_admission(task, {**evidence, **truth}, {}, parsed)
+        ask_face = face_status is None and truth_status != "sat"
+        ask_truth = truth_status is None and face_status != "unsat"
+        if ask_face or ask_truth:
+            attributor = judge.attributor
+            answer = attributor.answer_term(parsed)
+            assert answer is not None
+            if ask_face:
+                pinned = attributor.equals(evidence)
+                face = [attributor.statement_term(slot, s) for slot, s in accepted.items()]
+                query = attributor.ask("attribution-face", None, pinned, [*face, answer])
+                face_status = query.status
+            if ask_truth and face_status != "unsat":
+                both = attributor.equals({**evidence, **truth})
+                truth_status = attributor.ask("attribution-truth", None, both, [answer]).status
+        if "unknown" in (face_status, truth_status):
             return result("unknown", "the solver could not decide whether a defect misled")
-        if with_defects.status == "sat" and with_truth.status == "unsat":
+        if face_status == "sat" and truth_status == "unsat":
             return result(
                 "misled",
-                f"accepted {'; '.join(described)}: taken at face value it admits the answer "
-                "given, the true records do not",
+                f"accepted {'; '.join(described)}: taken at face value it admits the "
+                "answer given, the true records do not",
             )
     return result(
         "gathering_failure",
@@ -440,19 +473,29 @@ class EvidenceJudge:
             status = self.verdicts[evidence.signature] = self._decide(evidence)
         return status
 
-    def _truthful(self, evidence: FaceValueEvidence) -> bool:
+    def truthful(self, evidence: FaceValueEvidence) -> bool:
         """Every exact value is the record's true value, every imprecise statement true of it."""
         values = self.task.values
         return all(values.get(slot) == value for slot, value in evidence.exact.items()) and all(
             _true_of(self.task, slot, s) for slot, s in evidence.imprecise
         )
 
-    def _decide(self, evidence: FaceValueEvidence) -> DeterminedStatus:
-        truthful = self._truthful(evidence)
+    def evaluated(self, evidence: FaceValueEvidence, truthful: bool) -> DeterminedStatus | None:
+        """Whether ``evidence`` leaves an output other than gold open, when exact evaluation
+        settles it (class docstring): ``unsat`` for evidence that pins every decision record
+        at its true value (``truthful``: :meth:`truthful` of it), ``sat`` when a differing
+        completion is found; None leaves the question to the solver."""
         if truthful and self._gold_is_truth and self._decision_slots <= evidence.exact.keys():
             return "unsat"  # every decision record pinned at its true value (class docstring)
         if self._gold is not None and differing_completion(self.task, self._gold, evidence):
             return "sat"  # a model of the query below, found by evaluation (class docstring)
+        return None
+
+    def _decide(self, evidence: FaceValueEvidence) -> DeterminedStatus:
+        truthful = self.truthful(evidence)
+        settled = self.evaluated(evidence, truthful)
+        if settled is not None:
+            return settled
         attributor = self.attributor
         pinned = attributor.equals(evidence.exact)
         terms = [attributor.statement_term(slot, stated) for slot, stated in evidence.imprecise]

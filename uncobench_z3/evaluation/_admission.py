@@ -1,0 +1,158 @@
+"""Attribution's "misled" questions, settled by exact evaluation where that proves the answer.
+
+To call a wrong answer *misled*, attribution asks two questions of the task's records
+(:mod:`._attribution`): with the evidence received pinned, do the accepted defective
+statements taken at face value *admit* the answer given (``sat``), while the true values of
+those records do not (``unsat``)? An output admits a negative answer when nobody is eligible,
+and a positive one when the named candidate is eligible and, if a number was given, its
+result rounds to that number (:meth:`._attribution._Attributor.answer_term`).
+
+Each question is "is there a completion of the records, every value in its domain, with these
+values fixed and these statements true, whose output admits the answer?". Exact evaluation
+settles it in two cases, and :func:`settle_admission` says which:
+
+* ``sat``: a completion admits the answer - the fixed values, every statement met by the
+  record's true value or a value it names (an option, a range's midpoint or ends), the true
+  values elsewhere, or that with one open decision record changed (to another candidate's
+  value, an end of its domain, another value a statement allows). Every value is checked to
+  lie in its domain, and the task's reference semantics, which the encoding is
+  cross-checked against, compute the output: it is a model of the solver's query.
+* ``unsat``: every decision record is fixed. The output is a function of the decision
+  records (the conditions and the rule read nothing else), so every completion has the output
+  this one has, and it does not admit the answer.
+
+Otherwise (a decision record left open and the tried completion not admitting the answer, a
+value off its domain, an unreadable statement, a rule that cannot evaluate) it returns None
+and the solver is asked, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Literal
+
+from ..settings import StatedValue, range_midpoint, stated_imprecision
+from ..spec import Slot, TypedTask, Value, round_fraction
+from ._scoring import ParsedAnswer
+
+Settled = Literal["sat", "unsat"]
+_ORDERED = ("int", "decimal", "date")
+
+
+def admits(task: TypedTask, parsed: ParsedAnswer, values: Mapping[Slot, Value]) -> bool:
+    """Does the output of ``values`` admit ``parsed`` (a usable answer: a decision, and a
+    task candidate when positive)? May raise when the rule cannot evaluate ``values``."""
+    if parsed.decision == "negative":
+        return not any(task.eligible(c, values) for c in task.candidates)
+    chosen = parsed.candidate
+    assert chosen is not None
+    if not task.eligible(chosen, values):
+        return False
+    if parsed.number is None:
+        return True
+    rule = task.rule
+    operands = []
+    for key in rule.operands:
+        value = values[(chosen, key)]
+        if not isinstance(value, int | Fraction) or isinstance(value, bool):
+            raise TypeError(f"{key} is not a number")
+        operands.append(Fraction(value))
+    # "rounds to the number given": the result lies in the preimage of the number rounded
+    # (what the solver's interval term says; the two are equivalent, tested exhaustively)
+    given = round_fraction(Fraction(parsed.number), rule.digits, rule.mode)
+    return rule.rounded(operands) == given
+
+
+def settle_admission(
+    task: TypedTask,
+    fixed: Mapping[Slot, Value],
+    statements: Mapping[Slot, StatedValue],
+    parsed: ParsedAnswer,
+) -> Settled | None:
+    """Is there a completion with ``fixed`` values and every imprecise statement of
+    ``statements`` true that admits ``parsed``? ``sat`` or ``unsat`` when exact evaluation
+    proves it (module docstring), None when only the solver can say."""
+    try:
+        return _settle(task, fixed, statements, parsed)
+    except Exception:  # a value or a rule the evaluation cannot read: the solver decides
+        return None
+
+
+def _settle(
+    task: TypedTask,
+    fixed: Mapping[Slot, Value],
+    statements: Mapping[Slot, StatedValue],
+    parsed: ParsedAnswer,
+) -> Settled | None:
+    values = dict(task.values)
+    for slot, value in fixed.items():
+        if not task.facts[slot[1]].contains(value):
+            return None  # off the domain: the solver says what that means
+        values[slot] = value
+    choices: dict[Slot, list[Value]] = {}  # what each open record may be, first tried first
+    for slot, stated in statements.items():
+        if slot in fixed:
+            continue
+        fits = _fitting(task, slot, stated)
+        if not fits:
+            return None  # unreadable, or nothing tried fits: the solver decides
+        choices[slot] = fits
+        values[slot] = fits[0]
+    if _admitted(task, parsed, values):
+        return "sat"
+    decision = task.decision_facts()
+    open_slots = [s for s in task.all_slots() if s[1] in decision and s not in fixed]
+    if not open_slots:
+        return "unsat"
+    # another completion, one open decision record changed, may admit it (a model found)
+    for slot in open_slots:
+        kept = values[slot]
+        for value in choices.get(slot) or _alternatives(task, slot):
+            if value != kept:
+                values[slot] = value  # one record changed in place, then put back
+                if _admitted(task, parsed, values):
+                    return "sat"
+        values[slot] = kept
+    return None
+
+
+def _admitted(task: TypedTask, parsed: ParsedAnswer, values: dict[Slot, Value]) -> bool:
+    """A model of the query: the output admits the answer and every value is in its domain
+    (the true ones are, by the build; checked all the same)."""
+    return admits(task, parsed, values) and all(
+        task.facts[fact].contains(v) for (_, fact), v in values.items()
+    )
+
+
+def _alternatives(task: TypedTask, slot: Slot) -> list[Value]:
+    """Values to try for an open record: the other candidates' values of the fact and the
+    ends of its domain (every value, for a yes/no or a set of members)."""
+    fact = task.facts[slot[1]]
+    if fact.type == "bool":
+        return [False, True]
+    if fact.type == "enum":
+        return list(fact.members)
+    first, last = fact.code_range()
+    found = [v for (c, f), v in task.values.items() if f == slot[1] and c != slot[0]]
+    return list(dict.fromkeys([*found, fact.value_of(first), fact.value_of(last)]))
+
+
+def _fitting(task: TypedTask, slot: Slot, stated: StatedValue) -> list[Value] | None:
+    """Values of the record's domain that an imprecise statement allows, among its true
+    value, its options, or its range's midpoint and ends (what an agent taking it at face
+    value reads it as: :mod:`._builtin`); None for a statement this cannot read."""
+    fact = task.facts[slot[1]]
+    statement = stated_imprecision(task, stated)
+    truth = task.values[slot]
+    if statement.options is not None:
+        tried = [truth, *statement.options]
+        allowed = [v for v in tried if v in statement.options]
+    elif fact.type in _ORDERED:
+        low, high = statement.low, statement.high
+        assert low is not None and high is not None
+        tried = [truth, range_midpoint(low, high), low, high]
+        allowed = [v for v in tried if low <= v <= high]  # type: ignore[operator]
+    else:
+        return None
+    return [v for v in dict.fromkeys(allowed) if fact.contains(v)]
