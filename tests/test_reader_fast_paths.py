@@ -27,7 +27,8 @@ from uncobench_z3.settings._matching import (
     value_tokens,
 )
 from uncobench_z3.settings._request import _tokens_and_values, parse_message
-from uncobench_z3.settings._words import _pieces, scan_values, tokenize
+from uncobench_z3.settings._words import _pieces, close_enough, scan_values, tokenize
+from uncobench_z3.settings._words import stem as stem_of
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = [
@@ -182,3 +183,43 @@ def test_values_found_with_the_screens_are_the_values_found_without(
 @given(st.from_regex(r"[0-9]{1,12}", fullmatch=True))
 def test_a_whole_number_is_the_fraction_of_its_digits(digits: str) -> None:
     assert Fraction(int(digits)) == Fraction(digits)
+
+
+@st.composite
+def typos(draw: st.DrawFn) -> tuple[Vocabulary, str]:
+    """A vocabulary and a word: one of its long words with up to two edits, or any word."""
+    vocabulary = draw(st.sampled_from(VOCABULARIES))
+    long_words = sorted(vocabulary.long_words)
+    if not long_words or draw(st.booleans()):
+        return vocabulary, draw(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=14))
+    word = list(draw(st.sampled_from(long_words)))
+    for _ in range(draw(st.integers(0, 2))):
+        at = draw(st.integers(0, len(word) - 1))
+        edit = draw(st.sampled_from(["drop", "swap", "change", "insert"]))
+        letter = draw(st.sampled_from("aeiorstn"))
+        if edit == "drop" and len(word) > 1:
+            del word[at]
+        elif edit == "swap" and at + 1 < len(word):
+            word[at], word[at + 1] = word[at + 1], word[at]
+        elif edit == "change":
+            word[at] = letter
+        else:
+            word.insert(at, letter)
+    return vocabulary, "".join(word)
+
+
+@settings(max_examples=400, deadline=None)
+@given(typos())
+def test_a_typo_is_read_as_the_first_long_word_it_is_close_to(case: tuple[Vocabulary, str]) -> None:
+    """The typo check compares a word with the long words of its first letter only: the
+    same stem as the scan of every long word, in order (the definition)."""
+    vocabulary, word = case
+    word_stem = stem_of(word)
+    if word_stem in vocabulary.by_stem or len(word) < 6 or word.isdigit():
+        expected = word_stem
+    else:
+        expected = next(
+            (s for known, s in vocabulary.long_words.items() if close_enough(word, known)),
+            word_stem,
+        )
+    assert vocabulary.corrected(word, word_stem) == expected

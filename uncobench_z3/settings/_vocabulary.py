@@ -106,7 +106,12 @@ class Vocabulary:
     _known: set[Entry] = field(default_factory=set, repr=False)
     """the entries, as a set (a task has thousands: a list lookup made building quadratic)"""
     _corrections: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
-    """what :meth:`corrected` read each word as (the typo check scans every long word)"""
+    """what :meth:`corrected` read each word as (the typo check scans the long words)"""
+    _long_by_first: dict[str, list[tuple[str, str]]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """``long_words`` by first letter, in order (a typo keeps its first letter: only those
+    are compared), made on the first check"""
 
     @classmethod
     def of(cls, task: TypedTask) -> Vocabulary:
@@ -126,22 +131,28 @@ class Vocabulary:
 
     # -- building ---------------------------------------------------------------------------
     def _add(self, entry: Entry) -> None:
-        if not entry.words or entry in self._known:
+        if not entry.words:
             return
-        self._known.add(entry)
+        known = self._known
+        size = len(known)
+        known.add(entry)  # hashed once (a named tuple's hash is not kept)
+        if size == len(known):
+            return
         self.entries.append(entry)
+        first = entry.stems[0]
         if entry.unordered:
-            self.unordered_by_first.setdefault(entry.stems[0], []).append(
-                len(self.unordered_entries)
-            )
+            self.unordered_by_first.setdefault(first, []).append(len(self.unordered_entries))
             self.unordered_entries.append(entry)
         else:
-            self.starting.setdefault(entry.stems[0], []).append(entry)
+            self.starting.setdefault(first, []).append(entry)
+        by_stem, long_words = self.by_stem, self.long_words
         for word, word_stem in zip(entry.words, entry.stems, strict=True):
-            self.by_stem.setdefault(word_stem, [])
-            if len(word) >= 6 and not word.isdigit():
-                self.long_words.setdefault(word, word_stem)
-        self.by_stem[entry.stems[0]].append(entry)
+            if word_stem not in by_stem:
+                by_stem[word_stem] = []
+            if len(word) >= 6 and word not in long_words and not word.isdigit():
+                long_words[word] = word_stem
+                self._long_by_first = None  # made again when next needed
+        by_stem[first].append(entry)
 
     def _build(self) -> None:
         task = self.task
@@ -220,8 +231,14 @@ class Vocabulary:
             return word_stem
         found = self._corrections.get((word, word_stem))
         if found is None:
+            by_first = self._long_by_first
+            if by_first is None:
+                by_first = self._long_by_first = {}
+                for known, known_stem in self.long_words.items():
+                    by_first.setdefault(known[0], []).append((known, known_stem))
+            # close_enough never matches two long words with different first letters
             found = next(
-                (known_stem for known, known_stem in self.long_words.items()
+                (known_stem for known, known_stem in by_first.get(word[0], ())
                  if close_enough(word, known)),
                 word_stem,
             )  # fmt: skip
