@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -346,3 +347,35 @@ def test_run_json_records_how_each_agent_samples(groups: list[TaskGroup], tmp_pa
     assert named["temperature"] == 0.7 and named["seed"] == "per epoch"
     assert generation_settings("openai/gpt-4.1-mini")["temperature"] == "provider default"
     assert generation_settings("openai/gpt-4.1-mini,seed=5")["seed"] == 5
+
+
+def test_the_benchmark_is_frozen_while_played_without_a_full_collection_first(
+    groups: list[TaskGroup], tmp_path: Path
+) -> None:
+    """The loaded groups are moved out of the collector's reach while samples play (no
+    collection scans them again) and given back after; only the young generations are
+    collected before, so the first sample does not wait for a scan of the whole benchmark."""
+    collections: list[int] = []
+    frozen_while_playing: list[int] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and not frozen_while_playing:
+            collections.append(info["generation"])
+
+    class Watching:
+        def __init__(self, name: str, seed: int) -> None:
+            self.agent = make_agent(name, seed)
+
+        async def act(self, conversation: Conversation) -> Action:
+            frozen_while_playing.append(gc.get_freeze_count())
+            return await self.agent.act(conversation)
+
+    gc.collect()
+    gc.callbacks.append(watch)
+    try:
+        evaluate(groups, make_config("bench", groups, AGENTS, limit=2), tmp_path, agents=Watching)
+    finally:
+        gc.callbacks.remove(watch)
+    assert frozen_while_playing and min(frozen_while_playing) > 0
+    assert 2 not in collections  # before the first sample: no full collection
+    assert gc.get_freeze_count() == 0
