@@ -24,6 +24,11 @@ settles it in two cases, and :func:`settle_admission` says which:
 Otherwise (a decision record left open and the tried completion not admitting the answer, a
 value off its domain, an unreadable statement, a rule that cannot evaluate) it returns None
 and the solver is asked, as before.
+
+Input the solver's terms cannot express - a value off its fact's step, a bound or a number
+that does not parse - never comes from the scripted colleagues or from scoring (which writes
+an answer's number exactly); attribution raises on it when it asks the solver, while a
+question settled here (or no longer asked) labels such an answer without raising.
 """
 
 from __future__ import annotations
