@@ -9,7 +9,10 @@
    (its own thinking included). The first pass is measured twice: in this process, after
    the recording (so the task texts' readings, the reply lines' statements and the
    messages' tokens are already known process-wide), and in a fresh interpreter, where
-   nothing is (what a user's ``uncobench eval`` pays).
+   nothing is (what a user's ``uncobench eval`` pays). ``--breakdown`` plays that fresh first
+   pass once more with the CPU time of its parts measured (the colleagues' readings of the
+   agent's messages, the minimum-rounds search, the evidence, justification, attribution and
+   round notes, the record; a part called inside another is that one's).
 2. **Throughput**: the same replay agent sleeps 50 ms per call (``asyncio.sleep``, like a
    model API call) and the full runner (JSON Lines log with fsync, resumable) runs at each
    ``--concurrency`` and with each ``--workers`` count (episodes sharded by group over
@@ -31,7 +34,7 @@ within 5% of the ideal at concurrency 64 and 10% at 256 (50 ms latency); <= 400 
 concurrency 256 over 1,000 groups.
 
 Run: ``python benchmarks/eval_overhead.py [--copies N] [--latency-ms 50] [--concurrency 64
-256] [--workers 1 2] [--bench DIR [--memory-workers N]] [--json]``.
+256] [--workers 1 2] [--bench DIR [--memory-workers N]] [--breakdown] [--json]``.
 """
 
 from __future__ import annotations
@@ -275,6 +278,67 @@ def _first_pass(copies: int, memo_path: str) -> float:
     return time.process_time() - cpu
 
 
+PARTS: tuple[tuple[str, str, str | None, str], ...] = (
+    # (label, module, class or None, attribute): where a first pass spends its CPU
+    ("colleagues' readings of the agent's messages", "_colleagues", "RecordBook", "read"),
+    ("minimum-rounds search (an ideal agent's episode)", "_sample", None, "minimum_rounds"),
+    ("face-value evidence of each round", "_sample", None, "evidence_by_round"),
+    ("justification of a right answer", "_sample", None, "justify_answer"),
+    ("attribution of a wrong answer", "_sample", None, "attribute_error"),
+    ("round notes", "_sample", None, "round_notes"),
+    ("the record", "_sample", None, "_record"),
+)
+
+
+def _timed(
+    fn: Callable[..., object], label: str, spent: dict[str, float], depth: list[int]
+) -> Callable[..., object]:
+    """``fn`` charging its CPU time to ``label`` - unless another timed part called it (a
+    reading inside the minimum-rounds search is the search's)."""
+    if asyncio.iscoroutinefunction(fn):
+
+        async def timed_coroutine(*args: object, **kwargs: object) -> object:
+            if depth[0]:
+                return await fn(*args, **kwargs)  # type: ignore[misc]
+            depth[0] += 1
+            started = time.process_time()
+            try:
+                return await fn(*args, **kwargs)  # type: ignore[misc]
+            finally:
+                depth[0] -= 1
+                spent[label] += time.process_time() - started
+
+        return timed_coroutine
+
+    def timed(*args: object, **kwargs: object) -> object:
+        if depth[0]:
+            return fn(*args, **kwargs)
+        depth[0] += 1
+        started = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+            spent[label] += time.process_time() - started
+
+    return timed
+
+
+def _breakdown(copies: int, memo_path: str) -> tuple[float, dict[str, float]]:
+    """In a new interpreter: the first pass of :func:`_first_pass`, with the CPU time of each
+    of :data:`PARTS` measured (the outermost part called is charged); (total, by part)."""
+    import importlib
+
+    spent = dict.fromkeys((label for label, *_ in PARTS), 0.0)
+    depth = [0]
+    for label, module_name, class_name, attribute in PARTS:
+        module = importlib.import_module(f"uncobench_z3.evaluation.{module_name}")
+        owner = getattr(module, class_name) if class_name else module
+        setattr(owner, attribute, _timed(getattr(owner, attribute), label, spent, depth))
+    total = _first_pass(copies, memo_path)
+    return total, spent
+
+
 def ideal_makespan(latencies: list[float], workers: int) -> float:
     """Zero-overhead makespan: each job, in order, to the first free worker."""
     free = [0.0] * min(workers, len(latencies))
@@ -306,6 +370,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bench", type=Path, help="a built benchmark for the memory figure")
     parser.add_argument("--memory-concurrency", type=int, default=256)
     parser.add_argument("--memory-workers", type=int, default=1)
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also measure where a first pass spends its CPU (a fresh interpreter)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     for name in args.agents:  # checked before any work: one line, not a traceback later
@@ -352,8 +421,9 @@ def main(argv: list[str] | None = None) -> None:
     asyncio.run(direct(jobs[:50], quick))  # warm-up: imports, caches
     elapsed, elapsed_cpu = asyncio.run(direct(jobs, quick))
     # the same samples again: what each group computes once per process (its minimum rounds
-    # per setting, the readings of its questions) is now known; solver verdicts are asked
-    # again where the group's judge was evicted (the last 32 groups are kept)
+    # per setting, the readings of its questions) is now known; verdicts are decided again
+    # where the group's judge was let go (the last 256 are kept: with more groups than that,
+    # played in order, every judge is made again)
     _, warm_cpu = asyncio.run(direct(jobs, quick))
     say(
         f"per sample (episode, scoring, trace, record; group prepared): "
@@ -367,11 +437,35 @@ def main(argv: list[str] | None = None) -> None:
         memo_file = Path(scratch) / "memo.pickle"
         memo_file.write_bytes(pickle.dumps(memo))
         fresh_cpu = in_fresh_process(_first_pass, args.copies, str(memo_file))
+        parts = (
+            in_fresh_process(_breakdown, args.copies, str(memo_file)) if args.breakdown else None
+        )
     say(
         f"CPU per round, runner alone: {1e3 * elapsed_cpu / total_rounds:.3f} ms "
         f"(target <= 0.15 ms); in a fresh process {1e3 * fresh_cpu / total_rounds:.3f} ms; "
         f"the same samples again (per-group work known): {1e3 * warm_cpu / total_rounds:.3f} ms"
     )
+    breakdown: dict[str, dict[str, float]] | None = None
+    if parts is not None:
+        parts_total, by_part = parts
+        rest = parts_total - sum(by_part.values())
+        by_part = {
+            **by_part,
+            "the rest: the episode's own work, scoring the answer, the runner": rest,
+        }
+        breakdown = {
+            label: {
+                "cpu_ms_per_group": round(1e3 * spent / len(groups), 3),
+                "share": round(spent / parts_total, 3),
+            }
+            for label, spent in by_part.items()
+        }
+        say(f"where a first pass spends its CPU (fresh interpreter, {len(groups)} groups):")
+        for label, figures_of in breakdown.items():
+            say(
+                f"  {label}: {figures_of['cpu_ms_per_group']:.3f} ms a group "
+                f"({100 * figures_of['share']:.0f}%)"
+            )
     builtin: dict[str, dict[str, float]] = {}
     for name in args.agents:
         gc.collect()  # as in direct()
@@ -399,6 +493,7 @@ def main(argv: list[str] | None = None) -> None:
         "round_cpu_ms": round(1e3 * elapsed_cpu / total_rounds, 3),
         "round_cpu_ms_fresh_process": round(1e3 * fresh_cpu / total_rounds, 3),
         "round_cpu_ms_again": round(1e3 * warm_cpu / total_rounds, 3),
+        "first_pass_breakdown": breakdown,
         "wrong_answer_ms": round(1e3 * wrong_wall / len(sample), 3),
         "wrong_answer_cpu_ms": round(1e3 * wrong_cpu / len(sample), 3),
         "builtin_agents": builtin,

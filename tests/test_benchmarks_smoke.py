@@ -86,10 +86,17 @@ def test_benchmark_script_prints_json(
 def test_eval_overhead_json_has_the_fresh_first_pass_and_a_copy_per_slot(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["--copies", "1", "--concurrency", "2", "--agents", "--json"]
+    args = ["--copies", "1", "--concurrency", "2", "--agents", "--breakdown", "--json"]
     figures = json.loads(_run("eval_overhead.py", args, monkeypatch, capsys))
     assert figures["groups"] == 5  # the per-round figures: --copies copies of the 5 examples
     assert figures["round_cpu_ms"] > 0 and figures["round_cpu_ms_fresh_process"] > 0
+    # where the fresh first pass spends its CPU: every part measured, the rest what is left
+    parts = figures["first_pass_breakdown"]
+    assert len(parts) == 8 and all(part["cpu_ms_per_group"] >= 0 for part in parts.values())
+    search = parts["minimum-rounds search (an ideal agent's episode)"]
+    readings = parts["colleagues' readings of the agent's messages"]
+    assert search["cpu_ms_per_group"] > 0 and readings["cpu_ms_per_group"] > 0
+    assert abs(sum(part["share"] for part in parts.values()) - 1) < 0.01
     run = figures["concurrency"]["2"]
     assert run["groups"] == 10  # raised to a copy of the examples (5 groups) per slot
     assert run["samples"] > figures["samples"] and run["ratio"] > 0
