@@ -152,11 +152,28 @@ def summary(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+SPEED_PROBE_ADDITIONS = 5_000_000
+
+
+def speed_probe() -> float:
+    """CPU seconds this process takes for :data:`SPEED_PROBE_ADDITIONS` Python additions:
+    the machine's speed when the figures were taken. The machines these benchmarks run on
+    changed speed by up to three times between periods (docs/performance.md), so figures of
+    two periods compare only through it."""
+    started = time.process_time()
+    total = 0
+    for number in range(SPEED_PROBE_ADDITIONS):
+        total += number
+    return round(time.process_time() - started, 3)
+
+
 def machine() -> dict[str, object]:
     return {
         "python": sys.version.split()[0],
         "cores": os.cpu_count(),
         "load_average_1min": round(os.getloadavg()[0], 2),
+        "additions": SPEED_PROBE_ADDITIONS,
+        "additions_cpu_s": speed_probe(),
     }
 
 
@@ -170,6 +187,9 @@ def emit(
     width = max(len(name) for name, _ in rows)
     info = machine()
     load = info["load_average_1min"]
-    print(f"{title} (python {info['python']}, {info['cores']} cores, load average {load})")
+    print(
+        f"{title} (python {info['python']}, {info['cores']} cores, load average {load}; "
+        f"{info['additions']:,} additions in {info['additions_cpu_s']} CPU-s)"
+    )
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")

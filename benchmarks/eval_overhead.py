@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import descendants, tree_cpu
+from _common import descendants, machine, tree_cpu
 
 from uncobench_z3._executor import ExecutorOptions
 from uncobench_z3._gc import fewer_collections
@@ -562,8 +562,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{memory['workers']} worker(s): peak PSS {memory['peak_pss_mb']} MB "
             f"(process tree; {memory['wall_s']} s wall; target <= 400 MB)"
         )
+    speed = machine()
+    say(f"\nmachine: {speed['additions']:,} Python additions in {speed['additions_cpu_s']} CPU-s")
     if args.json:
-        print(json.dumps({"benchmark": "eval overhead", **figures}, indent=2))
+        print(json.dumps({"benchmark": "eval overhead", "machine": speed, **figures}, indent=2))
 
 
 if __name__ == "__main__":
