@@ -39,10 +39,10 @@ from typing import Literal
 
 from ..settings import StatedValue, range_midpoint, stated_imprecision
 from ..spec import Slot, TypedTask, Value, round_fraction
+from ._evidence import values_to_try
 from ._scoring import ParsedAnswer
 
 Settled = Literal["sat", "unsat"]
-_ORDERED = ("int", "decimal", "date")
 
 
 def admits(task: TypedTask, parsed: ParsedAnswer, values: Mapping[Slot, Value]) -> bool:
@@ -79,47 +79,38 @@ def settle_admission(
     ``statements`` true that admits ``parsed``? ``sat`` or ``unsat`` when exact evaluation
     proves it (module docstring), None when only the solver can say."""
     try:
-        return _settle(task, fixed, statements, parsed)
+        values = dict(task.values)
+        for slot, value in fixed.items():
+            if not task.facts[slot[1]].contains(value):
+                return None  # off the domain: the solver says what that means
+            values[slot] = value
+        choices: dict[Slot, list[Value]] = {}  # what each open record may be, first tried first
+        for slot, stated in statements.items():
+            if slot in fixed:
+                continue
+            fits = _fitting(task, slot, stated)
+            if not fits:
+                return None  # unreadable, or nothing tried fits: the solver decides
+            choices[slot] = fits
+            values[slot] = fits[0]
+        if _admitted(task, parsed, values):
+            return "sat"
+        decision = task.decision_facts()
+        open_slots = [s for s in task.all_slots() if s[1] in decision and s not in fixed]
+        if not open_slots:
+            return "unsat"
+        # another completion, one open decision record changed, may admit it (a model found)
+        for slot in open_slots:
+            kept = values[slot]
+            for value in choices.get(slot) or dict.fromkeys(values_to_try(task, slot)):
+                if value != kept:
+                    values[slot] = value  # one record changed in place, then put back
+                    if _admitted(task, parsed, values):
+                        return "sat"
+            values[slot] = kept
+        return None
     except Exception:  # a value or a rule the evaluation cannot read: the solver decides
         return None
-
-
-def _settle(
-    task: TypedTask,
-    fixed: Mapping[Slot, Value],
-    statements: Mapping[Slot, StatedValue],
-    parsed: ParsedAnswer,
-) -> Settled | None:
-    values = dict(task.values)
-    for slot, value in fixed.items():
-        if not task.facts[slot[1]].contains(value):
-            return None  # off the domain: the solver says what that means
-        values[slot] = value
-    choices: dict[Slot, list[Value]] = {}  # what each open record may be, first tried first
-    for slot, stated in statements.items():
-        if slot in fixed:
-            continue
-        fits = _fitting(task, slot, stated)
-        if not fits:
-            return None  # unreadable, or nothing tried fits: the solver decides
-        choices[slot] = fits
-        values[slot] = fits[0]
-    if _admitted(task, parsed, values):
-        return "sat"
-    decision = task.decision_facts()
-    open_slots = [s for s in task.all_slots() if s[1] in decision and s not in fixed]
-    if not open_slots:
-        return "unsat"
-    # another completion, one open decision record changed, may admit it (a model found)
-    for slot in open_slots:
-        kept = values[slot]
-        for value in choices.get(slot) or _alternatives(task, slot):
-            if value != kept:
-                values[slot] = value  # one record changed in place, then put back
-                if _admitted(task, parsed, values):
-                    return "sat"
-        values[slot] = kept
-    return None
 
 
 def _admitted(task: TypedTask, parsed: ParsedAnswer, values: dict[Slot, Value]) -> bool:
@@ -128,19 +119,6 @@ def _admitted(task: TypedTask, parsed: ParsedAnswer, values: dict[Slot, Value]) 
     return admits(task, parsed, values) and all(
         task.facts[fact].contains(v) for (_, fact), v in values.items()
     )
-
-
-def _alternatives(task: TypedTask, slot: Slot) -> list[Value]:
-    """Values to try for an open record: the other candidates' values of the fact and the
-    ends of its domain (every value, for a yes/no or a set of members)."""
-    fact = task.facts[slot[1]]
-    if fact.type == "bool":
-        return [False, True]
-    if fact.type == "enum":
-        return list(fact.members)
-    first, last = fact.code_range()
-    found = [v for (c, f), v in task.values.items() if f == slot[1] and c != slot[0]]
-    return list(dict.fromkeys([*found, fact.value_of(first), fact.value_of(last)]))
 
 
 def _fitting(task: TypedTask, slot: Slot, stated: StatedValue) -> list[Value] | None:
@@ -153,7 +131,7 @@ def _fitting(task: TypedTask, slot: Slot, stated: StatedValue) -> list[Value] | 
     if statement.options is not None:
         tried = [truth, *statement.options]
         allowed = [v for v in tried if v in statement.options]
-    elif fact.type in _ORDERED:
+    elif fact.is_ordered:
         low, high = statement.low, statement.high
         assert low is not None and high is not None
         tried = [truth, range_midpoint(low, high), low, high]

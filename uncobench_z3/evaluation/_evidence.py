@@ -172,7 +172,17 @@ def final_evidence(
     return EvidenceReader(task, readings).read_up_to(trace)
 
 
-_ORDERED = ("int", "decimal", "date")
+def values_to_try(task: TypedTask, slot: Slot) -> list[Value]:
+    """Values a completion may give a record: every value of a yes/no or a set of members;
+    else every candidate's value of the fact and the ends of its domain."""
+    fact = task.facts[slot[1]]
+    if fact.type == "bool":
+        return [False, True]
+    if fact.type == "enum":
+        return list(fact.members)
+    first, last = fact.code_range()
+    found = [task.values[(c, slot[1])] for c in task.candidates if (c, slot[1]) in task.values]
+    return [*found, fact.value_of(first), fact.value_of(last)]
 
 
 def differing_completion(
@@ -204,7 +214,7 @@ def differing_completion(
             return None
         if statement.options is not None:
             options.setdefault(slot, []).append(statement.options)
-        elif task.facts[slot[1]].type in _ORDERED:
+        elif task.facts[slot[1]].is_ordered:
             assert statement.low is not None and statement.high is not None
             ranges.setdefault(slot, []).append((statement.low, statement.high))
         else:
@@ -222,18 +232,7 @@ def differing_completion(
             return False
 
     def alternatives(slot: Slot) -> list[Value]:
-        fact = task.facts[slot[1]]
-        found: list[Value]
-        if fact.type == "bool":
-            found = [False, True]
-        elif fact.type == "enum":
-            found = list(fact.members)
-        else:
-            first, last = fact.code_range()
-            found = [
-                task.values[(c, slot[1])] for c in task.candidates if (c, slot[1]) in task.values
-            ]
-            found += [fact.value_of(first), fact.value_of(last)]
+        found = values_to_try(task, slot)
         for chosen in options.get(slot, ()):
             found += chosen
         for bounds in ranges.get(slot, ()):

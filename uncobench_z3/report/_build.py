@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .._outdir import check_output_folder, lock_output
 from ..evaluation import compare_agents, compute_metrics
-from ..spec import write_text_atomic
+from ..spec import with_umask, write_text_atomic
 from ..stats import BootstrapConfig
 from ._dataset import dataset_summary
 from ._figures import Figures, render_figures
@@ -34,8 +34,6 @@ FIGURES_DIR = "figures"
 REPORT_FILES = (HTML_FILE, MARKDOWN_FILE, METRICS_FILE)
 """what makes a folder a report folder (besides ``figures/``)"""
 DEFAULT_TITLE = "uncobench evaluation report"
-_UMASK = os.umask(0)
-os.umask(_UMASK)
 
 
 @dataclass
@@ -59,7 +57,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
+        os.chmod(tmp, with_umask(0o666))  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

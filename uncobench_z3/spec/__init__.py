@@ -9,6 +9,7 @@ from ._io import (
     parse_json_text,
     spec_to_json,
     validate_document,
+    with_umask,
     write_text_atomic,
 )
 from ._jsonl import (
@@ -120,5 +121,6 @@ __all__ = [
     "spec_to_json",
     "to_json_scalar",
     "validate_document",
+    "with_umask",
     "write_text_atomic",
 ]

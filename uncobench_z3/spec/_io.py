@@ -20,6 +20,12 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+def with_umask(mode: int) -> int:
+    """``mode`` as the process's umask leaves it: what a file or folder made the usual way
+    gets (``mkstemp`` and ``mkdtemp`` make theirs private instead)."""
+    return mode & ~_UMASK
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
@@ -118,7 +124,7 @@ def write_text_atomic(path: str | Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
+        os.chmod(tmp, with_umask(0o666))  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -38,7 +38,7 @@ from ...evaluation import (
     SampleRecord,
     cap_record,
 )
-from ...spec import dump_json, load_json, write_text_atomic
+from ...spec import dump_json, load_json, with_umask, write_text_atomic
 from ._episode import INSPECT_PREFIX, STORE_KEY
 from ._scorer import RECORD_KEY
 from ._task import TASK_METADATA_KEY
@@ -179,9 +179,7 @@ def write_imported(out: Path, imported: ImportedLog) -> Path:
     target = out / imported.name
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{imported.name}.", dir=out))
-    umask = os.umask(0)
-    os.umask(umask)
-    scratch.chmod(0o777 & ~umask)  # mkdtemp's 0700 would make the run folder private
+    scratch.chmod(with_umask(0o777))  # mkdtemp's 0700 would make the run folder private
     try:
         run: dict[str, Any] = {
             "kind": RUN_KIND,
