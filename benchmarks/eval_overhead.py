@@ -6,12 +6,14 @@
    alone (environment, scripted colleagues, scoring, trace). Reported per round and per
    sample, plus the cost of one wrong answer (which adds the solver attribution), and the
    CPU per round of each built-in agent (``--agents``) playing the same samples itself
-   (its own thinking included). The first pass is measured twice: in this process, after
+   (its own thinking included). The groups store each setting's minimum rounds, as a built
+   benchmark's do (``uncobench build`` computes them): the runner reads them instead of
+   playing an ideal agent's episode. The first pass is measured twice: in this process, after
    the recording (so the task texts' readings, the reply lines' statements and the
    messages' tokens are already known process-wide), and in a fresh interpreter, where
    nothing is (what a user's ``uncobench eval`` pays). ``--breakdown`` plays that fresh first
    pass once more with the CPU time of its parts measured (the colleagues' readings of the
-   agent's messages, the minimum-rounds search, the evidence, justification, attribution and
+   agent's messages, reading the minimum rounds, the evidence, justification, attribution and
    round notes, the record; a part called inside another is that one's).
 2. **Throughput**: the same replay agent sleeps 50 ms per call (``asyncio.sleep``, like a
    model API call) and the full runner (JSON Lines log with fsync, resumable) runs at each
@@ -80,6 +82,7 @@ from uncobench_z3.evaluation import (
     make_config,
     plan_jobs,
     run_sample,
+    settings_minimum_rounds,
 )
 from uncobench_z3.settings import DefectBalance, TaskGroup, perturb
 from uncobench_z3.spec import check_structure, load_spec
@@ -119,11 +122,15 @@ def example_groups(copies: int) -> list[TaskGroup]:
     for path in sorted(glob.glob(str(ROOT / "examples" / "*.json"))):
         found = perturb(load_spec(path), seed=0, balance=balance).group
         assert found is not None
-        # a built benchmark stores the rendered text with each group; so do these
+        # a built benchmark stores the rendered text with each group, and each setting's
+        # minimum rounds (`uncobench build` computes them, `uncobench verify` checks them);
+        # so do these
         task = check_structure(found.spec).task
-        assert task is not None
+        assert task is not None and found.proofs is not None
         rendered = render_task(task, found.seed).model_dump(mode="json")
-        base.append(found.model_copy(update={"rendered": rendered}))
+        group = found.model_copy(update={"rendered": rendered})
+        proofs = found.proofs.model_copy(update={"minimum_rounds": settings_minimum_rounds(group)})
+        base.append(group.model_copy(update={"proofs": proofs}))
     # distinct ids, so distinct content hashes and job keys, for every copy
     return [g.model_copy(update={"id": f"{g.id}-{i}"}) for i in range(copies) for g in base]
 
@@ -256,7 +263,7 @@ def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
         return pool.submit(fn, *args).result()
 
 
-def _first_pass(copies: int, memo_path: str) -> float:
+def _first_pass(copies: int, memo_path: str, instrument: Callable[[], None] | None = None) -> float:
     """In a new interpreter: every sample of ``copies`` copies played once by the replay
     agent with no latency, as the in-process first pass of :func:`main` (groups prepared
     first, not counted), but with no process-wide memory warmed by having played the same
@@ -266,6 +273,8 @@ def _first_pass(copies: int, memo_path: str) -> float:
     agent = ReplayAgent(pickle.loads(Path(memo_path).read_bytes()), 0.0)
     jobs, _ = plan_jobs(groups, make_config("examples", groups, ["bench/replay"]))
     prepared = {id(g): PreparedGroup.of(g) for g in groups}
+    if instrument is not None:  # only the pass itself is measured (not the groups' making)
+        instrument()
 
     async def play() -> None:
         with fewer_collections():
@@ -281,7 +290,9 @@ def _first_pass(copies: int, memo_path: str) -> float:
 PARTS: tuple[tuple[str, str, str | None, str], ...] = (
     # (label, module, class or None, attribute): where a first pass spends its CPU
     ("colleagues' readings of the agent's messages", "_colleagues", "RecordBook", "read"),
-    ("minimum-rounds search (an ideal agent's episode)", "_sample", None, "minimum_rounds"),
+    # stored in the groups, as a built benchmark's: read, not searched for (an ideal agent's
+    # episode; see the module docstring)
+    ("minimum rounds (stored in the group)", "_sample", None, "minimum_rounds"),
     ("face-value evidence of each round", "_sample", None, "evidence_by_round"),
     ("justification of a right answer", "_sample", None, "justify_answer"),
     ("attribution of a wrong answer", "_sample", None, "attribute_error"),
@@ -294,7 +305,7 @@ def _timed(
     fn: Callable[..., object], label: str, spent: dict[str, float], depth: list[int]
 ) -> Callable[..., object]:
     """``fn`` charging its CPU time to ``label`` - unless another timed part called it (a
-    reading inside the minimum-rounds search is the search's)."""
+    reading inside the minimum-rounds search, for a group that stores none, is the search's)."""
     if asyncio.iscoroutinefunction(fn):
 
         async def timed_coroutine(*args: object, **kwargs: object) -> object:
@@ -331,11 +342,14 @@ def _breakdown(copies: int, memo_path: str) -> tuple[float, dict[str, float]]:
 
     spent = dict.fromkeys((label for label, *_ in PARTS), 0.0)
     depth = [0]
-    for label, module_name, class_name, attribute in PARTS:
-        module = importlib.import_module(f"uncobench_z3.evaluation.{module_name}")
-        owner = getattr(module, class_name) if class_name else module
-        setattr(owner, attribute, _timed(getattr(owner, attribute), label, spent, depth))
-    total = _first_pass(copies, memo_path)
+
+    def instrument() -> None:
+        for label, module_name, class_name, attribute in PARTS:
+            module = importlib.import_module(f"uncobench_z3.evaluation.{module_name}")
+            owner = getattr(module, class_name) if class_name else module
+            setattr(owner, attribute, _timed(getattr(owner, attribute), label, spent, depth))
+
+    total = _first_pass(copies, memo_path, instrument)
     return total, spent
 
 
@@ -420,8 +434,8 @@ def main(argv: list[str] | None = None) -> None:
     quick = ReplayAgent(memo, 0.0)
     asyncio.run(direct(jobs[:50], quick))  # warm-up: imports, caches
     elapsed, elapsed_cpu = asyncio.run(direct(jobs, quick))
-    # the same samples again: what each group computes once per process (its minimum rounds
-    # per setting, the readings of its questions) is now known; verdicts are decided again
+    # the same samples again: what each group computes once per process (the readings of its
+    # questions) is now known; verdicts are decided again
     # where the group's judge was let go (the last 256 are kept: with more groups than that,
     # played in order, every judge is made again)
     _, warm_cpu = asyncio.run(direct(jobs, quick))

@@ -93,9 +93,10 @@ def test_eval_overhead_json_has_the_fresh_first_pass_and_a_copy_per_slot(
     # where the fresh first pass spends its CPU: every part measured, the rest what is left
     parts = figures["first_pass_breakdown"]
     assert len(parts) == 8 and all(part["cpu_ms_per_group"] >= 0 for part in parts.values())
-    search = parts["minimum-rounds search (an ideal agent's episode)"]
+    stored = parts["minimum rounds (stored in the group)"]
     readings = parts["colleagues' readings of the agent's messages"]
-    assert search["cpu_ms_per_group"] > 0 and readings["cpu_ms_per_group"] > 0
+    # the groups store their minimum rounds, as a built benchmark's: read, not searched for
+    assert readings["cpu_ms_per_group"] > stored["cpu_ms_per_group"] >= 0
     assert abs(sum(part["share"] for part in parts.values()) - 1) < 0.01
     assert figures["machine"]["additions_cpu_s"] > 0  # the machine's speed, to compare periods
     run = figures["concurrency"]["2"]

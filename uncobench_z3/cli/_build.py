@@ -89,6 +89,8 @@ def build(
     different groups); --workers and --executor are not (any number of workers, here or on
     a Ray cluster, writes the same bytes).
     """
+    from ..evaluation import settings_minimum_rounds  # what each group stores: its play
+
     stages = llm_stages(generator_model, renderer_model, validator_model, no_cache)
     where = executor_from(executor, ray_address, workers)
     with progress_bar("building", "groups kept", enabled=not no_progress) as bar:
@@ -108,6 +110,7 @@ def build(
             rlimit=rlimit,
             solver_seed=solver_seed,
             stages=stages,
+            minimum_rounds=settings_minimum_rounds,
         )
     if result.stale_lock:
         err_console.print(f"[yellow]note:[/] {escape(result.stale_lock)}")

@@ -27,21 +27,25 @@ def verify_path(
     benchmark is proved verdict-first unless ``evidence`` is ``"full"`` (its groups that are
     not proved get full evidence either way).
     """
+    from ..evaluation import settings_minimum_rounds  # a group's stored play, computed again
+
     if Path(path).is_dir():
         from ..construct import verify_benchmark
 
         return verify_benchmark(path, budget, progress=progress, executor=executor,
-                                evidence=evidence, certificates=certificates)  # fmt: skip
+                                evidence=evidence, certificates=certificates,
+                                minimum_rounds=settings_minimum_rounds)  # fmt: skip
     data = load_json(path)
     if not isinstance(data, dict):
         raise SpecReadError(path, "expected a JSON object (a task spec or group)", json_path="$")
     files: dict[str, str] | None = {} if certificates is not None else None
     if data.get("kind") == GROUP_KIND:
         group = validate_document(data, TaskGroup, path)
-        from ..construct import with_rendering_check
+        from ..construct import with_minimum_rounds_check, with_rendering_check
 
         report, task = verify_group_task(group, path, budget, files, evidence="full")
         report = with_rendering_check(report, group, task)
+        report = with_minimum_rounds_check(report, group, settings_minimum_rounds)
         task_id = group.id
     else:
         spec = validate_document(data, TaskSpec, path)

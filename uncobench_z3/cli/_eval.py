@@ -37,6 +37,7 @@ from ..evaluation import (
     make_config,
     reader_agreement,
     run_evaluation,
+    settings_minimum_rounds,
 )
 from ..models import DEFAULT_MAX_ATTEMPTS
 from ..settings import SETTING_NAMES, SettingName
@@ -462,7 +463,8 @@ def verify_demo_benchmark(bench: Path, progress: bool = True) -> int:
     from ..construct import verify_benchmark
 
     with progress_bar("verifying", "groups", enabled=progress) as bar:
-        reports = verify_benchmark(bench, SolverBudget(), progress=bar.update)
+        reports = verify_benchmark(bench, SolverBudget(), progress=bar.update,
+                                   minimum_rounds=settings_minimum_rounds)  # fmt: skip
     for report in reports:
         if report.verdict != Verdict.PROVED:
             raise UncobenchError(
@@ -479,7 +481,8 @@ def prepare_demo_benchmark(out: Path, groups: int, force: bool, progress: bool) 
     did not build (no marker) is replaced only with ``force``.
     """
     bench = out / "bench"
-    held = None if force else reusable_groups(bench, build_config(groups, DEMO_SEED))
+    wanted = build_config(groups, DEMO_SEED, minimum_rounds=True)
+    held = None if force else reusable_groups(bench, wanted)
     if held is not None:
         used = f"; the demo uses the first {groups}" if held > groups else ""
         return f"[bold]1. reused[/] {escape(str(bench))} ({held} groups built earlier{used})"
@@ -497,7 +500,8 @@ def prepare_demo_benchmark(out: Path, groups: int, force: bool, progress: bool) 
 
         # force: whatever the folder holds is the demo's own (the marker says so) or the user
         # said --force; an interrupted build of the same configuration still resumes
-        build_benchmark(bench, groups=groups, seed=DEMO_SEED, force=True, progress=hook)
+        build_benchmark(bench, groups=groups, seed=DEMO_SEED, force=True, progress=hook,
+                        minimum_rounds=settings_minimum_rounds)  # fmt: skip
     return f"[bold]1. built[/] {escape(str(bench))} ({groups} group(s))"
 
 

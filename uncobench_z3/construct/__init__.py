@@ -28,7 +28,7 @@ from ._benchfile import (
     rendered_of,
     verify_benchmark,
 )
-from ._candidate import CandidateOutcome, process_candidate
+from ._candidate import CandidateOutcome, MinimumRounds, process_candidate
 from ._generate import Draft, DraftError, FactHint, SpecGenerator
 from ._instantiate import InstantiationError, Instantiator, Plan, instantiate, make_plan
 from ._integrity import check_rendering, with_rendering_check
@@ -72,6 +72,7 @@ from ._reader import (
     validate_rendering,
 )
 from ._render import RenderedTask, RoleCard, render_task, statement_text
+from ._rounds_check import minimum_rounds_check, with_minimum_rounds_check
 from ._text import Style
 
 __all__ = [
@@ -97,6 +98,7 @@ __all__ = [
     "KeyEntry",
     "LLMStages",
     "LibraryProblem",
+    "MinimumRounds",
     "ModelRef",
     "Plan",
     "ReadError",
@@ -126,6 +128,7 @@ __all__ = [
     "load_groups",
     "load_library",
     "make_plan",
+    "minimum_rounds_check",
     "parse_catalog",
     "parse_statement",
     "parse_task_text",
@@ -145,6 +148,7 @@ __all__ = [
     "validate_rendering",
     "validate_with_llm",
     "verify_benchmark",
+    "with_minimum_rounds_check",
     "with_rendering_check",
     "write_audit",
 ]

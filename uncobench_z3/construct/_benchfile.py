@@ -34,8 +34,10 @@ from ..spec import (
     read_utf8,
     validate_document,
 )
+from ._candidate import MinimumRounds
 from ._integrity import with_rendering_check
 from ._render import RenderedTask, render_task
+from ._rounds_check import with_minimum_rounds_check
 
 GROUPS_FILE = "groups.jsonl"
 MANIFEST_FILE = "manifest.json"
@@ -161,6 +163,7 @@ def _verify_chunk(
     budget: SolverBudget,
     evidence: Evidence = "verdict",
     certify: bool = False,
+    minimum_rounds: MinimumRounds | None = None,
 ) -> ChunkProof:
     """Re-prove a fixed batch of groups (numbered lines of ``source``) on one Z3 context.
 
@@ -183,7 +186,8 @@ def _verify_chunk(
             if report.verdict != Verdict.PROVED and evidence != "full":
                 files = {} if certify else None
                 report, task = verify_group_task(group, name, budget, files, evidence="full")
-            reports.append(with_rendering_check(report, group, task))
+            report = with_rendering_check(report, group, task)
+            reports.append(with_minimum_rounds_check(report, group, minimum_rounds))
             if files:
                 certificates[group.id] = files
     return reports, certificates
@@ -201,6 +205,7 @@ def verify_benchmark(
     executor: ExecutorOptions | None = None,
     evidence: Evidence = "verdict",
     certificates: dict[str, dict[str, str]] | None = None,
+    minimum_rounds: MinimumRounds | None = None,
 ) -> list[VerificationReport]:
     """Re-prove every group of a built benchmark (in parallel), and its content hash.
 
@@ -213,7 +218,9 @@ def verify_benchmark(
     verdict-only by default (groups that are not proved are reported with full evidence
     anyway) or ``"full"`` for every check. ``executor`` says where batches are proved (local
     worker processes, the default, or Ray tasks); ``workers`` is the shorthand for local
-    workers. The reports depend on neither.
+    workers. The reports depend on neither. ``minimum_rounds`` (the command line passes
+    :func:`uncobench_z3.evaluation.settings_minimum_rounds`) computes each group's stored
+    minimum rounds again for :func:`._rounds_check.minimum_rounds_check`.
     """
     target = Path(path)
     groups_file = target / GROUPS_FILE
@@ -265,12 +272,11 @@ def verify_benchmark(
         progress(0, len(lines))
     if local and (slots == 1 or len(chunks) == 1):
         for chunk in chunks:
-            add(_verify_chunk(chunk, source, budget, evidence, certify))
+            add(_verify_chunk(chunk, source, budget, evidence, certify, minimum_rounds))
         return reports
     with open_executor(where) as pool:
         n = len(chunks)
-        for found in pool.map(
-            _verify_chunk, chunks, [source] * n, [budget] * n, [evidence] * n, [certify] * n
-        ):
+        same: list[list[Any]] = [[source], [budget], [evidence], [certify], [minimum_rounds]]
+        for found in pool.map(_verify_chunk, chunks, *(each * n for each in same)):
             add(found)
     return reports

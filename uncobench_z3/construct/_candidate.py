@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel
 
-from ..settings import DefectBalance, perturb
+from ..settings import DefectBalance, SettingName, TaskGroup, perturb
 from ..solver import DEFAULT_BUDGET, SolverBudget, SolverContext, Verdict
 from ._generate import Draft
 from ._instantiate import InstantiationError, instantiate
@@ -28,6 +29,12 @@ from ._reader import validate_rendering
 from ._render import render_task
 
 Stage = Literal["spec_validation", "logical_verification", "rendering_validation"]
+
+MinimumRounds = Callable[[TaskGroup], dict[SettingName, int]]
+"""Setting -> the fewest rounds an ideal agent needs in it, where decided: the evaluation
+layer's :func:`uncobench_z3.evaluation.settings_minimum_rounds`, which the command line hands
+down (construction does not import evaluation). A module-level function, so that worker
+processes and Ray tasks receive it by reference."""
 REQUIRED_SETTINGS = ("misaligned", "incomplete", "missed")
 
 
@@ -65,10 +72,13 @@ def process_candidate(
     stages: LLMStages | None = None,
     recent: tuple[str, ...] = (),
     context: SolverContext | None = None,
+    minimum_rounds: MinimumRounds | None = None,
 ) -> CandidateOutcome:
     """Instantiate (up to ``attempts`` times), prove, perturb, render and validate a draft.
 
     ``context`` is the Z3 context of the candidate's batch (a private one without it).
+    ``minimum_rounds``, when given, computes what a kept group stores in
+    ``proofs.minimum_rounds``.
 
     With LLM ``stages`` the spec is written by the generator model (one repair attempt), the
     records are phrased by the renderer model and the full-information check is run by the
@@ -155,6 +165,9 @@ def process_candidate(
                 },
             }
         )
+        if minimum_rounds is not None and group.proofs is not None:
+            proofs = group.proofs.model_copy(update={"minimum_rounds": minimum_rounds(group)})
+            group = group.model_copy(update={"proofs": proofs})
         return CandidateOutcome(
             **base,
             retained=True,

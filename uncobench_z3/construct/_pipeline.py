@@ -31,7 +31,7 @@ from ..solver import SolverBudget, SolverContext
 from ..spec import dump_json, load_json, read_utf8, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
 from ._benchfile import GROUPS_FILE, MANIFEST_FILE
-from ._candidate import CandidateOutcome, process_candidate
+from ._candidate import CandidateOutcome, MinimumRounds, process_candidate
 from ._generate import Draft, SpecGenerator
 from ._library import load_library
 from ._llm_stages import LLMStages
@@ -58,9 +58,14 @@ class BuildConfig:
     generator: str = "offline"
     renderer: str = "template"
     validator: str = "reader"
+    minimum_rounds: bool = False
+    """whether each group stores its settings' minimum rounds (``proofs.minimum_rounds``)"""
 
     def digest(self) -> str:
-        text = json.dumps({**asdict(self), "version": __version__}, sort_keys=True)
+        options = asdict(self)
+        if not self.minimum_rounds:  # a configuration from before it existed keeps its hash
+            del options["minimum_rounds"]
+        text = json.dumps({**options, "version": __version__}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -97,7 +102,10 @@ Drafted = tuple[int, Draft | None, str | None, tuple[str, ...], tuple[str, ...]]
 
 
 def _process_chunk(
-    drafts: list[Drafted], config: BuildConfig, stages: LLMStages
+    drafts: list[Drafted],
+    config: BuildConfig,
+    stages: LLMStages,
+    minimum_rounds: MinimumRounds | None = None,
 ) -> list[CandidateOutcome]:
     """One chunk, on one Z3 context of its own: what its models give depends on the chunk's
     content alone, whichever worker runs it and whatever that worker ran before."""
@@ -114,8 +122,9 @@ def _process_chunk(
                 ))  # fmt: skip
                 continue
             outcome = process_candidate(
-                draft, config.seed, index, config.attempts, budget, stages, recent, context
-            )
+                draft, config.seed, index, config.attempts, budget, stages, recent, context,
+                minimum_rounds
+            )  # fmt: skip
             out.append(outcome.model_copy(update={"redrawn": redrawn}) if redrawn else outcome)
     return out
 
@@ -218,8 +227,10 @@ def build_config(
     *,
     rlimit: int = 50_000_000,
     solver_seed: int = 0,
+    minimum_rounds: bool = False,
 ) -> BuildConfig:
-    """The configuration :func:`build_benchmark` builds with (and hashes) for these options."""
+    """The configuration :func:`build_benchmark` builds with (and hashes) for these options
+    (``minimum_rounds``: whether it is given a :data:`MinimumRounds` to store)."""
     llm = stages or LLMStages()
     validator = llm.validator or llm.renderer
     return BuildConfig(
@@ -233,6 +244,7 @@ def build_config(
         generator=llm.generator.describe() if llm.generator else "offline",
         renderer=llm.renderer.describe() if llm.renderer else "template",
         validator=validator.describe() if validator else "reader",
+        minimum_rounds=minimum_rounds,
     )
 
 
@@ -276,6 +288,7 @@ def build_benchmark(
     rlimit: int = 50_000_000,
     solver_seed: int = 0,
     executor: ExecutorOptions | None = None,
+    minimum_rounds: MinimumRounds | None = None,
 ) -> BuildResult:
     """Build (or resume, or reuse) a verified benchmark of ``groups`` task groups.
 
@@ -284,6 +297,10 @@ def build_benchmark(
     ``executor`` says where chunks are processed (local worker processes, the default, or a
     Ray cluster: each chunk a Ray task); ``workers`` is the shorthand for local workers. The
     bytes written do not depend on either.
+    ``minimum_rounds`` (the command line passes
+    :func:`uncobench_z3.evaluation.settings_minimum_rounds`) computes what each group stores
+    in ``proofs.minimum_rounds``; without it groups store none, and an evaluation computes
+    them when it needs them.
     ``progress`` hears of every finished chunk, and once more at the end with the candidates
     the statistics count (chunks that ran past the last kept group are not counted); a build
     that is already done reports nothing.
@@ -295,8 +312,9 @@ def build_benchmark(
     target = Path(out)
     llm = stages or LLMStages()
     config = build_config(
-        groups, seed, none_share, timeout_ms, stages, rlimit=rlimit, solver_seed=solver_seed
-    )
+        groups, seed, none_share, timeout_ms, stages, rlimit=rlimit, solver_seed=solver_seed,
+        minimum_rounds=minimum_rounds is not None
+    )  # fmt: skip
     for ref in (llm.generator, llm.renderer, llm.validator):
         if ref is not None:  # a missing key or unknown provider fails now, not in every worker
             asyncio.run(ref.create().aclose())
@@ -304,7 +322,7 @@ def build_benchmark(
     # an unreachable cluster is bad input: it fails before any file is written
     where = (executor or ExecutorOptions()).with_workers(workers)
     with open_executor(where) as engine, lock_output(target, "build") as lock:
-        result = _build(target, config, llm, engine, force, progress)
+        result = _build(target, config, llm, engine, force, progress, minimum_rounds)
     result.stale_lock = lock.stale_note()
     return result
 
@@ -316,6 +334,7 @@ def _build(
     executor: Executor,
     force: bool,
     progress: ProgressHook | None,
+    minimum_rounds: MinimumRounds | None = None,
 ) -> BuildResult:
     """The build itself, inside the folder's lock."""
     groups = config.groups
@@ -353,11 +372,13 @@ def _build(
                 if number - 1 in chunks:
                     continue  # finished before an interruption: drafted only to replay the order
                 if inline:
-                    chunks[number - 1] = _process_chunk(drafts, config, llm)
+                    chunks[number - 1] = _process_chunk(drafts, config, llm, minimum_rounds)
                     _store(target, number - 1, chunks[number - 1])
                     report()
                     break
-                pending[executor.submit(_process_chunk, drafts, config, llm)] = number - 1
+                pending[executor.submit(_process_chunk, drafts, config, llm, minimum_rounds)] = (
+                    number - 1
+                )
             if pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:

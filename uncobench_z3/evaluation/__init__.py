@@ -116,7 +116,7 @@ from ._metrics import (
     setting_metrics,
     trial_of,
 )
-from ._min_rounds import minimum_rounds
+from ._min_rounds import minimum_rounds, settings_minimum_rounds
 from ._models import (
     CALL_POLICY,
     DEFAULT_MAX_RETRY_WAIT,
@@ -421,6 +421,7 @@ __all__ = [
     "score_episode",
     "select_replies",
     "setting_metrics",
+    "settings_minimum_rounds",
     "shared_model",
     "text_messages",
     "tool_arguments",

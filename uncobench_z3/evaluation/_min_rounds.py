@@ -14,13 +14,22 @@ minimum is ``1 + (rounds of asking until the evidence determines gold)``: 2 in R
 It is computed with scripted colleagues (the response policy an LLM colleague phrases is the
 same), once per group content and setting in a process, and is ``None`` when the solver could
 not decide or the careful agent's rounds ran out first.
+
+``uncobench build`` stores every setting's minimum in the group
+(``proofs.minimum_rounds``, from :func:`settings_minimum_rounds`) and ``uncobench verify``
+computes it again and compares: an evaluation of a built benchmark reads it instead of
+playing the ideal agent's episode for every group and setting (a fifth of a first pass's CPU
+with scripted colleagues). A group without it (an older build, a spec, a perturbed file) gets
+it computed here, as before.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from .._memo import remember
-from ..settings import SettingName, TaskGroup
-from ._attribution import shared_judge
+from ..settings import SETTING_NAMES, SettingName, TaskGroup
+from ._attribution import forget_group, shared_judge
 from ._builtin import CarefulAgent
 from ._environment import Environment, PreparedGroup
 from ._evidence import EvidenceReader
@@ -36,13 +45,52 @@ async def minimum_rounds(
     group_hash: str,
     prepared: PreparedGroup | None = None,
 ) -> int | None:
-    """Rounds (the answer included) an ideal agent needs (module docstring); cached by
-    ``group_hash`` (the group's content hash) and setting."""
+    """Rounds (the answer included) an ideal agent needs (module docstring): the group's
+    stored figure when it has one, else computed and cached by ``group_hash`` (the group's
+    content hash) and setting."""
+    stored = group.proofs.minimum_rounds if group.proofs is not None else None
+    if stored is not None:
+        return stored.get(setting)  # a setting left out was undecided when it was built
     key = (group_hash, setting)
     if key in _cache:
         return _cache[key]
     found = await _search(group, setting, group_hash, prepared)
     return remember(_cache, key, found, _CACHE_LIMIT)
+
+
+def settings_minimum_rounds(group: TaskGroup) -> dict[SettingName, int]:
+    """Setting -> :func:`minimum_rounds` for every available setting of ``group`` where it is
+    decided (an undecided one is left out), computed afresh whatever the group stores: what
+    ``uncobench build`` stores in ``proofs.minimum_rounds`` and ``uncobench verify`` compares
+    with it. What the computation remembered of the group is let go afterwards."""
+    from ._sample import group_digest  # (it imports this module)
+
+    bare = _without_stored(group)
+    digest = group_digest(bare)
+    available = [s.name for s in bare.settings if s.available]
+    order = {name: i for i, name in enumerate(SETTING_NAMES)}
+
+    async def every_setting() -> dict[SettingName, int]:
+        prepared = PreparedGroup.of(bare)
+        found: dict[SettingName, int] = {}
+        for name in sorted(available, key=order.__getitem__):
+            rounds = await minimum_rounds(bare, name, digest, prepared)
+            if rounds is not None:
+                found[name] = rounds
+        return found
+
+    try:
+        return asyncio.run(every_setting())
+    finally:
+        forget_minimum_rounds(digest)
+        forget_group(digest)
+
+
+def _without_stored(group: TaskGroup) -> TaskGroup:
+    if group.proofs is None or group.proofs.minimum_rounds is None:
+        return group
+    proofs = group.proofs.model_copy(update={"minimum_rounds": None})
+    return group.model_copy(update={"proofs": proofs})
 
 
 def forget_minimum_rounds(group_hash: str) -> None:

@@ -165,6 +165,16 @@ class ProofSummary(_Frozen):
         description="Strategy -> setting -> the exact accuracy (a fraction) of a guessing "
         "strategy (optimist, midpoint, face-value) in that setting.",
     )
+    minimum_rounds: dict[SettingName, Annotated[int, Field(ge=1)]] | None = Field(
+        default=None,
+        # left out when absent, so a group without it keeps its content hash
+        exclude_if=lambda stored: stored is None,
+        description="Setting -> the fewest rounds (the answer included) an ideal agent needs "
+        "with scripted colleagues, for every available setting where the solver decided it "
+        "(uncobench_z3.evaluation.minimum_rounds); stored by `uncobench build`, compared with "
+        "a fresh computation by `uncobench verify`, read by an evaluation instead of "
+        "computing it. Absent: computed when evaluated.",
+    )
 
 
 GROUP_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"

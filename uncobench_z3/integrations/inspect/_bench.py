@@ -29,6 +29,7 @@ from ...construct import (
     library_digest,
     load_groups,
 )
+from ...evaluation import settings_minimum_rounds
 from ...models import CACHE_DIR_ENV
 from ...settings import TaskGroup
 
@@ -51,7 +52,7 @@ def default_build_config(
     groups: int = DEFAULT_GROUPS, seed: int = DEFAULT_BUILD_SEED
 ) -> BuildConfig:
     """The configuration :func:`build_benchmark` uses for an offline build of ``groups``."""
-    return BuildConfig(groups=groups, seed=seed, library=library_digest())
+    return BuildConfig(groups=groups, seed=seed, library=library_digest(), minimum_rounds=True)
 
 
 def default_benchmark_dir(groups: int = DEFAULT_GROUPS, seed: int = DEFAULT_BUILD_SEED) -> Path:
@@ -73,7 +74,8 @@ def default_benchmark(
         target.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         try:
-            build_benchmark(scratch / "bench", groups=groups, seed=seed, workers=1)
+            build_benchmark(scratch / "bench", groups=groups, seed=seed, workers=1,
+                            minimum_rounds=settings_minimum_rounds)  # fmt: skip
             try:
                 os.rename(scratch / "bench", target)
             except OSError:

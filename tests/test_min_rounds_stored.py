@@ -1,0 +1,161 @@
+"""A built group stores each setting's minimum rounds; an evaluation reads them instead of
+playing the ideal agent's episode, and gets the records it would have computed; ``verify``
+computes them again and refutes a changed one."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import run_cli
+from uncobench_z3 import __version__
+from uncobench_z3.construct import (
+    BuildConfig,
+    build_benchmark,
+    load_groups,
+    minimum_rounds_check,
+    with_minimum_rounds_check,
+)
+from uncobench_z3.evaluation import (
+    PreparedGroup,
+    SampleRecord,
+    _min_rounds,
+    group_digest,
+    make_agent,
+    make_config,
+    plan_jobs,
+    run_sample,
+    settings_minimum_rounds,
+)
+from uncobench_z3.settings import TaskGroup
+from uncobench_z3.solver import Verdict, VerificationReport
+
+AGENTS = ["builtin/careful", "builtin/naive", "builtin/patient"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> list[TaskGroup]:
+    out = tmp_path_factory.mktemp("bench") / "b"
+    build_benchmark(out, groups=8, seed=5, workers=1, minimum_rounds=settings_minimum_rounds)
+    return load_groups(out)
+
+
+def _without_stored(group: TaskGroup) -> TaskGroup:
+    assert group.proofs is not None
+    proofs = group.proofs.model_copy(update={"minimum_rounds": None})
+    return group.model_copy(update={"proofs": proofs})
+
+
+def _records(groups: list[TaskGroup]) -> list[SampleRecord]:
+    jobs, _ = plan_jobs(groups, make_config("bench", groups, AGENTS))
+    prepared = {id(g): PreparedGroup.of(g) for g in groups}
+
+    async def play() -> list[SampleRecord]:
+        return [
+            await run_sample(
+                job, lambda name, seed: make_agent(name, seed), prepared[id(job.group)]
+            )
+            for job in jobs
+        ]
+
+    return asyncio.run(play())
+
+
+def _comparable(records: list[SampleRecord]) -> list[str]:
+    # the groups differ by the stored figure, so their content hashes (and job keys) do
+    drop = {"elapsed_seconds", "group_hash", "key"}
+    return [json.dumps(r.model_dump(mode="json", exclude=drop), sort_keys=True) for r in records]
+
+
+def test_every_available_setting_stores_a_minimum(built: list[TaskGroup]) -> None:
+    for group in built:
+        assert group.proofs is not None and group.proofs.minimum_rounds is not None
+        available = {s.name for s in group.settings if s.available}
+        assert set(group.proofs.minimum_rounds) <= available
+        assert group.proofs.minimum_rounds == settings_minimum_rounds(_without_stored(group))
+        # a fresh computation ignores what the group stores
+        assert settings_minimum_rounds(group) == group.proofs.minimum_rounds
+    reliable = {g.proofs.minimum_rounds.get("reliable") for g in built if g.proofs}
+    assert reliable == {2}  # every role is necessary: one round of asking, then the answer
+
+
+def test_evaluation_reads_stored_rounds_and_gets_the_same_records(
+    built: list[TaskGroup], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    computed = _records([_without_stored(g) for g in built])
+    assert any(r.min_rounds == 3 for r in computed) and all(r.min_rounds for r in computed)
+
+    async def no_search(*args: object) -> int | None:
+        raise AssertionError("a stored minimum was searched for again")
+
+    monkeypatch.setattr(_min_rounds, "_search", no_search)
+    assert _comparable(_records(built)) == _comparable(computed)
+
+
+def test_a_group_without_the_figure_keeps_its_content_hash(built: list[TaskGroup]) -> None:
+    bare = _without_stored(built[0])
+    text = bare.model_dump_json()
+    assert "minimum_rounds" not in text
+    assert group_digest(bare) == hashlib.sha256(text.encode()).hexdigest()
+    assert "minimum_rounds" in built[0].model_dump_json()
+    again = TaskGroup.model_validate_json(built[0].model_dump_json())
+    assert again == built[0] and group_digest(again) == group_digest(built[0])
+
+
+def test_a_build_configuration_without_it_keeps_its_hash() -> None:
+    config = BuildConfig(groups=3, seed=1, library="x")
+    options = asdict(config)
+    del options["minimum_rounds"]
+    before = json.dumps({**options, "version": __version__}, sort_keys=True)
+    assert config.digest() == hashlib.sha256(before.encode()).hexdigest()
+    assert BuildConfig(groups=3, seed=1, library="x", minimum_rounds=True).digest() != (
+        config.digest()
+    )
+
+
+def test_verify_refutes_a_changed_minimum(built: list[TaskGroup]) -> None:
+    group = built[0]
+    assert group.proofs is not None and group.proofs.minimum_rounds is not None
+    check = minimum_rounds_check(group, settings_minimum_rounds)
+    assert check is not None and check.verdict == Verdict.PROVED
+    changed = dict(group.proofs.minimum_rounds)
+    changed["reliable"] = 3
+    proofs = group.proofs.model_copy(update={"minimum_rounds": changed})
+    lying = group.model_copy(update={"proofs": proofs})
+    check = minimum_rounds_check(lying, settings_minimum_rounds)
+    assert check is not None and check.verdict == Verdict.REFUTED
+    assert "reliable 3" in check.summary and "reliable 2" in check.summary
+    assert minimum_rounds_check(_without_stored(group), settings_minimum_rounds) is None
+    report = VerificationReport(
+        source="x", document="group", task_id=group.id, verdict=Verdict.PROVED, checks=[]
+    )
+    refuted = with_minimum_rounds_check(report, lying, settings_minimum_rounds)
+    assert refuted.verdict == Verdict.REFUTED
+    noted = with_minimum_rounds_check(report, lying, None)
+    assert noted.verdict == Verdict.PROVED and "not re-checked" in noted.notes[-1]
+
+
+def test_a_group_that_cannot_be_played_is_not_proved(built: list[TaskGroup]) -> None:
+    def broken(group: TaskGroup) -> dict[str, int]:
+        raise ValueError("no colleague can read this")
+
+    check = minimum_rounds_check(built[0], broken)  # type: ignore[arg-type]
+    assert check is not None and check.verdict == Verdict.UNKNOWN
+    assert "no colleague can read this" in check.summary
+
+
+def test_cli_verify_refutes_an_edited_group_file(
+    built: list[TaskGroup], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(built[1].model_dump_json())
+    data["proofs"]["minimum_rounds"]["misaligned"] = 5
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps(data))
+    result = run_cli(capsys, "verify", str(path))
+    assert result.code == 1
+    assert "minimum-rounds" in result.out and "misaligned 5" in result.out

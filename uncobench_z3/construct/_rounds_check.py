@@ -1,0 +1,72 @@
+"""Does a group's stored minimum rounds equal a fresh computation?
+
+``uncobench build`` stores each setting's minimum rounds in ``proofs.minimum_rounds`` (what
+an ideal agent needs with scripted colleagues; an evaluation reads it instead of playing that
+agent's episode). The figure comes from the evaluation layer, which construction does not
+import, so the computation is handed in (:data:`._candidate.MinimumRounds`); without one a
+stored figure is noted as not re-checked rather than passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..settings import SETTING_NAMES, SettingName, TaskGroup
+from ..solver import CheckResult, Verdict, VerificationReport, combine
+from ._candidate import MinimumRounds
+
+CHECK_NAME = "minimum-rounds"
+
+
+def _listed(rounds: Mapping[SettingName, int]) -> str:
+    named = [f"{name} {rounds[name]}" for name in SETTING_NAMES if name in rounds]
+    return ", ".join(named) or "none decided"
+
+
+def minimum_rounds_check(group: TaskGroup, compute: MinimumRounds) -> CheckResult | None:
+    """The check of the group's stored minimum rounds (None when it stores none)."""
+    stored = group.proofs.minimum_rounds if group.proofs is not None else None
+    if stored is None:
+        return None
+    try:
+        fresh = compute(group)
+    except Exception as exc:  # a group the scripted colleagues cannot play: not proved
+        return CheckResult(
+            name=CHECK_NAME,
+            kind="consistency",
+            verdict=Verdict.UNKNOWN,
+            summary=f"the minimum rounds could not be computed again: {exc}"[:300],
+        )
+    if stored == fresh:
+        return CheckResult(
+            name=CHECK_NAME,
+            kind="consistency",
+            verdict=Verdict.PROVED,
+            summary=f"the stored minimum rounds ({_listed(fresh)}) equal a fresh computation",
+        )
+    return CheckResult(
+        name=CHECK_NAME,
+        kind="consistency",
+        verdict=Verdict.REFUTED,
+        summary=f"the group stores minimum rounds {_listed(stored)}; computed again: "
+        f"{_listed(fresh)}",
+    )
+
+
+def with_minimum_rounds_check(
+    report: VerificationReport, group: TaskGroup, compute: MinimumRounds | None
+) -> VerificationReport:
+    """``report`` with :func:`minimum_rounds_check` added (its verdict recombined), or with a
+    note when the group stores minimum rounds and ``compute`` is None."""
+    stored = group.proofs.minimum_rounds if group.proofs is not None else None
+    if stored is None:
+        return report
+    if compute is None:
+        note = "the stored minimum rounds were not re-checked (no computation was given)"
+        return report.model_copy(update={"notes": [*report.notes, note]})
+    check = minimum_rounds_check(group, compute)
+    assert check is not None
+    checks = [*report.checks, check]
+    return report.model_copy(
+        update={"checks": checks, "verdict": combine([c.verdict for c in checks])}
+    )
