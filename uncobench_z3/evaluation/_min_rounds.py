@@ -26,9 +26,11 @@ it computed here, as before.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar, cast
 
 from .._memo import remember
-from ..settings import SETTING_NAMES, SettingName, TaskGroup
+from ..settings import SETTING_NAMES, SettingName, TaskGroup, forget_vocabulary
 from ._attribution import forget_group, shared_judge
 from ._builtin import CarefulAgent
 from ._environment import Environment, PreparedGroup
@@ -36,6 +38,7 @@ from ._evidence import EvidenceReader
 from ._protocol import DEFAULT_BUDGET, AnswerAction
 
 _CACHE_LIMIT = 8192
+T = TypeVar("T")
 _cache: dict[tuple[str, SettingName], int | None] = {}
 
 
@@ -60,37 +63,43 @@ async def minimum_rounds(
 
 def settings_minimum_rounds(group: TaskGroup) -> dict[SettingName, int]:
     """Setting -> :func:`minimum_rounds` for every available setting of ``group`` where it is
-    decided (an undecided one is left out), computed afresh whatever the group stores: what
-    ``uncobench build`` stores in ``proofs.minimum_rounds`` and ``uncobench verify`` compares
-    with it. What the computation remembered of the group is let go afterwards."""
-    from ._sample import group_digest  # (it imports this module)
+    decided (an undecided one is left out), searched for afresh whatever the group stores:
+    what ``uncobench build`` stores in ``proofs.minimum_rounds`` and ``uncobench verify``
+    compares with it. What the search remembered of the group is let go afterwards."""
+    # the group's judge is shared under a key of this call's own (no content hash to compute:
+    # nothing outlives the call), which no content hash can equal
+    key = f"settings-minimum-rounds:{id(group)}"
+    offered = {setting.name for setting in group.settings if setting.available}
+    available = [name for name in SETTING_NAMES if name in offered]
 
-    bare = _without_stored(group)
-    digest = group_digest(bare)
-    available = [s.name for s in bare.settings if s.available]
-    order = {name: i for i, name in enumerate(SETTING_NAMES)}
+    prepared = PreparedGroup.of(group)
 
     async def every_setting() -> dict[SettingName, int]:
-        prepared = PreparedGroup.of(bare)
         found: dict[SettingName, int] = {}
-        for name in sorted(available, key=order.__getitem__):
-            rounds = await minimum_rounds(bare, name, digest, prepared)
+        for name in available:
+            rounds = await _search(group, name, key, prepared)
             if rounds is not None:
                 found[name] = rounds
         return found
 
     try:
-        return asyncio.run(every_setting())
+        return _without_a_loop(every_setting)
     finally:
-        forget_minimum_rounds(digest)
-        forget_group(digest)
+        forget_group(key)
+        forget_vocabulary(prepared.task)
 
 
-def _without_stored(group: TaskGroup) -> TaskGroup:
-    if group.proofs is None or group.proofs.minimum_rounds is None:
-        return group
-    proofs = group.proofs.model_copy(update={"minimum_rounds": None})
-    return group.model_copy(update={"proofs": proofs})
+def _without_a_loop(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """The result of the coroutine ``make()`` makes, run without an event loop when it never
+    waits (the search's agent and colleagues only compute: a loop per group cost a twentieth
+    of the search), else made again and run on one."""
+    coroutine = make()
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return cast(T, done.value)
+    coroutine.close()  # it waited for something: only an event loop can give it that
+    return asyncio.run(make())
 
 
 def forget_minimum_rounds(group_hash: str) -> None:
