@@ -7,7 +7,8 @@ Each build runs the real command in a new process (every proof included) and is 
 CPU time of the whole process tree (the parent and its workers) and wall time; the outputs
 (``groups.jsonl`` and ``manifest.json``) must be byte-identical for every worker count. The
 per-stage figures come from running the stages one by one on a sample of drafts in this
-process, one Z3 context per 20 candidates as the build's chunks do. ``--keep DIR`` keeps the
+process, one Z3 context per 20 candidates as the build's chunks do (the last, each setting's
+minimum rounds that a kept group stores, is the evaluation layer's search). ``--keep DIR`` keeps the
 first build (for ``verify_throughput.py --bench DIR``).
 
 ``--ray`` adds the same build with ``--executor ray`` and as many Ray tasks at once as this
@@ -46,11 +47,12 @@ from uncobench_z3.construct import (
     render_task,
     validate_rendering,
 )
+from uncobench_z3.evaluation import settings_minimum_rounds
 from uncobench_z3.settings import DefectBalance, perturb
 from uncobench_z3.solver import SolverContext
 
 CHUNK = 20
-STAGES = ("draft", "instantiate", "prove+settings", "render", "read x3")
+STAGES = ("draft", "instantiate", "prove+settings", "render", "read x3", "minimum rounds")
 
 
 def stage_times(seed: int, sample: int) -> dict[str, float]:
@@ -85,6 +87,13 @@ def stage_times(seed: int, sample: int) -> dict[str, float]:
                 start = time.process_time()
                 validate_rendering(result.task, rendered, result.task.outcome(), seed)
                 timed("read x3", start)
+                # what a kept group stores: each setting's minimum rounds (an ideal agent's
+                # episodes with scripted colleagues)
+                stored = rendered.model_dump(mode="json")
+                group = result.group.model_copy(update={"rendered": stored})
+                start = time.process_time()
+                settings_minimum_rounds(group)
+                timed("minimum rounds", start)
     return {name: ms(statistics.mean(values)) for name, values in times.items() if values}
 
 
