@@ -23,6 +23,7 @@ from uncobench_z3.evaluation import (
     evaluate,
     make_config,
     read_log,
+    settings_minimum_rounds,
 )
 
 ray = pytest.importorskip("ray", reason='Ray is not installed (pip install "uncobench-z3[ray]")')
@@ -56,14 +57,21 @@ def local_ray() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def local_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ray") / "local"
-    build_benchmark(out, groups=GROUPS, seed=11, workers=2)
+    # as `uncobench build` builds: each group stores its minimum rounds (and verify checks them)
+    build_benchmark(out, groups=GROUPS, seed=11, workers=2, minimum_rounds=settings_minimum_rounds)
     return out
 
 
 def test_a_build_on_ray_writes_the_same_bytes(
     local_ray: str, local_bench: Path, tmp_path: Path
 ) -> None:
-    result = build_benchmark(tmp_path / "ray", groups=GROUPS, seed=11, executor=RAY)
+    result = build_benchmark(
+        tmp_path / "ray",
+        groups=GROUPS,
+        seed=11,
+        executor=RAY,
+        minimum_rounds=settings_minimum_rounds,
+    )
     assert not result.reused
     for name in ("groups.jsonl", "manifest.json", "rejected.jsonl"):
         assert (tmp_path / "ray" / name).read_bytes() == (local_bench / name).read_bytes()
@@ -77,6 +85,8 @@ def test_verify_on_ray_gives_the_same_verdicts(
     assert here.code == there.code == 0
     assert json.loads(here.out) == json.loads(there.out)
     assert json.loads(there.out)["counts"]["proved"] == GROUPS
+    checks = {c["name"] for r in json.loads(there.out)["reports"] for c in r["checks"]}
+    assert "minimum-rounds" in checks
 
 
 @pytest.fixture(scope="module")
