@@ -21,6 +21,7 @@ from uncobench_z3.construct import (
     minimum_rounds_check,
     with_minimum_rounds_check,
 )
+from uncobench_z3.errors import ResumeError
 from uncobench_z3.evaluation import (
     PreparedGroup,
     SampleRecord,
@@ -159,3 +160,43 @@ def test_cli_verify_refutes_an_edited_group_file(
     result = run_cli(capsys, "verify", str(path))
     assert result.code == 1
     assert "minimum-rounds" in result.out and "misaligned 5" in result.out
+
+
+def test_a_solver_undecided_search_stores_nothing_and_verifies_unknown(
+    built: list[TaskGroup], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A verdict the solver leaves undecided (a wall-clock timeout may decide it another time)
+    is not "the careful agent cannot settle it": nothing is stored, and verify says unknown."""
+    real = _min_rounds._search
+
+    async def undecided_in_mixed(group: TaskGroup, setting: str, *args: object) -> int | None:
+        if setting == "mixed":
+            raise _min_rounds._SolverUndecided(setting)
+        return await real(group, setting, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_min_rounds, "_search", undecided_in_mixed)
+    group = next(g for g in built if any(s.name == "mixed" and s.available for s in g.settings))
+    assert settings_minimum_rounds(group) is None
+    check = minimum_rounds_check(group, settings_minimum_rounds)
+    assert check is not None and check.verdict == Verdict.UNKNOWN
+    # an evaluation that searches itself reads it as undecided, as before
+    bare = _without_stored(group)
+    found = asyncio.run(_min_rounds.minimum_rounds(bare, "mixed", "key-of-this-test"))
+    assert found is None
+    _min_rounds.forget_minimum_rounds("key-of-this-test")
+
+
+def test_a_build_whose_search_is_undecided_stores_nothing(tmp_path: Path) -> None:
+    def undecided(group: TaskGroup) -> None:
+        return None
+
+    build_benchmark(tmp_path / "b", groups=2, seed=5, workers=1, minimum_rounds=undecided)
+    for group in load_groups(tmp_path / "b"):
+        assert group.proofs is not None and group.proofs.minimum_rounds is None
+
+
+def test_building_over_a_build_without_the_figure_names_the_difference(tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    build_benchmark(out, groups=2, seed=5, workers=1)
+    with pytest.raises(ResumeError, match="changed: minimum_rounds false -> true"):
+        build_benchmark(out, groups=2, seed=5, workers=1, minimum_rounds=settings_minimum_rounds)

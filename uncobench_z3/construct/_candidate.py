@@ -30,11 +30,12 @@ from ._render import render_task
 
 Stage = Literal["spec_validation", "logical_verification", "rendering_validation"]
 
-MinimumRounds = Callable[[TaskGroup], dict[SettingName, int]]
-"""Setting -> the fewest rounds an ideal agent needs in it, where decided: the evaluation
-layer's :func:`uncobench_z3.evaluation.settings_minimum_rounds`, which the command line hands
-down (construction does not import evaluation). A module-level function, so that worker
-processes and Ray tasks receive it by reference."""
+MinimumRounds = Callable[[TaskGroup], dict[SettingName, int] | None]
+"""Setting -> the fewest rounds an ideal agent needs in it (a setting where it cannot settle
+the answer left out); None when the solver left a verdict undecided within its budget. The
+evaluation layer's :func:`uncobench_z3.evaluation.settings_minimum_rounds`, which the command
+line hands down (construction does not import evaluation). A module-level function, so that
+worker processes and Ray tasks receive it by reference."""
 REQUIRED_SETTINGS = ("misaligned", "incomplete", "missed")
 
 
@@ -165,8 +166,9 @@ def process_candidate(
                 },
             }
         )
-        if minimum_rounds is not None and group.proofs is not None:
-            proofs = group.proofs.model_copy(update={"minimum_rounds": minimum_rounds(group)})
+        rounds = minimum_rounds(group) if minimum_rounds is not None else None
+        if rounds is not None and group.proofs is not None:  # None: nothing stored, searched
+            proofs = group.proofs.model_copy(update={"minimum_rounds": rounds})  # when played
             group = group.model_copy(update={"proofs": proofs})
         return CandidateOutcome(
             **base,

@@ -187,7 +187,8 @@ def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[Cand
             return {}
         if not force:
             raise ResumeError(
-                f"{out} holds a benchmark built with another configuration; "
+                f"{out} holds a benchmark built with another configuration"
+                f"{_differences(manifest, config)}; "
                 "use --force to rebuild it or choose another --out"
             )
     if work.exists():
@@ -195,8 +196,8 @@ def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[Cand
         if isinstance(previous, dict) and previous.get("config_hash") != config.digest():
             if not force:
                 raise ResumeError(
-                    f"{out} holds an interrupted build with another configuration; "
-                    "use --force to discard it"
+                    f"{out} holds an interrupted build with another configuration"
+                    f"{_differences(previous, config)}; use --force to discard it"
                 )
             shutil.rmtree(work)
     if force and (out / MANIFEST_FILE).exists():
@@ -207,6 +208,27 @@ def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[Cand
     for path in sorted(work.glob("chunk-*.jsonl")):
         done[int(path.stem.split("-")[1])] = _read_chunk(path)
     return done
+
+
+def _differences(stored: object, config: BuildConfig) -> str:
+    """What differs between a stored configuration (a manifest or a work stamp) and
+    ``config``, said in parentheses; nothing when it cannot tell (another version, say)."""
+    before = stored.get("config") if isinstance(stored, dict) else None
+    if not isinstance(before, dict):
+        return ""
+
+    def shown(value: object) -> str:  # a stored number is read back as a Decimal
+        return json.dumps(value) if isinstance(value, bool | None | str) else str(value)
+
+    named = []
+    for key, value in asdict(config).items():
+        was = shown(before.get(key, False if key == "minimum_rounds" else None))
+        if was != shown(value):
+            named.append(f"{key} {was} -> {shown(value)}")
+    version = stored.get("version") if isinstance(stored, dict) else None
+    if isinstance(version, str) and version != __version__:
+        named.append(f"version {version} -> {__version__}")
+    return f" (changed: {', '.join(named)})" if named else ""
 
 
 def _retained(chunks: dict[int, list[CandidateOutcome]]) -> tuple[int, int]:

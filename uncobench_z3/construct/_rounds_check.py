@@ -37,6 +37,14 @@ def minimum_rounds_check(group: TaskGroup, compute: MinimumRounds) -> CheckResul
             verdict=Verdict.UNKNOWN,
             summary=f"the minimum rounds could not be computed again: {exc}"[:300],
         )
+    if fresh is None:
+        return CheckResult(
+            name=CHECK_NAME,
+            kind="consistency",
+            verdict=Verdict.UNKNOWN,
+            summary="the solver left a verdict of the minimum-rounds search undecided within "
+            "its budget: the stored figures were not checked",
+        )
     if stored == fresh:
         return CheckResult(
             name=CHECK_NAME,

@@ -57,15 +57,22 @@ async def minimum_rounds(
     key = (group_hash, setting)
     if key in _cache:
         return _cache[key]
-    found = await _search(group, setting, group_hash, prepared)
+    try:
+        found = await _search(group, setting, group_hash, prepared)
+    except _SolverUndecided:
+        found = None
     return remember(_cache, key, found, _CACHE_LIMIT)
 
 
-def settings_minimum_rounds(group: TaskGroup) -> dict[SettingName, int]:
-    """Setting -> :func:`minimum_rounds` for every available setting of ``group`` where it is
-    decided (an undecided one is left out), searched for afresh whatever the group stores:
-    what ``uncobench build`` stores in ``proofs.minimum_rounds`` and ``uncobench verify``
-    compares with it. What the search remembered of the group is let go afterwards."""
+def settings_minimum_rounds(group: TaskGroup) -> dict[SettingName, int] | None:
+    """Setting -> :func:`minimum_rounds` for every available setting of ``group``, searched
+    for afresh whatever the group stores: what ``uncobench build`` stores in
+    ``proofs.minimum_rounds`` and ``uncobench verify`` compares with it. A setting where the
+    careful agent cannot settle the answer is left out (every search says so again); None
+    when the solver left a verdict undecided within its budget (a wall-clock timeout on a
+    loaded machine may decide it another time): the build then stores nothing, and an
+    evaluation searches itself. What the search remembered of the group is let go
+    afterwards."""
     # the group's judge is shared under a key of this call's own (no content hash to compute:
     # nothing outlives the call), which no content hash can equal
     key = f"settings-minimum-rounds:{id(group)}"
@@ -84,6 +91,8 @@ def settings_minimum_rounds(group: TaskGroup) -> dict[SettingName, int]:
 
     try:
         return _without_a_loop(every_setting)
+    except _SolverUndecided:
+        return None
     finally:
         forget_group(key)
         forget_vocabulary(prepared.task)
@@ -108,9 +117,17 @@ def forget_minimum_rounds(group_hash: str) -> None:
         del _cache[key]
 
 
+class _SolverUndecided(Exception):
+    """The solver left a verdict of the search undecided within its budget (unlike the other
+    ``None`` of the search, which any run reaches again, this one may not)."""
+
+
 async def _search(
     group: TaskGroup, setting: SettingName, group_hash: str, prepared: PreparedGroup | None
 ) -> int | None:
+    """The minimum rounds of ``group`` in ``setting``; None when the careful agent's rounds
+    ran out or it answered before the evidence settled the answer. Raises
+    :class:`_SolverUndecided` when the solver left a verdict undecided."""
     environment = Environment(group, setting, DEFAULT_BUDGET, prepared=prepared)
     judge = shared_judge(group_hash, environment.task, group.gold)
     agent = CarefulAgent(seed=0)
@@ -120,7 +137,7 @@ async def _search(
         if status == "unsat":
             return environment.rounds + 1
         if status == "unknown":
-            return None
+            raise _SolverUndecided(setting)
         if environment.finished:
             return None
         action = await agent.act(environment.conversation)
