@@ -31,7 +31,8 @@ from typing import Any, TypeVar, cast
 
 from .._memo import remember
 from ..settings import SETTING_NAMES, SettingName, TaskGroup, forget_vocabulary
-from ._attribution import forget_group, shared_judge
+from ..solver import SolverBudget
+from ._attribution import ATTRIBUTION_BUDGET, forget_group, shared_judge
 from ._builtin import CarefulAgent
 from ._environment import Environment, PreparedGroup
 from ._evidence import EvidenceReader
@@ -64,14 +65,21 @@ async def minimum_rounds(
     return remember(_cache, key, found, _CACHE_LIMIT)
 
 
+STORED_SEARCH_BUDGET = SolverBudget(timeout_ms=0, rlimit=ATTRIBUTION_BUDGET.rlimit)
+"""the budget of the search whose figures a build stores and verify checks: Z3's resource
+count only, with no wall-clock bound, so that a verdict it leaves undecided is undecided on
+any machine at any load, and the build's bytes and verify's verdicts do not depend on them
+(an evaluation's own search keeps the evaluation's budget and shares its judges)"""
+
+
 def settings_minimum_rounds(group: TaskGroup) -> dict[SettingName, int] | None:
     """Setting -> :func:`minimum_rounds` for every available setting of ``group``, searched
     for afresh whatever the group stores: what ``uncobench build`` stores in
     ``proofs.minimum_rounds`` and ``uncobench verify`` compares with it. A setting where the
     careful agent cannot settle the answer is left out (every search says so again); None
-    when the solver left a verdict undecided within its budget (a wall-clock timeout on a
-    loaded machine may decide it another time): the build then stores nothing, and an
-    evaluation searches itself. What the search remembered of the group is let go
+    when the solver left a verdict undecided within :data:`STORED_SEARCH_BUDGET` (Z3's
+    deterministic resource count): the build then stores nothing, and an evaluation
+    searches itself. What the search remembered of the group is let go
     afterwards."""
     # the group's judge is shared under a key of this call's own (no content hash to compute:
     # nothing outlives the call), which no content hash can equal
@@ -84,7 +92,7 @@ def settings_minimum_rounds(group: TaskGroup) -> dict[SettingName, int] | None:
     async def every_setting() -> dict[SettingName, int]:
         found: dict[SettingName, int] = {}
         for name in available:
-            rounds = await _search(group, name, key, prepared)
+            rounds = await _search(group, name, key, prepared, STORED_SEARCH_BUDGET)
             if rounds is not None:
                 found[name] = rounds
         return found
@@ -123,13 +131,17 @@ class _SolverUndecided(Exception):
 
 
 async def _search(
-    group: TaskGroup, setting: SettingName, group_hash: str, prepared: PreparedGroup | None
+    group: TaskGroup,
+    setting: SettingName,
+    group_hash: str,
+    prepared: PreparedGroup | None,
+    budget: SolverBudget = ATTRIBUTION_BUDGET,
 ) -> int | None:
     """The minimum rounds of ``group`` in ``setting``; None when the careful agent's rounds
     ran out or it answered before the evidence settled the answer. Raises
     :class:`_SolverUndecided` when the solver left a verdict undecided."""
     environment = Environment(group, setting, DEFAULT_BUDGET, prepared=prepared)
-    judge = shared_judge(group_hash, environment.task, group.gold)
+    judge = shared_judge(group_hash, environment.task, group.gold, budget)
     agent = CarefulAgent(seed=0)
     evidence = EvidenceReader(environment.task, judge.readings)  # reads each new round once
     while True:
