@@ -89,7 +89,7 @@ def build(
     different groups); --workers and --executor are not (any number of workers, here or on
     a Ray cluster, writes the same bytes).
     """
-    from ..evaluation import settings_minimum_rounds  # what each group stores: its play
+    from ..evaluation import settings_minimum_rounds  # each group stores its minimum rounds
 
     stages = llm_stages(generator_model, renderer_model, validator_model, no_cache)
     where = executor_from(executor, ray_address, workers)

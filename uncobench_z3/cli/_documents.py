@@ -27,7 +27,7 @@ def verify_path(
     benchmark is proved verdict-first unless ``evidence`` is ``"full"`` (its groups that are
     not proved get full evidence either way).
     """
-    from ..evaluation import settings_minimum_rounds  # a group's stored play, computed again
+    from ..evaluation import settings_minimum_rounds  # a group's stored minimum rounds, again
 
     if Path(path).is_dir():
         from ..construct import verify_benchmark

@@ -166,9 +166,11 @@ def process_candidate(
                 },
             }
         )
+        # None (the solver left a verdict undecided): nothing is stored, and an evaluation of
+        # the group searches for its minimum rounds itself
         rounds = minimum_rounds(group) if minimum_rounds is not None else None
-        if rounds is not None and group.proofs is not None:  # None: nothing stored, searched
-            proofs = group.proofs.model_copy(update={"minimum_rounds": rounds})  # when played
+        if rounds is not None and group.proofs is not None:
+            proofs = group.proofs.model_copy(update={"minimum_rounds": rounds})
             group = group.model_copy(update={"proofs": proofs})
         return CandidateOutcome(
             **base,
