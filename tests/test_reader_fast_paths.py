@@ -20,13 +20,12 @@ from uncobench_z3.settings import _words as W
 from uncobench_z3.settings._matching import (
     Match,
     _compatible,
-    _contiguous,
-    _unordered,
     find_matches,
     tagged,
     value_tokens,
 )
 from uncobench_z3.settings._request import _tokens_and_values, parse_message
+from uncobench_z3.settings._vocabulary import Entry
 from uncobench_z3.settings._words import _pieces, close_enough, scan_values, tokenize
 from uncobench_z3.settings._words import stem as stem_of
 
@@ -58,8 +57,32 @@ def messages(draw: st.DrawFn) -> tuple[Vocabulary, str]:
     return vocabulary, " ".join(words)
 
 
+def _contiguous(entry: Entry, stems: list[str], start: int) -> tuple[int, ...] | None:
+    end = start + len(entry.stems)
+    if end > len(stems) or tuple(stems[start:end]) != entry.stems:
+        return None
+    return tuple(range(start, end))
+
+
+def _unordered(
+    entry: Entry, sentences: list[int], positions: dict[tuple[int, str], list[int]]
+) -> list[tuple[int, ...]]:
+    found = []
+    for sentence in sentences:
+        indexes: list[int] = []
+        for want in entry.stems:
+            hit = next((i for i in positions.get((sentence, want), ()) if i not in indexes), None)
+            if hit is None:
+                break
+            indexes.append(hit)
+        else:
+            found.append(tuple(sorted(indexes)))
+    return found
+
+
 def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) -> list[Match]:
-    """find_matches as it was written before the first-word indexes: every entry looked at."""
+    """find_matches as it was written before the first-word indexes: every entry looked at,
+    every word corrected through the vocabulary, every match sorted by a key of its own."""
     stems = [vocabulary.corrected(t.word, t.stem) for t in tokens]
     raw: list[Match] = []
     for i, word_stem in enumerate(stems):

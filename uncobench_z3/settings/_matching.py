@@ -17,17 +17,10 @@ from ._vocabulary import Entry, Vocabulary
 from ._words import FoundValue, Token
 
 
-@dataclass
+@dataclass(slots=True)
 class Match:
     entry: Entry
     indexes: tuple[int, ...]
-
-
-def _contiguous(entry: Entry, stems: list[str], start: int) -> tuple[int, ...] | None:
-    end = start + len(entry.stems)
-    if end > len(stems) or tuple(stems[start:end]) != entry.stems:
-        return None
-    return tuple(range(start, end))
 
 
 def _unordered(
@@ -41,54 +34,89 @@ def _unordered(
     for sentence in sentences:
         indexes: list[int] = []
         for want in entry.stems:
-            hit = next((i for i in positions.get((sentence, want), ()) if i not in indexes), None)
-            if hit is None:
+            for hit in positions.get((sentence, want), ()):
+                if hit not in indexes:
+                    indexes.append(hit)
+                    break
+            else:
                 break
-            indexes.append(hit)
         else:
             found.append(tuple(sorted(indexes)))
     return found
 
 
+_Keyed = tuple[tuple[int, int, tuple[int, ...]], "Match"]
+"""a match with its place in the order: longest, then strongest, then first"""
+
+
+def _match_order(keyed: _Keyed) -> tuple[int, int, tuple[int, ...]]:
+    return keyed[0]
+
+
 def find_matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int]) -> list[Match]:
     """Vocabulary matches, longest and strongest first, without overlaps (ties all kept)."""
     by_stem = vocabulary.by_stem  # a stem of the vocabulary is read as itself
-    stems = [t.stem if t.stem in by_stem else vocabulary.corrected(t.word, t.stem) for t in tokens]
-    raw: list[Match] = []
+    corrected = vocabulary.corrected
+    # (the cheap half of Vocabulary.corrected, inline: most words are known or short)
+    stems = [
+        t.stem
+        if t.stem in by_stem or len(t.word) < 6 or t.word.isdigit()
+        else corrected(t.word, t.stem)
+        for t in tokens
+    ]
+    size = len(stems)
+    starting = vocabulary.starting
+    raw: list[_Keyed] = []
     for i, word_stem in enumerate(stems):
-        for entry in vocabulary.starting.get(word_stem, ()):
-            hit = (i,) if len(entry.stems) == 1 else _contiguous(entry, stems, i)
-            if hit is None:
+        entries = starting.get(word_stem)
+        if not entries:
+            continue
+        for entry in entries:
+            wanted = entry.stems
+            length = len(wanted)
+            if length == 1:
+                hit: tuple[int, ...] = (i,)
+            elif i + length > size or tuple(stems[i : i + length]) != wanted:
                 continue
+            else:
+                hit = tuple(range(i, i + length))
             if entry.capital and not tokens[i].capitalised:
                 continue
             if entry.exact and tokens[i].word not in (entry.words[0], entry.words[0] + "s"):
                 continue
-            raw.append(Match(entry, hit))
-    # where each word stands, once per message: most entries' words are not all in it
-    positions: dict[tuple[int, str], list[int]] = {}
-    for i, (token, word_stem) in enumerate(zip(tokens, stems, strict=True)):
-        positions.setdefault((token.sentence, word_stem), []).append(i)
+            raw.append(((-length, -entry.priority, hit), Match(entry, hit)))
     present = set(stems)
-    sentences = sorted({t.sentence for t in tokens})
     # only the entries whose first word is in the message can have all their words in it
-    maybe = sorted(k for s in present for k in vocabulary.unordered_by_first.get(s, ()))
-    for entry in (vocabulary.unordered_entries[k] for k in maybe):
-        if all(want in present for want in entry.stems):
-            raw += [Match(entry, hit) for hit in _unordered(entry, sentences, positions)]
-    raw = [m for m in raw if not blocked.intersection(m.indexes)]
-    raw.sort(key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes))
+    unordered_by_first = vocabulary.unordered_by_first
+    maybe = sorted(k for s in present for k in unordered_by_first.get(s, ()))
+    if maybe:
+        # where each word stands, once per message: most entries' words are not all in it
+        positions: dict[tuple[int, str], list[int]] = {}
+        for i, (token, word_stem) in enumerate(zip(tokens, stems, strict=True)):
+            positions.setdefault((token.sentence, word_stem), []).append(i)
+        sentences = sorted({t.sentence for t in tokens})
+        unordered_entries = vocabulary.unordered_entries
+        for k in maybe:
+            entry = unordered_entries[k]
+            if present.issuperset(entry.stems):
+                for hit in _unordered(entry, sentences, positions):
+                    raw.append(((-len(hit), -entry.priority, hit), Match(entry, hit)))
+    if blocked:
+        raw = [keyed for keyed in raw if not blocked.intersection(keyed[1].indexes)]
+    raw.sort(key=_match_order)  # stable: ties keep the order they were found in
     taken: set[int] = set()  # the tokens of the matches kept
     kept: list[Match] = []
     kept_on: dict[tuple[int, ...], list[Entry]] = {}  # the entries kept for these tokens
-    for match in raw:
+    for _, match in raw:
         if taken.isdisjoint(match.indexes):
             kept.append(match)
             kept_on.setdefault(match.indexes, []).append(match.entry)
             taken.update(match.indexes)
-        elif any(_compatible(e, match.entry) for e in kept_on.get(match.indexes, ())):
-            kept.append(match)  # the same words name two things: both readings are kept
-            kept_on[match.indexes].append(match.entry)
+        else:
+            on_these = kept_on.get(match.indexes)  # (mostly none: overlapping other words)
+            if on_these and any(_compatible(e, match.entry) for e in on_these):
+                kept.append(match)  # the same words name two things: both readings are kept
+                on_these.append(match.entry)
     return kept
 
 
