@@ -20,6 +20,7 @@ from uncobench_z3.settings import _words as W
 from uncobench_z3.settings._matching import (
     Match,
     _compatible,
+    _unordered,  # checked against a plain scan in test_eval_evidence
     find_matches,
     tagged,
     value_tokens,
@@ -62,22 +63,6 @@ def _contiguous(entry: Entry, stems: list[str], start: int) -> tuple[int, ...] |
     if end > len(stems) or tuple(stems[start:end]) != entry.stems:
         return None
     return tuple(range(start, end))
-
-
-def _unordered(
-    entry: Entry, sentences: list[int], positions: dict[tuple[int, str], list[int]]
-) -> list[tuple[int, ...]]:
-    found = []
-    for sentence in sentences:
-        indexes: list[int] = []
-        for want in entry.stems:
-            hit = next((i for i in positions.get((sentence, want), ()) if i not in indexes), None)
-            if hit is None:
-                break
-            indexes.append(hit)
-        else:
-            found.append(tuple(sorted(indexes)))
-    return found
 
 
 def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) -> list[Match]:
