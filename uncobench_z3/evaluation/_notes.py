@@ -12,8 +12,9 @@ in the required context. ``determined`` is None when the solver could not decide
 counted either way.
 
 Notes are computed when a sample is scored, on the group's shared judge (its encoding is
-loaded once per group for justification and minimum rounds already; equal evidence is
-decided once), and they are what the report's trace viewer shows per round.
+loaded at most once per group, for justification, attribution and - for a group that does
+not store them - the minimum rounds; equal evidence is decided once), and they are what the
+report's trace viewer shows per round.
 """
 
 from __future__ import annotations
