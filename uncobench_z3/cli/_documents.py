@@ -27,10 +27,9 @@ def verify_path(
     benchmark is proved verdict-first unless ``evidence`` is ``"full"`` (its groups that are
     not proved get full evidence either way).
     """
-    from ..evaluation import settings_minimum_rounds  # a group's stored minimum rounds, again
-
     if Path(path).is_dir():
         from ..construct import verify_benchmark
+        from ..evaluation import settings_minimum_rounds  # a group's stored minimum rounds
 
         return verify_benchmark(path, budget, progress=progress, executor=executor,
                                 evidence=evidence, certificates=certificates,
@@ -42,6 +41,7 @@ def verify_path(
     if data.get("kind") == GROUP_KIND:
         group = validate_document(data, TaskGroup, path)
         from ..construct import with_minimum_rounds_check, with_rendering_check
+        from ..evaluation import settings_minimum_rounds
 
         report, task = verify_group_task(group, path, budget, files, evidence="full")
         report = with_rendering_check(report, group, task)

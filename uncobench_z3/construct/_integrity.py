@@ -122,7 +122,12 @@ def with_rendering_check(
 ) -> VerificationReport:
     """``report`` with :func:`check_rendering` added (and its verdict recombined); ``task``
     as for :func:`check_rendering`."""
-    checks = [*report.checks, check_rendering(group, task)]
+    return with_check(report, check_rendering(group, task))
+
+
+def with_check(report: VerificationReport, check: CheckResult) -> VerificationReport:
+    """``report`` with ``check`` added and its verdict recombined."""
+    checks = [*report.checks, check]
     return report.model_copy(
         update={"checks": checks, "verdict": combine([c.verdict for c in checks])}
     )

@@ -17,7 +17,7 @@ import shutil
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -221,8 +221,9 @@ def _differences(stored: object, config: BuildConfig) -> str:
         return json.dumps(value) if isinstance(value, bool | None | str) else str(value)
 
     named = []
+    defaults = {option.name: option.default for option in fields(BuildConfig)}
     for key, value in asdict(config).items():
-        was = shown(before.get(key, False if key == "minimum_rounds" else None))
+        was = shown(before.get(key, defaults[key]))  # an option an older version lacked
         if was != shown(value):
             named.append(f"{key} {was} -> {shown(value)}")
     version = stored.get("version") if isinstance(stored, dict) else None

@@ -12,10 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
-from ..solver import CheckResult, Verdict, VerificationReport, combine
+from ..solver import CheckResult, Verdict, VerificationReport
 from ._candidate import MinimumRounds
+from ._integrity import with_check
 
 CHECK_NAME = "minimum-rounds"
+
+
+def _result(verdict: Verdict, summary: str) -> CheckResult:
+    return CheckResult(name=CHECK_NAME, kind="consistency", verdict=verdict, summary=summary)
 
 
 def _listed(rounds: Mapping[SettingName, int]) -> str:
@@ -31,33 +36,23 @@ def minimum_rounds_check(group: TaskGroup, compute: MinimumRounds) -> CheckResul
     try:
         fresh = compute(group)
     except Exception as exc:  # a group the scripted colleagues cannot play: not proved
-        return CheckResult(
-            name=CHECK_NAME,
-            kind="consistency",
-            verdict=Verdict.UNKNOWN,
-            summary=f"the minimum rounds could not be computed again: {exc}"[:300],
+        return _result(
+            Verdict.UNKNOWN, f"the minimum rounds could not be computed again: {exc}"[:300]
         )
     if fresh is None:
-        return CheckResult(
-            name=CHECK_NAME,
-            kind="consistency",
-            verdict=Verdict.UNKNOWN,
-            summary="the solver left a verdict of the minimum-rounds search undecided within "
-            "its budget: the stored figures were not checked",
+        return _result(
+            Verdict.UNKNOWN,
+            "the solver left a verdict of the minimum-rounds search undecided within its "
+            "budget: the stored figures were not checked",
         )
     if stored == fresh:
-        return CheckResult(
-            name=CHECK_NAME,
-            kind="consistency",
-            verdict=Verdict.PROVED,
-            summary=f"the stored minimum rounds ({_listed(fresh)}) equal a fresh computation",
+        return _result(
+            Verdict.PROVED,
+            f"the stored minimum rounds ({_listed(fresh)}) equal a fresh computation",
         )
-    return CheckResult(
-        name=CHECK_NAME,
-        kind="consistency",
-        verdict=Verdict.REFUTED,
-        summary=f"the group stores minimum rounds {_listed(stored)}; computed again: "
-        f"{_listed(fresh)}",
+    return _result(
+        Verdict.REFUTED,
+        f"the group stores minimum rounds {_listed(stored)}; computed again: {_listed(fresh)}",
     )
 
 
@@ -66,15 +61,10 @@ def with_minimum_rounds_check(
 ) -> VerificationReport:
     """``report`` with :func:`minimum_rounds_check` added (its verdict recombined), or with a
     note when the group stores minimum rounds and ``compute`` is None."""
-    stored = group.proofs.minimum_rounds if group.proofs is not None else None
-    if stored is None:
+    if compute is not None:
+        check = minimum_rounds_check(group, compute)
+        return report if check is None else with_check(report, check)
+    if group.proofs is None or group.proofs.minimum_rounds is None:
         return report
-    if compute is None:
-        note = "the stored minimum rounds were not re-checked (no computation was given)"
-        return report.model_copy(update={"notes": [*report.notes, note]})
-    check = minimum_rounds_check(group, compute)
-    assert check is not None
-    checks = [*report.checks, check]
-    return report.model_copy(
-        update={"checks": checks, "verdict": combine([c.verdict for c in checks])}
-    )
+    note = "the stored minimum rounds were not re-checked (no computation was given)"
+    return report.model_copy(update={"notes": [*report.notes, note]})
