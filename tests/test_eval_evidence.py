@@ -261,6 +261,21 @@ def test_a_differing_completion_is_a_model_of_the_solvers_query(
         assert _plain_verdict(task, gold, plain) == "sat"
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traces())
+def test_skipping_completions_that_cannot_change_the_output_finds_the_same_one(
+    case: tuple[int, list[RoundRecord]],
+) -> None:
+    """The search skips a completion whose changed record the output cannot read (a number
+    of a candidate the answer does not take, a condition record whose candidate stays as
+    eligible): it returns what evaluating every completion returns."""
+    index, trace = case
+    task, gold = TASKS[index], GROUPS[index].gold.to_outcome()
+    for snapshot in evidence_by_round(task, trace):
+        fast = differing_completion(task, gold, snapshot)
+        assert fast == differing_completion(task, gold, snapshot, shortcuts=False)
+
+
 def test_evidence_that_leaves_the_answer_open_is_decided_without_loading_the_solver() -> None:
     """Before anything is received every example leaves another output open: a completion
     found by evaluation shows it, and no encoding is loaded."""

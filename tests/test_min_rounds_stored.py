@@ -35,6 +35,7 @@ from uncobench_z3.evaluation import (
 )
 from uncobench_z3.settings import TaskGroup
 from uncobench_z3.solver import Verdict, VerificationReport
+from uncobench_z3.spec import TypedTask, check_structure
 
 AGENTS = ["builtin/careful", "builtin/naive", "builtin/patient"]
 
@@ -81,6 +82,9 @@ def test_every_available_setting_stores_a_minimum(built: list[TaskGroup]) -> Non
         assert group.proofs.minimum_rounds == settings_minimum_rounds(_without_stored(group))
         # a fresh computation ignores what the group stores
         assert settings_minimum_rounds(group) == group.proofs.minimum_rounds
+        # and gets the same with the typed task a caller made already (build, verify)
+        task = check_structure(group.spec).task
+        assert settings_minimum_rounds(group, task) == group.proofs.minimum_rounds
     reliable = {g.proofs.minimum_rounds.get("reliable") for g in built if g.proofs}
     assert reliable == {2}  # every role is necessary: one round of asking, then the answer
 
@@ -142,7 +146,7 @@ def test_verify_refutes_a_changed_minimum(built: list[TaskGroup]) -> None:
 
 
 def test_a_group_that_cannot_be_played_is_not_proved(built: list[TaskGroup]) -> None:
-    def broken(group: TaskGroup) -> dict[str, int]:
+    def broken(group: TaskGroup, task: TypedTask | None = None) -> dict[str, int]:
         raise ValueError("no colleague can read this")
 
     check = minimum_rounds_check(built[0], broken)  # type: ignore[arg-type]
@@ -187,7 +191,7 @@ def test_a_solver_undecided_search_stores_nothing_and_verifies_unknown(
 
 
 def test_a_build_whose_search_is_undecided_stores_nothing(tmp_path: Path) -> None:
-    def undecided(group: TaskGroup) -> None:
+    def undecided(group: TaskGroup, task: TypedTask | None = None) -> None:
         return None
 
     build_benchmark(tmp_path / "b", groups=2, seed=5, workers=1, minimum_rounds=undecided)

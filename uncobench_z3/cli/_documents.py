@@ -45,7 +45,7 @@ def verify_path(
 
         report, task = verify_group_task(group, path, budget, files, evidence="full")
         report = with_rendering_check(report, group, task)
-        report = with_minimum_rounds_check(report, group, settings_minimum_rounds)
+        report = with_minimum_rounds_check(report, group, settings_minimum_rounds, task)
         task_id = group.id
     else:
         spec = validate_document(data, TaskSpec, path)

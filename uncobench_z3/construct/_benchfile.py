@@ -187,7 +187,7 @@ def _verify_chunk(
                 files = {} if certify else None
                 report, task = verify_group_task(group, name, budget, files, evidence="full")
             report = with_rendering_check(report, group, task)
-            reports.append(with_minimum_rounds_check(report, group, minimum_rounds))
+            reports.append(with_minimum_rounds_check(report, group, minimum_rounds, task))
             if files:
                 certificates[group.id] = files
     return reports, certificates

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
 from ..settings import DefectBalance, SettingName, TaskGroup, perturb
 from ..solver import DEFAULT_BUDGET, SolverBudget, SolverContext, Verdict
+from ..spec import TypedTask
 from ._generate import Draft
 from ._instantiate import InstantiationError, instantiate
 from ._llm_stages import (
@@ -30,12 +30,22 @@ from ._render import render_task
 
 Stage = Literal["spec_validation", "logical_verification", "rendering_validation"]
 
-MinimumRounds = Callable[[TaskGroup], dict[SettingName, int] | None]
-"""Setting -> the fewest rounds an ideal agent needs in it (a setting where it cannot settle
-the answer left out); None when the solver left a verdict undecided within its budget. The
-evaluation layer's :func:`uncobench_z3.evaluation.settings_minimum_rounds`, which the command
-line hands down (construction does not import evaluation). A module-level function, so that
-worker processes and Ray tasks receive it by reference."""
+
+class MinimumRounds(Protocol):
+    """Setting -> the fewest rounds an ideal agent needs in it (a setting where it cannot
+    settle the answer left out); None when the solver left a verdict undecided within its
+    budget. The evaluation layer's :func:`uncobench_z3.evaluation.settings_minimum_rounds`,
+    which the command line hands down (construction does not import evaluation). A
+    module-level function, so that worker processes and Ray tasks receive it by reference.
+
+    ``task``: the group's typed task, when the caller has made it already (the structure
+    check it comes from is a twentieth of the search)."""
+
+    def __call__(
+        self, group: TaskGroup, task: TypedTask | None = None
+    ) -> dict[SettingName, int] | None: ...
+
+
 REQUIRED_SETTINGS = ("misaligned", "incomplete", "missed")
 
 
@@ -168,7 +178,7 @@ def process_candidate(
         )
         # None (the solver left a verdict undecided): nothing is stored, and an evaluation of
         # the group searches for its minimum rounds itself
-        rounds = minimum_rounds(group) if minimum_rounds is not None else None
+        rounds = minimum_rounds(group, task) if minimum_rounds is not None else None
         if rounds is not None and group.proofs is not None:
             proofs = group.proofs.model_copy(update={"minimum_rounds": rounds})
             group = group.model_copy(update={"proofs": proofs})

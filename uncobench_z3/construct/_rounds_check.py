@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from ..settings import SETTING_NAMES, SettingName, TaskGroup
 from ..solver import CheckResult, Verdict, VerificationReport
+from ..spec import TypedTask
 from ._candidate import MinimumRounds
 from ._integrity import with_check
 
@@ -28,13 +29,16 @@ def _listed(rounds: Mapping[SettingName, int]) -> str:
     return ", ".join(named) or "none decided"
 
 
-def minimum_rounds_check(group: TaskGroup, compute: MinimumRounds) -> CheckResult | None:
-    """The check of the group's stored minimum rounds (None when it stores none)."""
+def minimum_rounds_check(
+    group: TaskGroup, compute: MinimumRounds, task: TypedTask | None = None
+) -> CheckResult | None:
+    """The check of the group's stored minimum rounds (None when it stores none). ``task``:
+    the group's typed task, when the caller has made it already."""
     stored = group.proofs.minimum_rounds if group.proofs is not None else None
     if stored is None:
         return None
     try:
-        fresh = compute(group)
+        fresh = compute(group, task)
     except Exception as exc:  # a group the scripted colleagues cannot play: not proved
         return _result(
             Verdict.UNKNOWN, f"the minimum rounds could not be computed again: {exc}"[:300]
@@ -57,12 +61,15 @@ def minimum_rounds_check(group: TaskGroup, compute: MinimumRounds) -> CheckResul
 
 
 def with_minimum_rounds_check(
-    report: VerificationReport, group: TaskGroup, compute: MinimumRounds | None
+    report: VerificationReport,
+    group: TaskGroup,
+    compute: MinimumRounds | None,
+    task: TypedTask | None = None,
 ) -> VerificationReport:
     """``report`` with :func:`minimum_rounds_check` added (its verdict recombined), or with a
     note when the group stores minimum rounds and ``compute`` is None."""
     if compute is not None:
-        check = minimum_rounds_check(group, compute)
+        check = minimum_rounds_check(group, compute, task)
         return report if check is None else with_check(report, check)
     if group.proofs is None or group.proofs.minimum_rounds is None:
         return report

@@ -181,8 +181,10 @@ class PreparedGroup:
         return found
 
     @classmethod
-    def of(cls, group: TaskGroup) -> PreparedGroup:
-        task = typed_task(group)
+    def of(cls, group: TaskGroup, task: TypedTask | None = None) -> PreparedGroup:
+        """``task``: the group's typed task, when the caller has made it already."""
+        if task is None or not task.has_values:
+            task = typed_task(group)  # (which says why a group without values is unusable)
         rendered = rendered_of(group, task)
         return cls(
             group=group,

@@ -186,7 +186,7 @@ def values_to_try(task: TypedTask, slot: Slot) -> list[Value]:
 
 
 def differing_completion(
-    task: TypedTask, gold: Outcome, evidence: FaceValueEvidence
+    task: TypedTask, gold: Outcome, evidence: FaceValueEvidence, shortcuts: bool = True
 ) -> dict[Slot, Value] | None:
     """Records that agree with ``evidence`` and give an output other than ``gold``, when one
     is found by evaluation; None when none is (which proves nothing: ask the solver).
@@ -199,6 +199,10 @@ def differing_completion(
     encoding is cross-checked against - so it is a model of the solver's "does the evidence
     leave another output open?" query: that verdict is ``sat`` without a solver. A range
     stated over an unordered domain is left to the solver.
+
+    A completion that changes a record the output cannot depend on (given the others) is
+    skipped unevaluated; ``shortcuts=False`` evaluates every one (the plain definition, which
+    the tests compare with: the same completion is returned).
     """
     values = dict(task.values)
     for slot, value in evidence.exact.items():
@@ -252,15 +256,42 @@ def differing_completion(
         except Exception:  # the rule cannot evaluate it: no witness
             return False
 
-    if differs(values):
+    try:
+        base = task.outcome(values)
+    except Exception:  # the rule cannot evaluate it: no witness
+        base = None
+    if base is not None and not base.same_output(gold):
         return values
+    # Each completion below changes one record of ``values``, whose output is gold's: the
+    # output can change only if that candidate's eligibility does, or if the answer's
+    # number reads the record. Those that can are evaluated in full (the reference semantics).
+    conditions = {condition.fact for condition in task.conditions}
+    chosen = base.candidate if base is not None and base.kind == "eligible" else None
+    eligible = {c: task.eligible(c, values) for c in task.candidates} if base is not None else {}
+
+    def same_output(slot: Slot, changed: dict[Slot, Value]) -> bool:
+        """Whether ``changed`` (``values`` with ``slot`` changed) surely has base's output."""
+        if base is None or not shortcuts:
+            return False
+        candidate, fact = slot
+        if candidate == chosen and fact in task.rule.operands:
+            return False
+        if fact not in conditions:
+            return True  # a number of a candidate the answer does not take
+        try:
+            return task.eligible(candidate, changed) == eligible[candidate]
+        except Exception:  # the full evaluation says what it makes of it
+            return False
+
     decision = task.decision_facts()
     for slot in task.all_slots():
         if slot[1] not in decision or slot in evidence.exact:
             continue
+        if slot[1] not in conditions and same_output(slot, values):
+            continue  # no value of this record changes the output
         for value in alternatives(slot):
             if value != values[slot]:
                 changed = {**values, slot: value}
-                if differs(changed):
+                if not same_output(slot, changed) and differs(changed):
                     return changed
     return None

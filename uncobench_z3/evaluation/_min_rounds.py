@@ -32,6 +32,7 @@ from typing import Any, TypeVar, cast
 from .._memo import remember
 from ..settings import SETTING_NAMES, SettingName, TaskGroup, forget_vocabulary
 from ..solver import SolverBudget
+from ..spec import TypedTask
 from ._attribution import ATTRIBUTION_BUDGET, forget_group, shared_judge
 from ._builtin import CarefulAgent
 from ._environment import Environment, PreparedGroup
@@ -72,7 +73,9 @@ any machine at any load, and the build's bytes and verify's verdicts do not depe
 (an evaluation's own search keeps the evaluation's budget and shares its judges)"""
 
 
-def settings_minimum_rounds(group: TaskGroup) -> dict[SettingName, int] | None:
+def settings_minimum_rounds(
+    group: TaskGroup, task: TypedTask | None = None
+) -> dict[SettingName, int] | None:
     """Setting -> :func:`minimum_rounds` for every available setting of ``group``, searched
     for afresh whatever the group stores: what ``uncobench build`` stores in
     ``proofs.minimum_rounds`` and ``uncobench verify`` compares with it. A setting where the
@@ -80,14 +83,15 @@ def settings_minimum_rounds(group: TaskGroup) -> dict[SettingName, int] | None:
     when the solver left a verdict undecided within :data:`STORED_SEARCH_BUDGET` (Z3's
     deterministic resource count): the build then stores nothing, and an evaluation
     searches itself. What the search remembered of the group is let go
-    afterwards."""
+    afterwards. ``task``: the group's typed task, when the caller has made it already
+    (a build, and verify's structure check)."""
     # the group's judge is shared under a key of this call's own (no content hash to compute:
     # nothing outlives the call), which no content hash can equal
     key = f"settings-minimum-rounds:{id(group)}"
     offered = {setting.name for setting in group.settings if setting.available}
     available = [name for name in SETTING_NAMES if name in offered]
 
-    prepared = PreparedGroup.of(group)
+    prepared = PreparedGroup.of(group, task)
 
     async def every_setting() -> dict[SettingName, int]:
         found: dict[SettingName, int] = {}

@@ -134,8 +134,12 @@ class ParsedMessage:
     matches: tuple[Match, ...]
 
 
-TEXTS_KEPT = 128
-"""messages whose tokens and values are remembered (the last read)"""
+TEXTS_KEPT = 2048
+"""messages whose tokens and values are remembered (the last read). Agents write the same
+messages in many groups of a benchmark (their templates name a scenario library's facts and
+contexts): in the minimum-rounds search over a 1,000-group build, 58% of the messages read
+had been read before, in another group. With 2,048 texts kept, 56% were found here; with
+1,024, 50%; with 128, 3%. About 5.5 kB a text: 11 MB at most."""
 
 
 @functools.lru_cache(maxsize=TEXTS_KEPT)
