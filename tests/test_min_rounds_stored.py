@@ -19,12 +19,14 @@ from uncobench_z3.construct import (
     build_benchmark,
     load_groups,
     minimum_rounds_check,
+    verify_benchmark,
     with_minimum_rounds_check,
 )
 from uncobench_z3.errors import ResumeError
 from uncobench_z3.evaluation import (
     PreparedGroup,
     SampleRecord,
+    _environment,
     _min_rounds,
     group_digest,
     make_agent,
@@ -34,7 +36,7 @@ from uncobench_z3.evaluation import (
     settings_minimum_rounds,
 )
 from uncobench_z3.settings import TaskGroup
-from uncobench_z3.solver import Verdict, VerificationReport
+from uncobench_z3.solver import SolverBudget, Verdict, VerificationReport
 from uncobench_z3.spec import TypedTask, check_structure
 
 AGENTS = ["builtin/careful", "builtin/naive", "builtin/patient"]
@@ -188,6 +190,32 @@ def test_a_solver_undecided_search_stores_nothing_and_verifies_unknown(
     found = asyncio.run(_min_rounds.minimum_rounds(bare, "mixed", "key-of-this-test"))
     assert found is None
     _min_rounds.forget_minimum_rounds("key-of-this-test")
+
+
+def test_build_and_verify_hand_the_search_the_typed_task_they_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search does not check a group's structure again where its caller has (a build's
+    proof, verify's structure check); a task of another spec is not used."""
+    made: list[str] = []
+    real = _environment.typed_task
+
+    def counted(group: TaskGroup) -> TypedTask:
+        made.append(group.id)
+        return real(group)
+
+    monkeypatch.setattr(_environment, "typed_task", counted)
+    out = tmp_path / "b"
+    build_benchmark(out, groups=3, seed=5, workers=1, minimum_rounds=settings_minimum_rounds)
+    reports = verify_benchmark(out, SolverBudget(), workers=1,
+                               minimum_rounds=settings_minimum_rounds)  # fmt: skip
+    assert all(r.verdict == Verdict.PROVED for r in reports)
+    assert made == []
+    first, second = load_groups(out)[:2]
+    other = check_structure(second.spec).task
+    assert first.proofs is not None
+    assert settings_minimum_rounds(first, other) == first.proofs.minimum_rounds
+    assert made == [first.id]  # the other spec's task was not used
 
 
 def test_a_build_whose_search_is_undecided_stores_nothing(tmp_path: Path) -> None:

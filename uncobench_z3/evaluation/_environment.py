@@ -182,8 +182,9 @@ class PreparedGroup:
 
     @classmethod
     def of(cls, group: TaskGroup, task: TypedTask | None = None) -> PreparedGroup:
-        """``task``: the group's typed task, when the caller has made it already."""
-        if task is None or not task.has_values:
+        """``task``: the group's typed task, when the caller has made it already (one of
+        another spec, or without values, is not used)."""
+        if task is None or task.spec is not group.spec or not task.has_values:
             task = typed_task(group)  # (which says why a group without values is unusable)
         rendered = rendered_of(group, task)
         return cls(
