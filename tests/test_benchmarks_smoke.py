@@ -148,3 +148,60 @@ def test_tree_cpu_counts_what_a_command_leaves_running() -> None:
     figures = json.loads(done.stdout.splitlines()[-1])
     assert figures["code"] == 0
     assert figures["cpu_s"] >= 0.3
+
+
+@pytest.mark.skipif(
+    not (BENCHMARKS.parent / ".git").exists(), reason="compares git revisions of a checkout"
+)
+def test_compare_versions_runs_both_versions_alternately_and_compares_their_output(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--before", "HEAD", "--runs", "2", "--json", "--", "build", "--groups", "2"]
+    figures = json.loads(_run("compare_versions.py", args, monkeypatch, capsys))
+    assert figures["command"] == ["build", "--groups", "2"]
+    assert len(figures["cpu_s"]["before"]) == len(figures["cpu_s"]["after"]) == 2
+    assert figures["every_run_succeeded"] and figures["same_output"]  # the same code twice
+    assert figures["after_over_before_cpu"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--before", "no-such-revision", "--", "verify", "x"], "is not a revision"),
+        (["--before", "HEAD", "--", "audit", "x"], "must be one of verify, build, eval"),
+        (["--before", "HEAD", "--", "build", "--out", "x"], "its own --out"),
+        (["--before", "HEAD", "--runs", "0", "--", "build"], "at least 1"),
+    ],
+)
+def test_compare_versions_refuses_bad_input_in_one_line_before_any_run(
+    args: list[str],
+    error: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["compare_versions.py", *args])
+    with pytest.raises(SystemExit) as stopped:
+        runpy.run_path(str(BENCHMARKS / "compare_versions.py"), run_name="__main__")
+    assert stopped.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    last = captured.err.splitlines()[-1]
+    assert last.startswith("compare_versions.py: error: ") and error in last
+
+
+def test_compare_versions_compares_samples_without_their_timing(tmp_path: Path) -> None:
+    module = runpy.run_path(str(BENCHMARKS / "compare_versions.py"))
+    first, second, third = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    samples = [{"key": "k2", "score": 1, "elapsed_seconds": 0.5},
+               {"key": "k1", "score": 0, "elapsed_seconds": 0.1}]  # fmt: skip
+    for folder, records in (
+        (first, samples),
+        (second, [{**samples[1], "elapsed_seconds": 9.0}, samples[0]]),  # another order, time
+        (third, [samples[0], {**samples[1], "score": 1}]),  # another score
+    ):
+        folder.mkdir()
+        text = "".join(json.dumps(record) + "\n" for record in records)
+        (folder / "samples.jsonl").write_text(text, encoding="utf-8")
+    normalised = module["_normalised_samples"]
+    assert normalised(first) == normalised(second)
+    assert normalised(first) != normalised(third)

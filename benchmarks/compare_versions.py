@@ -1,0 +1,230 @@
+"""Before and after a change: one command of two versions of the code, run alternately.
+
+    python benchmarks/compare_versions.py --before REV [--runs 4] [--json] -- verify bench/
+    python benchmarks/compare_versions.py --before REV -- build --groups 1000 --seed 7
+    python benchmarks/compare_versions.py --before REV -- eval bench/ --limit 150 \\
+        --agent builtin/careful --agent builtin/naive
+
+On these shared machines a command's CPU time moves by a fifth between consecutive runs, and
+the machine's speed by half within minutes (docs/performance.md, ninth round): a figure taken
+before a change and one taken after it, minutes apart, do not compare. This script takes both
+in one period. ``--before`` names a git revision of this repository; it is exported into a
+temporary folder (``git archive``), and each run starts a new interpreter with that version's
+package (or this tree's) first on ``sys.path``, the rest of the environment shared. Runs
+alternate in the order before, after, after, before, ... so that a drift of the machine's
+speed falls on both alike.
+
+For each run: the CPU time of the command's process tree (its worker processes included) and
+its wall time; then each version's median, and the ratio after / before of the medians. The
+machine's speed probe is printed before and after. The outputs must be the same, and the
+script says whether they are:
+
+* ``build``: the bytes of ``groups.jsonl`` and ``manifest.json`` (the command gets ``--out``);
+* ``eval``: the samples, in key order, without ``elapsed_seconds`` (the command gets
+  ``--out``);
+* ``verify``: the reports (the command gets ``--json``).
+
+Exit code 0 when the command succeeded in every run and the outputs were the same, else 1.
+Timing is never asserted in tests; this script reports figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import children_cpu, emit, speed_probe
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = ("verify", "build", "eval")
+PYTHON = [sys.executable, "-P"]
+"""a new interpreter without the current folder first on its path (Python 3.11's ``-P``):
+a checkout's own package there would shadow the version asked for"""
+TIMING_FIELDS = ("elapsed_seconds",)
+"""fields of a sample that differ from run to run of the same code"""
+
+
+@dataclass
+class Version:
+    """One version of the package: a folder that holds ``uncobench_z3``."""
+
+    label: str
+    tree: Path
+    runs: list[tuple[float, float]] = field(default_factory=list)
+    """(CPU seconds of the process tree, wall seconds) of each run"""
+    outputs: list[str] = field(default_factory=list)
+    """what each run produced, normalised (see the module docstring)"""
+
+
+def export_revision(revision: str, into: Path) -> Path:
+    """The files of ``revision`` (a git revision of this repository), written into ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", revision],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
+            tar.extractall(into, filter="data")
+        else:  # (an archive of this repository's own revision)
+            tar.extractall(into)
+    return into
+
+
+def _environment(tree: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def imported_from(tree: Path) -> Path:
+    """Where a new interpreter with ``tree`` first on its path imports the package from."""
+    said = subprocess.run(
+        [*PYTHON, "-c", "import uncobench_z3; print(uncobench_z3.__file__)"],
+        capture_output=True,
+        text=True,
+        env=_environment(tree),
+        check=True,
+    ).stdout.strip()
+    return Path(said).resolve().parent.parent
+
+
+def _normalised_samples(out: Path) -> str:
+    records = []
+    for line in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            for name in TIMING_FIELDS:
+                record.pop(name, None)
+            records.append(record)
+    records.sort(key=lambda record: str(record.get("key")))
+    return json.dumps(records, sort_keys=True)
+
+
+def _output(command: str, out: Path, stdout: bytes) -> str:
+    if command == "build":
+        return "\n".join(
+            (out / name).read_text(encoding="utf-8") for name in ("groups.jsonl", "manifest.json")
+        )
+    if command == "eval":
+        return _normalised_samples(out)
+    return stdout.decode("utf-8", errors="replace")
+
+
+def run_once(version: Version, args: list[str], scratch: Path) -> int:
+    """The command under ``version``; its figures and output are added to ``version``."""
+    command = args[0]
+    out = scratch / f"{version.label}-{len(version.runs)}"
+    extra = ["--json"] if command == "verify" else ["--out", str(out)]
+    before = children_cpu()
+    started = time.perf_counter()
+    done = subprocess.run(
+        [*PYTHON, "-c", "from uncobench_z3.cli import main; main()", *args, *extra],
+        capture_output=True,
+        env=_environment(version.tree),
+    )
+    wall = time.perf_counter() - started
+    version.runs.append((children_cpu() - before, wall))
+    if done.returncode == 0:
+        version.outputs.append(_output(command, out, done.stdout))
+    else:
+        sys.stderr.write(done.stderr.decode("utf-8", errors="replace")[-2000:])
+    return done.returncode
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 3)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description="one command of two versions of the code, run alternately",
+        usage="%(prog)s --before REV [--runs N] [--json] -- COMMAND ARGS...",
+    )
+    parser.add_argument("--before", required=True, help="a git revision of this repository")
+    parser.add_argument("--runs", type=int, default=4, help="runs of each version (>= 1)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- verify|build|eval ARGS")
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    # everything is checked before any work
+    if args.runs < 1:
+        parser.error(f"--runs must be at least 1, not {args.runs}")
+    if not command or command[0] not in COMMANDS:
+        parser.error(f"the command must be one of {', '.join(COMMANDS)} (after --)")
+    if command[0] != "verify" and "--out" in command:
+        parser.error("the script gives each run its own --out; leave it out")
+    resolved = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{args.before}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    if resolved.returncode != 0:
+        parser.error(f"--before: {args.before!r} is not a revision of {ROOT}")
+    revision = resolved.stdout.strip()
+
+    with tempfile.TemporaryDirectory(prefix="uncobench-compare-") as scratch_name:
+        scratch = Path(scratch_name)
+        before = Version("before", export_revision(revision, scratch / "before-tree"))
+        after = Version("after", ROOT)
+        for version in (before, after):
+            found = imported_from(version.tree)
+            if found != version.tree.resolve():
+                sys.exit(f"compare_versions: {version.label} imports the package from {found}")
+        probe_before = speed_probe()
+        failed = False
+        for index in range(args.runs):
+            order = (before, after) if index % 2 == 0 else (after, before)
+            for version in order:
+                failed |= run_once(version, command, scratch) != 0
+        probe_after = speed_probe()
+
+    outputs = before.outputs + after.outputs
+    same = not failed and len(set(outputs)) == 1
+    medians = {v.label: (_median([c for c, _ in v.runs]), _median([w for _, w in v.runs]))
+               for v in (before, after)}  # fmt: skip
+    ratio_cpu = round(medians["after"][0] / medians["before"][0], 3)
+    ratio_wall = round(medians["after"][1] / medians["before"][1], 3)
+    figures = {
+        "before": revision,
+        "command": command,
+        "runs": args.runs,
+        "speed_probe_cpu_s": [probe_before, probe_after],
+        "cpu_s": {v.label: [round(c, 2) for c, _ in v.runs] for v in (before, after)},
+        "wall_s": {v.label: [round(w, 2) for _, w in v.runs] for v in (before, after)},
+        "median_cpu_s": {label: m[0] for label, m in medians.items()},
+        "median_wall_s": {label: m[1] for label, m in medians.items()},
+        "after_over_before_cpu": ratio_cpu,
+        "after_over_before_wall": ratio_wall,
+        "every_run_succeeded": not failed,
+        "same_output": same,
+    }
+    rows = [
+        ("command", " ".join(command)),
+        ("before", revision[:12]),
+        ("speed probe, CPU s (start, end)", f"{probe_before}, {probe_after}"),
+        *[
+            (f"{v.label}: CPU s / wall s", ", ".join(f"{c:.2f} / {w:.2f}" for c, w in v.runs))
+            for v in (before, after)
+        ],
+        ("median CPU s (before, after)", f"{medians['before'][0]}, {medians['after'][0]}"),
+        ("after / before, CPU and wall", f"{ratio_cpu}x, {ratio_wall}x"),
+        ("same output", "yes" if same else "NO" if not failed else "a run failed"),
+    ]
+    emit("compare versions", figures, rows, args.json)
+    sys.exit(0 if same else 1)
+
+
+if __name__ == "__main__":
+    main()
