@@ -92,7 +92,7 @@ def stage_times(seed: int, sample: int) -> dict[str, float]:
                 stored = rendered.model_dump(mode="json")
                 group = result.group.model_copy(update={"rendered": stored})
                 start = time.process_time()
-                settings_minimum_rounds(group)
+                settings_minimum_rounds(group, result.task)  # the task, as the build passes it
                 timed("minimum rounds", start)
     return {name: ms(statistics.mean(values)) for name, values in times.items() if values}
 

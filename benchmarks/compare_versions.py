@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import children_cpu, emit, speed_probe
+from _common import CLI, children_cpu, emit, speed_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ("verify", "build", "eval")
@@ -130,7 +130,7 @@ def run_once(version: Version, args: list[str], scratch: Path) -> int:
     before = children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
-        [*PYTHON, "-c", "from uncobench_z3.cli import main; main()", *args, *extra],
+        [*PYTHON, *CLI[1:], *args, *extra],
         capture_output=True,
         env=_environment(version.tree),
     )

@@ -213,8 +213,7 @@ def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[Cand
 def _differences(stored: object, config: BuildConfig) -> str:
     """What differs between a stored configuration (a manifest or a work stamp) and
     ``config``, said in parentheses; nothing when it cannot tell (another version, say)."""
-    before = stored.get("config") if isinstance(stored, dict) else None
-    if not isinstance(before, dict):
+    if not isinstance(stored, dict) or not isinstance(before := stored.get("config"), dict):
         return ""
 
     def shown(value: object) -> str:  # a stored number is read back as a Decimal
@@ -226,7 +225,7 @@ def _differences(stored: object, config: BuildConfig) -> str:
         was = shown(before.get(key, defaults[key]))  # an option an older version lacked
         if was != shown(value):
             named.append(f"{key} {was} -> {shown(value)}")
-    version = stored.get("version") if isinstance(stored, dict) else None
+    version = stored.get("version")
     if isinstance(version, str) and version != __version__:
         named.append(f"version {version} -> {__version__}")
     return f" (changed: {', '.join(named)})" if named else ""

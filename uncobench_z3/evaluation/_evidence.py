@@ -250,16 +250,17 @@ def differing_completion(
                 return None
             values[slot] = fits[0]
 
-    def differs(completion: dict[Slot, Value]) -> bool:
+    def output(completion: dict[Slot, Value]) -> Outcome | None:
         try:
-            return not task.outcome(completion).same_output(gold)
+            return task.outcome(completion)
         except Exception:  # the rule cannot evaluate it: no witness
-            return False
+            return None
 
-    try:
-        base = task.outcome(values)
-    except Exception:  # the rule cannot evaluate it: no witness
-        base = None
+    def differs(completion: dict[Slot, Value]) -> bool:
+        found = output(completion)
+        return found is not None and not found.same_output(gold)
+
+    base = output(values)
     if base is not None and not base.same_output(gold):
         return values
     # Each completion below changes one record of ``values``, whose output is gold's: the
@@ -267,7 +268,6 @@ def differing_completion(
     # number reads the record. Those that can are evaluated in full (the reference semantics).
     conditions = {condition.fact for condition in task.conditions}
     chosen = base.candidate if base is not None and base.kind == "eligible" else None
-    eligible = {c: task.eligible(c, values) for c in task.candidates} if base is not None else {}
 
     def same_output(slot: Slot, changed: dict[Slot, Value]) -> bool:
         """Whether ``changed`` (``values`` with ``slot`` changed) surely has base's output."""
@@ -278,8 +278,8 @@ def differing_completion(
             return False
         if fact not in conditions:
             return True  # a number of a candidate the answer does not take
-        try:
-            return task.eligible(candidate, changed) == eligible[candidate]
+        try:  # (base.eligible: the candidates eligible with ``values``)
+            return task.eligible(candidate, changed) == (candidate in base.eligible)
         except Exception:  # the full evaluation says what it makes of it
             return False
 
