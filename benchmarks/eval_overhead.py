@@ -14,7 +14,11 @@
    nothing is (what a user's ``uncobench eval`` pays). ``--breakdown`` plays that fresh first
    pass once more with the CPU time of its parts measured (the colleagues' readings of the
    agent's messages, reading the minimum rounds, the evidence, justification, attribution and
-   round notes, the record; a part called inside another is that one's).
+   round notes, the record; a part called inside another is that one's). The copies share
+   their messages, and the reader keeps what depends on a message's text alone (its tokens,
+   the phrases found in its tagged words) across groups: so with ``--bench DIR`` the fresh
+   first pass is also measured over the first ``5 x --copies`` groups of a built benchmark
+   (all different, as a user's run; ``--breakdown`` breaks that one down too).
 2. **Throughput**: the same replay agent sleeps 50 ms per call (``asyncio.sleep``, like a
    model API call) and the full runner (JSON Lines log with fsync, resumable) runs at each
    ``--concurrency`` and with each ``--workers`` count (episodes sharded by group over
@@ -26,10 +30,11 @@
    script played before (remembered readings, minimum rounds, vocabularies) would otherwise
    make a later run look cheaper than a user's (measured: 1.18-1.20x at concurrency 64 in a
    process that had played the same groups before, 1.43x in one that had not).
-3. **Memory** (``--bench DIR``): ``builtin/careful`` sleeping ``--latency-ms`` per call
-   plays every sample of a built benchmark at ``--memory-concurrency`` (256) in a process of
-   its own; the peak of the process tree's proportional set size (PSS: a page shared by k
-   processes counts 1/k, so shared pages count once), sampled every 50 ms.
+3. **Memory** (``--bench DIR``, which also gives the first pass over it, above):
+   ``builtin/careful`` sleeping ``--latency-ms`` per call plays every sample of a built
+   benchmark at ``--memory-concurrency`` (256) in a process of its own; the peak of the
+   process tree's proportional set size (PSS: a page shared by k processes counts 1/k, so
+   shared pages count once), sampled every 50 ms.
 
 Targets (issue #13): <= 0.15 ms CPU per round for scripted colleagues and built-in agents;
 within 5% of the ideal at concurrency 64 and 10% at 256 (50 ms latency); <= 400 MB peak at
@@ -64,7 +69,7 @@ from _common import descendants, machine, tree_cpu
 from uncobench_z3._executor import ExecutorOptions
 from uncobench_z3._gc import fewer_collections
 from uncobench_z3.construct import load_groups, render_task
-from uncobench_z3.errors import ConfigError
+from uncobench_z3.errors import ConfigError, InputError
 from uncobench_z3.evaluation import (
     Action,
     AgentMaker,
@@ -263,13 +268,24 @@ def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
         return pool.submit(fn, *args).result()
 
 
-def _first_pass(copies: int, memo_path: str, instrument: Callable[[], None] | None = None) -> float:
-    """In a new interpreter: every sample of ``copies`` copies played once by the replay
+def pass_groups(copies: int, bench: str | None) -> list[TaskGroup]:
+    """A first pass's groups: ``copies`` copies of the examples, or with ``bench`` the first
+    ``5 * copies`` groups of that built benchmark (as many groups, all different)."""
+    return example_groups(copies) if bench is None else load_groups(bench)[: 5 * copies]
+
+
+def _first_pass(
+    copies: int,
+    memo_path: str,
+    instrument: Callable[[], None] | None = None,
+    bench: str | None = None,
+) -> float:
+    """In a new interpreter: every sample of :func:`pass_groups` played once by the replay
     agent with no latency, as the in-process first pass of :func:`main` (groups prepared
     first, not counted), but with no process-wide memory warmed by having played the same
     groups before (the in-process pass follows the recording of the decisions: the task
     texts' readings, the reply lines' statements, the messages' tokens are known). CPU s."""
-    groups = example_groups(copies)
+    groups = pass_groups(copies, bench)
     agent = ReplayAgent(pickle.loads(Path(memo_path).read_bytes()), 0.0)
     jobs, _ = plan_jobs(groups, make_config("examples", groups, ["bench/replay"]))
     prepared = {id(g): PreparedGroup.of(g) for g in groups}
@@ -335,7 +351,9 @@ def _timed(
     return timed
 
 
-def _breakdown(copies: int, memo_path: str) -> tuple[float, dict[str, float]]:
+def _breakdown(
+    copies: int, memo_path: str, bench: str | None = None
+) -> tuple[float, dict[str, float]]:
     """In a new interpreter: the first pass of :func:`_first_pass`, with the CPU time of each
     of :data:`PARTS` measured (the outermost part called is charged); (total, by part)."""
     import importlib
@@ -349,8 +367,70 @@ def _breakdown(copies: int, memo_path: str) -> tuple[float, dict[str, float]]:
             owner = getattr(module, class_name) if class_name else module
             setattr(owner, attribute, _timed(getattr(owner, attribute), label, spent, depth))
 
-    total = _first_pass(copies, memo_path, instrument)
+    total = _first_pass(copies, memo_path, instrument, bench)
     return total, spent
+
+
+def breakdown_table(
+    total: float, by_part: dict[str, float], groups: int
+) -> dict[str, dict[str, float]]:
+    """:func:`_breakdown`'s figures a group, the rest of the pass included."""
+    rest = total - sum(by_part.values())
+    parts = {**by_part, "the rest: the episode's own work, scoring the answer, the runner": rest}
+    return {
+        label: {
+            "cpu_ms_per_group": round(1e3 * spent / groups, 3),
+            "share": round(spent / total, 3),
+        }
+        for label, spent in parts.items()
+    }
+
+
+def say_breakdown(
+    say: Callable[[str], None], breakdown: dict[str, dict[str, float]], what: str
+) -> None:
+    say(f"where a first pass spends its CPU (fresh interpreter, {what}):")
+    for label, figures_of in breakdown.items():
+        say(
+            f"  {label}: {figures_of['cpu_ms_per_group']:.3f} ms a group "
+            f"({100 * figures_of['share']:.0f}%)"
+        )
+
+
+def first_pass_over(
+    bench: Path, args: argparse.Namespace, say: Callable[[str], None]
+) -> dict[str, object]:
+    """The fresh first pass over the first ``5 * copies`` groups of a built benchmark: the
+    copies of the examples share their messages and tagged words, which the reader keeps
+    across groups, so they flatter a first pass; a benchmark's groups share only some."""
+    groups = pass_groups(args.copies, str(bench))
+    jobs, _ = plan_jobs(groups, make_config(str(bench), groups, ["bench/replay"]))
+    memo, rounds = asyncio.run(record(jobs))
+    with tempfile.TemporaryDirectory() as scratch:
+        memo_file = Path(scratch) / "memo.pickle"
+        memo_file.write_bytes(pickle.dumps(memo))
+        cpu = in_fresh_process(_first_pass, args.copies, str(memo_file), None, str(bench))
+        parts = (
+            in_fresh_process(_breakdown, args.copies, str(memo_file), str(bench))
+            if args.breakdown
+            else None
+        )
+    total_rounds = sum(rounds)
+    say(
+        f"first pass over {len(groups)} groups of {bench} ({len(jobs)} samples, "
+        f"{total_rounds} rounds), fresh process: {1e3 * cpu / total_rounds:.3f} ms CPU a round"
+    )
+    breakdown = None
+    if parts is not None:
+        breakdown = breakdown_table(parts[0], parts[1], len(groups))
+        say_breakdown(say, breakdown, f"{len(groups)} groups of {bench}")
+    return {
+        "groups": len(groups),
+        "samples": len(jobs),
+        "rounds": total_rounds,
+        "round_cpu_ms_fresh_process": round(1e3 * cpu / total_rounds, 3),
+        "breakdown": breakdown,
+    }
 
 
 def ideal_makespan(latencies: list[float], workers: int) -> float:
@@ -381,7 +461,12 @@ def main(argv: list[str] | None = None) -> None:
         default=["builtin/careful", "builtin/naive", "builtin/patient"],
         help="built-in agents whose CPU per round is measured",
     )
-    parser.add_argument("--bench", type=Path, help="a built benchmark for the memory figure")
+    parser.add_argument(
+        "--bench",
+        type=Path,
+        help="a built benchmark: the memory figure, and a first pass over its first "
+        "5 x --copies groups (all different, as a user's run)",
+    )
     parser.add_argument("--memory-concurrency", type=int, default=256)
     parser.add_argument("--memory-workers", type=int, default=1)
     parser.add_argument(
@@ -398,6 +483,16 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--agents: {exc}")
         if not name.startswith("builtin/"):
             parser.error(f"--agents: {name!r} is not a built-in agent (builtin/NAME)")
+    if args.bench is not None:
+        try:
+            bench_size = len(load_groups(args.bench))
+        except InputError as exc:  # missing, not a benchmark, unreadable: one line
+            parser.error(f"--bench: {exc}")
+        if bench_size < 5 * args.copies:
+            parser.error(
+                f"--bench: {args.bench} has {bench_size} groups; a first pass over it takes "
+                f"5 x --copies = {5 * args.copies}"
+            )
     say = (lambda text: None) if args.json else print
     groups = example_groups(args.copies)
     config = make_config("examples", groups, ["bench/replay"])
@@ -461,25 +556,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     breakdown: dict[str, dict[str, float]] | None = None
     if parts is not None:
-        parts_total, by_part = parts
-        rest = parts_total - sum(by_part.values())
-        by_part = {
-            **by_part,
-            "the rest: the episode's own work, scoring the answer, the runner": rest,
-        }
-        breakdown = {
-            label: {
-                "cpu_ms_per_group": round(1e3 * spent / len(groups), 3),
-                "share": round(spent / parts_total, 3),
-            }
-            for label, spent in by_part.items()
-        }
-        say(f"where a first pass spends its CPU (fresh interpreter, {len(groups)} groups):")
-        for label, figures_of in breakdown.items():
-            say(
-                f"  {label}: {figures_of['cpu_ms_per_group']:.3f} ms a group "
-                f"({100 * figures_of['share']:.0f}%)"
-            )
+        breakdown = breakdown_table(parts[0], parts[1], len(groups))
+        say_breakdown(say, breakdown, f"{len(groups)} groups")
+    bench_pass = None if args.bench is None else first_pass_over(args.bench, args, say)
     builtin: dict[str, dict[str, float]] = {}
     for name in args.agents:
         gc.collect()  # as in direct()
@@ -508,6 +587,7 @@ def main(argv: list[str] | None = None) -> None:
         "round_cpu_ms_fresh_process": round(1e3 * fresh_cpu / total_rounds, 3),
         "round_cpu_ms_again": round(1e3 * warm_cpu / total_rounds, 3),
         "first_pass_breakdown": breakdown,
+        "bench_first_pass": bench_pass,
         "wrong_answer_ms": round(1e3 * wrong_wall / len(sample), 3),
         "wrong_answer_cpu_ms": round(1e3 * wrong_cpu / len(sample), 3),
         "builtin_agents": builtin,

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import run_cli
+
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
@@ -104,17 +106,63 @@ def test_eval_overhead_json_has_the_fresh_first_pass_and_a_copy_per_slot(
     assert run["samples"] > figures["samples"] and run["ratio"] > 0
 
 
+def test_eval_overhead_plays_a_first_pass_over_a_built_benchmark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = tmp_path / "bench"
+    assert run_cli(capsys, "build", "--groups", "5", "--seed", "3", "--out", str(bench)).code == 0
+    args = ["--copies", "1", "--concurrency", "--agents", "--bench", str(bench),
+            "--memory-concurrency", "4", "--latency-ms", "1", "--breakdown", "--json"]  # fmt: skip
+    figures = json.loads(_run("eval_overhead.py", args, monkeypatch, capsys))
+    first = figures["bench_first_pass"]
+    # the benchmark's first 5 x --copies groups, every sample once
+    assert first["groups"] == 5 and first["samples"] >= 5 and first["rounds"] >= first["samples"]
+    assert first["round_cpu_ms_fresh_process"] > 0
+    parts = first["breakdown"]
+    assert len(parts) == 8 and abs(sum(part["share"] for part in parts.values()) - 1) < 0.01
+    assert figures["memory"]["groups"] == 5 and figures["memory"]["exit_code"] == 0
+
+
+@pytest.mark.parametrize(
+    ("bench", "message"), [("missing", "--bench: "), ("one", "has 1 groups; a first pass")]
+)
+def test_eval_overhead_refuses_a_benchmark_it_cannot_play_in_one_line(
+    bench: str,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if bench == "one":
+        assert run_cli(capsys, "build", "--groups", "1", "--out", str(tmp_path / bench)).code == 0
+    args = ["--copies", "1", "--bench", str(tmp_path / bench)]
+    last = _refused("eval_overhead.py", args, monkeypatch, capsys)
+    assert last.startswith("eval_overhead.py: error: --bench: ") and message in last
+
+
 @pytest.mark.parametrize("name", ["careful", "builtin/nobody", "mock/model"])
 def test_eval_overhead_refuses_an_agent_it_cannot_measure_in_one_line(
     name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(sys, "argv", ["eval_overhead.py", "--agents", name])
+    last = _refused("eval_overhead.py", ["--agents", name], monkeypatch, capsys)
+    assert last.startswith("eval_overhead.py: error: --agents: ")
+
+
+def _refused(
+    script: str,
+    args: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> str:
+    """The last line of what ``script`` said refusing ``args``: exit 2, nothing on stdout,
+    no traceback."""
+    monkeypatch.setattr(sys, "argv", [script, *args])
     with pytest.raises(SystemExit) as stopped:
-        runpy.run_path(str(BENCHMARKS / "eval_overhead.py"), run_name="__main__")
+        runpy.run_path(str(BENCHMARKS / script), run_name="__main__")
     assert stopped.value.code == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "Traceback" not in captured.err
-    assert captured.err.splitlines()[-1].startswith("eval_overhead.py: error: --agents: ")
+    return captured.err.splitlines()[-1]
 
 
 def _run(
@@ -179,13 +227,7 @@ def test_compare_versions_refuses_bad_input_in_one_line_before_any_run(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr(sys, "argv", ["compare_versions.py", *args])
-    with pytest.raises(SystemExit) as stopped:
-        runpy.run_path(str(BENCHMARKS / "compare_versions.py"), run_name="__main__")
-    assert stopped.value.code == 2
-    captured = capsys.readouterr()
-    assert captured.out == "" and "Traceback" not in captured.err
-    last = captured.err.splitlines()[-1]
+    last = _refused("compare_versions.py", args, monkeypatch, capsys)
     assert last.startswith("compare_versions.py: error: ") and error in last
 
 

@@ -1,7 +1,8 @@
 """The request reader's fast paths against the plain definitions they replace: vocabulary
-matches found through the first-word indexes, the tagged message written once for both
-readings, the one-piece words of the tokenizer, the remembered tokens of a message, the
-screens of the value scan."""
+matches found through the first-word indexes (with the stems a message keeps), the tagged
+message written once for both readings, the one-piece words of the tokenizer, the remembered
+tokens of a message, the phrases remembered by a message's tagged words, the screens of the
+value scan."""
 
 from __future__ import annotations
 
@@ -19,13 +20,19 @@ from uncobench_z3.settings import Vocabulary
 from uncobench_z3.settings import _words as W
 from uncobench_z3.settings._matching import (
     Match,
+    TokenStems,
     _compatible,
     _unordered,  # checked against a plain scan in test_eval_evidence
     find_matches,
     tagged,
     value_tokens,
 )
-from uncobench_z3.settings._request import _tokens_and_values, parse_message
+from uncobench_z3.settings._request import (
+    _tokens_and_values,
+    parse_message,
+    phrase_hits,
+    read_request,
+)
 from uncobench_z3.settings._vocabulary import Entry
 from uncobench_z3.settings._words import _pieces, close_enough, scan_values, tokenize
 from uncobench_z3.settings._words import stem as stem_of
@@ -102,15 +109,21 @@ def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) 
 
 
 @settings(max_examples=300, deadline=None)
-@given(messages(), st.sets(st.integers(0, 30), max_size=3))
+@given(messages(), st.sets(st.integers(0, 30), max_size=3), st.lists(st.integers(0, 30)))
 def test_matches_through_the_indexes_are_the_plain_matches(
-    message: tuple[Vocabulary, str], blocked: set[int]
+    message: tuple[Vocabulary, str], blocked: set[int], misspelt: list[int]
 ) -> None:
+    """Also with long words misspelt (each a letter doubled), which the vocabulary reads
+    as its own words: the stems a message keeps are corrected per vocabulary."""
     vocabulary, text = message
-    tokens = tokenize(text)
-    assert find_matches(vocabulary, tokens, blocked) == plain_find_matches(
-        vocabulary, tokens, blocked
-    )
+    words = text.split(" ")
+    for at in misspelt:
+        if at < len(words) and len(words[at]) >= 6:
+            words[at] = words[at][:3] + words[at][2:]
+    tokens = tokenize(" ".join(words))
+    plain = plain_find_matches(vocabulary, tokens, blocked)
+    assert find_matches(vocabulary, tokens, blocked) == plain
+    assert find_matches(vocabulary, tokens, blocked, TokenStems.of(tokens)) == plain
 
 
 def test_the_indexes_hold_every_entry_once() -> None:
@@ -168,6 +181,102 @@ def test_a_remembered_message_parses_as_a_new_one(
     fresh = parse_message(vocabulary, text)
     assert again == fresh
     assert all(a is not b for (_, a), (_, b) in zip(again.found, fresh.found, strict=True))
+
+
+TEMPLATES = [
+    "For every candidate, please send your records of: {label} ({context}). I need exactly "
+    "these contexts and exact values.",
+    "Please give the exact {label} ({context}) of {name}: a single value, not a range or a "
+    "set of options.",
+    "Your reply gave the {label} of {name} for the {other}, but the task needs the "
+    "{context}. Please send the {label} ({context}) of {name}.",
+    "Is that the latest {label}? Did {name} pass? Not the {other} one.",
+    "What is their {label}, you said a range? Which one is it: {other} or {context}?",
+]
+
+
+def template_messages() -> list[tuple[Vocabulary, str, str | None, str | None]]:
+    """Messages of every template about every fact of every example task, to the fact's
+    role (with the candidate in focus) and to nobody: many share their tagged words."""
+    out = []
+    for vocabulary in VOCABULARIES:
+        task = vocabulary.task
+        first = next(iter(task.candidates))
+        for fact_id, fact in task.facts.items():
+            other = fact.other_contexts[0] if fact.other_contexts else "previous period"
+            role = next(r for r in task.roles if fact_id in task.facts_of(r))
+            for template in TEMPLATES:
+                text = template.format(
+                    label=fact.label,
+                    context=fact.context,
+                    other=other,
+                    name=task.candidate_name(first),
+                )
+                out += [(vocabulary, text, role, first), (vocabulary, text, None, None)]
+    return out
+
+
+def test_phrases_remembered_from_other_messages_read_as_found_afresh() -> None:
+    """The phrases found in a message's tagged words are remembered by those words and
+    shared by other messages (of other tasks, to other roles) written alike: every reading
+    through them equals the reading with nothing remembered."""
+    messages = template_messages()
+    afresh = []
+    for vocabulary, text, role, focus in messages:
+        phrase_hits.cache_clear()
+        _tokens_and_values.cache_clear()
+        afresh.append(read_request(vocabulary, text, role, focus))
+    phrase_hits.cache_clear()
+    remembered = [read_request(*message) for message in messages]
+    assert remembered == afresh
+    # found again for other messages (each text is read twice: to its role, to nobody)
+    assert phrase_hits.cache_info().hits > len(messages) // 2 + 50
+
+
+FOLLOWUP_GROUPS = {
+    group.id: group for group in load_groups(ROOT / "tests/data/followups/groups.jsonl")
+}
+# messages of the follow-up data whose intent word is also a word of a name or a one-word
+# fact: found only in the writing that leaves those as written
+WRITTEN_INTENTS = [
+    ("semiconductor_packaging_00026", "talent", "Rahul's HR interview score, to the point, "
+     "please.", {"exact": ("to the point",)}),
+    ("pharmaceuticals_00036", "finance", "Lot 26-0314 batch cost: actual April 2026 close "
+     "figure please, not the standard estimate.", {"exact": ("actual",)}),
+    ("agriculture_00000", "operations", "Checklist for Eagle Flats:\n[x] received on-farm "
+     "grain storage capacity\n[ ] but it is labelled landowner's listing; required: 2026 "
+     "infrastructure inspection. Please resend for the required context.",
+     {"mismatch": ("required context",)}),
+    ("maritime_00021", "technical", "**Clarification needed:** the usable dock length you "
+     "provided for Keystone Capital Holdings references the yard brochure. Please share the "
+     "value recorded in the 2026 yard capability survey.", {"exact": ("clarification",)}),
+]  # fmt: skip
+
+
+def test_an_intent_in_a_name_or_fact_word_is_read_from_the_message_as_written() -> None:
+    """The phrases are looked for in both writings of the message (a key of both)."""
+    for group_id, role, text, expected in WRITTEN_INTENTS:
+        vocabulary = Vocabulary.of(typed_task(FOLLOWUP_GROUPS[group_id]))
+        for _ in range(2):  # found, then remembered
+            request = read_request(vocabulary, text, role)
+            for intent, words in expected.items():
+                assert intent in request.intents
+                assert request.evidence[intent] == words
+
+
+@settings(max_examples=150, deadline=None)
+@given(messages(), st.sampled_from(VOCABULARIES), st.booleans())
+def test_a_remembered_phrasing_reads_as_a_new_one(
+    message: tuple[Vocabulary, str], other: Vocabulary, to_role: bool
+) -> None:
+    vocabulary, text = message
+    task = vocabulary.task
+    role = task.roles[0] if to_role else None
+    focus = next(iter(task.candidates)) if to_role else None
+    read_request(other, text)
+    again = read_request(vocabulary, text, role, focus)
+    phrase_hits.cache_clear()
+    assert read_request(vocabulary, text, role, focus) == again
 
 
 VALUE_PIECES = ["2026-03-01", "3/4/2026", "1 August 2026", "end of March 2026", "Mar 3, 2026",

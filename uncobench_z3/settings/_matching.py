@@ -10,6 +10,7 @@ tags the phrase inventories are written against (:mod:`._phrases`).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..spec import TypedTask
@@ -24,7 +25,7 @@ class Match:
 
 
 def _unordered(
-    entry: Entry, sentences: list[int], positions: dict[tuple[int, str], list[int]]
+    entry: Entry, sentences: Sequence[int], positions: dict[tuple[int, str], list[int]]
 ) -> list[tuple[int, ...]]:
     """Every sentence holding all the entry's words, any order: the first of each word.
 
@@ -45,25 +46,60 @@ def _unordered(
     return found
 
 
-_Keyed = tuple[tuple[int, int, tuple[int, ...]], "Match"]
-"""a match with its place in the order: longest, then strongest, then first"""
+_Keyed = tuple[tuple[int, int, tuple[int, ...]], Entry, tuple[int, ...]]
+"""a match found (entry, tokens) with its place in the order: longest, then strongest, then
+first (a :class:`Match` is made only for the matches kept)"""
 
 
 def _match_order(keyed: _Keyed) -> tuple[int, int, tuple[int, ...]]:
     return keyed[0]
 
 
-def find_matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int]) -> list[Match]:
-    """Vocabulary matches, longest and strongest first, without overlaps (ties all kept)."""
+@dataclass(frozen=True, slots=True)
+class TokenStems:
+    """What :func:`find_matches` reads of a message's tokens before a vocabulary matters
+    (the same for every vocabulary: a caller that keeps a message's tokens keeps these)."""
+
+    stems: tuple[str, ...]
+    """each token's stem"""
+    correctable: tuple[int, ...]
+    """the tokens a vocabulary may read as a typo of one of its words (long, not digits:
+    :meth:`Vocabulary.corrected`)"""
+    sentences: tuple[int, ...]
+    """the sentences, in order"""
+
+    @classmethod
+    def of(cls, tokens: Sequence[Token]) -> TokenStems:
+        return cls(
+            stems=tuple(t.stem for t in tokens),
+            correctable=tuple(
+                i for i, t in enumerate(tokens) if len(t.word) >= 6 and not t.word.isdigit()
+            ),
+            sentences=tuple(sorted({t.sentence for t in tokens})),
+        )
+
+
+_COMPATIBLE_KINDS = frozenset([("fact", "context"), ("context", "fact")])
+"""two different kinds of entry whose readings of the same words are both kept"""
+
+
+def find_matches(
+    vocabulary: Vocabulary,
+    tokens: list[Token],
+    blocked: set[int],
+    token_stems: TokenStems | None = None,
+) -> list[Match]:
+    """Vocabulary matches, longest and strongest first, without overlaps (ties all kept).
+
+    ``token_stems``: :meth:`TokenStems.of` the tokens, when the caller has it."""
     by_stem = vocabulary.by_stem  # a stem of the vocabulary is read as itself
+    if token_stems is None:
+        token_stems = TokenStems.of(tokens)
+    stems = list(token_stems.stems)
     corrected = vocabulary.corrected
-    # (the cheap half of Vocabulary.corrected, inline: most words are known or short)
-    stems = [
-        t.stem
-        if t.stem in by_stem or len(t.word) < 6 or t.word.isdigit()
-        else corrected(t.word, t.stem)
-        for t in tokens
-    ]
+    for i in token_stems.correctable:  # (most words are known or short: not looked at)
+        if stems[i] not in by_stem:
+            stems[i] = corrected(tokens[i].word, stems[i])
     size = len(stems)
     starting = vocabulary.starting
     raw: list[_Keyed] = []
@@ -84,39 +120,49 @@ def find_matches(vocabulary: Vocabulary, tokens: list[Token], blocked: set[int])
                 continue
             if entry.exact and tokens[i].word not in (entry.words[0], entry.words[0] + "s"):
                 continue
-            raw.append(((-length, -entry.priority, hit), Match(entry, hit)))
+            raw.append(((-length, -entry.priority, hit), entry, hit))
     present = set(stems)
     # only the entries whose first word is in the message can have all their words in it
     unordered_by_first = vocabulary.unordered_by_first
-    maybe = sorted(k for s in present for k in unordered_by_first.get(s, ()))
+    maybe: list[int] = []
+    for word_stem in present:
+        firsts = unordered_by_first.get(word_stem)
+        if firsts:
+            maybe += firsts
     if maybe:
+        maybe.sort()
         # where each word stands, once per message: most entries' words are not all in it
         positions: dict[tuple[int, str], list[int]] = {}
         for i, (token, word_stem) in enumerate(zip(tokens, stems, strict=True)):
             positions.setdefault((token.sentence, word_stem), []).append(i)
-        sentences = sorted({t.sentence for t in tokens})
+        sentences = token_stems.sentences
         unordered_entries = vocabulary.unordered_entries
         for k in maybe:
             entry = unordered_entries[k]
             if present.issuperset(entry.stems):
                 for hit in _unordered(entry, sentences, positions):
-                    raw.append(((-len(hit), -entry.priority, hit), Match(entry, hit)))
+                    raw.append(((-len(hit), -entry.priority, hit), entry, hit))
     if blocked:
-        raw = [keyed for keyed in raw if not blocked.intersection(keyed[1].indexes)]
+        raw = [keyed for keyed in raw if not blocked.intersection(keyed[2])]
     raw.sort(key=_match_order)  # stable: ties keep the order they were found in
     taken: set[int] = set()  # the tokens of the matches kept
     kept: list[Match] = []
     kept_on: dict[tuple[int, ...], list[Entry]] = {}  # the entries kept for these tokens
-    for _, match in raw:
-        if taken.isdisjoint(match.indexes):
-            kept.append(match)
-            kept_on.setdefault(match.indexes, []).append(match.entry)
-            taken.update(match.indexes)
-        else:
-            on_these = kept_on.get(match.indexes)  # (mostly none: overlapping other words)
-            if on_these and any(_compatible(e, match.entry) for e in on_these):
-                kept.append(match)  # the same words name two things: both readings are kept
-                on_these.append(match.entry)
+    for _, entry, hit in raw:
+        if taken.isdisjoint(hit):
+            kept.append(Match(entry, hit))
+            kept_on.setdefault(hit, []).append(entry)
+            taken.update(hit)
+            continue
+        on_these = kept_on.get(hit)  # (mostly none: overlapping other words)
+        if not on_these:
+            continue
+        kind = entry.kind
+        for other in on_these:  # (_compatible, written out: this runs for most entries found)
+            if other.kind == kind or (other.kind, kind) in _COMPATIBLE_KINDS:
+                kept.append(Match(entry, hit))  # the same words name two things: both kept
+                on_these.append(entry)
+                break
     return kept
 
 
