@@ -18,7 +18,8 @@
    their messages, and the reader keeps what depends on a message's text alone (its tokens,
    the phrases found in its tagged words) across groups: so with ``--bench DIR`` the fresh
    first pass is also measured over the first ``5 x --copies`` groups of a built benchmark
-   (all different, as a user's run; ``--breakdown`` breaks that one down too).
+   (all different, as a user's run; all of them when it has fewer; ``--breakdown`` breaks
+   that one down too).
 2. **Throughput**: the same replay agent sleeps 50 ms per call (``asyncio.sleep``, like a
    model API call) and the full runner (JSON Lines log with fsync, resumable) runs at each
    ``--concurrency`` and with each ``--workers`` count (episodes sharded by group over
@@ -270,7 +271,8 @@ def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
 
 def pass_groups(copies: int, bench: str | None) -> list[TaskGroup]:
     """A first pass's groups: ``copies`` copies of the examples, or with ``bench`` the first
-    ``5 * copies`` groups of that built benchmark (as many groups, all different)."""
+    ``5 * copies`` groups of that built benchmark (as many groups, all different; all of
+    them when it has fewer)."""
     return example_groups(copies) if bench is None else load_groups(bench)[: 5 * copies]
 
 
@@ -465,7 +467,7 @@ def main(argv: list[str] | None = None) -> None:
         "--bench",
         type=Path,
         help="a built benchmark: the memory figure, and a first pass over its first "
-        "5 x --copies groups (all different, as a user's run)",
+        "5 x --copies groups (all different, as a user's run; all, if it has fewer)",
     )
     parser.add_argument("--memory-concurrency", type=int, default=256)
     parser.add_argument("--memory-workers", type=int, default=1)
@@ -483,16 +485,17 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--agents: {exc}")
         if not name.startswith("builtin/"):
             parser.error(f"--agents: {name!r} is not a built-in agent (builtin/NAME)")
+    if args.copies < 1:
+        parser.error("--copies: at least 1")
+    if any(n < 1 for n in args.concurrency) or any(n < 1 for n in args.workers):
+        parser.error("--concurrency and --workers: at least 1 each")
     if args.bench is not None:
         try:
-            bench_size = len(load_groups(args.bench))
+            bench_groups = load_groups(args.bench)
         except InputError as exc:  # missing, not a benchmark, unreadable: one line
             parser.error(f"--bench: {exc}")
-        if bench_size < 5 * args.copies:
-            parser.error(
-                f"--bench: {args.bench} has {bench_size} groups; a first pass over it takes "
-                f"5 x --copies = {5 * args.copies}"
-            )
+        if not bench_groups:
+            parser.error(f"--bench: {args.bench} has no groups")
     say = (lambda text: None) if args.json else print
     groups = example_groups(args.copies)
     config = make_config("examples", groups, ["bench/replay"])

@@ -110,34 +110,40 @@ def test_eval_overhead_plays_a_first_pass_over_a_built_benchmark(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bench = tmp_path / "bench"
-    assert run_cli(capsys, "build", "--groups", "5", "--seed", "3", "--out", str(bench)).code == 0
+    assert run_cli(capsys, "build", "--groups", "4", "--seed", "3", "--out", str(bench)).code == 0
     args = ["--copies", "1", "--concurrency", "--agents", "--bench", str(bench),
             "--memory-concurrency", "4", "--latency-ms", "1", "--breakdown", "--json"]  # fmt: skip
     figures = json.loads(_run("eval_overhead.py", args, monkeypatch, capsys))
     first = figures["bench_first_pass"]
-    # the benchmark's first 5 x --copies groups, every sample once
-    assert first["groups"] == 5 and first["samples"] >= 5 and first["rounds"] >= first["samples"]
+    # the benchmark's first 5 x --copies groups (all 4 it has), every sample once
+    assert first["groups"] == 4 and first["samples"] >= 4 and first["rounds"] >= first["samples"]
     assert first["round_cpu_ms_fresh_process"] > 0
     parts = first["breakdown"]
     assert len(parts) == 8 and abs(sum(part["share"] for part in parts.values()) - 1) < 0.01
-    assert figures["memory"]["groups"] == 5 and figures["memory"]["exit_code"] == 0
+    assert figures["memory"]["groups"] == 4 and figures["memory"]["exit_code"] == 0
 
 
 @pytest.mark.parametrize(
-    ("bench", "message"), [("missing", "--bench: "), ("one", "has 1 groups; a first pass")]
+    ("args", "message"),
+    [
+        (["--bench", "missing"], "--bench: "),
+        (["--bench", "empty.jsonl"], "--bench: "),
+        (["--copies", "0"], "--copies: at least 1"),
+        (["--concurrency", "0"], "--concurrency and --workers: at least 1"),
+        (["--workers", "1", "0"], "--concurrency and --workers: at least 1"),
+    ],
 )
-def test_eval_overhead_refuses_a_benchmark_it_cannot_play_in_one_line(
-    bench: str,
+def test_eval_overhead_refuses_bad_input_in_one_line_before_any_work(
+    args: list[str],
     message: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    if bench == "one":
-        assert run_cli(capsys, "build", "--groups", "1", "--out", str(tmp_path / bench)).code == 0
-    args = ["--copies", "1", "--bench", str(tmp_path / bench)]
+    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
     last = _refused("eval_overhead.py", args, monkeypatch, capsys)
-    assert last.startswith("eval_overhead.py: error: --bench: ") and message in last
+    assert last.startswith(f"eval_overhead.py: error: {message}")
 
 
 @pytest.mark.parametrize("name", ["careful", "builtin/nobody", "mock/model"])

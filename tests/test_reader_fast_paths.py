@@ -108,18 +108,31 @@ def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) 
     return kept
 
 
+MISSPELLINGS = {
+    "double": lambda word: word[:3] + word[2:],
+    "drop": lambda word: word[:2] + word[3:],  # a 7-letter word becomes a 6-letter typo
+    "swap": lambda word: word[:2] + word[3] + word[2] + word[4:],
+    "change": lambda word: word[:-1] + ("a" if word[-1] != "a" else "e"),
+}
+
+
 @settings(max_examples=300, deadline=None)
-@given(messages(), st.sets(st.integers(0, 30), max_size=3), st.lists(st.integers(0, 30)))
+@given(
+    messages(),
+    st.sets(st.integers(0, 30), max_size=3),
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from(sorted(MISSPELLINGS)))),
+)
 def test_matches_through_the_indexes_are_the_plain_matches(
-    message: tuple[Vocabulary, str], blocked: set[int], misspelt: list[int]
+    message: tuple[Vocabulary, str], blocked: set[int], misspelt: list[tuple[int, str]]
 ) -> None:
-    """Also with long words misspelt (each a letter doubled), which the vocabulary reads
-    as its own words: the stems a message keeps are corrected per vocabulary."""
+    """Also with words misspelt (a letter doubled, dropped, swapped or changed: typos of 5
+    to 8 letters and more), which a vocabulary may read as its own long words: the stems a
+    message keeps are corrected per vocabulary."""
     vocabulary, text = message
     words = text.split(" ")
-    for at in misspelt:
-        if at < len(words) and len(words[at]) >= 6:
-            words[at] = words[at][:3] + words[at][2:]
+    for at, how in misspelt:
+        if at < len(words) and len(words[at]) >= 5:
+            words[at] = MISSPELLINGS[how](words[at])
     tokens = tokenize(" ".join(words))
     plain = plain_find_matches(vocabulary, tokens, blocked)
     assert find_matches(vocabulary, tokens, blocked) == plain
@@ -229,6 +242,10 @@ def test_phrases_remembered_from_other_messages_read_as_found_afresh() -> None:
     phrase_hits.cache_clear()
     remembered = [read_request(*message) for message in messages]
     assert remembered == afresh
+    # and the evidence in the order it was noted (a dict compares equal in any order)
+    assert [list(r.evidence.items()) for r in remembered] == [
+        list(r.evidence.items()) for r in afresh
+    ]
     # found again for other messages (each text is read twice: to its role, to nobody)
     assert phrase_hits.cache_info().hits > len(messages) // 2 + 50
 
@@ -262,6 +279,51 @@ def test_an_intent_in_a_name_or_fact_word_is_read_from_the_message_as_written() 
             for intent, words in expected.items():
                 assert intent in request.intents
                 assert request.evidence[intent] == words
+
+
+def test_a_pronoun_reads_as_the_candidate_in_focus_noted_in_order() -> None:
+    """Singular and plural pronouns, after "all candidates" in the evidence (its order is
+    the order things were noted: traces and ``request_json`` show it)."""
+    vocabulary = VOCABULARIES[0]
+    task = vocabulary.task
+    focus, role = next(iter(task.candidates)), task.roles[0]
+    for text, pronoun in (("For all candidates: did they pass?", "they"),
+                          ("Every candidate, please. Did he pass, exactly?", "he"),
+                          ("Can you send them again?", "them")):  # fmt: skip
+        for _ in range(2):  # found, then remembered
+            request = read_request(vocabulary, text, role, focus)
+            assert request.pronoun == focus and request.candidates == (focus,)
+            noted = [key for key in request.evidence if key != "exact"]
+            whole = ["all candidates"] if request.all_candidates else []
+            assert noted == [*whole, f"candidate:{focus}"]
+            assert request.evidence[f"candidate:{focus}"] == (pronoun,)
+
+
+def test_phrases_are_remembered_by_both_writings_of_a_message() -> None:
+    """Two messages with the same words tagged and different words as written: the second
+    does not take the first's phrases ("actual" is an exact intent, "assay" is not)."""
+    vocabulary = Vocabulary.of(typed_task(FOLLOWUP_GROUPS["pharmaceuticals_00036"]))
+    actual, assay = (
+        f"Lot 26-0314 batch cost: {word} April 2026 close figure please, not the standard estimate."
+        for word in ("actual", "assay")
+    )
+    role_facts = set(vocabulary.role_facts("finance"))
+
+    def writings(text: str) -> tuple[str, str]:
+        parsed = parse_message(vocabulary, text)
+        words, _, as_written = tagged(
+            vocabulary.task, role_facts, list(parsed.tokens), list(parsed.matches),
+            [(value, list(indexes)) for value, indexes in parsed.found],
+        )  # fmt: skip
+        return " ".join(words), " ".join(as_written)
+
+    (joined, plain), (other_joined, other_plain) = writings(actual), writings(assay)
+    assert joined == other_joined and plain != other_plain
+    phrase_hits.cache_clear()
+    assert "exact" in read_request(vocabulary, actual, "finance").intents
+    other = read_request(vocabulary, assay, "finance")
+    assert "exact" not in other.intents and "exact" not in other.evidence
+    assert phrase_hits.cache_info().misses == 2
 
 
 @settings(max_examples=150, deadline=None)

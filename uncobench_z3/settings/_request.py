@@ -20,11 +20,11 @@ The reading does not depend on any rule: the rules (:mod:`._followup`) decide on
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .._memo import TextMemo
 from ..spec import TypedTask
 from . import _phrases as P
 from ._matching import (
@@ -140,22 +140,33 @@ TEXTS_KEPT = 2048
 messages in many groups of a benchmark (their templates name a scenario library's facts and
 contexts): in the minimum-rounds search over a 1,000-group build, 58% of the messages read
 had been read before, in another group. With 2,048 texts kept, 56% were found here; with
-1,024, 50%; with 128, 3%. About 5.5 kB a text: 11 MB at most."""
+1,024, 50%; with 128, 3%."""
+TEXT_CHARACTERS_KEPT = 400_000
+"""the characters of the messages whose tokens are kept, in all: what is kept of a message
+grows with it, about 45 bytes a character (measured with tracemalloc: 10.6 kB for a
+message of 250 characters, 83 kB for 2,000), so at most about 18 MB"""
+LONGEST_TEXT_KEPT = 2_000
+"""a longer message's tokens are not kept (the built-in agents' messages have up to about
+500 characters; a model's long message is rarely sent twice)"""
 
 
-@functools.lru_cache(maxsize=TEXTS_KEPT)
-def _tokens_and_values(
+def _read_tokens_and_values(
     text: str,
 ) -> tuple[tuple[Token, ...], tuple[tuple[FoundValue, tuple[int, ...]], ...], TokenStems]:
     """The tokens of a message, the values it writes (with their tokens) and the tokens'
     stems (:class:`TokenStems`). They depend on the text alone, and an agent sends one
     message to several colleagues and the same words in many tasks (the built-in agents: 46
-    distinct messages in 1,416 readings of the careful agent), so the last
-    :data:`TEXTS_KEPT` are remembered."""
+    distinct messages in 1,416 readings of the careful agent), so the last are remembered
+    (:func:`_tokens_and_values`)."""
     tokens = tokenize(text)
     found = value_tokens(tokens, scan_values(text))
     kept_found = tuple((value, tuple(indexes)) for value, indexes in found)
     return tuple(tokens), kept_found, TokenStems.of(tokens)
+
+
+_tokens_and_values = TextMemo(
+    _read_tokens_and_values, TEXTS_KEPT, TEXT_CHARACTERS_KEPT, LONGEST_TEXT_KEPT
+)
 
 
 PHRASINGS_KEPT = 2048
@@ -163,7 +174,12 @@ PHRASINGS_KEPT = 2048
 tags, a message loses its task's names and numbers: over 300 groups of a built benchmark,
 70% of the built-in careful agent's readings had the tagged words of an earlier reading
 (2,685 readings, 819 distinct), 87% for the naive and patient agents together. A kept entry
-is the two tagged texts and a few spans: about 1 kB for a template-sized message."""
+is the two tagged texts and a few spans: about 1 kB for a message of 250 characters."""
+PHRASING_CHARACTERS_KEPT = 1_000_000
+"""the characters of the tagged texts kept, in all (a kept entry is about its two texts:
+23 kB for a message of 20,000 characters), so about 2 MB at most"""
+LONGEST_PHRASING_KEPT = 4_000
+"""two tagged texts longer than this in all are not kept (see :data:`LONGEST_TEXT_KEPT`)"""
 
 _Span = tuple[int, int]
 
@@ -188,11 +204,10 @@ class PhraseHits:
     """a yes/no question naming a fact (:func:`_yes_no_about`)"""
 
 
-@functools.lru_cache(maxsize=PHRASINGS_KEPT)
-def phrase_hits(joined: str, plain: str) -> PhraseHits:
+def _find_phrase_hits(joined: str, plain: str) -> PhraseHits:
     """The phrase patterns' hits in a tagged message (``joined``: facts, candidates and
     contexts written as tags; ``plain``: candidate names and one-word fact names left as
-    written). The last :data:`PHRASINGS_KEPT` are remembered."""
+    written). :func:`phrase_hits` remembers the last."""
     in_joined = text_words(joined)  # what the phrase patterns are screened with
     in_plain = text_words(plain)
     found_all = first_match(_ALL, ((joined, in_joined),))
@@ -217,6 +232,11 @@ def phrase_hits(joined: str, plain: str) -> PhraseHits:
         questions=tuple(questions),
         yes_no=_yes_no_about(joined),
     )
+
+
+phrase_hits = TextMemo(
+    _find_phrase_hits, PHRASINGS_KEPT, PHRASING_CHARACTERS_KEPT, LONGEST_PHRASING_KEPT
+)
 
 
 def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
