@@ -206,8 +206,11 @@ def _memory_run(bench: str, concurrency: int, latency: float, workers: int) -> N
         evaluate(groups, config, out, options, agents=lambda n, s: SlowAgent(n, s, latency))
 
 
-def peak_memory(bench: Path, concurrency: int, latency: float, workers: int) -> dict[str, object]:
-    """Play every sample of ``bench`` in a new process; the peak PSS of its process tree."""
+def peak_memory(
+    bench: Path, groups: int, concurrency: int, latency: float, workers: int
+) -> dict[str, object]:
+    """Play every sample of ``bench`` (``groups`` groups) in a new process; the peak PSS of
+    its process tree."""
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing inherited
     process = context.Process(target=_memory_run, args=(str(bench), concurrency, latency, workers))
     started = time.perf_counter()
@@ -219,7 +222,7 @@ def peak_memory(bench: Path, concurrency: int, latency: float, workers: int) -> 
         time.sleep(0.05)
     process.join()
     return {
-        "groups": len(load_groups(bench)),
+        "groups": groups,
         "concurrency": concurrency,
         "workers": workers,
         "exit_code": process.exitcode,
@@ -373,6 +376,19 @@ def _breakdown(
     return total, spent
 
 
+def fresh_passes(
+    copies: int, memo: Mapping[MemoKey, Action], bench: str | None, breakdown: bool
+) -> tuple[float, tuple[float, dict[str, float]] | None]:
+    """:func:`_first_pass` in a new interpreter, and :func:`_breakdown` in another when
+    ``breakdown``, over :func:`pass_groups`, replaying ``memo``."""
+    with tempfile.TemporaryDirectory() as scratch:
+        memo_file = Path(scratch) / "memo.pickle"
+        memo_file.write_bytes(pickle.dumps(memo))
+        cpu = in_fresh_process(_first_pass, copies, str(memo_file), None, bench)
+        parts = in_fresh_process(_breakdown, copies, str(memo_file), bench) if breakdown else None
+    return cpu, parts
+
+
 def breakdown_table(
     total: float, by_part: dict[str, float], groups: int
 ) -> dict[str, dict[str, float]]:
@@ -400,23 +416,16 @@ def say_breakdown(
 
 
 def first_pass_over(
-    bench: Path, args: argparse.Namespace, say: Callable[[str], None]
+    bench: Path, bench_groups: list[TaskGroup], args: argparse.Namespace, say: Callable[[str], None]
 ) -> dict[str, object]:
-    """The fresh first pass over the first ``5 * copies`` groups of a built benchmark: the
-    copies of the examples share their messages and tagged words, which the reader keeps
-    across groups, so they flatter a first pass; a benchmark's groups share only some."""
-    groups = pass_groups(args.copies, str(bench))
+    """The fresh first pass over the first ``5 * copies`` groups of a built benchmark (its
+    groups, loaded: ``bench_groups``): the copies of the examples share their messages and
+    tagged words, which the reader keeps across groups, so they flatter a first pass; a
+    benchmark's groups share only some."""
+    groups = bench_groups[: 5 * args.copies]  # what pass_groups loads in the fresh processes
     jobs, _ = plan_jobs(groups, make_config(str(bench), groups, ["bench/replay"]))
     memo, rounds = asyncio.run(record(jobs))
-    with tempfile.TemporaryDirectory() as scratch:
-        memo_file = Path(scratch) / "memo.pickle"
-        memo_file.write_bytes(pickle.dumps(memo))
-        cpu = in_fresh_process(_first_pass, args.copies, str(memo_file), None, str(bench))
-        parts = (
-            in_fresh_process(_breakdown, args.copies, str(memo_file), str(bench))
-            if args.breakdown
-            else None
-        )
+    cpu, parts = fresh_passes(args.copies, memo, str(bench), args.breakdown)
     total_rounds = sum(rounds)
     say(
         f"first pass over {len(groups)} groups of {bench} ({len(jobs)} samples, "
@@ -489,6 +498,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--copies: at least 1")
     if any(n < 1 for n in args.concurrency) or any(n < 1 for n in args.workers):
         parser.error("--concurrency and --workers: at least 1 each")
+    bench_groups: list[TaskGroup] = []
     if args.bench is not None:
         try:
             bench_groups = load_groups(args.bench)
@@ -545,13 +555,7 @@ def main(argv: list[str] | None = None) -> None:
     sample = jobs[:100]
     wrong_wall, wrong_cpu = asyncio.run(direct(sample, ReplayAgent(wrong, 0.0)))
     say(f"a wrong answer (1 round + solver attribution): {1e3 * wrong_wall / len(sample):.2f} ms")
-    with tempfile.TemporaryDirectory() as scratch:
-        memo_file = Path(scratch) / "memo.pickle"
-        memo_file.write_bytes(pickle.dumps(memo))
-        fresh_cpu = in_fresh_process(_first_pass, args.copies, str(memo_file))
-        parts = (
-            in_fresh_process(_breakdown, args.copies, str(memo_file)) if args.breakdown else None
-        )
+    fresh_cpu, parts = fresh_passes(args.copies, memo, None, args.breakdown)
     say(
         f"CPU per round, runner alone: {1e3 * elapsed_cpu / total_rounds:.3f} ms "
         f"(target <= 0.15 ms); in a fresh process {1e3 * fresh_cpu / total_rounds:.3f} ms; "
@@ -561,7 +565,9 @@ def main(argv: list[str] | None = None) -> None:
     if parts is not None:
         breakdown = breakdown_table(parts[0], parts[1], len(groups))
         say_breakdown(say, breakdown, f"{len(groups)} groups")
-    bench_pass = None if args.bench is None else first_pass_over(args.bench, args, say)
+    bench_pass = (
+        None if args.bench is None else first_pass_over(args.bench, bench_groups, args, say)
+    )
     builtin: dict[str, dict[str, float]] = {}
     for name in args.agents:
         gc.collect()  # as in direct()
@@ -651,7 +657,9 @@ def main(argv: list[str] | None = None) -> None:
                     f"{1e3 * cpu / run_rounds:>13.3f}"
                 )
     if args.bench is not None:
-        memory = peak_memory(args.bench, args.memory_concurrency, latency, args.memory_workers)
+        memory = peak_memory(
+            args.bench, len(bench_groups), args.memory_concurrency, latency, args.memory_workers
+        )
         figures["memory"] = memory
         say(
             f"\nmemory: every sample of {memory['groups']} groups, builtin/careful "

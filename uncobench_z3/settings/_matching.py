@@ -158,7 +158,7 @@ def find_matches(
         if not on_these:
             continue
         kind = entry.kind
-        for other in on_these:  # (_compatible, written out: this runs for most entries found)
+        for other in on_these:  # (:func:`_compatible`, inline: this runs for most entries)
             if other.kind == kind or (other.kind, kind) in _COMPATIBLE_KINDS:
                 kept.append(Match(entry, hit))  # the same words name two things: both kept
                 on_these.append(entry)
@@ -169,7 +169,7 @@ def find_matches(
 def _compatible(kept: Entry, other: Entry) -> bool:
     """Two readings of the same words that are both kept: two things of one kind, or a fact
     word that is also a context word ("verified"; :func:`one_reading` decides)."""
-    return kept.kind == other.kind or {kept.kind, other.kind} == {"fact", "context"}
+    return kept.kind == other.kind or (kept.kind, other.kind) in _COMPATIBLE_KINDS
 
 
 def one_reading(matches: list[Match]) -> list[Match]:
