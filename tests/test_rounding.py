@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from uncobench_z3.spec import ROUNDING_MODES, preimage, round_fraction
+from uncobench_z3.spec import (
+    OPERATIONS,
+    ROUNDING_MODES,
+    Operation,
+    RoundingMode,
+    TypedRule,
+    _typed,
+    preimage,
+    round_fraction,
+)
 
 DECIMAL_MODE = {
     "half_up": decimal.ROUND_HALF_UP,
@@ -87,3 +96,39 @@ def test_boundaries_of_preimage() -> None:
     assert Fraction(-5, 2) in negative and Fraction(-7, 2) not in negative
     with pytest.raises(ValueError):
         preimage(Fraction(1, 3), 0, "half_up")
+
+
+def _plain_rounded(rule: TypedRule, operands: list[Fraction]) -> Fraction:
+    """The reference definition, without the rule's remembered results."""
+    return round_fraction(rule.value(operands), rule.digits, rule.mode)
+
+
+@given(
+    st.sampled_from([op for op in OPERATIONS if op not in ("ratio", "percentage_change")]),
+    st.lists(st.lists(st.integers(-50, 50), min_size=3, max_size=3), min_size=1, max_size=12),
+    st.integers(-1, 2),
+    st.sampled_from(ROUNDING_MODES),
+    st.booleans(),
+)
+def test_rule_remembers_results_equal_to_the_definition(
+    operation: Operation, rows: list[list[int]], digits: int, mode: RoundingMode, as_ints: bool
+) -> None:
+    """``TypedRule.rounded`` remembers results by the operands' values: asked again (as
+    integers or Fractions of the same values, after other operands, after its memo was
+    emptied for being full) it gives the definition's result every time."""
+    rule = TypedRule(operation, ("a", "b", "c"), "x", "", digits, mode, (Fraction(1),) * 3)
+    for row in rows * 2:
+        operands = [int(v) if as_ints else Fraction(v, 4) for v in row]
+        assert rule.rounded(operands) == _plain_rounded(rule, [Fraction(v) for v in operands])
+        same = [Fraction(v) for v in operands]  # 2 and Fraction(2): one key, one result
+        assert rule.rounded(same) == _plain_rounded(rule, same)
+
+
+def test_rule_results_are_bounded_and_still_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_typed, "_RESULTS_KEPT", 3)
+    rule = TypedRule("sum", ("a", "b"), "x", "", 0, "half_up")
+    for a in range(10):
+        operands = [Fraction(a, 2), Fraction(1, 2)]
+        assert rule.rounded(operands) == _plain_rounded(rule, operands)
+        assert len(rule._results) <= 3
+    assert rule.rounded([Fraction(0), Fraction(1, 2)]) == 1  # emptied, then asked afresh

@@ -160,7 +160,7 @@ def _assert_fact_entries_equal_the_plain_loop(task: TypedTask) -> None:
     _plain_facts(plain)
     assert shared.entries == plain.entries
     assert list(shared.by_stem.items()) == list(plain.by_stem.items())
-    assert shared.long_words == plain.long_words
+    assert list(shared.long_words.items()) == list(plain.long_words.items())
 
 
 def test_shared_fact_entries_equal_the_plain_loop_on_the_examples() -> None:
@@ -177,3 +177,87 @@ def test_shared_fact_entries_equal_the_plain_loop_on_generated_tasks(seed: int, 
     task = _generated(seed, index)
     if task is not None:
         _assert_fact_entries_equal_the_plain_loop(task)
+
+
+def _plain_add(vocabulary: Vocabulary, entry: Entry) -> None:
+    """The definition of adding an entry: every word looked at in order (``Vocabulary._add``
+    reads the long words of an entry remembered, ``_typo_targets``)."""
+    if not entry.words or entry in vocabulary._known:
+        return
+    vocabulary._known.add(entry)
+    vocabulary.entries.append(entry)
+    first = entry.stems[0]
+    if entry.unordered:
+        vocabulary.unordered_by_first.setdefault(first, []).append(
+            len(vocabulary.unordered_entries)
+        )
+        vocabulary.unordered_entries.append(entry)
+    else:
+        vocabulary.starting.setdefault(first, []).append(entry)
+    for word, word_stem in zip(entry.words, entry.stems, strict=True):
+        vocabulary.by_stem.setdefault(word_stem, [])
+        if len(word) >= 6 and word not in vocabulary.long_words and not word.isdigit():
+            vocabulary.long_words[word] = word_stem
+    vocabulary.by_stem[first].append(entry)
+
+
+def _assert_built_as_the_plain_adds(task: TypedTask) -> None:
+    built = Vocabulary(task)
+    built._build()
+    plain = Vocabulary(task)
+    for entry in [*built.entries, *built.entries]:  # each a second time too: dropped
+        _plain_add(plain, entry)
+    for name in ("entries", "unordered_entries"):
+        assert getattr(built, name) == getattr(plain, name)
+    for name in ("by_stem", "starting", "unordered_by_first", "long_words"):  # in order
+        assert list(getattr(built, name).items()) == list(getattr(plain, name).items())
+
+
+def test_a_built_vocabulary_equals_the_plain_adds_on_the_examples() -> None:
+    for path in _EXAMPLES:
+        task = check_structure(load_spec(path)).task
+        assert task is not None
+        _assert_built_as_the_plain_adds(task)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**16), st.integers(0, 200))
+def test_a_built_vocabulary_equals_the_plain_adds_on_generated_tasks(seed: int, index: int) -> None:
+    task = _generated(seed, index)
+    if task is not None:
+        _assert_built_as_the_plain_adds(task)
+
+
+_ENTRY_WORDS = st.sampled_from(
+    ["fee", "fees", "clearance", "clearances", "202612", "123456", "7", "level", "levels",
+     "security", "vetting", "reviewed", "review", "2026", "verified"]
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["fact", "context", "member"]),
+            st.lists(_ENTRY_WORDS, min_size=0, max_size=3).map(tuple),
+            st.integers(1, 9),
+            st.booleans(),
+        ),
+        max_size=12,
+    )
+)
+def test_adding_entries_equals_the_plain_adds(
+    made: list[tuple[str, tuple[str, ...], int, bool]],
+) -> None:
+    """Entries of words long and short, digits among them, some empty or repeated."""
+    task = check_structure(load_spec(_EXAMPLES[0])).task
+    assert task is not None
+    added, plain = Vocabulary(task), Vocabulary(task)
+    for kind, words, priority, unordered in made:
+        stems = tuple(stem(w) for w in words)
+        entry = Entry(kind, ("f",), words, stems, priority, unordered=unordered)  # type: ignore[arg-type]
+        added._add(entry)
+        _plain_add(plain, entry)
+    assert added.entries == plain.entries
+    for name in ("by_stem", "starting", "unordered_by_first", "long_words"):
+        assert list(getattr(added, name).items()) == list(getattr(plain, name).items())

@@ -131,7 +131,8 @@ class Vocabulary:
 
     # -- building ---------------------------------------------------------------------------
     def _add(self, entry: Entry) -> None:
-        if not entry.words:
+        words, stems = entry.words, entry.stems
+        if not words:
             return
         known = self._known
         size = len(known)
@@ -139,20 +140,22 @@ class Vocabulary:
         if size == len(known):
             return
         self.entries.append(entry)
-        first = entry.stems[0]
+        first = stems[0]
         if entry.unordered:
             self.unordered_by_first.setdefault(first, []).append(len(self.unordered_entries))
             self.unordered_entries.append(entry)
         else:
             self.starting.setdefault(first, []).append(entry)
-        by_stem, long_words = self.by_stem, self.long_words
-        for word, word_stem in zip(entry.words, entry.stems, strict=True):
+        by_stem = self.by_stem
+        for word_stem in stems:
             if word_stem not in by_stem:
                 by_stem[word_stem] = []
-            if len(word) >= 6 and word not in long_words and not word.isdigit():
+        by_stem[first].append(entry)
+        long_words = self.long_words
+        for word, word_stem in _typo_targets(words, stems):
+            if word not in long_words:
                 long_words[word] = word_stem
                 self._long_by_first = None  # made again when next needed
-        by_stem[first].append(entry)
 
     def _build(self) -> None:
         task = self.task
@@ -248,6 +251,18 @@ class Vocabulary:
 
     def role_facts(self, role: str) -> tuple[str, ...]:
         return tuple(self.task.facts_of(role))
+
+
+@functools.lru_cache(maxsize=16384)
+def _typo_targets(words: tuple[str, ...], stems: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(word, stem) of the words of an entry a typo may be read as: six letters and more, not
+    digits. Remembered: the facts' and contexts' entries are shared by the groups of a
+    scenario, and building a vocabulary looked at every word of each again."""
+    return tuple(
+        (word, word_stem)
+        for word, word_stem in zip(words, stems, strict=True)
+        if len(word) >= 6 and not word.isdigit()
+    )
 
 
 def _entry(kind: EntryKind, ref: tuple[str, ...], words: tuple[str, ...], priority: int,

@@ -23,6 +23,10 @@ from ._values import FactType, Value, day_number, from_day_number
 Slot = tuple[str, str]
 """(candidate id, fact key): one cell of the records."""
 
+_RESULTS_KEPT = 4096
+"""operand tuples a rule remembers its rounded result of (emptied when full: a construction
+stage may try many)"""
+
 
 @dataclass(frozen=True)
 class TypedFact:
@@ -107,6 +111,7 @@ class TypedFact:
         return [self.value_of(code) for code in range(low, high + 1)]
 
     def contains(self, value: Value) -> bool:
+        """Whether ``value`` is in the fact's domain (of its type, on a step, within bounds)."""
         if self.type == "bool":
             return isinstance(value, bool)
         if self.type == "enum":
@@ -201,8 +206,24 @@ class TypedRule:
             return (a[1] - a[0]) / a[0] * 100
         raise ValueError(f"unknown operation {op}")
 
+    @cached_property
+    def _results(self) -> dict[tuple[Fraction, ...], Fraction]:
+        """What :meth:`rounded` gave, by the operands' values: scoring evaluates the chosen
+        candidate's operands once for each completion it tries, and most leave them as they
+        were."""
+        return {}
+
     def rounded(self, operands: Sequence[Fraction]) -> Fraction:
-        return round_fraction(self.value(operands), self.digits, self.mode)
+        """The result rounded once, as the answer states it (the reference definition)."""
+        memo = self._results
+        key = tuple(operands)  # (equal numbers hash alike: 2 and Fraction(2) give one result)
+        found = memo.get(key)
+        if found is None:
+            found = round_fraction(self.value(operands), self.digits, self.mode)
+            if len(memo) >= _RESULTS_KEPT:
+                memo.clear()
+            memo[key] = found
+        return found
 
 
 OutcomeKind = Literal["eligible", "none", "ambiguous"]
