@@ -24,6 +24,18 @@ script says whether they are:
   ``--out``);
 * ``verify``: the reports (the command gets ``--json``).
 
+With ``--instructions`` each run is also counted in machine instructions: it runs under
+Valgrind's callgrind tool (``valgrind`` must be on the path; Debian's package), following
+every process of the tree, and the instructions of all of them are added up. A count does
+not move with the machine's load: the same command of the same code gives the same count
+within about 0.1% (hash seeds are fixed at 0 for both versions; what remains is the
+allocator and the garbage collector's timing), where CPU time moved by a fifth. So one run
+of each version tells a change of a few percent, which alternating CPU timings cannot here.
+It is a proxy - an instruction is not a fixed time, and memory stalls are not counted - and
+a slow one: a command runs about fifty times slower (an interpreter's start alone is about
+five billion instructions), so give it a small workload (``verify`` of a small benchmark,
+``build --groups 50``, ``eval --limit 20``) and ``--runs 1``.
+
 Exit code 0 when the command succeeded in every run and the outputs were the same, else 1.
 Timing is never asserted in tests; this script reports figures.
 """
@@ -34,6 +46,8 @@ import argparse
 import io
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,6 +65,16 @@ COMMANDS = ("verify", "build", "eval")
 PYTHON = [sys.executable, "-P"]
 """a new interpreter without the current folder first on its path (Python 3.11's ``-P``):
 a checkout's own package there would shadow the version asked for"""
+VALGRIND = [
+    "valgrind",
+    "--tool=callgrind",
+    "--trace-children=yes",
+    "--callgrind-out-file=/dev/null",
+]
+"""how a run is counted in instructions (``--instructions``): every process of the tree, no
+profile file kept (only the totals valgrind prints are read)"""
+COLLECTED = re.compile(r"^==\d+== Collected : (\d+)\s*$", re.MULTILINE)
+"""callgrind's total for one process, printed on its standard error when the process ends"""
 TIMING_FIELDS = ("elapsed_seconds",)
 """fields of a sample that differ from run to run of the same code"""
 
@@ -65,6 +89,8 @@ class Version:
     """(CPU seconds of the process tree, wall seconds) of each run"""
     outputs: list[str] = field(default_factory=list)
     """what each run produced, normalised (see the module docstring)"""
+    instructions: list[int] = field(default_factory=list)
+    """instructions of each run's process tree (``--instructions`` only)"""
 
 
 def export_revision(revision: str, into: Path) -> Path:
@@ -82,10 +108,19 @@ def export_revision(revision: str, into: Path) -> Path:
     return into
 
 
-def _environment(tree: Path) -> dict[str, str]:
+def _environment(tree: Path, counted: bool = False) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree), env.get("PYTHONPATH")) if p)
+    if counted:  # the same hash seed for both versions: sets and dicts iterate alike
+        env["PYTHONHASHSEED"] = "0"
     return env
+
+
+def collected_instructions(stderr: str) -> int | None:
+    """The instructions callgrind counted, summed over the processes it reports on
+    ``stderr``; None when it reports none."""
+    counts = [int(found) for found in COLLECTED.findall(stderr)]
+    return sum(counts) if counts else None
 
 
 def imported_from(tree: Path) -> Path:
@@ -122,25 +157,45 @@ def _output(command: str, out: Path, stdout: bytes) -> str:
     return stdout.decode("utf-8", errors="replace")
 
 
-def run_once(version: Version, args: list[str], scratch: Path) -> int:
-    """The command under ``version``; its figures and output are added to ``version``."""
+def run_once(version: Version, args: list[str], scratch: Path, counted: bool = False) -> int:
+    """The command under ``version`` (under callgrind when ``counted``); its figures and
+    output are added to ``version``."""
     command = args[0]
     out = scratch / f"{version.label}-{len(version.runs)}"
     extra = ["--json"] if command == "verify" else ["--out", str(out)]
     before = children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
-        [*PYTHON, *CLI[1:], *args, *extra],
+        [*(VALGRIND if counted else []), *PYTHON, *CLI[1:], *args, *extra],
         capture_output=True,
-        env=_environment(version.tree),
+        env=_environment(version.tree, counted),
     )
     wall = time.perf_counter() - started
     version.runs.append((children_cpu() - before, wall))
+    stderr = done.stderr.decode("utf-8", errors="replace")
+    instructions = collected_instructions(stderr) if counted else None
+    if counted and instructions is None and done.returncode == 0:
+        sys.stderr.write(stderr[-2000:])
+        sys.stderr.write("compare_versions: valgrind reported no instruction count\n")
+        return 1
+    if instructions is not None:
+        version.instructions.append(instructions)
     if done.returncode == 0:
         version.outputs.append(_output(command, out, done.stdout))
     else:
-        sys.stderr.write(done.stderr.decode("utf-8", errors="replace")[-2000:])
+        sys.stderr.write(stderr[-2000:])
     return done.returncode
+
+
+def start_instructions(version: Version) -> int | None:
+    """Instructions of ``uncobench --help`` under ``version``: an interpreter's start and the
+    imports every command makes, which a count of a small workload is mostly made of."""
+    done = subprocess.run(
+        [*VALGRIND, *PYTHON, *CLI[1:], "--help"],
+        capture_output=True,
+        env=_environment(version.tree, True),
+    )
+    return collected_instructions(done.stderr.decode("utf-8", errors="replace"))
 
 
 def _median(values: list[float]) -> float:
@@ -155,6 +210,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--before", required=True, help="a git revision of this repository")
     parser.add_argument("--runs", type=int, default=4, help="runs of each version (>= 1)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count each run's instructions under valgrind (callgrind): deterministic "
+        "where CPU time is not, about 50 times slower; give it a small workload and --runs 1",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- verify|build|eval ARGS")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -165,6 +226,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"the command must be one of {', '.join(COMMANDS)} (after --)")
     if command[0] != "verify" and "--out" in command:
         parser.error("the script gives each run its own --out; leave it out")
+    if args.instructions and shutil.which(VALGRIND[0]) is None:
+        parser.error("--instructions needs valgrind on the path (apt-get install -y valgrind)")
     resolved = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{args.before}^{{commit}}"],
         capture_output=True,
@@ -187,8 +250,9 @@ def main(argv: list[str] | None = None) -> None:
         for index in range(args.runs):
             order = (before, after) if index % 2 == 0 else (after, before)
             for version in order:
-                failed |= run_once(version, command, scratch) != 0
+                failed |= run_once(version, command, scratch, args.instructions) != 0
         probe_after = speed_probe()
+        starts = {v.label: start_instructions(v) for v in (before, after) if args.instructions}
 
     outputs = before.outputs + after.outputs
     same = not failed and len(set(outputs)) == 1
@@ -210,6 +274,32 @@ def main(argv: list[str] | None = None) -> None:
         "every_run_succeeded": not failed,
         "same_output": same,
     }
+    counts = {v.label: v.instructions for v in (before, after)}
+    counted_rows: list[tuple[str, str]] = []
+    if args.instructions and all(counts.values()):
+        middle = {label: statistics.median(found) for label, found in counts.items()}
+        ratio = round(middle["after"] / middle["before"], 4)
+        figures["instructions"] = counts
+        figures["median_instructions"] = {label: round(m) for label, m in middle.items()}
+        figures["after_over_before_instructions"] = ratio
+        counted_rows = [
+            *[
+                (f"{v.label}: instructions", ", ".join(f"{n:,}" for n in v.instructions))
+                for v in (before, after)
+            ],
+            ("after / before, instructions", f"{ratio}x"),
+        ]
+        start_of = {label: n for label, n in starts.items() if n is not None}
+        work = {label: middle[label] - start_of.get(label, 0) for label in middle}
+        if len(start_of) == 2 and work["before"] > 0:  # the start (uncobench --help) taken off
+            without = round(work["after"] / work["before"], 4)
+            figures["start_instructions"] = start_of
+            figures["after_over_before_instructions_without_start"] = without
+            counted_rows += [
+                ("start (uncobench --help), instructions",
+                 ", ".join(f"{label} {n:,}" for label, n in start_of.items())),
+                ("after / before, instructions without the start", f"{without}x"),
+            ]  # fmt: skip
     rows = [
         ("command", " ".join(command)),
         ("before", revision[:12]),
@@ -222,6 +312,7 @@ def main(argv: list[str] | None = None) -> None:
         ("after / before, CPU and wall", f"{ratio_cpu}x, {ratio_wall}x"),
         ("same output", "yes" if same else "NO" if not failed else "a run failed"),
     ]
+    rows[-1:-1] = counted_rows
     emit("compare versions", figures, rows, args.json)
     sys.exit(0 if same else 1)
 

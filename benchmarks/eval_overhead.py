@@ -200,10 +200,12 @@ def tree_pss_mb(pid: int) -> float:
 
 def _memory_run(bench: str, concurrency: int, latency: float, workers: int) -> None:
     groups = load_groups(bench)
-    config = make_config(bench, groups, ["builtin/careful"])
+    digests = [group_digest(group) for group in groups]  # once, as `uncobench eval` does
+    config = make_config(bench, groups, ["builtin/careful"], digests=digests)
     options = EvalOptions(concurrency=concurrency, executor=ExecutorOptions(workers=workers))
     with tempfile.TemporaryDirectory() as out:
-        evaluate(groups, config, out, options, agents=lambda n, s: SlowAgent(n, s, latency))
+        evaluate(groups, config, out, options, digests=digests,
+                 agents=lambda n, s: SlowAgent(n, s, latency))  # fmt: skip
 
 
 def peak_memory(
@@ -249,13 +251,16 @@ def _throughput(run: ThroughputRun) -> tuple[float, float]:
     groups = example_groups(run.copies)
     memo = pickle.loads(Path(run.memo_path).read_bytes())
     slow = ReplayAgent(memo, run.latency)
-    limited = make_config("examples", groups, ["bench/replay"], limit=run.limit)
     options = EvalOptions(
         concurrency=run.concurrency, executor=ExecutorOptions(workers=run.workers)
     )
     with tempfile.TemporaryDirectory() as out:
         started, cpu = time.perf_counter(), tree_cpu()
-        evaluate(groups, limited, out, options, agents=lambda n, s: slow)
+        # as `uncobench eval` does: the groups hashed once, for the configuration and the run
+        digests = [group_digest(group) for group in groups]
+        limited = make_config("examples", groups, ["bench/replay"], limit=run.limit,
+                              digests=digests)  # fmt: skip
+        evaluate(groups, limited, out, options, agents=lambda n, s: slow, digests=digests)
         return time.perf_counter() - started, tree_cpu() - cpu
 
 

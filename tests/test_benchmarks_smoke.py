@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import runpy
 import subprocess
 import sys
@@ -235,6 +236,60 @@ def test_compare_versions_refuses_bad_input_in_one_line_before_any_run(
 ) -> None:
     last = _refused("compare_versions.py", args, monkeypatch, capsys)
     assert last.startswith("compare_versions.py: error: ") and error in last
+
+
+FAKE_VALGRIND = """#!/bin/sh
+# valgrind's options dropped, the command run; counts as callgrind prints them, one line a
+# process: 1,000 for a start (--help), 2,000 for the version before, 1,800 for this tree's
+while [ "${1#--}" != "$1" ]; do shift; done
+"$@"; code=$?
+case "$* $PYTHONPATH" in
+  *--help*) total=1000 ;;
+  *before-tree*) total=2000 ;;
+  *) total=1800 ;;
+esac
+echo "==11== Collected : $((total - 100))" >&2
+echo "==12== Collected : 100" >&2
+exit $code
+"""
+
+
+def test_compare_versions_counts_instructions_with_the_start_taken_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--instructions``: each run under valgrind (here a stand-in that runs the command and
+    prints callgrind's per-process totals), the processes' counts added up, the start
+    (``uncobench --help``) counted once a version and taken off."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    fake = folder / "valgrind"
+    fake.write_text(FAKE_VALGRIND, encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+    args = ["--before", "HEAD", "--runs", "1", "--instructions", "--json", "--", "build",
+            "--groups", "2"]  # fmt: skip
+    figures = json.loads(_run("compare_versions.py", args, monkeypatch, capsys))
+    assert figures["every_run_succeeded"] and figures["same_output"]
+    assert figures["instructions"] == {"before": [2000], "after": [1800]}
+    assert figures["start_instructions"] == {"before": 1000, "after": 1000}
+    assert figures["after_over_before_instructions"] == 0.9
+    assert figures["after_over_before_instructions_without_start"] == 0.8
+
+
+def test_compare_versions_reads_callgrinds_totals() -> None:
+    read = runpy.run_path(str(BENCHMARKS / "compare_versions.py"))["collected_instructions"]
+    text = "==7== Callgrind\n==7== Collected : 5\nother\n==8== Collected : 1234 \n"
+    assert read(text) == 1239
+    assert read("==7== Events : Ir\n") is None
+
+
+def test_compare_versions_refuses_instructions_without_valgrind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no valgrind there
+    args = ["--before", "HEAD", "--instructions", "--", "build", "--groups", "2"]
+    last = _refused("compare_versions.py", args, monkeypatch, capsys)
+    assert last.startswith("compare_versions.py: error: --instructions needs valgrind")
 
 
 def test_compare_versions_compares_samples_without_their_timing(tmp_path: Path) -> None:
