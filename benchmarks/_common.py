@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-CLI = [sys.executable, "-c", "from uncobench_z3.cli import main; main()"]
+# the `uncobench` program as installed (cli.run); the versions before it had cli.main only,
+# and compare_versions.py runs those too
+CLI = [sys.executable, "-c", "from uncobench_z3 import cli; getattr(cli, 'run', cli.main)()"]
 # ``python _common.py CMD...`` runs CMD and measures its whole process tree (see tree_main).
 ADOPTING = [sys.executable, __file__]
 _PR_SET_CHILD_SUBREAPER = 36

@@ -1,5 +1,5 @@
 """The ``uncobench`` command line."""
 
-from ._app import cli, main
+from ._app import cli, main, run
 
-__all__ = ["cli", "main"]
+__all__ = ["cli", "main", "run"]

@@ -13,6 +13,7 @@ import click
 from rich.markup import escape
 
 from .. import __version__
+from .._gc import long_lived
 from .._outdir import check_output_folder
 from ..construct import build_benchmark, build_config, load_groups, reusable_groups
 from ..errors import ConfigError, UncobenchError
@@ -148,7 +149,8 @@ def run_eval(request: EvalRequest, output: Output | None = None) -> list[Setting
 
     A run stopped by ``max_errors`` prints what finished, then raises (exit code 1)."""
     output = output or Output()
-    groups = load_groups(request.bench)
+    with long_lived():  # the benchmark lives as long as the run (see uncobench_z3/_gc.py)
+        groups = load_groups(request.bench)
     if not groups:
         raise ConfigError(f"{request.bench} holds no task groups")
     chosen = cast("list[SettingName]", list(request.settings)) or None  # click checked them
