@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import sys
 from fractions import Fraction
 from math import comb
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from uncobench_z3.stats import (
     BootstrapConfig,
+    _bootstrap,
     bootstrap,
     bootstrap_many,
     decimal_text,
@@ -31,6 +33,7 @@ from uncobench_z3.stats import (
     wilson_interval,
 )
 from uncobench_z3.stats._bootstrap import (
+    _UNDECIDED,
     _numpy_rows,
     _sorted_exactly,
     resample_rows,
@@ -222,13 +225,108 @@ def test_vectorised_resamples_are_the_same_draws(
 def test_without_numpy_the_resamples_are_drawn_one_by_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import sys
 
     classes = [i % 3 for i in range(40)]
     expected = resample_rows(classes, 3, random.Random(5), 30)
     monkeypatch.setitem(sys.modules, "numpy", None)  # import numpy now fails
     assert _numpy_rows(classes, 3, random.Random(5), 30) is None
     assert resample_rows(classes, 3, random.Random(5), 30) == expected
+
+
+# Units as the metrics make them: shares of epochs (fractions), a signed number, then
+# (numerator, denominator) pairs of paired epochs, one pair (one epoch) or two
+_UNITS = st.integers(0, 2).flatmap(
+    lambda extra: st.lists(
+        st.tuples(
+            st.fractions(0, 1, max_denominator=3),
+            st.integers(-2, 3),
+            *(st.integers(0, 2) for _ in range(4)),
+        ),
+        min_size=17,  # (fewer units are resampled one by one: nothing to compare)
+        max_size=60 + 40 * extra,
+    )
+)
+_STATISTICS = {
+    "share": mean_at(0),
+    "signed": mean_at(1),
+    "ratio": ratios_at(2, 4),
+    "two epochs": ratios_at(2, 6),
+}
+
+
+def _one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make bootstrap_many compute every resample's value one by one (same draws)."""
+    monkeypatch.setattr(_bootstrap, "_column_sums", lambda *args: None)
+
+
+@given(_UNITS, st.integers(0, 2**32), st.integers(1, 300))
+def test_intervals_from_column_sums_equal_the_values_made_one_by_one(
+    units: list[tuple[Fraction | int, ...]], seed: int, samples: int
+) -> None:
+    """With numpy, a mean's and a one-epoch ratio's intervals come from the resamples' column
+    sums at once: exactly the percentile intervals of the values made one by one, and with
+    no numpy at all."""
+    config = BootstrapConfig(samples=samples, seed=seed)
+    fast = bootstrap_many(units, _STATISTICS, config, "cell")
+    with pytest.MonkeyPatch.context() as patch:
+        _one_by_one(patch)
+        assert bootstrap_many(units, _STATISTICS, config, "cell") == fast
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "numpy", None)  # import numpy now fails
+        assert bootstrap_many(units, _STATISTICS, config, "cell") == fast
+
+
+def test_the_column_sums_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """(So that the test above compares two ways.) Over 17 units or more the resampled means
+    and one-epoch ratios are not made one by one: each statistic is called once, at the
+    observed weights; two epochs still are."""
+    calls: dict[str, int] = {}
+    for cls in (_bootstrap._MeanAt, _bootstrap._RatiosAt):
+        original = cls.__call__
+
+        def counted(self, weighted, scale, original=original):  # type: ignore[no-untyped-def]
+            calls[repr(self)] = calls.get(repr(self), 0) + 1
+            return original(self, weighted, scale)
+
+        monkeypatch.setattr(cls, "__call__", counted)
+    units = [(F(i % 3, 2), i % 2, i % 2, 1, i % 2, 1) for i in range(40)]
+    bootstrap_many(units, _STATISTICS, BootstrapConfig(samples=50), "cell")
+    assert calls == {
+        repr(mean_at(0)): 1,
+        repr(mean_at(1)): 1,
+        repr(ratios_at(2, 4)): 1,
+        repr(ratios_at(2, 6)): 51,
+    }
+
+
+def test_a_ratio_order_the_floats_get_wrong_is_left_to_the_exact_sort() -> None:
+    """Two ratios with the same float but different values: when the float order puts them
+    the wrong way round, the column sums do not decide; in the right order, they do."""
+    import numpy as np
+
+    low, high = (357913941, 1073741825), (357913943, 1073741831)
+    assert float(F(*low)) == float(F(*high)) and F(*low) < F(*high)
+    ratio = _bootstrap._RatiosAt(0, 2)
+    wrong = np.array([high, low], dtype=np.int64)
+    assert ratio.interval_of_sums(wrong, 1, 1, F(95, 100)) is _UNDECIDED
+    right = np.array([low, high], dtype=np.int64)
+    assert ratio.interval_of_sums(right, 1, 1, F(95, 100)) == (F(*low), F(*high))
+    # several epochs, or a negative denominator: made one by one
+    assert _bootstrap._RatiosAt(0, 4).interval_of_sums(right, 1, 1, F(1, 2)) is _UNDECIDED
+    negative = np.array([(1, -2), (1, 2)], dtype=np.int64)
+    assert ratio.interval_of_sums(negative, 1, 1, F(1, 2)) is _UNDECIDED
+
+
+def test_sums_that_could_overflow_are_made_one_by_one() -> None:
+    """Units large enough that a resample's sum could pass 2**31 take the exact path."""
+    units = [(2**26 * (i % 5),) for i in range(40)]  # 40 draws of up to 2**28: past 2**31
+    config = BootstrapConfig(samples=30, seed=3)
+    got = bootstrap_many(units, {"mean": mean_at(0)}, config, "big")
+    rows = resample_rows(
+        [i % 5 for i in range(40)], 5, random.Random(_bootstrap.derived_seed(3, "big")), 30
+    )
+    means = sorted(F(sum(2**26 * k * w for k, w in enumerate(row)), 40) for row in rows)
+    assert got["mean"].interval == percentile_interval(means, config.level)
 
 
 def test_bootstrap_intervals_cover_a_known_mean_at_about_the_stated_rate() -> None:
