@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._gc import long_lived
 from ..construct import GROUPS_FILE, MANIFEST_FILE, check_benchmark, load_groups
 from ..errors import ConfigError, SpecReadError, UncobenchError
 from ..evaluation import (
@@ -254,8 +255,10 @@ def _benchmark_groups(runs: Sequence[RunInfo]) -> BenchmarkGroups:
             continue
         if path not in seen:  # there but failing its manifest checks: refused, one line
             seen.add(path)
-            for group in load_groups(path):
-                found.by_hash.setdefault(group_digest(group), group)
+            # the groups live as long as the report is made (see uncobench_z3/_gc.py)
+            with long_lived():
+                for group in load_groups(path):
+                    found.by_hash.setdefault(group_digest(group), group)
     return found
 
 
