@@ -27,6 +27,10 @@
    is raised to one copy of the examples per slot). The *ideal* time is the makespan of
    the same schedule (each sample to the first free slot, in job order) if only the latency
    counted; the table reports measured / ideal. CPU per round counts the worker processes.
+   The same schedule is also run as sleeps alone (every sample a slot, every round one
+   ``asyncio.sleep`` of the latency, nothing else): asyncio's timers wake late (the selector
+   waits whole milliseconds, rounded up), so even that takes longer than the ideal; measured
+   / sleeps-alone is what the runner itself adds to a timer-simulated agent.
    Each configuration runs in a fresh interpreter, as ``uncobench eval`` starts: what this
    script played before (remembered readings, minimum rounds, vocabularies) would otherwise
    make a later run look cheaper than a user's (measured: 1.18-1.20x at concurrency 64 in a
@@ -449,6 +453,30 @@ def first_pass_over(
     }
 
 
+async def _sleeps_alone(job_rounds: list[int], slots: int, latency: float) -> float:
+    """Wall seconds of the ideal's schedule played with nothing but the simulated latency:
+    each sample, in job order, to the first free slot, one ``asyncio.sleep`` a round."""
+    free = asyncio.Semaphore(slots)  # waiters are served first come, first served
+
+    async def sample(rounds: int) -> None:
+        async with free:
+            for _ in range(rounds):
+                await asyncio.sleep(latency)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(sample(rounds) for rounds in job_rounds))
+    return time.perf_counter() - started
+
+
+def sleeps_alone(job_rounds: list[int], slots: int, latency: float) -> float:
+    """:func:`_sleeps_alone` in a fresh interpreter (an idle event loop, as the runs')."""
+    return in_fresh_process(_run_sleeps_alone, job_rounds, slots, latency)
+
+
+def _run_sleeps_alone(job_rounds: list[int], slots: int, latency: float) -> float:
+    return asyncio.run(_sleeps_alone(job_rounds, slots, latency))
+
+
 def ideal_makespan(latencies: list[float], workers: int) -> float:
     """Zero-overhead makespan: each job, in order, to the first free worker."""
     free = [0.0] * min(workers, len(latencies))
@@ -616,7 +644,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     say(
         f"{'concurrency':>11} {'workers':>7} {'samples':>8} {'samples/s':>10} "
-        f"{'measured s':>11} {'ideal s':>9} {'ratio':>7} {'CPU ms/round':>13}"
+        f"{'measured s':>11} {'ideal s':>9} {'ratio':>7} {'sleeps s':>9} {'ratio':>7} "
+        f"{'CPU ms/round':>13}"
     )
     rounds_of = {job.key: r for job, r in zip(jobs, rounds, strict=True)}
     with tempfile.TemporaryDirectory() as scratch:
@@ -640,6 +669,7 @@ def main(argv: list[str] | None = None) -> None:
                 run_memo = Path(scratch) / f"memo-{slots}.pickle"
                 run_memo.write_bytes(pickle.dumps({**memo, **more}))
             ideal = ideal_makespan([latency * r for r in job_rounds], slots)
+            alone = sleeps_alone(job_rounds, slots, latency)
             run_rounds = sum(job_rounds)
             for workers in args.workers:
                 measured, cpu = cold_run(
@@ -653,13 +683,16 @@ def main(argv: list[str] | None = None) -> None:
                     "measured_s": round(measured, 3),
                     "ideal_s": round(ideal, 3),
                     "ratio": round(measured / ideal, 3),
+                    # the same schedule as sleeps alone, and what the runner adds to it
+                    "sleeps_alone_s": round(alone, 3),
+                    "ratio_to_sleeps_alone": round(measured / alone, 3),
                     "cpu_ms_per_round": round(1e3 * cpu / run_rounds, 3),
                 }
                 rate = len(run_jobs) / measured
                 say(
                     f"{slots:>11} {workers:>7} {len(run_jobs):>8} {rate:>10.1f} "
-                    f"{measured:>11.2f} {ideal:>9.2f} {measured / ideal:>7.3f} "
-                    f"{1e3 * cpu / run_rounds:>13.3f}"
+                    f"{measured:>11.2f} {ideal:>9.2f} {measured / ideal:>7.3f} {alone:>9.2f} "
+                    f"{measured / alone:>7.3f} {1e3 * cpu / run_rounds:>13.3f}"
                 )
     if args.bench is not None:
         memory = peak_memory(

@@ -105,6 +105,8 @@ def test_eval_overhead_json_has_the_fresh_first_pass_and_a_copy_per_slot(
     run = figures["concurrency"]["2"]
     assert run["groups"] == 10  # raised to a copy of the examples (5 groups) per slot
     assert run["samples"] > figures["samples"] and run["ratio"] > 0
+    # the same schedule as sleeps alone: a baseline measured in the same run
+    assert run["sleeps_alone_s"] > 0 and run["ratio_to_sleeps_alone"] > 0
 
 
 def test_eval_overhead_plays_a_first_pass_over_a_built_benchmark(
