@@ -13,8 +13,8 @@ one method whose sequence Python guarantees across versions: index ``floor(rando
 With numpy installed, the same draws are made
 vectorised from the generator's state (:func:`resample_rows`, checked against it), and the
 intervals of means and of one-epoch ratios are read from the resamples' column sums at once
-(exact 64-bit integers: the same order statistics, six times faster over a run's metrics). Resampled
-statistics are exact fractions (units are scaled to integers over their common
+(exact 64-bit integers: the same order statistics, six times faster over a run's metrics).
+Resampled statistics are exact fractions (units are scaled to integers over their common
 denominator, so the arithmetic stays in integers until the last division). The interval is
 the percentile interval: with ``m`` defined resampled values sorted, the ``l``-th smallest
 and the ``l``-th largest, ``l = max(1, ceil(m * (1 - level) / 2))`` (for ``m = 2000`` at
@@ -90,9 +90,14 @@ def percentile_interval(values: Sequence[Fraction], level: Fraction) -> Interval
     if not values:
         return None
     ordered = _sorted_exactly(values)
-    m = len(ordered)
-    rank = max(1, math.ceil(m * (1 - level) / 2))
-    return ordered[rank - 1], ordered[m - rank]
+    low, high = _order_statistics(len(ordered), level)
+    return ordered[low], ordered[high]
+
+
+def _order_statistics(size: int, level: Fraction) -> tuple[int, int]:
+    """The 0-based places of the ``l``-th smallest and largest of ``size`` sorted values."""
+    rank = max(1, math.ceil(size * (1 - level) / 2))
+    return rank - 1, size - rank
 
 
 def resample_weights(classes: Sequence[int], kinds: int, rng: random.Random) -> list[int]:
@@ -145,6 +150,9 @@ def _numpy_rows(
     return rows_of_counts
 
 
+_NUMPY_FROM = 17
+"""units from which resamples are drawn with numpy (fewer: one by one, as cheap)"""
+
 _SUM_LIMIT = 2**31
 """resampled column sums below this in size: the products of two fit in 64-bit integers"""
 
@@ -165,7 +173,7 @@ def resample_rows(
 ) -> list[list[int]]:
     """The weights of ``samples`` consecutive resamples (as :func:`resample_weights` draws
     them, one after the other), with numpy when it reproduces ``rng``."""
-    fast = _numpy_rows(classes, kinds, rng, samples) if len(classes) > 16 else None
+    fast = _numpy_rows(classes, kinds, rng, samples) if len(classes) >= _NUMPY_FROM else None
     if fast is not None:
         return fast
     return [resample_weights(classes, kinds, rng) for _ in range(samples)]
@@ -202,9 +210,9 @@ def bootstrap_many(
         rng = random.Random(derived_seed(config.seed, label))
         one_by_one = dict(live)
         rows: Sequence[Sequence[int]] | None = None
-        counts = (
-            _numpy_counts(classes, len(kinds), rng, config.samples) if len(classes) > 16 else None
-        )
+        counts = None
+        if len(classes) >= _NUMPY_FROM:
+            counts = _numpy_counts(classes, len(kinds), rng, config.samples)
         if counts is not None:
             # the mean's and a ratio's intervals straight from the resamples' column sums:
             # the same order statistics as the values made one by one (tests/test_stats.py)
@@ -242,12 +250,6 @@ def bootstrap(
 _UNDECIDED = object()
 """what a statistic's ``interval_of_sums`` returns when the resamples' values must be made
 one by one (see :func:`bootstrap_many`)"""
-
-
-def _order_statistics(size: int, level: Fraction) -> tuple[int, int]:
-    """The 0-based places of the ``l``-th smallest and largest of ``size`` sorted values."""
-    rank = max(1, math.ceil(size * (1 - level) / 2))
-    return rank - 1, size - rank
 
 
 @dataclass(frozen=True)
