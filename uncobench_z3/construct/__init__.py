@@ -69,6 +69,7 @@ from ._reader import (
     parse_statement,
     parse_task_text,
     read_full_information,
+    read_task_text,
     validate_rendering,
 )
 from ._render import RenderedTask, RoleCard, render_task, statement_text
@@ -136,6 +137,7 @@ __all__ = [
     "read_audit",
     "read_full_information",
     "read_rejected",
+    "read_task_text",
     "record_verdict",
     "rejected_text",
     "render_task",

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import random
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
+from .._memo import remember
 from ..spec import FactType, Outcome, TypedCondition, TypedRule, TypedTask, Value, parse_value
 from ._render import (
     MODE_TEXT,
@@ -55,16 +58,49 @@ class KeyEntry:
     owner: str
 
 
+LINES_KEPT = 4096
+"""record lines a catalog remembers the reading of (then it starts again: model-written
+replies can make every line new)"""
+
+
 @dataclass
 class Catalog:
-    """What the task text declares: candidates, roles, record keys."""
+    """What the task text declares: candidates, roles, record keys.
+
+    A catalog is not changed once read: what every record line looks up (the labels and the
+    names, longest first) is derived once, and each line's reading is remembered
+    (:meth:`statement`)."""
 
     candidates: list[str]
     roles: dict[str, str]
     keys: dict[str, KeyEntry]
+    _statements: dict[str, Statement | ReadError] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
-    def labels_longest_first(self) -> list[KeyEntry]:
-        return sorted(self.keys.values(), key=lambda k: len(k.label), reverse=True)
+    @cached_property
+    def _labels(self) -> tuple[tuple[str, KeyEntry], ...]:
+        """(label in lower case, entry), the longest label first"""
+        ordered = sorted(self.keys.values(), key=lambda k: len(k.label), reverse=True)
+        return tuple((entry.label.lower(), entry) for entry in ordered)
+
+    @cached_property
+    def _names(self) -> tuple[str, ...]:
+        """the candidates' names, the longest first"""
+        return tuple(sorted(self.candidates, key=len, reverse=True))
+
+    def statement(self, line: str) -> Statement | ReadError:
+        """:func:`parse_statement` of ``line`` (the error, for a line that is not a record),
+        remembered: the full-information reader of verify and build, and every built-in
+        agent of every episode, read the same lines of one task text again."""
+        found = self._statements.get(line)
+        if found is None:
+            try:
+                found = parse_statement(line, self)
+            except ReadError as exc:
+                found = exc.with_traceback(None)  # (kept: its frames are not)
+            remember(self._statements, line, found, LINES_KEPT)
+        return found
 
 
 @dataclass(frozen=True)
@@ -171,8 +207,8 @@ def parenthesised(text: str, start: int = 0) -> tuple[str, int, int] | None:
 
 def _find_label(text: str, catalog: Catalog) -> tuple[KeyEntry, int, int] | None:
     lowered = text.lower()
-    for entry in catalog.labels_longest_first():
-        position = lowered.find(entry.label.lower())
+    for label, entry in catalog._labels:
+        position = lowered.find(label)
         if position >= 0:
             return entry, position, position + len(entry.label)
     return None
@@ -197,7 +233,7 @@ def _typed_values(entry: KeyEntry, text: str) -> list[Value]:
 def parse_statement(line: str, catalog: Catalog) -> Statement:
     """Read one record line (of the records or of a colleague's reply)."""
     text = line.strip().lstrip("-* ").strip()
-    names = [n for n in sorted(catalog.candidates, key=len, reverse=True) if n in text]
+    names = [n for n in catalog._names if n in text]
     if not names:
         raise ReadError(f"no candidate named in {line!r}")
     candidate = names[0]
@@ -364,17 +400,40 @@ def parse_task_text(text: str) -> ReadTask:
     return ReadTask(catalog, required, conditions, rule, decision[1], decision[2])
 
 
+READINGS_KEPT = 256
+"""task texts whose reading :func:`read_task_text` remembers (the least recently used go
+first)"""
+_readings: OrderedDict[str, ReadTask] = OrderedDict()
+
+
+def read_task_text(text: str) -> ReadTask:
+    """:func:`parse_task_text`, remembered for the last :data:`READINGS_KEPT` texts. The
+    reading is shared, so nothing may change it: the full-information reader reads records
+    into a copy (:func:`read_full_information`), and the built-in agents only look. Sharing
+    it shares its catalog's remembered record lines too (:meth:`Catalog.statement`): verify's
+    rendering check reads a group's lines, and the minimum-rounds search's agent then finds
+    the faithful replies among them."""
+    found = _readings.get(text)
+    if found is None:
+        found = _readings[text] = parse_task_text(text)  # (an unreadable text raises)
+        while len(_readings) > READINGS_KEPT:
+            _readings.popitem(last=False)
+    else:
+        _readings.move_to_end(text)
+    return found
+
+
 def read_full_information(
     task_text: str,
     records: dict[str, list[str]],
     parsed: ReadTask | None = None,
-    line_cache: dict[str, Statement | ReadError] | None = None,
 ) -> ReadTask:
     """Recover every decision-relevant fact from the text; problems are listed, not raised.
 
-    ``parsed`` and ``line_cache`` let repeated readings of the same text (shuffled records)
-    reuse the parse of the task text and of each line: each line is read on its own, so only
-    the aggregation depends on the order.
+    ``parsed``: the reading of ``task_text`` when the caller has it. Each line is read on
+    its own, and remembered by the catalog (:meth:`Catalog.statement`): repeated readings of
+    the same text (shuffled records) read each line once, and only the aggregation depends
+    on the order.
     """
     base = parsed or parse_task_text(task_text)
     read = ReadTask(
@@ -385,16 +444,10 @@ def read_full_information(
         base.positive,
         base.negative,
     )
-    cache = line_cache if line_cache is not None else {}
     seen: dict[tuple[str, str], Value] = {}
     for role, lines in records.items():
         for line in lines:
-            if line not in cache:
-                try:
-                    cache[line] = parse_statement(line, read.catalog)
-                except ReadError as exc:
-                    cache[line] = exc
-            statement = cache[line]
+            statement = read.catalog.statement(line)
             if isinstance(statement, ReadError):
                 read.problems.append(f"unreadable record of {role}: {statement}")
                 continue
@@ -438,10 +491,9 @@ def validate_rendering(
     problems: list[str] = []
     names = {task.candidate_name(c): c for c in task.candidates}
     try:
-        parsed = parse_task_text(rendered.task_text)
+        parsed = read_task_text(rendered.task_text)
     except ReadError as exc:
         return [f"unreadable task text: {exc}"]
-    line_cache: dict[str, Statement | ReadError] = {}
     for run in range(runs):
         rng = random.Random(f"validate:{seed}:{task.id}:{run}")
         roles = list(rendered.records)
@@ -451,7 +503,7 @@ def validate_rendering(
             lines = list(rendered.records[role])
             rng.shuffle(lines)
             shuffled[role] = lines
-        read = read_full_information(rendered.task_text, shuffled, parsed, line_cache)
+        read = read_full_information(rendered.task_text, shuffled, parsed)
         if read.problems:
             return sorted(set(read.problems))
         for (name, key), value in read.values.items():

@@ -41,12 +41,11 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..construct import ReadError, ReadTask, Statement, parse_statement, parse_task_text
+from ..construct import ReadError, ReadTask, Statement, read_task_text
 from ..settings import range_midpoint
 from ..spec import Value, format_fraction
 from ._protocol import (
@@ -64,39 +63,18 @@ ReadSlot = tuple[str, str]
 """(candidate name, fact key): how the agents index what they read."""
 
 
-_PARSED_KEPT = 256
-_parsed: OrderedDict[str, ReadTask] = OrderedDict()
-"""task text -> its reading, shared by the agents of every episode (read-only: none changes
-a reading); an agent re-reads the same text every episode and the same reply lines every turn"""
-_lines: dict[int, dict[str, Statement | None]] = {}
-"""id of a reading in ``_parsed`` -> reply line -> its statement (None: not a record)"""
-
-
 def parse_task(text: str) -> ReadTask:
-    """The reading of a task text (:func:`parse_task_text`), remembered for the last few."""
-    found = _parsed.get(text)
-    if found is None:
-        found = _parsed[text] = parse_task_text(text)
-        _lines[id(found)] = {}
-        while len(_parsed) > _PARSED_KEPT:
-            _lines.pop(id(_parsed.popitem(last=False)[1]), None)
-    else:
-        _parsed.move_to_end(text)
-    return found
+    """The reading of a task text, shared by the agents of every episode
+    (:func:`~uncobench_z3.construct.read_task_text`: read-only, remembered for the last
+    few): an agent re-reads the same text every episode and the same reply lines every turn."""
+    return read_task_text(text)
 
 
 def _parse_line(line: str, read: ReadTask) -> Statement | None:
-    # every id in _lines is of a reading _parsed holds alive: no other object can have it
-    known = _lines.get(id(read))
-    if known is not None and line in known:
-        return known[line]
-    try:
-        statement: Statement | None = parse_statement(line, read.catalog)
-    except ReadError:
-        statement = None  # a line that is not a record (chatter) carries no fact
-    if known is not None:
-        known[line] = statement
-    return statement
+    """The statement of a reply line (None: not a record), remembered by the reading's
+    catalog."""
+    statement = read.catalog.statement(line)
+    return None if isinstance(statement, ReadError) else statement
 
 
 def reply_statements(conversation: Conversation, read: ReadTask) -> Iterator[Statement]:
