@@ -14,8 +14,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import httpx
-
 from ...errors import ModelAPIError, ModelConfigError
 from .._secrets import redact, register_secret
 from .._types import ChatMessage, GenerateConfig, ModelOutput, ToolDef, ToolFunction, ToolMode
@@ -177,6 +175,8 @@ def require_env(variable: str, model_name: str, purpose: str) -> str:
 def server_slots(base_url: str, timeout: float = 2.0) -> int | None:
     """How many requests the server at ``base_url`` serves at once, when it says: llama.cpp's
     ``GET /props`` reports ``total_slots`` (so does :mod:`uncobench_z3.models.llama_server`)."""
+    import httpx  # (only a local server's provider asks: offline commands never import it)
+
     root = base_url.rstrip("/").removesuffix("/v1")
     try:
         response = httpx.get(f"{root}/props", timeout=timeout)

@@ -38,8 +38,6 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
-import httpx
-
 from ...errors import ModelConfigError
 from .._secrets import logger
 from .._types import ChatMessage, GenerateConfig, ModelOutput, ToolDef, ToolFunction, ToolMode
@@ -144,6 +142,8 @@ def _log_tail(path: Path) -> str:
 def _listening(base_url: str) -> bool:
     """Whether something accepts connections at ``base_url`` (``/v1/models`` would wait for a
     generation in progress: llama-cpp-python answers it under the model's lock)."""
+    import httpx  # (see _wait_until_ready)
+
     url = httpx.URL(base_url)
     try:
         with socket.create_connection((url.host, url.port or 80), timeout=2.0):
@@ -153,6 +153,8 @@ def _listening(base_url: str) -> bool:
 
 
 def _wait_until_ready(server: _RunningServer, model: str, timeout: float) -> None:
+    import httpx  # imported when a server is started: offline commands never import it
+
     deadline = time.monotonic() + timeout
     with httpx.Client(timeout=2.0) as client:
         while time.monotonic() < deadline:
