@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import uncobench_z3._executor as executor_module
 from tests.sample_helpers import Killer, comparable
 from uncobench_z3._executor import (
     Channel,
@@ -98,6 +99,20 @@ async def collect(payload: dict[str, Any], stop_after: int | None = None) -> lis
 
 async def test_a_stream_sends_everything_in_order() -> None:
     assert await collect({"upto": 50}) == list(range(50))
+
+
+async def test_a_stream_gathers_what_it_sends_within_its_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (the worker is forked: it inherits the window) items sent within one window travel as
+    # one message, and the end of the stream sends what was gathered, not waiting for it
+    monkeypatch.setattr(executor_module, "SEND_WINDOW_S", 3600.0)
+    stream = LocalExecutor(2).stream(counting, {"upto": 20, "pause": 0.001})
+    try:
+        batches = [batch async for batch in stream.batches()]
+    finally:
+        await stream.close()
+    assert batches == [list(range(20))]
 
 
 async def test_a_stopped_stream_starts_nothing_new() -> None:
