@@ -66,10 +66,10 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import descendants, machine, tree_cpu
+from _common import descendants, machine, own_cpu, tree_cpu
 
 from uncobench_z3._executor import ExecutorOptions
 from uncobench_z3._gc import fewer_collections
@@ -114,13 +114,23 @@ def memo_key(conversation: Conversation) -> MemoKey:
 
 
 class ReplayAgent:
-    """Answers from a memo of a recorded agent, after a simulated latency per call."""
+    """Answers from a memo of a recorded agent, after a simulated latency per call.
 
-    def __init__(self, memo: Mapping[MemoKey, Action], latency: float) -> None:
+    ``first_call``: shared memory (inherited by forked eval workers) where the agent notes
+    when the run's first call began (``time.perf_counter``; negative until then)."""
+
+    def __init__(
+        self, memo: Mapping[MemoKey, Action], latency: float, first_call: Any = None
+    ) -> None:
         self.memo = memo
         self.latency = latency
+        self.first_call = first_call
 
     async def act(self, conversation: Conversation) -> Action:
+        if self.first_call is not None and self.first_call.value < 0:
+            with self.first_call.get_lock():
+                if self.first_call.value < 0:
+                    self.first_call.value = time.perf_counter()
         if self.latency:
             await asyncio.sleep(self.latency)
         return self.memo[memo_key(conversation)]
@@ -249,26 +259,44 @@ class ThroughputRun:
     memo_path: str
 
 
-def _throughput(run: ThroughputRun) -> tuple[float, float]:
+class ThroughputFigures(NamedTuple):
+    """What a throughput run measured (seconds)."""
+
+    wall: float
+    cpu: float
+    """the process tree's CPU time"""
+    driver_cpu: float
+    """the part of it spent in the driver (with workers: receiving and logging the samples)"""
+    first_call: float
+    """from the start (the groups' hashing) to the first call of the agent"""
+
+
+def _throughput(run: ThroughputRun) -> ThroughputFigures:
     """In a new interpreter: the full runner over the first ``limit`` groups with the replay
-    agent sleeping ``latency`` a call; (wall seconds, CPU seconds of the process tree)."""
+    agent sleeping ``latency`` a call (:class:`ThroughputFigures`)."""
     groups = example_groups(run.copies)
     memo = pickle.loads(Path(run.memo_path).read_bytes())
-    slow = ReplayAgent(memo, run.latency)
+    first_call = multiprocessing.get_context("fork").Value("d", -1.0)
+    slow = ReplayAgent(memo, run.latency, first_call)
     options = EvalOptions(
         concurrency=run.concurrency, executor=ExecutorOptions(workers=run.workers)
     )
     with tempfile.TemporaryDirectory() as out:
-        started, cpu = time.perf_counter(), tree_cpu()
+        started, cpu, driver = time.perf_counter(), tree_cpu(), own_cpu()
         # as `uncobench eval` does: the groups hashed once, for the configuration and the run
         digests = [group_digest(group) for group in groups]
         limited = make_config("examples", groups, ["bench/replay"], limit=run.limit,
                               digests=digests)  # fmt: skip
         evaluate(groups, limited, out, options, agents=lambda n, s: slow, digests=digests)
-        return time.perf_counter() - started, tree_cpu() - cpu
+        return ThroughputFigures(
+            time.perf_counter() - started,
+            tree_cpu() - cpu,
+            own_cpu() - driver,
+            first_call.value - started,
+        )
 
 
-def cold_run(run: ThroughputRun) -> tuple[float, float]:
+def cold_run(run: ThroughputRun) -> ThroughputFigures:
     """:func:`_throughput` in a fresh interpreter, as ``uncobench eval`` starts: nothing this
     script played before (remembered readings, minimum rounds, vocabularies) is known."""
     return in_fresh_process(_throughput, run)
@@ -645,7 +673,7 @@ def main(argv: list[str] | None = None) -> None:
     say(
         f"{'concurrency':>11} {'workers':>7} {'samples':>8} {'samples/s':>10} "
         f"{'measured s':>11} {'ideal s':>9} {'ratio':>7} {'sleeps s':>9} {'ratio':>7} "
-        f"{'CPU ms/round':>13}"
+        f"{'CPU ms/round':>13} {'first call s':>13} {'driver CPU s':>13}"
     )
     rounds_of = {job.key: r for job, r in zip(jobs, rounds, strict=True)}
     with tempfile.TemporaryDirectory() as scratch:
@@ -672,7 +700,7 @@ def main(argv: list[str] | None = None) -> None:
             alone = sleeps_alone(job_rounds, slots, latency)
             run_rounds = sum(job_rounds)
             for workers in args.workers:
-                measured, cpu = cold_run(
+                measured, cpu, driver_cpu, first_call = cold_run(
                     ThroughputRun(run_copies, limit, slots, workers, latency, str(run_memo))
                 )
                 name = str(slots) if workers == 1 else f"{slots}/{workers} workers"
@@ -687,12 +715,18 @@ def main(argv: list[str] | None = None) -> None:
                     "sleeps_alone_s": round(alone, 3),
                     "ratio_to_sleeps_alone": round(measured / alone, 3),
                     "cpu_ms_per_round": round(1e3 * cpu / run_rounds, 3),
+                    "cpu_s": round(cpu, 3),
+                    # where the rest goes: the start (hashing, planning, workers, the first
+                    # group prepared) and the driver's share of the CPU
+                    "first_call_s": round(first_call, 3),
+                    "driver_cpu_s": round(driver_cpu, 3),
                 }
                 rate = len(run_jobs) / measured
                 say(
                     f"{slots:>11} {workers:>7} {len(run_jobs):>8} {rate:>10.1f} "
                     f"{measured:>11.2f} {ideal:>9.2f} {measured / ideal:>7.3f} {alone:>9.2f} "
-                    f"{measured / alone:>7.3f} {1e3 * cpu / run_rounds:>13.3f}"
+                    f"{measured / alone:>7.3f} {1e3 * cpu / run_rounds:>13.3f} "
+                    f"{first_call:>13.3f} {driver_cpu:>13.2f}"
                 )
     if args.bench is not None:
         memory = peak_memory(

@@ -107,6 +107,9 @@ def test_eval_overhead_json_has_the_fresh_first_pass_and_a_copy_per_slot(
     assert run["samples"] > figures["samples"] and run["ratio"] > 0
     # the same schedule as sleeps alone: a baseline measured in the same run
     assert run["sleeps_alone_s"] > 0 and run["ratio_to_sleeps_alone"] > 0
+    # the start (up to the agent's first call) and the driver's CPU, parts of what was measured
+    assert 0 < run["first_call_s"] < run["measured_s"]
+    assert 0 < run["driver_cpu_s"] <= run["cpu_s"]  # (one process here: the driver plays)
 
 
 def test_eval_overhead_plays_a_first_pass_over_a_built_benchmark(
