@@ -58,9 +58,11 @@ class KeyEntry:
     owner: str
 
 
-LINES_KEPT = 4096
+LINES_KEPT = 1024
 """record lines a catalog remembers the reading of (then it starts again: model-written
-replies can make every line new)"""
+replies can make every line new). A template-rendered task has a few dozen record lines,
+and with :data:`READINGS_KEPT` catalogs kept, what is remembered stays within about
+256 x 1,024 short lines at worst."""
 
 
 @dataclass
