@@ -24,6 +24,13 @@ script says whether they are:
   ``--out``);
 * ``verify``: the reports (the command gets ``--json``).
 
+Both versions run from bytecode: each version's package is compiled first (``compileall``).
+Where Python writes no bytecode itself (``PYTHONDONTWRITEBYTECODE``, set on these machines),
+the exported revision would otherwise compile every module it imports in every run - 0.3
+CPU-s and about 1.1 billion instructions for the commands' imports - while this tree's
+modules mostly had bytecode from earlier: runs measured before this step favoured the after
+version by that much (thirteenth round, docs/performance.md).
+
 With ``--instructions`` each run is also counted in machine instructions: it runs under
 Valgrind's callgrind tool (``valgrind`` must be on the path; Debian's package), following
 every process of the tree, and the instructions of all of them are added up. A count does
@@ -121,6 +128,17 @@ def collected_instructions(stderr: str) -> int | None:
     ``stderr``; None when it reports none."""
     counts = [int(found) for found in COLLECTED.findall(stderr)]
     return sum(counts) if counts else None
+
+
+def compile_package(tree: Path) -> None:
+    """Write the bytecode of ``tree``'s package (see the module docstring), so that no run
+    compiles it again. (``compileall`` writes it whatever ``PYTHONDONTWRITEBYTECODE`` says.)"""
+    subprocess.run(
+        [*PYTHON, "-m", "compileall", "-q", str(tree / "uncobench_z3")],
+        env=_environment(tree),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def imported_from(tree: Path) -> Path:
@@ -242,6 +260,7 @@ def main(argv: list[str] | None = None) -> None:
         before = Version("before", export_revision(revision, scratch / "before-tree"))
         after = Version("after", ROOT)
         for version in (before, after):
+            compile_package(version.tree)
             found = imported_from(version.tree)
             if found != version.tree.resolve():
                 sys.exit(f"compare_versions: {version.label} imports the package from {found}")

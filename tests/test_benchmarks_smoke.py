@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import runpy
@@ -222,6 +223,23 @@ def test_compare_versions_runs_both_versions_alternately_and_compares_their_outp
     assert len(figures["cpu_s"]["before"]) == len(figures["cpu_s"]["after"]) == 2
     assert figures["every_run_succeeded"] and figures["same_output"]  # the same code twice
     assert figures["after_over_before_cpu"] > 0
+
+
+@pytest.mark.skipif(
+    not (BENCHMARKS.parent / ".git").exists(), reason="compares git revisions of a checkout"
+)
+def test_compare_versions_runs_both_versions_from_bytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # where Python writes no bytecode itself, an exported revision would compile every module
+    # in every run, and its runs would look slower than this tree's by that much
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    script = runpy.run_path(str(BENCHMARKS / "compare_versions.py"))
+    tree = script["export_revision"]("HEAD", tmp_path / "tree")
+    script["compile_package"](tree)
+    sources = sorted((tree / "uncobench_z3").rglob("*.py"))
+    assert sources
+    assert all(Path(importlib.util.cache_from_source(str(source))).is_file() for source in sources)
 
 
 @pytest.mark.parametrize(
