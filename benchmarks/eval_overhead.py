@@ -271,9 +271,10 @@ class ThroughputFigures(NamedTuple):
     """from the start (the groups' hashing) to the first call of the agent"""
 
 
-def _throughput(run: ThroughputRun) -> ThroughputFigures:
+def _throughput(run: ThroughputRun) -> tuple[float, float, float, float]:
     """In a new interpreter: the full runner over the first ``limit`` groups with the replay
-    agent sleeping ``latency`` a call (:class:`ThroughputFigures`)."""
+    agent sleeping ``latency`` a call: the fields of :class:`ThroughputFigures` (a plain
+    tuple crosses the process boundary whatever module runs this script)."""
     groups = example_groups(run.copies)
     memo = pickle.loads(Path(run.memo_path).read_bytes())
     first_call = multiprocessing.get_context("fork").Value("d", -1.0)
@@ -288,7 +289,7 @@ def _throughput(run: ThroughputRun) -> ThroughputFigures:
         limited = make_config("examples", groups, ["bench/replay"], limit=run.limit,
                               digests=digests)  # fmt: skip
         evaluate(groups, limited, out, options, agents=lambda n, s: slow, digests=digests)
-        return ThroughputFigures(
+        return (
             time.perf_counter() - started,
             tree_cpu() - cpu,
             own_cpu() - driver,
@@ -299,7 +300,7 @@ def _throughput(run: ThroughputRun) -> ThroughputFigures:
 def cold_run(run: ThroughputRun) -> ThroughputFigures:
     """:func:`_throughput` in a fresh interpreter, as ``uncobench eval`` starts: nothing this
     script played before (remembered readings, minimum rounds, vocabularies) is known."""
-    return in_fresh_process(_throughput, run)
+    return ThroughputFigures(*in_fresh_process(_throughput, run))
 
 
 def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
