@@ -180,8 +180,8 @@ def test_shared_fact_entries_equal_the_plain_loop_on_generated_tasks(seed: int, 
 
 
 def _plain_add(vocabulary: Vocabulary, entry: Entry) -> None:
-    """The definition of adding an entry: every word looked at in order (``Vocabulary._add``
-    reads the long words of an entry remembered, ``_typo_targets``)."""
+    """The definition of adding an entry: every word looked at in order (``Vocabulary``
+    adds a batch of entries in one loop, ``_add_all``)."""
     if not entry.words or entry in vocabulary._known:
         return
     vocabulary._known.add(entry)
@@ -252,12 +252,17 @@ def test_adding_entries_equals_the_plain_adds(
     """Entries of words long and short, digits among them, some empty or repeated."""
     task = check_structure(load_spec(_EXAMPLES[0])).task
     assert task is not None
-    added, plain = Vocabulary(task), Vocabulary(task)
+    added, batched, plain = Vocabulary(task), Vocabulary(task), Vocabulary(task)
+    entries = []
     for kind, words, priority, unordered in made:
         stems = tuple(stem(w) for w in words)
         entry = Entry(kind, ("f",), words, stems, priority, unordered=unordered)  # type: ignore[arg-type]
+        entries.append(entry)
         added._add(entry)
         _plain_add(plain, entry)
-    assert added.entries == plain.entries
-    for name in ("by_stem", "starting", "unordered_by_first", "long_words"):
-        assert list(getattr(added, name).items()) == list(getattr(plain, name).items())
+    batched._add_all(entries)  # one batch, repeated entries among them
+    for vocabulary in (added, batched):
+        assert vocabulary.entries == plain.entries
+        assert vocabulary.unordered_entries == plain.unordered_entries
+        for name in ("by_stem", "starting", "unordered_by_first", "long_words"):
+            assert list(getattr(vocabulary, name).items()) == list(getattr(plain, name).items())
