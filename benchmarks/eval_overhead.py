@@ -277,7 +277,7 @@ def _throughput(run: ThroughputRun) -> tuple[float, float, float, float]:
     tuple crosses the process boundary whatever module runs this script)."""
     groups = example_groups(run.copies)
     memo = pickle.loads(Path(run.memo_path).read_bytes())
-    first_call = multiprocessing.get_context("fork").Value("d", -1.0)
+    first_call = multiprocessing.Value("d", -1.0)  # (shared with the workers the run starts)
     slow = ReplayAgent(memo, run.latency, first_call)
     options = EvalOptions(
         concurrency=run.concurrency, executor=ExecutorOptions(workers=run.workers)
