@@ -432,12 +432,13 @@ def read_full_information(
 ) -> ReadTask:
     """Recover every decision-relevant fact from the text; problems are listed, not raised.
 
-    ``parsed``: the reading of ``task_text`` when the caller has it. Each line is read on
+    ``parsed``: the reading of ``task_text`` when the caller has it (else the shared one,
+    :func:`read_task_text`). Each line is read on
     its own, and remembered by the catalog (:meth:`Catalog.statement`): repeated readings of
     the same text (shuffled records) read each line once, and only the aggregation depends
     on the order.
     """
-    base = parsed or parse_task_text(task_text)
+    base = parsed or read_task_text(task_text)
     read = ReadTask(
         base.catalog,
         base.required_context,

@@ -226,8 +226,8 @@ def bootstrap_many(
                         del one_by_one[name]
             if one_by_one:
                 rows = counts.tolist()
-        elif one_by_one:
-            rows = resample_rows(classes, len(kinds), rng, config.samples)
+        elif one_by_one:  # (numpy was tried above where it could serve: not again)
+            rows = [resample_weights(classes, len(kinds), rng) for _ in range(config.samples)]
         resampled: dict[str, list[Fraction]] = {name: [] for name in one_by_one}
         for weights in rows or ():
             drawn = [(kinds[k], w) for k, w in enumerate(weights) if w]
