@@ -206,7 +206,10 @@ def differing_completion(
     """
     values = dict(task.values)
     for slot, value in evidence.exact.items():
-        if not task.facts[slot[1]].contains(value):
+        truth = values.get(slot)
+        # the true value is in its domain (check_structure): so is an equal one of its type
+        known = type(value) is type(truth) and value == truth
+        if not known and not task.facts[slot[1]].contains(value):
             return None  # off the domain: the solver decides what that evidence means
         values[slot] = value
     ranges: dict[Slot, list[tuple[Value, Value]]] = {}

@@ -1,0 +1,91 @@
+"""The reference semantics' fast paths give what the plain definitions give.
+
+``TypedFact.value_of`` computes ``code x step`` in integers and ``_compare`` compares two
+numbers before its type checks; both run for every record a build, a verification or a
+scoring evaluates. Here each is compared with the definition it replaced.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import operator
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from uncobench_z3.spec._typed import TypedFact, _compare
+from uncobench_z3.spec._values import day_number
+
+
+def _fact(kind: str, step: Fraction) -> TypedFact:
+    return TypedFact(
+        key="f", owner="r", label="f", type=kind, unit=None, context="c",  # type: ignore[arg-type]
+        other_contexts=(), low=None, high=None, step=step,
+    )  # fmt: skip
+
+
+_steps = st.fractions(min_value=Fraction(1, 10**6), max_value=10**6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(step=_steps, code=st.integers(-(10**9), 10**9))
+def test_a_decimal_value_is_code_times_step(step: Fraction, code: int) -> None:
+    value = _fact("decimal", step).value_of(code)
+    assert type(value) is Fraction
+    assert value == code * step
+
+
+@settings(max_examples=400, deadline=None)
+@given(step=st.integers(1, 10**6) | _steps, code=st.integers(-(10**9), 10**9))
+def test_an_int_value_is_code_times_step_as_an_int(step: int | Fraction, code: int) -> None:
+    value = _fact("int", Fraction(step)).value_of(code)
+    assert type(value) is int
+    assert value == int(code * Fraction(step))
+
+
+_ORDER = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+
+
+def _plain_compare(value: object, op: str, threshold: object) -> bool:
+    """The definition, without the numbers' fast path: equality for every type; an order for
+    numbers and dates (as day numbers), never for booleans or enum members."""
+    if op in ("==", "!="):
+        return (value == threshold) == (op == "==")
+    if isinstance(value, bool | str) or isinstance(threshold, bool | str):
+        raise TypeError("no order")
+    if op not in _ORDER:
+        raise ValueError(op)
+
+    def number(item: object) -> object:
+        return day_number(item) if isinstance(item, _dt.date) else item
+
+    return bool(_ORDER[op](number(value), number(threshold)))
+
+
+_values = st.one_of(
+    st.integers(-50, 50),
+    st.fractions(min_value=-50, max_value=50, max_denominator=8),
+    st.booleans(),
+    st.dates(min_value=_dt.date(2020, 1, 1), max_value=_dt.date(2020, 3, 1)),
+    st.sampled_from(["gold", "silver"]),
+)
+
+
+def _outcome(compare: object, *args: object) -> object:
+    try:
+        return compare(*args)  # type: ignore[operator]
+    except Exception as exc:  # the kind of failure must match too
+        return type(exc)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    value=_values,
+    op=st.sampled_from([">=", ">", "<=", "<", "==", "!=", "~"]),
+    threshold=_values,
+)
+def test_a_comparison_is_the_plain_definition(value: object, op: str, threshold: object) -> None:
+    assert _outcome(_compare, value, op, threshold) == _outcome(
+        _plain_compare, value, op, threshold
+    )
