@@ -125,6 +125,42 @@ def test_resume_after_an_interruption_redoes_nothing(
     assert again.ran == 0 and again.reused == len(reference.records)
 
 
+def test_a_new_run_hashes_no_job_key_before_its_first_sample(
+    groups: list[TaskGroup], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key is a hash; a new run has no earlier samples to match, so none is made before
+    the agents start (each is made with its sample's record). A resumed run still matches
+    every key (test_resume_after_an_interruption_redoes_nothing)."""
+    import uncobench_z3.evaluation._runner as runner_module
+
+    planned: list[SampleJob] = []
+
+    def keeping(*args: Any, **kwargs: Any) -> Any:
+        jobs, unavailable = plan_jobs(*args, **kwargs)
+        planned.extend(jobs)
+        return jobs, unavailable
+
+    monkeypatch.setattr(runner_module, "plan_jobs", keeping)
+    keyed_at_first_call: list[int] = []
+
+    def watching(name: str, seed: int) -> Agent:
+        agent = make_agent(name, seed)
+        act = agent.act
+
+        async def first_act(conversation: Conversation) -> Action:
+            if not keyed_at_first_call:
+                keyed_at_first_call.append(sum("key" in job.__dict__ for job in planned))
+            return await act(conversation)
+
+        agent.act = first_act  # type: ignore[method-assign]
+        return agent
+
+    config = make_config("bench", groups, AGENTS, limit=2)
+    summary = evaluate(groups, config, tmp_path, concurrency=1, agents=watching)
+    assert planned and keyed_at_first_call == [0]
+    assert {r.key for r in summary.records} == {job.key for job in planned}
+
+
 def test_a_changed_configuration_refuses_to_resume(groups: list[TaskGroup], tmp_path: Path) -> None:
     first = make_config("bench", groups, ["builtin/naive"], limit=2)
     evaluate(groups, first, tmp_path)

@@ -38,7 +38,7 @@ from uncobench_z3.evaluation import (
     read_log,
 )
 from uncobench_z3.evaluation._models import CallPolicy
-from uncobench_z3.evaluation._shards import plan_shards
+from uncobench_z3.evaluation._shards import ShardedPlayer, plan_shards
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ["builtin/naive", "builtin/careful", "builtin/patient"]
@@ -147,6 +147,16 @@ def test_shards_split_by_group_and_share_the_concurrency() -> None:
         assert positions == sorted(positions)
     assert len(plan_shards(jobs, 8, 2, CallPolicy(), make_agent)) == 2  # never idle shards
     assert len(plan_shards(jobs[:3], 8, 64, CallPolicy(), make_agent)) == 1  # one group
+
+
+def test_the_driver_hashes_no_job_key_before_the_shards_start() -> None:
+    """The driver maps the shards' samples to their jobs by key when the first batch arrives
+    (a key is a hash: thousands of them held the workers back)."""
+    groups = example_groups()
+    jobs, _ = plan_jobs(groups, make_config("ex", groups, AGENTS))
+    player = ShardedPlayer(None, plan_shards(jobs, 2, 8, CallPolicy(), make_agent))  # type: ignore[arg-type]
+    assert not any("key" in job.__dict__ for job in jobs)
+    assert player._jobs == {job.key: job for job in jobs}
 
 
 @pytest.mark.parametrize("limit", [1, 5, 8, 13])

@@ -329,7 +329,7 @@ async def run_evaluation(
     try:
         with lock_output(target, "eval") as lock:
             _note(lock.stale_note())
-            prepared = prepare_run_dir(target, config, {job.key for job in jobs},
+            prepared = prepare_run_dir(target, config, lambda: {job.key for job in jobs},
                                        options.restart, options.force)  # fmt: skip
             if prepared.copy is not None:  # nothing leaves the log unsaid
                 why = "--restart" if options.restart else "not of this run's configuration"
@@ -418,7 +418,9 @@ class _Run:
     async def execute(self, done: list[SampleOutcome], options: EvalOptions) -> RunSummary:
         self._write_run_file()
         finished = {record.key for record in done}
-        queue = [job for job in self.jobs if job.key not in finished]
+        queue = list(self.jobs)  # (a new run hashes no key here: a sample's record makes it)
+        if finished:
+            queue = [job for job in queue if job.key not in finished]
         # The loaded benchmark is large and lives for the whole run: moving it out of the
         # collector's reach keeps every garbage collection from scanning it again (the runner
         # is CPU-bound at high concurrency, see benchmarks/eval_overhead.py), and keeps the

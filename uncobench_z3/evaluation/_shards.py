@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import pickle
 from collections.abc import Sequence
@@ -133,9 +134,14 @@ class ShardedPlayer:
         self.failures: list[tuple[SampleJob, BaseException]] = []
         self.restarts = 0
         self._received: set[str] = set()
-        self._jobs = {job.key: job for work in works for job in work.jobs}
         self._streams: set[Any] = set()
         self._stopped = False
+
+    @functools.cached_property
+    def _jobs(self) -> dict[str, SampleJob]:
+        """The jobs by key, made when the first batch arrives: a key is a hash, and the
+        shards' workers start without waiting for thousands of them."""
+        return {job.key: job for work in self.works for job in work.jobs}
 
     def stop(self) -> None:
         """Start nothing new in any shard; samples in flight finish and are logged."""
