@@ -1,6 +1,7 @@
 """The request reader's fast paths against the plain definitions they replace: vocabulary
 matches found through the first-word indexes (with the stems a message keeps), the tagged
-message written once for both readings, the one-piece words of the tokenizer, the remembered
+message written once for both readings, the one-piece words of the tokenizer and its tokens
+made as tuples, the remembered
 tokens of a message, the phrases remembered by a message's tagged words, the screens of the
 value scan."""
 
@@ -180,6 +181,61 @@ def test_a_word_of_letters_or_digits_is_one_piece(raw: str) -> None:
     assert _pieces(raw) == [raw.lower()]
 
 
+def plain_tokens(text: str) -> list[W.Token]:
+    """tokenize's definition before the period rewrites (every raw word through ``_pieces``,
+    each token made with the named tuple's constructor when its sentence ends)."""
+    tokens: list[W.Token] = []
+    pending: list[tuple[str, int, int, bool, bool]] = []
+    sentence, clause = 0, False
+
+    def close(question: bool) -> None:
+        nonlocal sentence
+        for word, start, end, capitalised, starts_clause in pending:
+            tokens.append(
+                W.Token(word, stem_of(word), start, end, capitalised, sentence, question,
+                        starts_clause)
+            )  # fmt: skip
+        pending.clear()
+        sentence += 1
+
+    for m in W._RAW_TOKEN.finditer(text):
+        raw = m.group(0)
+        if raw in ("?", ".", "!", ";", "\n"):
+            close(raw == "?")
+            clause = False
+            continue
+        if raw.strip() in (":", "-", "–", "—"):
+            clause = bool(pending)
+            continue
+        for piece in _pieces(raw):
+            pending.append((piece, m.start(), m.end(), raw[0].isupper(), clause))
+            clause = False
+    close(False)
+    return tokens
+
+
+TOKEN_PIECES = ["Vance's", "don't", "O'Connor", "FY26", "fy 26", "2026-27", "Q3", "first half",
+                "3rd quarter", "rev C", "v2", "Mar 2026", "mar", "Dec", "26", "Hello", "he's",
+                ":", " - ", "—", "?", ".", "!", ";", "\n", "a1b2", "’s"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(TOKEN_PIECES), max_size=12), st.text(max_size=6))
+def test_tokens_made_as_tuples_are_the_tokens_of_the_definition(
+    pieces: list[str], noise: str
+) -> None:
+    """The tokenizer makes each token as a plain tuple of the named tuple's type, a word of
+    letters or digits without ``_pieces``, and screens the period rewrites for two digits
+    without a pattern: the tokens of the plain definition."""
+    text = " ".join(pieces) + noise
+    tokens = tokenize(text)
+    # every two-digit word (a token's digits are ASCII) looked at by the rewrites, unscreened
+    every_start = W._PERIOD_WORDS | {f"{n:02d}" for n in range(100)}
+    with patch.object(W, "_PERIOD_WORDS", every_start):
+        assert tokens == W._canonical_periods(plain_tokens(text))
+    assert all(type(token) is W.Token for token in tokens)
+
+
 @settings(max_examples=100, deadline=None)
 @given(messages(), st.sampled_from(VOCABULARIES))
 def test_a_remembered_message_parses_as_a_new_one(
@@ -342,7 +398,9 @@ def test_a_remembered_phrasing_reads_as_a_new_one(
 
 
 VALUE_PIECES = ["2026-03-01", "3/4/2026", "1 August 2026", "end of March 2026", "Mar 3, 2026",
-                "12k", "1,200.50", "-3", "5 million", "FY26", "2026-27", "Q3", " "]  # fmt: skip
+                "May 3, 2026", "3rd of May, 2026", "middle of Sept. 2026", "12 dec 2026",
+                "June 30th 2026", "12k", "1,200.50", "-3", "5 million", "FY26", "2026-27", "Q3",
+                " "]  # fmt: skip
 
 
 @settings(max_examples=200, deadline=None)
@@ -350,12 +408,15 @@ VALUE_PIECES = ["2026-03-01", "3/4/2026", "1 August 2026", "end of March 2026", 
 def test_values_found_with_the_screens_are_the_values_found_without(
     pieces: list[str], noise: str
 ) -> None:
-    """The date patterns are tried only on texts with their separator, and nothing on texts
-    without a digit: what every pattern tried on every text finds."""
+    """The date patterns are tried only on texts with their separator (or a month's name
+    before a digit), and nothing on texts without a digit: what every pattern tried on every
+    text finds."""
     text = " ".join(pieces) + noise
     screened = scan_values(text)
-    plain = (("", "", "", ""), re.compile(""))
-    with patch.multiple(W, _DATE_SEPARATORS=plain[0], _DIGIT=plain[1]):
+    every = re.compile("")
+    with patch.multiple(
+        W, _DATE_SEPARATORS=("", "", "", ""), _DIGIT=every, _MONTH_BEFORE_DIGIT=every
+    ):
         assert scan_values(text) == screened
 
 
