@@ -1,5 +1,6 @@
 """The request reader's fast paths against the plain definitions they replace: vocabulary
-matches found through the first-word indexes (with the stems a message keeps), the tagged
+matches found through the first-word indexes (with the stems a message keeps, the one-word
+matches made only on words the longer ones left), the tagged
 message written once for both readings, the one-piece words of the tokenizer and its tokens
 made as tuples, the remembered
 tokens of a message, the phrases remembered by a message's tagged words, the screens of the
@@ -34,7 +35,7 @@ from uncobench_z3.settings._request import (
     phrase_hits,
     read_request,
 )
-from uncobench_z3.settings._vocabulary import Entry
+from uncobench_z3.settings._vocabulary import Entry, _entry
 from uncobench_z3.settings._words import _pieces, close_enough, scan_values, tokenize
 from uncobench_z3.settings._words import stem as stem_of
 
@@ -138,6 +139,26 @@ def test_matches_through_the_indexes_are_the_plain_matches(
     plain = plain_find_matches(vocabulary, tokens, blocked)
     assert find_matches(vocabulary, tokens, blocked) == plain
     assert find_matches(vocabulary, tokens, blocked, TokenStems.of(tokens)) == plain
+
+
+def test_one_word_matches_decided_after_the_longer_keep_the_order_they_were_found_in() -> None:
+    """The one-word matches are made after the longer ones are kept, and only on words left
+    free: of two equally strong one-word readings of a word that cannot both stand, the
+    word-for-word entry's is kept (it was found first), whatever the order they are made in
+    - and a word inside a longer match is read only as that match."""
+    vocabulary = Vocabulary(VOCABULARIES[0].task)
+    word = _entry("fact", ("f",), ("zorblax",), 4)
+    unordered = _entry("member", ("f", "m"), ("zorblax",), 4, unordered=True)
+    longer = _entry("context", ("f", "c"), ("quuxite", "zorblax"), 3)
+    vocabulary._add_all([unordered, word, longer])
+    for text, kept in [
+        ("Send the zorblax please", [word]),
+        ("The quuxite zorblax, and a zorblax", [longer, word]),
+    ]:
+        tokens = tokenize(text)
+        found = find_matches(vocabulary, tokens, set())
+        assert found == plain_find_matches(vocabulary, tokens, set())
+        assert [m.entry for m in found] == kept
 
 
 def test_the_indexes_hold_every_entry_once() -> None:

@@ -55,6 +55,12 @@ def _match_order(keyed: _Keyed) -> tuple[int, int, tuple[int, ...]]:
     return keyed[0]
 
 
+def _single_order(single: tuple[int, int, Entry]) -> tuple[int, int]:
+    """a one-word match's place among the one-word matches: strongest, then first (the
+    order :data:`_Keyed` gives them)"""
+    return single[0], single[1]
+
+
 @dataclass(frozen=True, slots=True)
 class TokenStems:
     """What :func:`find_matches` reads of a message's tokens before a vocabulary matters
@@ -102,25 +108,35 @@ def find_matches(
             stems[i] = corrected(tokens[i].word, stems[i])
     size = len(stems)
     starting = vocabulary.starting
-    raw: list[_Keyed] = []
+    # Every match of two words or more comes before every match of one word in the order
+    # (longest first), so the one-word matches are decided after the longer ones are kept:
+    # most are on a word a longer match has taken (a label's words are single entries too),
+    # and are never made.
+    raw: list[_Keyed] = []  # the matches of two words or more
+    with_single: list[int] = []  # the tokens some one-word entry starts at
     for i, word_stem in enumerate(stems):
         entries = starting.get(word_stem)
         if not entries:
             continue
+        single = False
         for entry in entries:
             wanted = entry.stems
             length = len(wanted)
             if length == 1:
-                hit: tuple[int, ...] = (i,)
-            elif i + length > size or tuple(stems[i : i + length]) != wanted:
+                single = True
                 continue
-            else:
-                hit = tuple(range(i, i + length))
+            if i + length > size or tuple(stems[i : i + length]) != wanted:
+                continue
             if entry.capital and not tokens[i].capitalised:
                 continue
             if entry.exact and tokens[i].word not in (entry.words[0], entry.words[0] + "s"):
                 continue
+            hit = tuple(range(i, i + length))
             raw.append(((-length, -entry.priority, hit), entry, hit))
+        if single:
+            with_single.append(i)
+    # the one-word matches of unordered entries, as (-priority, token, entry)
+    unordered_singles: list[tuple[int, int, Entry]] = []
     present = set(stems)
     # only the entries whose first word is in the message can have all their words in it
     unordered_by_first = vocabulary.unordered_by_first
@@ -141,7 +157,10 @@ def find_matches(
             entry = unordered_entries[k]
             if present.issuperset(entry.stems):
                 for hit in _unordered(entry, sentences, positions):
-                    raw.append(((-len(hit), -entry.priority, hit), entry, hit))
+                    if len(hit) == 1:
+                        unordered_singles.append((-entry.priority, hit[0], entry))
+                    else:
+                        raw.append(((-len(hit), -entry.priority, hit), entry, hit))
     if blocked:
         raw = [keyed for keyed in raw if not blocked.intersection(keyed[2])]
     raw.sort(key=_match_order)  # stable: ties keep the order they were found in
@@ -161,6 +180,39 @@ def find_matches(
         for other in on_these:  # (:func:`_compatible`, inline: this runs for most entries)
             if other.kind == kind or (other.kind, kind) in _COMPATIBLE_KINDS:
                 kept.append(Match(entry, hit))  # the same words name two things: both kept
+                on_these.append(entry)
+                break
+    # the one-word matches on words no longer match took, in the order they were found in
+    # (the word-for-word ones first, as above), as (-priority, token, entry)
+    singles: list[tuple[int, int, Entry]] = []
+    for i in with_single:
+        if i in taken or i in blocked:
+            continue
+        token = tokens[i]
+        for entry in starting[stems[i]]:
+            if len(entry.stems) != 1:
+                continue
+            if entry.capital and not token.capitalised:
+                continue
+            if entry.exact and token.word not in (entry.words[0], entry.words[0] + "s"):
+                continue
+            singles.append((-entry.priority, i, entry))
+    singles += [s for s in unordered_singles if s[1] not in taken and s[1] not in blocked]
+    singles.sort(key=_single_order)  # (stable, as above)
+    for _, i, entry in singles:
+        if i not in taken:
+            hit = (i,)
+            kept.append(Match(entry, hit))
+            kept_on[hit] = [entry]
+            taken.add(i)
+            continue
+        on_these = kept_on.get((i,))  # (the word taken by another one-word match)
+        if not on_these:
+            continue
+        kind = entry.kind
+        for other in on_these:
+            if other.kind == kind or (other.kind, kind) in _COMPATIBLE_KINDS:
+                kept.append(Match(entry, (i,)))
                 on_these.append(entry)
                 break
     return kept
