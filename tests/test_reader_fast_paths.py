@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import typed_task
 from uncobench_z3.settings import Vocabulary
+from uncobench_z3.settings import _matching as M
 from uncobench_z3.settings import _words as W
 from uncobench_z3.settings._matching import (
     Match,
@@ -180,7 +181,8 @@ def test_the_message_as_written_is_tagged_without_its_names(
     message: tuple[Vocabulary, str], to_role: bool
 ) -> None:
     """The second writing is the tagging of the matches other than candidate names and
-    one-word fact names (what tagging with those names skipped did)."""
+    one-word fact names (what tagging with those names skipped did), and both writings made
+    in one pass are the two passes of the definition."""
     vocabulary, text = message
     task = vocabulary.task
     role_facts = set(task.facts_of(task.roles[0])) if to_role else set(task.facts)
@@ -194,7 +196,12 @@ def test_the_message_as_written_is_tagged_without_its_names(
         if m.entry.kind != "candidate" and not (m.entry.kind == "fact" and len(m.indexes) == 1)
     ]
     assert as_written == tagged(task, role_facts, tokens, unnamed, found)[0]
-    assert (words, position) == tagged(task, role_facts, tokens, matches, found)[:2]
+
+    def two_passes(tokens: list, tag_at: dict, named_tag_at: dict) -> tuple:
+        return (*M._written(tokens, tag_at), M._written(tokens, named_tag_at)[0])
+
+    with patch.object(M, "_written_twice", two_passes):
+        assert (words, position, as_written) == tagged(task, role_facts, tokens, matches, found)
 
 
 @given(st.from_regex(r"[A-Za-z]+|[0-9]+", fullmatch=True))

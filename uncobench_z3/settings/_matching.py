@@ -284,9 +284,10 @@ def tagged(
         tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
         for i in indexes:
             tag_at[i] = named_tag_at[i] = (tag, -1 - indexes[0])
-    out, position = _written(tokens, tag_at)
-    plain = out if named_tag_at == tag_at else _written(tokens, named_tag_at)[0]
-    return out, position, plain
+    if named_tag_at == tag_at:
+        out, position = _written(tokens, tag_at)
+        return out, position, out
+    return _written_twice(tokens, tag_at, named_tag_at)
 
 
 def _written(
@@ -313,6 +314,46 @@ def _written(
     if tokens:
         out += ["?", "|"] if tokens[-1].question else ["|"]
     return out, position
+
+
+def _written_twice(
+    tokens: list[Token],
+    tag_at: dict[int, tuple[str, int]],
+    named_tag_at: dict[int, tuple[str, int]],
+) -> tuple[list[str], dict[int, int], list[str]]:
+    """:func:`_written` with ``tag_at`` (the words and their positions) and with
+    ``named_tag_at`` (the words), in one pass over the tokens."""
+    out: list[str] = []
+    plain: list[str] = []
+    position: dict[int, int] = {}
+    last: tuple[str, int] | None = None
+    last_plain: tuple[str, int] | None = None
+    for i, token in enumerate(tokens):
+        if i and token.sentence != tokens[i - 1].sentence:
+            ends = ("?", "|") if tokens[i - 1].question else ("|",)
+            out += ends
+            plain += ends
+            last = last_plain = None
+        elif i and token.clause:
+            out.append("|")
+            plain.append("|")
+            last = last_plain = None
+        tagged = tag_at.get(i)
+        if tagged is not None and tagged == last:
+            position[i] = len(out) - 1  # the same match goes on: one tag for it
+        else:
+            last = tagged
+            position[i] = len(out)
+            out.append(tagged[0] if tagged is not None else token.word)
+        named = named_tag_at.get(i)
+        if named is None or named != last_plain:
+            last_plain = named
+            plain.append(named[0] if named is not None else token.word)
+    if tokens:
+        ends = ("?", "|") if tokens[-1].question else ("|",)
+        out += ends
+        plain += ends
+    return out, position, plain
 
 
 def inside_values(match: Match, found: list[tuple[FoundValue, list[int]]]) -> bool:
