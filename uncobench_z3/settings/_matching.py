@@ -182,8 +182,8 @@ def find_matches(
                 kept.append(Match(entry, hit))  # the same words name two things: both kept
                 on_these.append(entry)
                 break
-    # the one-word matches on words no longer match took, in the order they were found in
-    # (the word-for-word ones first, as above), as (-priority, token, entry)
+    # the one-word matches on the words the longer matches left, in the order they were
+    # found in (the word-for-word ones first, as above), as (-priority, token, entry)
     singles: list[tuple[int, int, Entry]] = []
     for i in with_single:
         if i in taken or i in blocked:
