@@ -127,9 +127,7 @@ def find_matches(
                 continue
             if i + length > size or tuple(stems[i : i + length]) != wanted:
                 continue
-            if entry.capital and not tokens[i].capitalised:
-                continue
-            if entry.exact and tokens[i].word not in (entry.words[0], entry.words[0] + "s"):
+            if not _starts_as(entry, tokens[i]):
                 continue
             hit = tuple(range(i, i + length))
             raw.append(((-length, -entry.priority, hit), entry, hit))
@@ -190,13 +188,8 @@ def find_matches(
             continue
         token = tokens[i]
         for entry in starting[stems[i]]:
-            if len(entry.stems) != 1:
-                continue
-            if entry.capital and not token.capitalised:
-                continue
-            if entry.exact and token.word not in (entry.words[0], entry.words[0] + "s"):
-                continue
-            singles.append((-entry.priority, i, entry))
+            if len(entry.stems) == 1 and _starts_as(entry, token):
+                singles.append((-entry.priority, i, entry))
     singles += [s for s in unordered_singles if s[1] not in taken and s[1] not in blocked]
     singles.sort(key=_single_order)  # (stable, as above)
     for _, i, entry in singles:
@@ -206,16 +199,19 @@ def find_matches(
             kept_on[hit] = [entry]
             taken.add(i)
             continue
-        on_these = kept_on.get((i,))  # (the word taken by another one-word match)
-        if not on_these:
-            continue
-        kind = entry.kind
-        for other in on_these:
-            if other.kind == kind or (other.kind, kind) in _COMPATIBLE_KINDS:
-                kept.append(Match(entry, (i,)))
-                on_these.append(entry)
-                break
+        on_these = kept_on.get((i,))  # (the word taken by another one-word match: rare)
+        if on_these and any(_compatible(other, entry) for other in on_these):
+            kept.append(Match(entry, (i,)))
+            on_these.append(entry)
     return kept
+
+
+def _starts_as(entry: Entry, token: Token) -> bool:
+    """Whether a match of ``entry`` may start at ``token``: written with a capital when the
+    entry needs one, and as the entry's word itself (or its plural) when it must be exact."""
+    if entry.capital and not token.capitalised:
+        return False
+    return not entry.exact or token.word in (entry.words[0], entry.words[0] + "s")
 
 
 def _compatible(kept: Entry, other: Entry) -> bool:
