@@ -61,15 +61,25 @@ class TrustedMaker(Generic[Model]):
             else:
                 template.append((name, _COMPUTED))
         self._template = tuple(template)
+        # every field in order, at its shared default or a marker: the state of a call is this
+        # updated with the values given (a dict keeps a key's place when it is updated)
+        self._initial = dict(template)
+        self._marked = tuple(name for name, d in template if d is _REQUIRED or d is _COMPUTED)
 
     def __call__(self, **values: Any) -> Model:
         if not self._plain:
             return self.cls.model_construct(**values)
-        if len(values) == len(self._template):
-            try:  # every field given (the usual call): no defaults to look at
-                return self._make({name: values[name] for name, _ in self._template}, values)
-            except KeyError:
-                pass  # a name that is not a field: said below
+        state = self._initial.copy()
+        state.update(values)
+        if len(state) == len(self._template):  # (else a name that is not a field)
+            for name in self._marked:
+                if state[name] is _REQUIRED or state[name] is _COMPUTED:
+                    break  # a field left out that has no shared default: made below
+            else:  # the usual call
+                return self._make(state, values)
+        return self._made_field_by_field(values)
+
+    def _made_field_by_field(self, values: dict[str, Any]) -> Model:
         state: dict[str, Any] = {}
         for name, default in self._template:
             if name in values:
