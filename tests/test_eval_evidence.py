@@ -286,6 +286,39 @@ def test_skipping_completions_that_cannot_change_the_output_finds_the_same_one(
     for snapshot in evidence_by_round(task, trace):
         fast = differing_completion(task, gold, snapshot)
         assert fast == differing_completion(task, gold, snapshot, shortcuts=False)
+        # the true records' output handed in (as the judge does): the same again
+        assert fast == differing_completion(task, gold, snapshot, truth=task.outcome())
+
+
+def test_the_true_records_output_is_reused_only_for_evidence_true_of_them() -> None:
+    """The judge hands in the true records' output: the search uses it for its first
+    completion only when the evidence changes no record. Here each decision record of an
+    ordered fact is stated as a range beside its true value (every other record exactly, at
+    its value), so the first completion moves that record into the range: its output is
+    computed, and the completion returned is what the plain search returns."""
+    compared = 0
+    for task, group in zip(TASKS, GROUPS, strict=True):
+        truth, gold = task.outcome(), group.gold.to_outcome()
+        decision = task.decision_facts()
+        for slot in task.all_slots():
+            typed = task.facts[slot[1]]
+            if slot[1] not in decision or typed.type not in ("int", "decimal", "date"):
+                continue
+            low, high = typed.code_range()
+            code = typed.code(task.values[slot])
+            assert not isinstance(code, bool)
+            for first, last in ((low, code - 1), (code + 1, high)):
+                if first > last:
+                    continue
+                stated = StatedValue(candidate=slot[0], fact=slot[1], context=typed.context,
+                                     low=to_json_scalar(typed.value_of(first)),
+                                     high=to_json_scalar(typed.value_of(last)))  # fmt: skip
+                exact = {s: v for s, v in task.values.items() if s != slot}
+                evidence = FaceValueEvidence(exact, ((slot, stated),), ())
+                plain = differing_completion(task, gold, evidence, shortcuts=False)
+                assert differing_completion(task, gold, evidence, truth=truth) == plain
+                compared += plain is not None
+    assert compared > 0  # some of these ranges leave another output open
 
 
 SPEC_TASKS = [task for path in sorted((ROOT / "examples").glob("*.json"))
@@ -324,11 +357,14 @@ def test_the_skip_finds_the_same_completion_on_any_records_and_answer(data: st.D
     }
     evidence = FaceValueEvidence(exact, (), ())
     outputs = []  # the true output, and the output of the records with the evidence put in
+    truth: Outcome | None = None  # the true output, when the rule can evaluate it
     for records in (values, {**values, **exact}):
         try:
             outputs.append(task.outcome(records))
         except Exception:  # a rule that cannot evaluate these records (a ratio over zero)
             outputs.append(Outcome("none"))
+        else:
+            truth = outputs[0] if records is values else truth
     if data.draw(st.booleans()):  # the skip matters most when the loop runs: gold as given
         gold = outputs[1]
     else:
@@ -340,6 +376,8 @@ def test_the_skip_finds_the_same_completion_on_any_records_and_answer(data: st.D
         )
     fast = differing_completion(task, gold, evidence)
     assert fast == differing_completion(task, gold, evidence, shortcuts=False)
+    if truth is not None:  # handed in, as the judge does: the same completion
+        assert fast == differing_completion(task, gold, evidence, truth=truth)
 
 
 def test_evidence_that_leaves_the_answer_open_is_decided_without_loading_the_solver() -> None:

@@ -440,9 +440,10 @@ class EvidenceJudge:
         # since would not be, and then every verdict goes to the solver).
         try:
             self._gold: Outcome | None = gold.to_outcome()
-            self._gold_is_truth = task.outcome().same_output(self._gold)
+            self._truth: Outcome | None = task.outcome()
+            self._gold_is_truth = self._truth.same_output(self._gold)
         except Exception:  # a rule the true records cannot evaluate: leave it to the solver
-            self._gold, self._gold_is_truth = None, False
+            self._gold, self._truth, self._gold_is_truth = None, None, False
 
     @property
     def attributor(self) -> _Attributor:
@@ -487,7 +488,9 @@ class EvidenceJudge:
         completion is found; None leaves the question to the solver."""
         if truthful and self._gold_is_truth and self._decision_slots <= evidence.exact.keys():
             return "unsat"  # every decision record pinned at its true value (class docstring)
-        if self._gold is not None and differing_completion(self.task, self._gold, evidence):
+        if self._gold is not None and differing_completion(
+            self.task, self._gold, evidence, truth=self._truth
+        ):
             return "sat"  # a model of the query below, found by evaluation (class docstring)
         return None
 

@@ -186,7 +186,11 @@ def values_to_try(task: TypedTask, slot: Slot) -> list[Value]:
 
 
 def differing_completion(
-    task: TypedTask, gold: Outcome, evidence: FaceValueEvidence, shortcuts: bool = True
+    task: TypedTask,
+    gold: Outcome,
+    evidence: FaceValueEvidence,
+    shortcuts: bool = True,
+    truth: Outcome | None = None,
 ) -> dict[Slot, Value] | None:
     """Records that agree with ``evidence`` and give an output other than ``gold``, when one
     is found by evaluation; None when none is (which proves nothing: ask the solver).
@@ -202,15 +206,19 @@ def differing_completion(
 
     A completion that changes a record the output cannot depend on (given the others) is
     skipped unevaluated; ``shortcuts=False`` evaluates every one (the plain definition, which
-    the tests compare with: the same completion is returned).
+    the tests compare with: the same completion is returned). ``truth``: ``task.outcome()``
+    (the true records' output), when the caller has it; the first completion is the true
+    records themselves whenever the evidence is true of them, and is then not evaluated again.
     """
     values = dict(task.values)
+    records_changed = False
     for slot, value in evidence.exact.items():
-        truth = values.get(slot)
+        true_value = values.get(slot)
         # the true value is in its domain (check_structure): so is an equal one of its type
-        known = type(value) is type(truth) and value == truth
-        if not known and not task.facts[slot[1]].contains(value):
-            return None  # off the domain: the solver decides what that evidence means
+        if type(value) is not type(true_value) or value != true_value:
+            if not task.facts[slot[1]].contains(value):
+                return None  # off the domain: the solver decides what that evidence means
+            records_changed = True
         values[slot] = value
     ranges: dict[Slot, list[tuple[Value, Value]]] = {}
     options: dict[Slot, list[tuple[Value, ...]]] = {}
@@ -252,6 +260,7 @@ def differing_completion(
             if not fits:
                 return None
             values[slot] = fits[0]
+            records_changed = True
 
     def output(completion: dict[Slot, Value]) -> Outcome | None:
         try:
@@ -263,7 +272,7 @@ def differing_completion(
         found = output(completion)
         return found is not None and not found.same_output(gold)
 
-    base = output(values)
+    base = truth if truth is not None and shortcuts and not records_changed else output(values)
     if base is not None and not base.same_output(gold):
         return values
     # Each completion below changes one record of ``values``, whose output is gold's: the
