@@ -31,6 +31,7 @@ from uncobench_z3.evaluation import (
     run_sample,
     typed_task,
 )
+from uncobench_z3.evaluation._evidence import final_evidence
 from uncobench_z3.settings import SettingName, StatedValue
 from uncobench_z3.spec import Slot, to_json_scalar
 
@@ -257,6 +258,38 @@ def test_a_shared_solver_gives_the_same_verdicts_in_any_order() -> None:
     fresh = [justify_answer(TASK, GOLD, t).label for t in cases]
     shared = [justify_answer(TASK, GOLD, t, group_hash="mining").label for t in reversed(cases)]
     assert fresh == list(reversed(shared)) == ["justified", "lucky", "lucky"]
+
+
+def test_a_label_remembered_by_the_evidence_read_is_the_label_of_the_trace() -> None:
+    """Scoring hands in the evidence it has read, and the group's label is then remembered by
+    that evidence. Every case gets the label (and counts) its trace gets from scratch, in
+    either order; two cases differ only in an imprecise statement."""
+    slot = ("vance", "hardrock_years")
+    cases = [
+        trace(everything_but()),
+        trace(everything_but(*slots_of("security"))),
+        trace([*everything_but(slot), stated("vance", "hardrock_years", low=15, high=25)]),
+        trace([*everything_but(slot), stated("vance", "hardrock_years", low=10, high=25)]),
+        trace([*everything_but(("vance", "field_allowance")), WRONG_ALLOWANCE]),
+        trace(
+            [
+                *everything_but(slot),
+                stated("vance", "hardrock_years", low=1, high=5),
+                stated("vance", "hardrock_years", low=15, high=25),
+            ]
+        ),
+    ]
+    fresh = [justify_answer(TASK, GOLD, t) for t in cases]
+    assert [j.label for j in fresh] == ["justified", "lucky", "justified", "lucky", "lucky",
+                                         "unknown"]  # fmt: skip
+    for run, order in enumerate((cases, cases[::-1])):
+        labels = [
+            justify_answer(
+                TASK, GOLD, t, group_hash=f"evidence-{run}", evidence=final_evidence(TASK, t)
+            )
+            for t in order
+        ]
+        assert labels == [fresh[cases.index(t)] for t in order]
 
 
 class Skipper:

@@ -359,7 +359,9 @@ class _GroupMemo:
     receive the same ones: the solver is then asked once per group, not once per sample.
     """
 
-    justifications: dict[tuple[StatementKey, ...], Justification] = field(default_factory=dict)
+    justifications: dict[tuple[object, ...], Justification] = field(default_factory=dict)
+    """by the statements received, or by the face-value evidence's signature when the caller
+    has read it (the label is a function of the evidence)"""
     attributions: dict[tuple[object, ...], Attribution] = field(default_factory=dict)
 
 
@@ -556,7 +558,8 @@ def justify_answer(
     of the whole trace, when the caller has read it already (scoring reads it for the round
     notes too)."""
     memo = _group_memo(group_hash, budget)
-    key = trace_statements(trace)
+    # evidence already read: its signature is a shorter key than every statement of the trace
+    key = trace_statements(trace) if evidence is None else ("evidence", evidence.signature)
     found = memo.justifications.get(key) if memo is not None else None
     if found is None:
         judge = shared_judge(group_hash, task, gold, budget)
