@@ -556,7 +556,7 @@ def justify_answer(
     ``group_hash`` (the group's content hash) lets the samples of one group share a solver
     and remember each label by the statements received. ``evidence``: the face-value evidence
     of the whole trace, when the caller has read it already (scoring reads it for the round
-    notes too)."""
+    notes too); the label is then remembered by the evidence."""
     memo = _group_memo(group_hash, budget)
     # evidence already read: its signature is a shorter key than every statement of the trace
     key = trace_statements(trace) if evidence is None else ("evidence", evidence.signature)
