@@ -91,7 +91,10 @@ class EvidenceReader:
         self.task = task
         self._readings: Readings = {} if readings is None else readings
         self._seen: dict[Slot, set[str]] = {}  # slot -> repr of every exact value stated
-        self._values: dict[Slot, Value] = {}
+        # the slots stated at one exact value so far, in the order first stated: their value,
+        # and its repr (a slot stated at a second value leaves both for good)
+        self._exact: dict[Slot, Value] = {}
+        self._texts: dict[Slot, str] = {}
         self._imprecise: dict[tuple[Slot, StatementKey], StatedValue] = {}
         self._last: FaceValueEvidence | None = None  # the snapshot, while nothing changed
         self.rounds = 0
@@ -112,11 +115,14 @@ class EvidenceReader:
                     found = seen.get(slot)
                     if found is None:
                         seen[slot] = {text}
+                        self._exact[slot] = value  # type: ignore[assignment]
+                        self._texts[slot] = text
                         changed = True
                     elif text not in found:
                         found.add(text)
+                        self._exact.pop(slot, None)
+                        self._texts.pop(slot, None)
                         changed = True
-                    self._values[slot] = value  # type: ignore[assignment]
                 elif kind == _IMPRECISE and (slot, key) not in self._imprecise:
                     self._imprecise[(slot, key)] = stated
                     changed = True
@@ -134,18 +140,12 @@ class EvidenceReader:
         """The evidence of the rounds read so far."""
         if self._last is not None:
             return self._last
-        values = self._values
-        exact: dict[Slot, Value] = {}
-        texts: list[tuple[Slot, str]] = []
-        for slot, stated in self._seen.items():
-            if len(stated) == 1:
-                exact[slot] = values[slot]
-                texts.append((slot, next(iter(stated))))
+        exact = dict(self._exact)
         imprecise = self._imprecise
         kept = tuple((key[0], s) for key, s in imprecise.items() if key[0] not in exact)
         # sets, not sorted tuples: equal for equal evidence all the same, and cheaper
         signature = (
-            frozenset(texts),
+            frozenset(self._texts.items()),
             frozenset(key for key in imprecise if key[0] not in exact),
         )
         self._last = FaceValueEvidence(exact, kept, signature)
