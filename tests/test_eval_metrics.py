@@ -318,6 +318,17 @@ def test_asking_again_for_what_arrived_is_redundant() -> None:
     assert (behaviour.contacts, behaviour.redundant_contacts, behaviour.waits) == (4, 2, 1)
 
 
+def test_a_record_that_arrived_imprecise_was_not_received() -> None:
+    """Vance's clearance arrives as "passed or failed" (incomplete): asking for it again is
+    not redundant; asking again for Natarajan's, which arrived exactly, is."""
+    env = Environment(GROUP, "incomplete")
+    env.step(ask("security", "all records"))
+    env.step(ask("security", "Marcus Vance's clearance, exactly?"))
+    env.step(ask("security", "Priya Natarajan's clearance again?"))
+    behaviour = behaviour_of(env.trace, required())
+    assert (behaviour.contacts, behaviour.redundant_contacts) == (3, 1)
+
+
 def test_defect_related_re_asks_are_not_redundant() -> None:
     env = Environment(GROUP, "misaligned")
     env.step(ask("operations", "all records"))

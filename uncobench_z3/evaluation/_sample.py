@@ -235,8 +235,8 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
                 resolved.update(dict.fromkeys(reply.resolved))
                 continue  # a pending reply arriving after a wait: no request was sent
             counts["contacts"] += 1
-            concerned = {(c, f) for c, f in reply.concerned}
-            if reply.role in asked and concerned <= received:
+            # (the records concerned are compared only for a colleague asked before)
+            if reply.role in asked and received.issuperset((c, f) for c, f in reply.concerned):
                 counts["redundant"] += 1
             counts["targeted"] += reply.follow_up == "targeted"
             counts["generic"] += reply.follow_up == "generic"
@@ -245,8 +245,8 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
         # the round's replies count as received from the next round on
         for reply in record.replies:
             asked.add(reply.role)
-            for stated in reply.stated:
-                if stated.is_exact and stated.context == required.get(stated.fact):
+            for stated in reply.stated:  # (``stated.is_exact``, inline: every statement)
+                if stated.value is not None and stated.context == required.get(stated.fact):
                     received.add((stated.candidate, stated.fact))
     return Behaviour(
         contacts=counts["contacts"],
