@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..spec import TypedFact, Value, format_fraction
+from ..spec._values import INT_OR_FRACTION
 
 MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -165,14 +166,14 @@ def format_typed(fact: TypedFact, value: Value, style: Style) -> str:
     if fact.type == "date":
         assert isinstance(value, _dt.date)
         return format_date(value, style)
-    assert isinstance(value, int | Fraction) and not isinstance(value, bool)
+    assert isinstance(value, INT_OR_FRACTION) and not isinstance(value, bool)
     decimals = step_decimals(fact.step) if fact.type == "decimal" else 0
     return with_unit(format_number(value, decimals), fact.unit)
 
 
 def format_range(fact: TypedFact, low: Value, high: Value, style: Style) -> str:
     if fact.type in ("int", "decimal"):
-        assert isinstance(low, int | Fraction) and isinstance(high, int | Fraction)
+        assert isinstance(low, INT_OR_FRACTION) and isinstance(high, INT_OR_FRACTION)
         decimals = step_decimals(fact.step) if fact.type == "decimal" else 0
         return with_unit(
             f"between {format_number(low, decimals)} and {format_number(high, decimals)}",

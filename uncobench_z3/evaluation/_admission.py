@@ -39,6 +39,7 @@ from typing import Literal
 
 from ..settings import StatedValue, range_midpoint, stated_imprecision
 from ..spec import Slot, TypedTask, Value, round_fraction
+from ..spec._values import INT_OR_FRACTION
 from ._evidence import values_to_try
 from ._scoring import ParsedAnswer
 
@@ -60,7 +61,7 @@ def admits(task: TypedTask, parsed: ParsedAnswer, values: Mapping[Slot, Value]) 
     operands = []
     for key in rule.operands:
         value = values[(chosen, key)]
-        if not isinstance(value, int | Fraction) or isinstance(value, bool):
+        if not isinstance(value, INT_OR_FRACTION) or isinstance(value, bool):
             raise TypeError(f"{key} is not a number")
         operands.append(Fraction(value))
     # "rounds to the number given": the result lies in the preimage of the number rounded

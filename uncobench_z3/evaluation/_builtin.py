@@ -48,6 +48,7 @@ from fractions import Fraction
 from ..construct import ReadError, ReadTask, Statement, read_task_text
 from ..settings import range_midpoint
 from ..spec import Value, format_fraction
+from ..spec._values import INT_OR_FRACTION
 from ._protocol import (
     Action,
     AnswerAction,
@@ -129,7 +130,7 @@ def decide(read: ReadTask, values: dict[ReadSlot, Value], tie_break: random.Rand
     operands: list[Fraction] = []
     for key in read.rule.operands:
         value = values.get((chosen, key))
-        if not isinstance(value, int | Fraction) or isinstance(value, bool):
+        if not isinstance(value, INT_OR_FRACTION) or isinstance(value, bool):
             return AnswerAction(decision=read.positive, candidate=chosen, unit=read.rule.unit)
         operands.append(Fraction(value))
     try:

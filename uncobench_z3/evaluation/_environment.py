@@ -143,6 +143,8 @@ _round_record = TrustedMaker(RoundRecord)
 _observation = TrustedMaker(Observation)
 _reply_view = TrustedMaker(ReplyView)
 _turn = TrustedMaker(Turn)
+_ACTIONS = (AskAction, WaitAction, AnswerAction, InvalidAction)
+"""what an agent may return (a tuple made once: checked every round)"""
 
 
 def typed_task(group: TaskGroup) -> TypedTask:
@@ -399,7 +401,7 @@ class Environment:
     ) -> Observation:
         if self.finished:
             raise RuntimeError("the episode is over")
-        if not isinstance(action, AskAction | WaitAction | AnswerAction | InvalidAction):
+        if not isinstance(action, _ACTIONS):
             raise TypeError(f"an agent must return an action, not {type(action).__name__}")
         number = len(self.trace) + 1
         left = self.briefing.budget - number

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..spec import Outcome, Slot, TypedTask, Value
+from ..spec._values import INT_OR_FRACTION
 from ._imprecise import Imprecision
 
 #: Intervals up to this many values are enumerated directly (cheaper than searching).
@@ -117,7 +118,7 @@ def _cuts(task: TypedTask, slot: Slot) -> set[int]:
         operands = cond.operand if isinstance(cond.operand, tuple) else (cond.operand,)
         for operand in operands:
             if fact.type in ("int", "decimal"):
-                assert isinstance(operand, int | Fraction) and not isinstance(operand, bool)
+                assert isinstance(operand, INT_OR_FRACTION) and not isinstance(operand, bool)
                 q = Fraction(operand) / fact.step
             else:
                 code = fact.code(operand)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..spec import TypedTask, Value, ValueParseError, parse_value
+from ..spec._values import INT_OR_FRACTION
 from ._model import (
     CandidateSign,
     Clause,
@@ -185,7 +186,7 @@ def _as_quoted(value: Value) -> Fraction | _dt.date | None:
     """A bound as the reader finds values in text: numbers as fractions, dates as dates."""
     if isinstance(value, _dt.date):
         return value
-    if isinstance(value, int | Fraction) and not isinstance(value, bool):
+    if isinstance(value, INT_OR_FRACTION) and not isinstance(value, bool):
         return Fraction(value)
     return None
 

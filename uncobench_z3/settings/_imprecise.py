@@ -33,6 +33,7 @@ from fractions import Fraction
 from itertools import combinations
 
 from ..spec import TypedCondition, TypedFact, Value, day_number, to_json_scalar
+from ..spec._values import INT_OR_FRACTION
 
 _NICE = (1, 2, 5)
 #: Range widths, in round units: even, so that the midpoint is a round value on the grid.
@@ -123,7 +124,7 @@ def thresholds(conditions: Iterable[TypedCondition], fact: TypedFact) -> set[Fra
         for operand in operands:
             if isinstance(operand, _dt.date):
                 out.add(Fraction(day_number(operand)))
-            elif isinstance(operand, int | Fraction) and not isinstance(operand, bool):
+            elif isinstance(operand, INT_OR_FRACTION) and not isinstance(operand, bool):
                 out.add(Fraction(operand))
     return out
 
@@ -131,8 +132,8 @@ def thresholds(conditions: Iterable[TypedCondition], fact: TypedFact) -> set[Fra
 def _numeric(
     fact: TypedFact, value: Value, rng: random.Random, avoid: set[Fraction]
 ) -> Iterator[Imprecision]:
-    assert isinstance(value, int | Fraction) and not isinstance(value, bool)
-    assert isinstance(fact.low, int | Fraction) and isinstance(fact.high, int | Fraction)
+    assert isinstance(value, INT_OR_FRACTION) and not isinstance(value, bool)
+    assert isinstance(fact.low, INT_OR_FRACTION) and isinstance(fact.high, INT_OR_FRACTION)
     v, low, high = Fraction(value), Fraction(fact.low), Fraction(fact.high)
     cast = int if fact.type == "int" else Fraction
     for unit, m in _shapes(fact.step, high - low, v):

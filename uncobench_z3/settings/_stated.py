@@ -15,6 +15,7 @@ from ..spec import (
     from_day_number,
     parse_value,
 )
+from ..spec._values import INT_OR_FRACTION
 from ._imprecise import Imprecision
 from ._model import StatedValue
 
@@ -56,7 +57,7 @@ def range_midpoint(low: Value, high: Value) -> Value:
     """The middle of a range: the exact midpoint of numbers, the earlier middle day of dates."""
     if isinstance(low, _dt.date) and isinstance(high, _dt.date):
         return from_day_number((day_number(low) + day_number(high)) // 2)
-    assert isinstance(low, int | Fraction) and isinstance(high, int | Fraction)
+    assert isinstance(low, INT_OR_FRACTION) and isinstance(high, INT_OR_FRACTION)
     middle = (Fraction(low) + Fraction(high)) / 2
     return int(middle) if middle.denominator == 1 and isinstance(low, int) else middle
 

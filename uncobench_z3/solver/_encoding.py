@@ -38,6 +38,7 @@ from ..spec import (
     Value,
     preimage,
 )
+from ..spec._values import INT_OR_FRACTION
 
 GOAL_DIFFERS = "q.differs"
 GOAL_TWO_ELIGIBLE = "q.two_eligible"
@@ -90,7 +91,7 @@ def code_literal(fact: TypedFact, value: Value) -> str:
 def _code_threshold(fact: TypedFact, value: Value) -> Fraction:
     """A condition operand in code units (may fall between two codes)."""
     if fact.type in ("int", "decimal"):
-        assert isinstance(value, int | Fraction) and not isinstance(value, bool)
+        assert isinstance(value, INT_OR_FRACTION) and not isinstance(value, bool)
         return Fraction(value) / fact.step
     code = fact.code(value)
     assert not isinstance(code, bool)
@@ -310,7 +311,7 @@ class TaskEncoding:
         """Keep den > 0: a divisor whose domain is negative flips both terms."""
         assert divisor.high is not None
         high = divisor.high
-        assert isinstance(high, int | Fraction) and not isinstance(high, bool)
+        assert isinstance(high, INT_OR_FRACTION) and not isinstance(high, bool)
         if high < 0:
             return f"(- {num})", f"(- {den})"
         return num, den

@@ -18,7 +18,7 @@ from typing import Literal
 
 from ._model import Operation, Operator, TaskSpec
 from ._rounding import RoundingMode, round_fraction
-from ._values import FactType, Value, day_number, from_day_number
+from ._values import INT_OR_FRACTION, FactType, Value, day_number, from_day_number
 
 Slot = tuple[str, str]
 """(candidate id, fact key): one cell of the records."""
@@ -63,7 +63,7 @@ class TypedFact:
         if self.type == "enum":
             assert isinstance(value, str)
             return self.members.index(value)
-        assert isinstance(value, int | Fraction) and not isinstance(value, bool)
+        assert isinstance(value, INT_OR_FRACTION) and not isinstance(value, bool)
         # value / step in integers (no intermediate Fraction: this runs for every record)
         step = self.step
         units, rest = divmod(value.numerator * step.denominator, value.denominator * step.numerator)
@@ -332,7 +332,7 @@ class TypedTask:
         operands = []
         for key in self.rule.operands:
             value = values[(chosen, key)]
-            assert isinstance(value, int | Fraction) and not isinstance(value, bool)
+            assert isinstance(value, INT_OR_FRACTION) and not isinstance(value, bool)
             operands.append(Fraction(value))
         return Outcome("eligible", chosen, self.rule.rounded(operands), eligible)
 

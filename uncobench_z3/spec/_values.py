@@ -24,6 +24,12 @@ RawScalar = bool | int | Decimal | str
 EPOCH = _dt.date(1970, 1, 1)
 
 
+INT_OR_FRACTION = (int, Fraction)
+"""What ``isinstance`` checks an exact number against: a tuple made once (``int |
+Fraction`` in the call makes a union each time it runs, a cost in hot loops). A
+bool passes too (``bool`` is an ``int``): where it must not, the caller says so."""
+
+
 class ValueParseError(ValueError):
     """A raw scalar cannot be read as the expected type (message is user-facing)."""
 
@@ -142,7 +148,7 @@ def _long_decimal(value: Fraction) -> str:
 
 def to_json_scalar(value: Value) -> bool | int | str:
     """How a typed value is written back into JSON (decimals as exact strings)."""
-    if isinstance(value, bool | int):
+    if isinstance(value, int):  # (a bool is an int)
         return value
     if isinstance(value, Fraction):
         return format_fraction(value)
@@ -165,7 +171,7 @@ def format_value(
         text = "yes" if value else "no"
     elif isinstance(value, int) and digits is None:
         text = f"{value:,}"
-    elif isinstance(value, int | Fraction):
+    elif isinstance(value, INT_OR_FRACTION):
         exact = format_fraction(Fraction(value), None if digits is None else max(digits, 0))
         if "/" in exact:
             text = exact
