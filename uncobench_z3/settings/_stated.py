@@ -19,11 +19,13 @@ from ..spec._values import INT_OR_FRACTION
 from ._imprecise import Imprecision
 from ._model import StatedValue
 
+_CONTAINERS = (list, dict)
+
 
 def stated_value(task: TypedTask, stated: StatedValue) -> Value:
     fact = task.facts[stated.fact]
     raw = stated.value
-    if isinstance(raw, list | dict):  # not a scalar: let the parser say why
+    if isinstance(raw, _CONTAINERS):  # not a scalar: let the parser say why
         return parse_value(fact.type, raw, list(fact.members) or None)
     try:  # type(raw) is in the key: True == 1 and hash alike, but parse differently
         return _parse_scalar(fact.type, type(raw).__name__, raw, tuple(fact.members))

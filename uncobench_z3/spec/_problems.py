@@ -7,7 +7,9 @@ from fractions import Fraction
 
 from pydantic import BaseModel
 
-from ._values import Value, day_number
+from ._values import INT_OR_FRACTION, Value, day_number
+
+_UNORDERED = (bool, str)
 
 
 class Problem(BaseModel):
@@ -45,8 +47,8 @@ def duplicates(ids: Iterable[str]) -> set[str]:
 
 def order_key(value: Value) -> Fraction | int:
     """A comparable number for an ordered value (dates as day numbers)."""
-    if isinstance(value, bool | str):
+    if isinstance(value, _UNORDERED):
         raise TypeError("unordered value")
-    if isinstance(value, int | Fraction):
+    if isinstance(value, INT_OR_FRACTION):
         return value
     return day_number(value)

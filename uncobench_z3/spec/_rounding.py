@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+_NUMBER_TYPES = (Fraction, int)
+
 RoundingMode = Literal["half_up", "half_even", "half_down", "up", "down", "floor", "ceiling"]
 ROUNDING_MODES: tuple[RoundingMode, ...] = (
     "half_up",
@@ -93,7 +95,7 @@ class Interval:
     high_closed: bool
 
     def __contains__(self, value: object) -> bool:
-        if not isinstance(value, Fraction | int):
+        if not isinstance(value, _NUMBER_TYPES):
             return False
         above = value >= self.low if self.low_closed else value > self.low
         below = value <= self.high if self.high_closed else value < self.high

@@ -15,7 +15,7 @@ from ._model import Condition, Fact, TaskSpec
 from ._problems import Collector, Problem, duplicates, order_key
 from ._rule_checks import check_rule
 from ._typed import Slot, TypedCondition, TypedFact, TypedTask
-from ._values import Value, ValueParseError, parse_fraction, parse_value
+from ._values import INT_OR_FRACTION, Value, ValueParseError, parse_fraction, parse_value
 
 CANDIDATE_COUNT = 3
 ROLE_RANGE = (5, 7)
@@ -155,7 +155,7 @@ def _check_facts(spec: TaskSpec, out: Collector) -> dict[str, TypedFact]:
                     out.add(path, "bad_domain", f"min {fact.min} is above max {fact.max}")
                 if fact.type != "date":
                     for bound, raw, name in ((low, fact.min, "min"), (high, fact.max, "max")):
-                        assert isinstance(bound, int | Fraction)
+                        assert isinstance(bound, INT_OR_FRACTION)
                         # bound / step is whole, in integers (no Fraction division)
                         whole = bound.numerator * step.denominator
                         if whole % (bound.denominator * step.numerator):
