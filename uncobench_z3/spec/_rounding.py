@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-_NUMBER_TYPES = (Fraction, int)
+from ._values import INT_OR_FRACTION
 
 RoundingMode = Literal["half_up", "half_even", "half_down", "up", "down", "floor", "ceiling"]
 ROUNDING_MODES: tuple[RoundingMode, ...] = (
@@ -95,7 +95,7 @@ class Interval:
     high_closed: bool
 
     def __contains__(self, value: object) -> bool:
-        if not isinstance(value, _NUMBER_TYPES):
+        if not isinstance(value, INT_OR_FRACTION):
             return False
         above = value >= self.low if self.low_closed else value > self.low
         below = value <= self.high if self.high_closed else value < self.high

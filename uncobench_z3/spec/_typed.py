@@ -128,12 +128,9 @@ class TypedFact:
         return isinstance(code, int) and low <= code <= high
 
 
-_NUMBERS = (int, Fraction)
-"""the exact types of numbers (``bool`` is not one: ``type(True) is bool``)"""
-
-
 def _compare(value: Value, op: str, threshold: Value) -> bool:
-    if type(value) in _NUMBERS and type(threshold) in _NUMBERS:
+    # exact types (``type(True) is bool``, which is not in the tuple)
+    if type(value) in INT_OR_FRACTION and type(threshold) in INT_OR_FRACTION:
         # two numbers (most comparisons, once per condition per record evaluated): none of
         # the type checks below applies
         if op == ">=":
