@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import NamedTuple
 
-import snowballstemmer
+import Stemmer
 from rapidfuzz.distance import OSA
 
 MONTHS = (
@@ -46,7 +46,12 @@ _ORDINALS = {
 _AMBIGUOUS_MONTHS = {"mar", "jan", "sep", "oct", "nov", "dec"}
 _PRONOUN_IS = {"that", "it", "what", "there", "here", "he", "she", "who", "where", "how", "this"}
 
-_STEMMER = snowballstemmer.stemmer("english")
+# PyStemmer: the Snowball project's C stemmers. The pure-Python ``snowballstemmer`` gives the
+# same English stems 18x slower (56 against 3.2 us a word); the test suite keeps it as the
+# reference both are checked against (tests/test_stemmer.py). Each word is stemmed once a
+# process, but a fresh run meets most of its words in its first groups: 0.91x the
+# instructions of a first pass over 100 built groups.
+_STEMMER = Stemmer.Stemmer("english")
 
 
 @functools.lru_cache(maxsize=65536)
