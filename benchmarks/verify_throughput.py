@@ -1,7 +1,7 @@
 """Verification cost: every check of a spec, in CPU time, against two baselines in the same run.
 
     python benchmarks/verify_throughput.py [--specs 200] [--seed 7] [--workers 2]
-        [--brute-specs 20] [--brute-explore 20000] [--bench DIR] [--json]
+        [--brute-specs 20] [--brute-explore 20000 1000000] [--bench DIR] [--json]
 
 Specs come from the offline generator (instantiated, with records). Batch by batch (25 specs),
 interleaved:
@@ -14,10 +14,14 @@ interleaved:
   it into a new solver on a new context (what one incremental solver per task avoids);
 * **brute force** baseline (first ``--brute-specs`` specs): gold and uniqueness by exact
   evaluation, role necessity by enumerating completions of the role's facts, stopping at the
-  first that changes the answer; a role still open after ``--brute-explore`` completions is
-  skipped and listed, and the ratio is taken over the specs whose roles were all decided.
-  (It decides necessity *alone*; the engine's joint search for tasks with no eligible
-  candidate is extra work the baseline does not do.)
+  first that changes the answer; a role still open after the largest ``--brute-explore``
+  completions is skipped and listed, and the ratio is taken over the specs whose roles were
+  all decided. (It decides necessity *alone*; the engine's joint search for tasks with no
+  eligible candidate is extra work the baseline does not do.) Which specs are timed decides
+  the ratio: a small limit keeps only the specs the brute force finds easy. So the ratio is
+  also given for each smaller ``--brute-explore`` limit (the specs every role of which was
+  decided within it; the enumeration stops at the same completion whatever the limit, so one
+  run gives them all), and per spec (median and range) beside the ratio of the totals.
 
 Also: solver queries per spec, unknown verdicts, throughput with worker processes, and with
 ``--bench DIR`` the whole ``uncobench verify DIR`` command (a built benchmark: every group,
@@ -109,18 +113,39 @@ def verify_fresh(spec: TaskSpec) -> None:
         checker.necessity_check(role, gold)
 
 
-def verify_brute(spec: TaskSpec, explore: int) -> list[str]:
-    """Every check by exact evaluation and enumeration; returns the roles left undecided."""
+def verify_brute(spec: TaskSpec, explore: int) -> tuple[list[str], int]:
+    """Every check by exact evaluation and enumeration: the roles left undecided, and the most
+    completions a decided role needed (its spec is decided within any limit at least that)."""
     task = check_structure(spec).task
     assert task is not None
     gold = task.outcome()
     sum(task.eligible(c, task.values) for c in task.candidates)  # uniqueness
     undecided = []
+    needed = 0
     for role in task.roles:
         found = brute_force_differs(task, gold, task.slots_of(role), cap=NO_CAP, explore=explore)
         if found.status == "undecided":
             undecided.append(role)
-    return undecided
+        else:
+            needed = max(needed, found.explored)
+    return undecided, needed
+
+
+def brute_speedups(timed: list[tuple[float, float]]) -> dict[str, object]:
+    """The engine's speed-up over the brute force on ``timed`` (brute CPU, engine CPU) specs:
+    of the totals, and per spec."""
+    if not timed:
+        return {"specs_timed": 0, "speedup": None, "speedup_per_spec": None}
+    ratios = sorted(brute / engine for brute, engine in timed)
+    return {
+        "specs_timed": len(timed),
+        "speedup": round(sum(b for b, _ in timed) / sum(e for _, e in timed), 2),
+        "speedup_per_spec": {
+            "median": round(statistics.median(ratios), 2),
+            "min": round(ratios[0], 2),
+            "max": round(ratios[-1], 2),
+        },
+    }
 
 
 def _verify_many(specs: list[TaskSpec]) -> int:
@@ -137,7 +162,7 @@ def _clock() -> tuple[float, float]:
     return time.process_time(), time.perf_counter()
 
 
-def measure(specs: list[TaskSpec], brute_specs: int, explore: int) -> dict[str, object]:
+def measure(specs: list[TaskSpec], brute_specs: int, explore: Sequence[int]) -> dict[str, object]:
     engine_cpu: list[float] = []
     engine_wall: list[float] = []
     full_cpu: list[float] = []
@@ -165,19 +190,24 @@ def measure(specs: list[TaskSpec], brute_specs: int, explore: int) -> dict[str, 
             cpu, _ = _clock()
             verify_fresh(spec)
             fresh_cpu.append(time.process_time() - cpu)
-    brute_cpu: list[float] = []
-    brute_engine: list[float] = []
+    limits = sorted(set(explore))
+    decided: list[tuple[float, float, int]] = []  # (brute CPU, engine CPU, completions needed)
     skipped: list[str] = []
     decided_roles = 0
     for spec, engine in zip(specs[:brute_specs], engine_cpu, strict=False):
         cpu, _ = _clock()
-        undecided = verify_brute(spec, explore)
+        undecided, needed = verify_brute(spec, limits[-1])
         spent = time.process_time() - cpu
         skipped += [f"{spec.id}:{role}" for role in undecided]
         decided_roles += len(spec.roles) - len(undecided)
         if not undecided:
-            brute_cpu.append(spent)
-            brute_engine.append(engine)
+            decided.append((spent, engine, needed))
+    brute_cpu = [brute for brute, _, _ in decided]
+    by_limit = [
+        {"explore_limit": limit}
+        | brute_speedups([(b, e) for b, e, needed in decided if needed <= limit])
+        for limit in limits
+    ]
     engine_mean = statistics.mean(engine_cpu)
     six = [t for t, s in zip(engine_cpu, specs, strict=True) if len(s.roles) == 6]
     return {
@@ -192,13 +222,13 @@ def measure(specs: list[TaskSpec], brute_specs: int, explore: int) -> dict[str, 
         "fresh_solver_cpu": summary(fresh_cpu),
         "speedup_over_fresh_solver": round(statistics.mean(fresh_cpu) / engine_mean, 2),
         "brute_force": {
-            "explore_limit": explore,
-            "specs_timed": len(brute_cpu),
+            "explore_limit": limits[-1],
             "specs_tried": min(brute_specs, len(specs)),
             "roles_decided": decided_roles,
             "roles_skipped": skipped,
             "cpu_per_decided_spec": summary(brute_cpu) if brute_cpu else None,
-            "speedup": round(sum(brute_cpu) / sum(brute_engine), 2) if brute_cpu else None,
+            **brute_speedups([(b, e) for b, e, _ in decided]),
+            "by_explore_limit": by_limit,
         },
         "unknown_verdicts": unknowns,
     }
@@ -241,7 +271,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--brute-specs", type=int, default=20)
-    parser.add_argument("--brute-explore", type=int, default=20_000)
+    parser.add_argument(
+        "--brute-explore",
+        type=int,
+        nargs="+",
+        default=[20_000, 1_000_000],
+        help="completions a role may take (the largest runs; the ratio is given for each)",
+    )
     parser.add_argument("--bench", type=Path, help="also time `uncobench verify DIR`")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
@@ -285,7 +321,14 @@ def table(figures: dict[str, Any], workers: int) -> list[tuple[str, str]]:
             f"{brute['specs_timed']} / {brute['specs_tried']}; {len(skipped)}"
             + (f" ({listed})" if skipped else ""),
         ),
-        ("  engine speed-up over brute force", f"{brute['speedup']}x (on the timed specs)"),
+        ("  engine speed-up over brute force", _speedup_text(brute, "on the timed specs")),
+        *(
+            (
+                f"    specs decided within {tier['explore_limit']:,} a role",
+                f"{tier['specs_timed']}: " + _speedup_text(tier, "on those"),
+            )
+            for tier in brute["by_explore_limit"][:-1]
+        ),
         ("unknown verdicts", str(figures["unknown_verdicts"])),
         ("throughput, 1 process (wall)", f"{work['specs_per_s_one_process']} specs/s"),
         (
@@ -303,6 +346,16 @@ def table(figures: dict[str, Any], workers: int) -> list[tuple[str, str]]:
             )
         )
     return rows
+
+
+def _speedup_text(figures: dict[str, Any], which: str) -> str:
+    per_spec = figures["speedup_per_spec"]
+    if per_spec is None:
+        return "-"
+    return (
+        f"{figures['speedup']}x {which} (their total CPU); per spec median "
+        f"{per_spec['median']}x, {per_spec['min']}-{per_spec['max']}x"
+    )
 
 
 if __name__ == "__main__":

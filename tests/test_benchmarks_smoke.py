@@ -67,7 +67,11 @@ def test_benchmark_script_runs(
 @pytest.mark.parametrize(
     ("script", "args", "key"),
     [
-        ("verify_throughput.py", ["--specs", "3", "--brute-specs", "1"], "engine_cpu"),
+        (
+            "verify_throughput.py",
+            ["--specs", "3", "--brute-specs", "1", "--brute-explore", "20000"],
+            "engine_cpu",
+        ),
         (
             "build_throughput.py",
             ["--groups", "2", "--stage-sample", "1", "--workers", "1", "2"],
@@ -331,3 +335,22 @@ def test_compare_versions_compares_samples_without_their_timing(tmp_path: Path) 
     normalised = module["_normalised_samples"]
     assert normalised(first) == normalised(second)
     assert normalised(first) != normalised(third)
+
+
+def test_verify_throughput_gives_the_brute_force_ratio_for_each_explore_limit(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--specs", "4", "--brute-specs", "4", "--brute-explore", "20000", "30", "--json"]
+    brute = json.loads(_run("verify_throughput.py", args, monkeypatch, capsys))["brute_force"]
+    assert brute["explore_limit"] == 20000  # the largest limit runs
+    tiers = brute["by_explore_limit"]
+    assert [tier["explore_limit"] for tier in tiers] == [30, 20000]
+    # a spec decided within a limit is decided within every larger one, and the largest
+    # limit's tier is the overall figure
+    assert tiers[0]["specs_timed"] <= tiers[1]["specs_timed"] == brute["specs_timed"]
+    assert tiers[1]["speedup"] == brute["speedup"]
+    decided = brute["specs_timed"]
+    assert decided + len({r.split(":")[0] for r in brute["roles_skipped"]}) == 4
+    if decided:
+        per_spec = brute["speedup_per_spec"]
+        assert 0 < per_spec["min"] <= per_spec["median"] <= per_spec["max"]
