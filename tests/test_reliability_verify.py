@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from uncobench_z3.construct import (
+    DIGESTS_KEY,
     GROUPS_FILE,
     MANIFEST_FILE,
     build_benchmark,
     check_rendering,
     load_groups,
 )
+from uncobench_z3.settings import group_digest
 from uncobench_z3.solver import Verdict
 
 from .cli_helpers import run_cli
@@ -32,7 +34,8 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def tamper(bench: Path, target: Path, edit) -> None:  # type: ignore[no-untyped-def]
     """Copy ``bench`` to ``target`` with ``edit`` applied to the first group's rendered text,
-    and the manifest's content hash recomputed (what a careful forger would do)."""
+    and the manifest's content hash and that group's stored hash recomputed (what a careful
+    forger would do)."""
     shutil.copytree(bench, target)
     lines = (target / GROUPS_FILE).read_text(encoding="utf-8").splitlines()
     group = json.loads(lines[0])
@@ -42,6 +45,7 @@ def tamper(bench: Path, target: Path, edit) -> None:  # type: ignore[no-untyped-
     (target / GROUPS_FILE).write_text(text, encoding="utf-8")
     manifest = json.loads((target / MANIFEST_FILE).read_text(encoding="utf-8"))
     manifest["content_hash"] = hashlib.sha256(text.encode()).hexdigest()
+    manifest[DIGESTS_KEY]["sha256"][0] = group_digest(load_groups(target / GROUPS_FILE)[0])
     (target / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
 
 
@@ -86,7 +90,7 @@ def test_verify_refuses_an_edited_text_even_with_a_recomputed_hash(
         if check["verdict"] == "refuted"
     ]
     assert [c["name"] for c in failed] == ["rendering-identical"]
-    assert "content-hash" not in {c["name"] for c in failed}  # the forger fixed the hash
+    assert "content-hash" not in {c["name"] for c in failed}  # the forger fixed the hashes
 
 
 def test_verify_of_a_group_file_checks_its_text(

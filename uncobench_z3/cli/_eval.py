@@ -15,7 +15,7 @@ from rich.markup import escape
 from .. import __version__
 from .._gc import long_lived
 from .._outdir import check_output_folder
-from ..construct import build_benchmark, build_config, load_groups, reusable_groups
+from ..construct import build_benchmark, build_config, load_benchmark, reusable_groups
 from ..errors import ConfigError, UncobenchError
 from ..evaluation import (
     DEFAULT_BUDGET,
@@ -32,7 +32,6 @@ from ..evaluation import (
     SettingMetrics,
     compute_metrics,
     error_counts,
-    group_digest,
     is_error,
     is_model_agent,
     make_config,
@@ -150,11 +149,11 @@ def run_eval(request: EvalRequest, output: Output | None = None) -> list[Setting
     A run stopped by ``max_errors`` prints what finished, then raises (exit code 1)."""
     output = output or Output()
     with long_lived():  # the benchmark lives as long as the run (see uncobench_z3/_gc.py)
-        groups = load_groups(request.bench)
+        # (a built benchmark's content hashes come from its manifest: see group_digests)
+        groups, digests = load_benchmark(request.bench)
     if not groups:
         raise ConfigError(f"{request.bench} holds no task groups")
     chosen = cast("list[SettingName]", list(request.settings)) or None  # click checked them
-    digests = [group_digest(g) for g in groups]
     interventions = request.interventions
     arms = cast(
         "list[InterventionArm]",

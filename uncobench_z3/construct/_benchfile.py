@@ -16,7 +16,13 @@ from typing import Any
 
 from .._executor import ExecutorOptions, open_executor
 from ..errors import SpecReadError
-from ..settings import GROUP_KIND, TaskGroup, verify_group_task
+from ..settings import (
+    GROUP_DIGEST_SCHEME,
+    GROUP_KIND,
+    TaskGroup,
+    group_digest,
+    verify_group_task,
+)
 from ..solver import (
     CheckResult,
     Evidence,
@@ -35,12 +41,14 @@ from ..spec import (
     validate_document,
 )
 from ._candidate import MinimumRounds
-from ._integrity import with_rendering_check
+from ._integrity import with_check, with_rendering_check
 from ._render import RenderedTask, render_task
 from ._rounds_check import with_minimum_rounds_check
 
 GROUPS_FILE = "groups.jsonl"
 MANIFEST_FILE = "manifest.json"
+DIGESTS_KEY = "group_digests"
+"""the manifest's entry with every group's content hash, in file order (:func:`digests_entry`)"""
 VERIFY_BATCH = 25
 """groups per Z3 context (and per local or Ray task) when a benchmark is re-proved: fixed,
 so that full evidence does not depend on the number of workers or nodes"""
@@ -115,28 +123,98 @@ def check_benchmark(folder: str | Path, text: str | None = None) -> dict[str, An
     return manifest
 
 
+def digests_entry(digests: list[str]) -> dict[str, object]:
+    """The manifest's :data:`DIGESTS_KEY` entry for ``digests`` (the groups', in file order)."""
+    return {"scheme": GROUP_DIGEST_SCHEME, "sha256": digests}
+
+
+def group_digests(groups: list[TaskGroup], manifest: dict[str, Any] | None = None) -> list[str]:
+    """The content hashes of ``groups`` (:func:`~uncobench_z3.settings.group_digest`).
+
+    Taken from the manifest of the built benchmark they were read from when it stores them
+    for the current :data:`~uncobench_z3.settings.GROUP_DIGEST_SCHEME`, one a group, and
+    four of them (the first, the last and two between) come out the same when computed
+    again; computed for every group otherwise (a benchmark built before the hashes were
+    stored, or by a version that hashed otherwise). The stored hashes are as trustworthy as
+    the manifest's content hash, which the file was checked against while it was read.
+    """
+    stored = stored_digests(manifest) if manifest is not None else None
+    if stored is not None and len(stored) == len(groups):
+        last = len(groups) - 1
+        spots = {0, last, last // 3, 2 * last // 3} if groups else set()
+        if all(group_digest(groups[i]) == stored[i] for i in sorted(spots)):
+            return list(stored)
+    return [group_digest(group) for group in groups]
+
+
+def stored_digests(manifest: dict[str, Any]) -> list[str] | None:
+    """The manifest's stored content hashes when they are of the current scheme (a list of
+    strings; how many is for the reader to compare), else None."""
+    entry = manifest.get(DIGESTS_KEY)
+    if not isinstance(entry, dict) or entry.get("scheme") != GROUP_DIGEST_SCHEME:
+        return None
+    stored = entry.get("sha256")
+    if not isinstance(stored, list) or not all(isinstance(d, str) for d in stored):
+        return None
+    return stored
+
+
+DIGEST_CHECK = "content-digest"
+"""a group's check in ``verify``: the manifest's stored content hash is the group's"""
+
+
+def digest_check(group: TaskGroup, stored: str) -> CheckResult:
+    """Is ``stored`` (the manifest's hash of this group) the group's content hash?"""
+    actual = group_digest(group)
+    if actual == stored:
+        return CheckResult(
+            name=DIGEST_CHECK,
+            kind="consistency",
+            verdict=Verdict.PROVED,
+            summary="the manifest's stored content hash is the group's",
+        )
+    return CheckResult(
+        name=DIGEST_CHECK,
+        kind="consistency",
+        verdict=Verdict.REFUTED,
+        summary=f"the manifest stores content hash {stored[:12]} for this group; its own is "
+        f"{actual[:12]} (an evaluation would record the wrong one)",
+    )
+
+
+def load_benchmark(path: str | Path) -> tuple[list[TaskGroup], list[str]]:
+    """:func:`load_groups`, with the groups' content hashes (:func:`group_digests`: stored
+    in a built benchmark's manifest, computed for a file)."""
+    groups, manifest = _load(Path(path))
+    return groups, group_digests(groups, manifest)
+
+
 def load_groups(path: str | Path) -> list[TaskGroup]:
     """Task groups from a benchmark folder, a ``.jsonl`` file or a single group file.
 
     A folder must be a built benchmark whose ``groups.jsonl`` matches its manifest (content
     hash and group count, checked while reading); a file is read as it is.
     """
-    target = Path(path)
+    return _load(Path(path))[0]
+
+
+def _load(target: Path) -> tuple[list[TaskGroup], dict[str, Any] | None]:
+    """The groups at ``target``, and its manifest when it is a built benchmark."""
     if target.is_dir():
         jsonl = target / GROUPS_FILE
         if not jsonl.exists():
             raise SpecReadError(str(target), f"is not a built benchmark (no {GROUPS_FILE})")
         text = read_utf8(jsonl)
-        check_benchmark(target, text)
-        return iter_jsonl_groups(jsonl, text)
+        manifest = check_benchmark(target, text)
+        return iter_jsonl_groups(jsonl, text), manifest
     if target.suffix == ".jsonl":
-        return iter_jsonl_groups(target)
+        return iter_jsonl_groups(target), None
     data = load_json(target)
     if not isinstance(data, dict) or data.get("kind") != GROUP_KIND:
         raise SpecReadError(
             str(target), "expected a task group (kind: uncobench-task-group)", json_path="$"
         )
-    return [validate_document(data, TaskGroup, str(target))]
+    return [validate_document(data, TaskGroup, str(target))], None
 
 
 def rendered_of(group: TaskGroup, task: TypedTask | None = None) -> RenderedTask:
@@ -164,6 +242,7 @@ def _verify_chunk(
     evidence: Evidence = "verdict",
     certify: bool = False,
     minimum_rounds: MinimumRounds | None = None,
+    digests: list[str] | None = None,
 ) -> ChunkProof:
     """Re-prove a fixed batch of groups (numbered lines of ``source``) on one Z3 context.
 
@@ -171,13 +250,14 @@ def _verify_chunk(
     not a group is a :class:`SpecReadError` naming ``source:line``, whoever reads it. With
     verdict-only evidence a group that is not proved is proved again with full evidence on a
     context of its own, so that every check of a failing group is reported with its witness
-    or core, and that evidence depends on the group alone.
+    or core, and that evidence depends on the group alone. ``digests``: the manifest's stored
+    content hashes of these lines, each checked (:func:`digest_check`).
     """
     groups = [parse_group_line(line, f"{source}:{n}") for n, line in lines]
     reports = []
     certificates: dict[str, dict[str, str]] = {}
     with SolverContext() as context:
-        for group in groups:
+        for at, group in enumerate(groups):
             name = f"{source}#{group.id}"
             files: dict[str, str] | None = {} if certify else None
             report, task = verify_group_task(
@@ -187,7 +267,10 @@ def _verify_chunk(
                 files = {} if certify else None
                 report, task = verify_group_task(group, name, budget, files, evidence="full")
             report = with_rendering_check(report, group, task)
-            reports.append(with_minimum_rounds_check(report, group, minimum_rounds, task))
+            report = with_minimum_rounds_check(report, group, minimum_rounds, task)
+            if digests is not None:
+                report = with_check(report, digest_check(group, digests[at]))
+            reports.append(report)
             if files:
                 certificates[group.id] = files
     return reports, certificates
@@ -230,7 +313,13 @@ def verify_benchmark(
     # each batch reads its own lines; bad input is an error, not a verdict: the first bad
     # line's (batches are read in file order, and each reads all its lines before proving)
     lines = numbered_lines(text)
-    _, problems = manifest_problems(target, text)
+    manifest, problems = manifest_problems(target, text)
+    stored = stored_digests(manifest)
+    if stored is not None and len(stored) != len(lines):
+        problems.append((
+            "group-digests",
+            f"the manifest stores {len(stored)} content hash(es) for {len(lines)} group(s)",
+        ))  # fmt: skip
     refuted = dict(problems)
     checks = [
         CheckResult(
@@ -242,8 +331,14 @@ def verify_benchmark(
         for name, proved in (
             ("content-hash", f"{GROUPS_FILE} matches the manifest's content hash"),
             ("group-count", f"{GROUPS_FILE} holds the manifest's {len(lines)} group(s)"),
+            *(
+                [("group-digests", "the manifest stores a content hash for every group")]
+                if stored is not None
+                else []
+            ),
         )
     ]
+    usable = stored is not None and len(stored) == len(lines)
     reports: list[VerificationReport] = [
         VerificationReport(
             source=str(target / MANIFEST_FILE),
@@ -256,7 +351,9 @@ def verify_benchmark(
     where = (executor or ExecutorOptions()).with_workers(workers)
     local = where.kind == "local"
     slots = (where.workers or os.cpu_count() or 1) if local else None
-    chunks = [lines[i : i + VERIFY_BATCH] for i in range(0, len(lines), VERIFY_BATCH)]
+    starts = range(0, len(lines), VERIFY_BATCH)
+    chunks = [lines[i : i + VERIFY_BATCH] for i in starts]
+    chunk_digests = [stored[i : i + VERIFY_BATCH] if usable and stored else None for i in starts]
     source = str(groups_file)
 
     certify = certificates is not None
@@ -271,12 +368,12 @@ def verify_benchmark(
     if progress is not None:
         progress(0, len(lines))
     if local and (slots == 1 or len(chunks) == 1):
-        for chunk in chunks:
-            add(_verify_chunk(chunk, source, budget, evidence, certify, minimum_rounds))
+        for chunk, digests in zip(chunks, chunk_digests, strict=True):
+            add(_verify_chunk(chunk, source, budget, evidence, certify, minimum_rounds, digests))
         return reports
     with open_executor(where) as pool:
         n = len(chunks)
         same: list[list[Any]] = [[source], [budget], [evidence], [certify], [minimum_rounds]]
-        for found in pool.map(_verify_chunk, chunks, *(each * n for each in same)):
+        for found in pool.map(_verify_chunk, chunks, *(each * n for each in same), chunk_digests):
             add(found)
     return reports

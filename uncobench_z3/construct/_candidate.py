@@ -12,7 +12,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
-from ..settings import DefectBalance, SettingName, TaskGroup, perturb
+from ..settings import DefectBalance, SettingName, TaskGroup, group_digest, perturb
 from ..solver import DEFAULT_BUDGET, SolverBudget, SolverContext, Verdict
 from ..spec import TypedTask
 from ._generate import Draft
@@ -62,6 +62,9 @@ class CandidateOutcome(BaseModel):
     reason: str | None = None
     attempts: int = 0
     group_json: str | None = None
+    group_digest: str | None = None
+    """the retained group's content hash (:func:`~uncobench_z3.settings.group_digest`), for the
+    manifest: made here, in the worker that holds the group, not by serialising it again"""
     redrawn: tuple[str, ...] = ()
     """structural problem codes of drafts the generator threw away before this one"""
 
@@ -187,6 +190,7 @@ def process_candidate(
             retained=True,
             attempts=attempt + 1,
             group_json=compact_json(group.model_dump(mode="json", exclude_none=True)),
+            group_digest=group_digest(group),
         )
     return CandidateOutcome(
         **base, retained=False, stage="logical_verification", reason=reason, attempts=attempts

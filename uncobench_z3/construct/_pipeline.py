@@ -30,7 +30,7 @@ from ..errors import ConfigError, ResumeError, SpecReadError, UncobenchError
 from ..solver import SolverBudget, SolverContext
 from ..spec import dump_json, load_json, read_utf8, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
-from ._benchfile import GROUPS_FILE, MANIFEST_FILE
+from ._benchfile import DIGESTS_KEY, GROUPS_FILE, MANIFEST_FILE, digests_entry
 from ._candidate import CandidateOutcome, MinimumRounds, process_candidate
 from ._generate import Draft, SpecGenerator
 from ._library import load_library
@@ -471,5 +471,8 @@ def _assemble(
         "content_hash": hashlib.sha256(text.encode()).hexdigest(),
         "stats": benchmark_stats(considered, groups),
     }
+    digests = [o.group_digest for o in considered if o.retained and o.group_json is not None]
+    if all(digest is not None for digest in digests):  # (work files of an older build: none)
+        manifest[DIGESTS_KEY] = digests_entry([d for d in digests if d is not None])
     write_text_atomic(out / MANIFEST_FILE, dump_json(manifest))
     return manifest

@@ -5,6 +5,7 @@ A main agent is anything with ``async act(conversation) -> action`` (:class:`Age
 tool schema it is offered is data (:func:`tool_definitions`), so an LLM agent reuses it as is.
 """
 
+from ..settings import group_digest
 from ._attribution import (
     ATTRIBUTION_LABELS,
     JUSTIFICATION_LABELS,
@@ -203,7 +204,6 @@ from ._sample import (
     SampleStatus,
     behaviour_of,
     epoch_seed,
-    group_digest,
     job_environment,
     policy_keeping,
     run_sample,

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from .._assets import asset_path
-from ..construct import GROUPS_FILE, MANIFEST_FILE
+from ..construct import DIGESTS_KEY, GROUPS_FILE, MANIFEST_FILE, digests_entry
 from ..errors import ConfigError
-from ..settings import DefectBalance, TaskGroup, perturb
+from ..settings import DefectBalance, TaskGroup, group_digest, perturb
 from ..spec import dump_json, load_spec, write_text_atomic
 
 BENCHMARK_KIND = "uncobench-benchmark"
@@ -47,6 +47,7 @@ def write_benchmark(
         "schema_version": 1,
         "content_hash": hashlib.sha256(text.encode()).hexdigest(),
         "stats": stats if stats is not None else {"groups": len(groups)},
+        DIGESTS_KEY: digests_entry([group_digest(g) for g in groups]),
     }
     write_text_atomic(target / MANIFEST_FILE, dump_json(manifest))
     return target

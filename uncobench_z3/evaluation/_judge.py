@@ -25,12 +25,12 @@ from pathlib import Path
 from .._textcap import cut_info
 from ..construct import Catalog, RenderedTask, parse_catalog
 from ..errors import ConfigError, SpecReadError
-from ..settings import TaskGroup
+from ..settings import TaskGroup, group_digest
 from ..spec import TypedTask, load_json
 from ._environment import PreparedGroup, ReplyRecord
 from ._reply_judge import ReplyJudgement, judge_text
 from ._runlog import RUN_FILE
-from ._sample import SampleRecord, group_digest
+from ._sample import SampleRecord
 
 SCRIPTED_COLLEAGUE = "scripted"
 

@@ -23,7 +23,7 @@ from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
-from ..settings import TaskGroup, forget_vocabulary
+from ..settings import TaskGroup, forget_vocabulary, group_digest
 from ._attribution import forget_group
 from ._environment import PreparedGroup
 from ._errors import cap_record
@@ -32,7 +32,6 @@ from ._sample import (
     AgentMaker,
     PlayedSample,
     SampleJob,
-    group_digest,
     play_sample,
 )
 from ._summary import SampleOutcome

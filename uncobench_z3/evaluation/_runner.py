@@ -51,7 +51,7 @@ from .._outdir import check_output_folder, lock_output
 from .._textcap import cap_text
 from ..construct import ModelRef
 from ..errors import ConfigError, UncobenchError
-from ..settings import SETTING_NAMES, SettingName, TaskGroup
+from ..settings import SETTING_NAMES, SettingName, TaskGroup, group_digest
 from ..spec import dump_json, write_text_atomic
 from ._colleagues import FollowUpReader
 from ._environment import ColleagueMode
@@ -62,7 +62,7 @@ from ._play import Player
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, configuration_name, is_model_agent, make_agent
 from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
-from ._sample import JOB_IDENTITY, AgentMaker, SampleJob, group_digest
+from ._sample import JOB_IDENTITY, AgentMaker, SampleJob
 from ._shards import RemoteFailure, ShardedPlayer, plan_shards
 from ._summary import RunSummary, SampleOutcome
 

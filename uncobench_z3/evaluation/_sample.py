@@ -55,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ModelAPIError
 from ..models import ModelUsage
-from ..settings import DefectKind, SettingName, TaskGroup
+from ..settings import DefectKind, SettingName, TaskGroup, group_digest
 from ..spec import Answer, TypedTask
 from ._attribution import (
     Attribution,
@@ -98,11 +98,6 @@ def epoch_seed(run_seed: int, sample_id: str, epoch: int) -> int:
     and the epoch (31 bits: every provider's ``seed`` field accepts it)."""
     digest = hashlib.sha256(f"uncobench-epoch:{run_seed}:{sample_id}:{epoch}".encode()).digest()
     return int.from_bytes(digest[:4], "big") >> 1
-
-
-def group_digest(group: TaskGroup) -> str:
-    """SHA-256 of a group's canonical JSON: what a sample's validity depends on."""
-    return hashlib.sha256(group.model_dump_json().encode()).hexdigest()
 
 
 class SampleJob(BaseModel):

@@ -19,13 +19,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._gc import long_lived
-from ..construct import GROUPS_FILE, MANIFEST_FILE, check_benchmark, load_groups
+from ..construct import GROUPS_FILE, MANIFEST_FILE, check_benchmark, load_benchmark
 from ..errors import ConfigError, SpecReadError, UncobenchError
 from ..evaluation import (
     RUN_FILE,
     SAMPLES_FILE,
     SampleRecord,
-    group_digest,
     run_benchmark_path,
     typed_task,
 )
@@ -257,8 +256,9 @@ def _benchmark_groups(runs: Sequence[RunInfo]) -> BenchmarkGroups:
             seen.add(path)
             # the groups live as long as the report is made (see uncobench_z3/_gc.py)
             with long_lived():
-                for group in load_groups(path):
-                    found.by_hash.setdefault(group_digest(group), group)
+                groups, digests = load_benchmark(path)
+                for group, digest in zip(groups, digests, strict=True):
+                    found.by_hash.setdefault(digest, group)
     return found
 
 

@@ -1,6 +1,7 @@
 """The unreliable settings: Misaligned, Incomplete, Missed and Mixed, each proved to matter."""
 
 from ._chance import GoldChance, gold_chance
+from ._digest import GROUP_DIGEST_SCHEME, group_digest
 from ._followup import (
     ClauseCheck,
     FollowUpDecision,
@@ -55,6 +56,7 @@ from ._vocabulary import Vocabulary, forget_vocabulary
 
 __all__ = [
     "DEFAULT_MISSED_WAIT",
+    "GROUP_DIGEST_SCHEME",
     "GROUP_KIND",
     "GROUP_SCHEMA_VERSION",
     "INTENTS",
@@ -95,6 +97,7 @@ __all__ = [
     "face_value_of",
     "forget_vocabulary",
     "gold_chance",
+    "group_digest",
     "guess_accuracy",
     "guessing_floors",
     "imprecise_statements",
