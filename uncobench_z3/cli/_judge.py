@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..construct import ModelRef, load_groups
+from ..construct import ModelRef, load_benchmark
 from ..errors import ConfigError
 from ..evaluation import (
     SAMPLES_FILE,
@@ -152,10 +152,10 @@ def judge_command(
     """
     if judge_model is None and (limit is not None or out is not None):
         raise ConfigError("--limit and --out concern the LLM judge: name it with --judge-model")
-    groups = load_groups(bench if bench is not None else run_benchmark_path(run))
+    groups, digests = load_benchmark(bench if bench is not None else run_benchmark_path(run))
     samples, _ = read_log(run / SAMPLES_FILE)
     config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
-    validity = validity_cells(samples, GroupJudges(groups), config)
+    validity = validity_cells(samples, GroupJudges(groups, digests), config)
     result: JudgeRun | None = None
     if judge_model is not None:
         result = asyncio.run(

@@ -166,20 +166,14 @@ DIGEST_CHECK = "content-digest"
 def digest_check(group: TaskGroup, stored: str) -> CheckResult:
     """Is ``stored`` (the manifest's hash of this group) the group's content hash?"""
     actual = group_digest(group)
-    if actual == stored:
-        return CheckResult(
-            name=DIGEST_CHECK,
-            kind="consistency",
-            verdict=Verdict.PROVED,
-            summary="the manifest's stored content hash is the group's",
+    summary = "the manifest's stored content hash is the group's"
+    if actual != stored:
+        summary = (
+            f"the manifest stores content hash {stored[:12]} for this group; its own is "
+            f"{actual[:12]} (an evaluation would record the wrong one)"
         )
-    return CheckResult(
-        name=DIGEST_CHECK,
-        kind="consistency",
-        verdict=Verdict.REFUTED,
-        summary=f"the manifest stores content hash {stored[:12]} for this group; its own is "
-        f"{actual[:12]} (an evaluation would record the wrong one)",
-    )
+    verdict = Verdict.PROVED if actual == stored else Verdict.REFUTED
+    return CheckResult(name=DIGEST_CHECK, kind="consistency", verdict=verdict, summary=summary)
 
 
 def load_benchmark(path: str | Path) -> tuple[list[TaskGroup], list[str]]:
@@ -338,7 +332,7 @@ def verify_benchmark(
             ),
         )
     ]
-    usable = stored is not None and len(stored) == len(lines)
+    checked = stored if stored is not None and len(stored) == len(lines) else None
     reports: list[VerificationReport] = [
         VerificationReport(
             source=str(target / MANIFEST_FILE),
@@ -353,7 +347,7 @@ def verify_benchmark(
     slots = (where.workers or os.cpu_count() or 1) if local else None
     starts = range(0, len(lines), VERIFY_BATCH)
     chunks = [lines[i : i + VERIFY_BATCH] for i in starts]
-    chunk_digests = [stored[i : i + VERIFY_BATCH] if usable and stored else None for i in starts]
+    chunk_digests = [checked[i : i + VERIFY_BATCH] if checked else None for i in starts]
     source = str(groups_file)
 
     certify = certificates is not None

@@ -472,7 +472,8 @@ def _assemble(
         "stats": benchmark_stats(considered, groups),
     }
     digests = [o.group_digest for o in considered if o.retained and o.group_json is not None]
-    if all(digest is not None for digest in digests):  # (work files of an older build: none)
-        manifest[DIGESTS_KEY] = digests_entry([d for d in digests if d is not None])
+    known = [digest for digest in digests if digest is not None]
+    if len(known) == len(digests):  # (work files of an older build hold none)
+        manifest[DIGESTS_KEY] = digests_entry(known)
     write_text_atomic(out / MANIFEST_FILE, dump_json(manifest))
     return manifest

@@ -115,8 +115,13 @@ class GroupJudge:
 class GroupJudges:
     """Group judges by group content hash (what a sample record names), made when needed."""
 
-    def __init__(self, groups: Iterable[TaskGroup]) -> None:
-        self._groups = {group_digest(group): group for group in groups}
+    def __init__(self, groups: Iterable[TaskGroup], digests: Iterable[str] | None = None) -> None:
+        """``digests``: the groups' content hashes in the same order, when the caller has
+        them (:func:`~uncobench_z3.construct.load_benchmark`); computed otherwise."""
+        if digests is None:
+            self._groups = {group_digest(group): group for group in groups}
+        else:
+            self._groups = dict(zip(digests, groups, strict=True))
         self._made: dict[str, GroupJudge] = {}
 
     def get(self, group_hash: str) -> GroupJudge | None:

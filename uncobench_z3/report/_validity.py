@@ -75,7 +75,7 @@ class ValidityJudge:
     """
 
     def __init__(self, groups: BenchmarkGroups) -> None:
-        self._judges = GroupJudges(groups.by_hash.values())
+        self._judges = GroupJudges(groups.by_hash.values(), groups.by_hash.keys())
         self._known: dict[str, _KnownReplies | None] = {}
         self._records: dict[tuple[str, str, str | None, bool], list[_Known]] = {}
         self.tally = ValidityTally(self)
