@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import json
+import math
 import os
 import resource
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,3 +197,52 @@ def emit(
     )
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")
+
+
+# -- argument types: a bad value is refused by argparse in one line (exit 2) before any work --
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An ``argparse`` type: a whole number of at least ``minimum``."""
+
+    def whole_number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"at least {minimum}, not {value}")
+        return value
+
+    return whole_number
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def non_negative(text: str) -> float:
+    """An ``argparse`` type: a finite number of at least 0 (a latency, a time)."""
+    value = _number(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"a finite number of at least 0, not {text}")
+    return value
+
+
+def share(text: str) -> float:
+    """An ``argparse`` type: a share between 0 and 1."""
+    value = _number(text)
+    if not 0 <= value <= 1:  # (also refuses nan)
+        raise argparse.ArgumentTypeError(f"a share from 0 to 1, not {text}")
+    return value
+
+
+def benchmark_folder(text: str) -> Path:
+    """An ``argparse`` type: a built benchmark's folder (checked in full when it is read)."""
+    path = Path(text)
+    if not (path / "groups.jsonl").is_file():
+        raise argparse.ArgumentTypeError(f"{text} is not a built benchmark (no groups.jsonl)")
+    return path

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit, ms, run_cli
+from _common import at_least, emit, ms, run_cli
 
 from uncobench_z3.construct import (
     InstantiationError,
@@ -119,9 +119,11 @@ def builds(
             }
             files = [out / "groups.jsonl", out / "manifest.json"]
             outputs.append(b"".join(f.read_bytes() for f in files if f.exists()))
-            if keep is not None and name == plan[0][0]:
-                shutil.rmtree(keep, ignore_errors=True)
-                shutil.copytree(out, keep)
+            if keep is not None and name == plan[0][0] and run.code == 0:
+                # whole or not at all: copied beside it, then renamed onto the (empty) folder
+                partial = keep.with_name(f".{keep.name}.partial-{os.getpid()}")
+                shutil.copytree(out, partial)
+                os.replace(partial, keep)
     return {"runs": runs, "identical_output": len(set(outputs)) == 1 and bool(outputs[0])}
 
 
@@ -139,15 +141,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--groups", type=at_least(1), default=1000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--stage-sample", type=int, default=100)
-    parser.add_argument("--keep", type=Path, help="keep the first build in this folder")
+    parser.add_argument("--workers", type=at_least(1), nargs="+", default=[1, 2, 4])
+    parser.add_argument("--stage-sample", type=at_least(0), default=100)
+    parser.add_argument(
+        "--keep", type=Path, help="keep the first build in this folder (new, or empty)"
+    )
     parser.add_argument("--ray", action="store_true", help="also build with --executor ray")
     parser.add_argument("--ray-address", help="a running Ray cluster for --ray")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
+    # the build is copied in: a folder holding anything else would be overwritten
+    keep = args.keep
+    if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+        parser.error(f"--keep: {keep} exists and is not an empty folder")
 
     cores = os.cpu_count() or 1
     workers = list(args.workers)
@@ -162,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
         "stage_cpu_ms_per_candidate": stage_times(args.seed, args.stage_sample),
         **builds(args.groups, args.seed, workers, args.keep, ray),
     }
+    runs: dict[str, dict[str, object]] = figures["runs"]  # type: ignore[assignment]
+    failed = [f"{name}: exit code {run['exit_code']}" for name, run in runs.items()
+              if run["exit_code"] != 0]  # fmt: skip
+    if failed:  # the figures of a build that failed are not figures
+        sys.exit(f"build_throughput.py: a build failed (workers {'; '.join(failed)})")
     if args.ray:
         figures["ray_overhead"] = ray_overhead(figures["runs"], cores)  # type: ignore[arg-type]
         figures["ray_cpu_counts"] = "driver only" if args.ray_address else "process tree"

@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import descendants, machine, own_cpu, tree_cpu
+from _common import at_least, descendants, machine, non_negative, own_cpu, tree_cpu
 
 from uncobench_z3._executor import ExecutorOptions
 from uncobench_z3._gc import fewer_collections
@@ -533,13 +533,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="evaluation runner overhead")
     parser.add_argument(
         "--copies",
-        type=int,
+        type=at_least(1),
         default=64,
         help="copies of the 5 example groups (a throughput run has at least one per slot)",
     )
-    parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 16, 64])
-    parser.add_argument("--workers", type=int, nargs="+", default=[1], help="shard processes")
+    parser.add_argument("--latency-ms", type=non_negative, default=50.0)
+    parser.add_argument("--concurrency", type=at_least(1), nargs="*", default=[1, 16, 64])
+    parser.add_argument(
+        "--workers", type=at_least(1), nargs="+", default=[1], help="shard processes"
+    )
     parser.add_argument(
         "--agents",
         nargs="*",
@@ -552,8 +554,8 @@ def main(argv: list[str] | None = None) -> None:
         help="a built benchmark: the memory figure, and a first pass over its first "
         "5 x --copies groups (all different, as a user's run; all, if it has fewer)",
     )
-    parser.add_argument("--memory-concurrency", type=int, default=256)
-    parser.add_argument("--memory-workers", type=int, default=1)
+    parser.add_argument("--memory-concurrency", type=at_least(1), default=256)
+    parser.add_argument("--memory-workers", type=at_least(1), default=1)
     parser.add_argument(
         "--breakdown",
         action="store_true",
@@ -568,10 +570,6 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--agents: {exc}")
         if not name.startswith("builtin/"):
             parser.error(f"--agents: {name!r} is not a built-in agent (builtin/NAME)")
-    if args.copies < 1:
-        parser.error("--copies: at least 1")
-    if any(n < 1 for n in args.concurrency) or any(n < 1 for n in args.workers):
-        parser.error("--concurrency and --workers: at least 1 each")
     bench_groups: list[TaskGroup] = []
     if args.bench is not None:
         try:
@@ -746,6 +744,8 @@ def main(argv: list[str] | None = None) -> None:
             args.bench, len(bench_groups), args.memory_concurrency, latency, args.memory_workers
         )
         figures["memory"] = memory
+        if memory["exit_code"] != 0:  # a peak of a run that failed is not the figure
+            sys.exit(f"memory: the run over {args.bench} failed (exit code {memory['exit_code']})")
         say(
             f"\nmemory: every sample of {memory['groups']} groups, builtin/careful "
             f"({args.latency_ms:g} ms a call), concurrency {memory['concurrency']}, "

@@ -24,6 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _common import share  # noqa: E402
 
 from uncobench_z3.settings import TaskGroup, Vocabulary, decide, read_request  # noqa: E402
 from uncobench_z3.spec import TypedTask, check_structure  # noqa: E402
@@ -102,7 +105,7 @@ def scores(outcomes: list[Outcome]) -> dict[str, float | int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=[*SPLITS, "all"], default="heldout")
-    parser.add_argument("--floor", type=float, default=0.97)
+    parser.add_argument("--floor", type=share, default=0.97)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     groups = load_groups()

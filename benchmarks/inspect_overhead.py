@@ -17,10 +17,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import at_least
 from inspect_ai import eval as inspect_eval
 
 from uncobench_z3.evaluation import SampleRecord, make_config, run_evaluation
@@ -46,7 +49,7 @@ def now() -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--groups", type=int, default=10)
+    parser.add_argument("--groups", type=at_least(1), default=10)
     parser.add_argument("--setting", default="all")
     args = parser.parse_args()
     previous = os.environ.get(CACHE_DIR_ENV)

@@ -18,8 +18,12 @@ import argparse
 import asyncio
 import os
 import statistics
+import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import at_least
 
 from uncobench_z3.construct import build_benchmark, load_groups
 from uncobench_z3.evaluation import (
@@ -84,8 +88,8 @@ async def measure(pairs: list[tuple[list[ChatMessage], list[ChatMessage]]], repe
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--groups", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--groups", type=at_least(1), default=2)
+    parser.add_argument("--repeat", type=at_least(1), default=3)
     args = parser.parse_args()
     start_local_server("smollm2")
     asyncio.run(measure(conversations(max(args.groups, 2)), args.repeat))

@@ -24,9 +24,13 @@ import argparse
 import hashlib
 import json
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import at_least, benchmark_folder
 
 from uncobench_z3.construct import build_benchmark, load_groups
 from uncobench_z3.evaluation import evaluate, make_config
@@ -104,10 +108,12 @@ def open_in_browser(html: Path) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="report generation at scale")
-    parser.add_argument("--groups", type=int, default=40)
-    parser.add_argument("--samples", type=int, nargs="+", default=[5000, 50000])
+    parser.add_argument("--groups", type=at_least(1), default=40)
+    parser.add_argument("--samples", type=at_least(1), nargs="+", default=[5000, 50000])
     parser.add_argument("--shape", choices=("epochs", "groups"), default="epochs")
-    parser.add_argument("--bench", type=Path, default=None, help="reuse a built benchmark")
+    parser.add_argument(
+        "--bench", type=benchmark_folder, default=None, help="reuse a built benchmark"
+    )
     parser.add_argument("--browser", action="store_true", help="also open each report")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:

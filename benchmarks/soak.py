@@ -39,6 +39,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import at_least, share
+
 from uncobench_z3.evaluation import SAMPLES_FILE, SampleRecord
 from uncobench_z3.models.testing import Fault, FaultServer
 from uncobench_z3.spec import read_jsonl_log
@@ -233,11 +236,11 @@ def soak_model(root: Path, bench: str, options: argparse.Namespace, rng: random.
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kills", type=int, default=30, help="kills of the eval soak")
-    parser.add_argument("--build-kills", type=int, default=8)
-    parser.add_argument("--model-kills", type=int, default=10)
-    parser.add_argument("--groups", type=int, default=20, help="groups of the benchmark")
-    parser.add_argument("--fault-share", type=float, default=0.3)
+    parser.add_argument("--kills", type=at_least(0), default=30, help="kills of the eval soak")
+    parser.add_argument("--build-kills", type=at_least(0), default=8)
+    parser.add_argument("--model-kills", type=at_least(0), default=10)
+    parser.add_argument("--groups", type=at_least(1), default=20, help="groups of the benchmark")
+    parser.add_argument("--fault-share", type=share, default=0.3)
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
     rng = random.Random(options.seed)

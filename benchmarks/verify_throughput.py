@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit, run_cli, summary
+from _common import at_least, benchmark_folder, emit, run_cli, summary
 
 from uncobench_z3.construct import InstantiationError, SpecGenerator, instantiate, load_library
 from uncobench_z3.solver import (
@@ -267,18 +267,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--specs", type=int, default=200)
+    parser.add_argument("--specs", type=at_least(1), default=200)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--brute-specs", type=int, default=20)
+    parser.add_argument("--workers", type=at_least(1), default=os.cpu_count() or 1)
+    parser.add_argument("--brute-specs", type=at_least(0), default=20)
     parser.add_argument(
         "--brute-explore",
-        type=int,
+        type=at_least(1),
         nargs="+",
         default=[20_000, 1_000_000],
         help="completions a role may take (the largest runs; the ratio is given for each)",
     )
-    parser.add_argument("--bench", type=Path, help="also time `uncobench verify DIR`")
+    parser.add_argument("--bench", type=benchmark_folder, help="also time `uncobench verify DIR`")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
 

@@ -139,9 +139,12 @@ def test_eval_overhead_plays_a_first_pass_over_a_built_benchmark(
     [
         (["--bench", "missing"], "--bench: "),
         (["--bench", "empty.jsonl"], "--bench: "),
-        (["--copies", "0"], "--copies: at least 1"),
-        (["--concurrency", "0"], "--concurrency and --workers: at least 1"),
-        (["--workers", "1", "0"], "--concurrency and --workers: at least 1"),
+        (["--copies", "0"], "argument --copies: at least 1, not 0"),
+        (["--concurrency", "0"], "argument --concurrency: at least 1, not 0"),
+        (["--workers", "1", "0"], "argument --workers: at least 1, not 0"),
+        (["--memory-concurrency", "0"], "argument --memory-concurrency: at least 1, not 0"),
+        (["--latency-ms", "-5"], "argument --latency-ms: a finite number of at least 0"),
+        (["--latency-ms", "nan"], "argument --latency-ms: a finite number of at least 0"),
     ],
 )
 def test_eval_overhead_refuses_bad_input_in_one_line_before_any_work(
@@ -163,6 +166,57 @@ def test_eval_overhead_refuses_an_agent_it_cannot_measure_in_one_line(
 ) -> None:
     last = _refused("eval_overhead.py", ["--agents", name], monkeypatch, capsys)
     assert last.startswith("eval_overhead.py: error: --agents: ")
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "message"),
+    [
+        ("verify_throughput.py", ["--specs", "0"], "argument --specs: at least 1, not 0"),
+        ("verify_throughput.py", ["--workers", "0"], "argument --workers: at least 1, not 0"),
+        ("verify_throughput.py", ["--brute-specs", "-1"], "argument --brute-specs: at least 0"),
+        ("verify_throughput.py", ["--brute-explore", "0"], "argument --brute-explore: at least"),
+        ("verify_throughput.py", ["--specs", "two"], "argument --specs: not a whole number"),
+        ("verify_throughput.py", ["--bench", "missing"], "argument --bench: missing is not a"),
+        ("build_throughput.py", ["--groups", "0"], "argument --groups: at least 1, not 0"),
+        ("build_throughput.py", ["--workers", "2", "0"], "argument --workers: at least 1, not 0"),
+        ("build_throughput.py", ["--keep", "full"], "--keep: full exists and is not an empty"),
+        ("build_throughput.py", ["--keep", "file"], "--keep: file exists and is not an empty"),
+        ("report_scale.py", ["--samples", "0"], "argument --samples: at least 1, not 0"),
+        ("report_scale.py", ["--bench", "full"], "argument --bench: full is not a built"),
+        ("soak.py", ["--fault-share", "1.5"], "argument --fault-share: a share from 0 to 1"),
+        ("soak.py", ["--groups", "0"], "argument --groups: at least 1, not 0"),
+        ("soak.py", ["--kills", "-1"], "argument --kills: at least 0, not -1"),
+        ("local_prompt_cache.py", ["--repeat", "0"], "argument --repeat: at least 1, not 0"),
+        ("followup_accuracy.py", ["--floor", "nan"], "argument --floor: a share from 0 to 1"),
+    ],
+)
+def test_benchmark_scripts_refuse_bad_numbers_and_folders_in_one_line_before_any_work(
+    script: str,
+    args: list[str],
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine", encoding="utf-8")
+    (tmp_path / "file").write_text("mine", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    last = _refused(script, args, monkeypatch, capsys)
+    assert last.startswith(f"{script}: error: {message}")
+    # nothing of the user's was touched (--keep used to empty its folder)
+    assert (tmp_path / "full" / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "full"]
+
+
+def test_build_throughput_keeps_the_first_build_whole_in_a_new_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keep = tmp_path / "kept"
+    args = ["--groups", "2", "--stage-sample", "0", "--workers", "1", "--keep", str(keep)]
+    assert "identical output" in _run("build_throughput.py", args, monkeypatch, capsys)
+    assert (keep / "groups.jsonl").is_file() and (keep / "manifest.json").is_file()
+    assert [p.name for p in tmp_path.iterdir()] == ["kept"]  # no partial copy left beside it
 
 
 def _refused(

@@ -118,6 +118,20 @@ def test_proved_checks_carry_no_model_in_verdict_mode() -> None:
     assert all(c.witness == {"mode": "alone", "hidden_roles": [c.role]} for c in necessity)
 
 
+def test_a_verdict_only_answer_carries_neither_evidence_nor_a_reason() -> None:
+    task = check_structure(load_spec(ROOT / "examples/mining_supervisor.json")).task
+    assert task is not None
+    solver = TaskSolver(task, task.outcome())
+    every_slot = list(task.all_slots())
+    sat = solver.query("sat", every_slot, want_core=False, want_model=False)
+    assert sat.status == "sat" and sat.codes is None and sat.reason is None
+    # (a reason is an unknown answer's: it used to be Z3's "unknown" text on every sat answer)
+    full = solver.query("sat, model read", every_slot)  # (asked again: a model is wanted)
+    assert full.status == "sat" and full.codes is not None and full.reason is None
+    unsat = solver.query("unsat", every_slot, extras=["false"], want_core=False)
+    assert unsat.status == "unsat" and unsat.core is None and unsat.reason is None
+
+
 def test_a_shared_batch_context_changes_no_verdict() -> None:
     with SolverContext() as context:
         batch = [verify_spec(spec, context=context) for spec in GENERATED]

@@ -162,8 +162,9 @@ class TaskSolver:
         result = QueryResult(
             name, _status(status), literals, list(extras), pinned=frozenset(pinned), goal=goal
         )
-        if status == z3.sat and want_model:
-            result.codes, result.solver_outcome = self._read_model(reader, set(pinned))
+        if status == z3.sat:
+            if want_model:
+                result.codes, result.solver_outcome = self._read_model(reader, set(pinned))
         elif status == z3.unsat:
             if want_core:
                 result.core = sorted(lit.decl().name() for lit in solver.unsat_core())
