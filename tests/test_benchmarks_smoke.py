@@ -117,6 +117,20 @@ def test_eval_overhead_json_has_the_fresh_first_pass_and_a_copy_per_slot(
     assert 0 < run["driver_cpu_s"] <= run["cpu_s"]  # (one process here: the driver plays)
 
 
+def test_eval_overhead_measures_every_builtin_agent_alike_in_a_fresh_process(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--copies", "1", "--concurrency", "--agents", "builtin/careful", "builtin/naive",
+            "--json"]  # fmt: skip
+    figures = json.loads(_run("eval_overhead.py", args, monkeypatch, capsys))
+    agents = figures["builtin_agents"]
+    assert list(agents) == ["builtin/careful", "builtin/naive"]
+    for measured in agents.values():  # a first pass and the same samples again, each agent
+        assert measured["rounds"] >= figures["samples"]
+        assert measured["round_cpu_ms"] > 0 and measured["round_cpu_ms_again"] > 0
+        assert measured["sample_cpu_ms"] >= measured["round_cpu_ms"]
+
+
 def test_eval_overhead_plays_a_first_pass_over_a_built_benchmark(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
