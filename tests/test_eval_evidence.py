@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -591,3 +592,48 @@ def test_an_admission_settled_by_evaluation_is_the_solvers_verdict(data: st.Data
     for settled, values, terms in questions:
         if settled is not None:
             assert attributor.ask("plain", None, values, terms).status == settled
+
+
+def test_an_answer_excluded_by_its_fixed_records_is_unsat_for_the_solver() -> None:
+    """The admission question settled ``unsat`` with decision records still open: a fixed
+    record of the named candidate fails a condition, its result's fixed operands round to
+    another number, or (a negative answer) a candidate meets every condition by fixed
+    records. Random fixings of random decision records (every value in its domain) and random
+    answers over the example tasks: each such verdict is the solver's, and the case occurs."""
+    import random
+
+    rng = random.Random(13)
+    excluded = open_and_excluded = 0
+    for index, task in enumerate(TASKS):
+        attributor = _Attributor(task, GROUPS[index].gold, BUDGET)
+        decision = sorted(task.decision_facts())
+        slots = [(c, f) for c in task.candidates for f in decision]
+        for _ in range(60):
+            chosen = rng.sample(slots, rng.randint(1, len(slots)))
+            fixed = {slot: rng.choice(list(values_to_try(task, slot))) for slot in chosen}
+            if rng.random() < 0.3:
+                parsed = ParsedAnswer(decision="negative")
+            else:
+                candidate = rng.choice(task.candidates)
+                number = rng.choice([None, "0", "12.5", _result_text(task, candidate, fixed)])
+                parsed = ParsedAnswer(decision="positive", candidate=candidate, number=number)
+            settled = settle_admission(task, fixed, {}, parsed)
+            answer = attributor.answer_term(parsed)
+            assert answer is not None
+            verdict = attributor.ask("plain", None, attributor.equals(fixed), [answer]).status
+            assert settled in (None, verdict)
+            if settled == "unsat":
+                excluded += 1
+                open_and_excluded += len(fixed) < len(slots)
+    # (the rule is exercised, and beyond the case of every decision record fixed)
+    assert open_and_excluded > 20 and excluded >= open_and_excluded
+
+
+def _result_text(task: TypedTask, candidate: str, fixed: dict[Slot, Value]) -> str | None:
+    """The candidate's rounded result from the fixed and true records, as an answer's number."""
+    values = task.with_values(fixed)
+    try:
+        operands = [Fraction(values[(candidate, key)]) for key in task.rule.operands]  # type: ignore[arg-type]
+        return str(task.rule.rounded(operands))
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
