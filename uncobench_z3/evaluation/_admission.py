@@ -66,17 +66,25 @@ def admits(task: TypedTask, parsed: ParsedAnswer, values: Mapping[Slot, Value]) 
         return False
     if parsed.number is None:
         return True
-    rule = task.rule
+    return _result(task, chosen, values) == _given(task, parsed.number)
+
+
+def _result(task: TypedTask, chosen: str, values: Mapping[Slot, Value]) -> Fraction:
+    """The rounded result of candidate ``chosen`` from ``values`` (raises on a non-number)."""
     operands = []
-    for key in rule.operands:
+    for key in task.rule.operands:
         value = values[(chosen, key)]
         if not isinstance(value, INT_OR_FRACTION) or isinstance(value, bool):
             raise TypeError(f"{key} is not a number")
         operands.append(Fraction(value))
-    # "rounds to the number given": the result lies in the preimage of the number rounded
-    # (what the solver's interval term says; the two are equivalent, tested exhaustively)
-    given = round_fraction(Fraction(parsed.number), rule.digits, rule.mode)
-    return rule.rounded(operands) == given
+    return task.rule.rounded(operands)
+
+
+def _given(task: TypedTask, number: str) -> Fraction:
+    """An answer's number as the result it stands for. "Rounds to the number given": the
+    result lies in the preimage of the number rounded (what the solver's interval term says;
+    the two are equivalent, tested exhaustively)."""
+    return round_fraction(Fraction(number), task.rule.digits, task.rule.mode)
 
 
 def settle_admission(
@@ -141,19 +149,9 @@ def _excluded(task: TypedTask, parsed: ParsedAnswer, fixed: Mapping[Slot, Value]
         slot = (chosen, cond.fact)
         if slot in fixed and not cond.holds(fixed[slot]):
             return True
-    if parsed.number is None:
-        return False
-    rule = task.rule
-    operands = []
-    for key in rule.operands:
-        value = fixed.get((chosen, key))
-        if value is None:
-            return False  # an operand open: some completion may give the number
-        if not isinstance(value, INT_OR_FRACTION) or isinstance(value, bool):
-            raise TypeError(f"{key} is not a number")
-        operands.append(Fraction(value))
-    given = round_fraction(Fraction(parsed.number), rule.digits, rule.mode)
-    return rule.rounded(operands) != given
+    if parsed.number is None or any((chosen, key) not in fixed for key in task.rule.operands):
+        return False  # (an operand open: some completion may give the number)
+    return _result(task, chosen, fixed) != _given(task, parsed.number)
 
 
 def _always_eligible(task: TypedTask, candidate: str, fixed: Mapping[Slot, Value]) -> bool:
