@@ -50,8 +50,11 @@ def now() -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", type=at_least(1), default=10)
-    parser.add_argument("--setting", default="all")
+    parser.add_argument("--setting", default="all", help="all, or settings joined by commas")
     args = parser.parse_args()
+    unknown = set(args.setting.split(",")) - set(SETTING_NAMES) if args.setting != "all" else set()
+    if unknown:  # refused before the benchmark is built
+        parser.error(f"--setting: not a setting: {', '.join(sorted(unknown))}")
     previous = os.environ.get(CACHE_DIR_ENV)
     try:
         with tempfile.TemporaryDirectory() as scratch:

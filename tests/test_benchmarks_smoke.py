@@ -202,6 +202,7 @@ def test_eval_overhead_refuses_an_agent_it_cannot_measure_in_one_line(
         ("soak.py", ["--kills", "-1"], "argument --kills: at least 0, not -1"),
         ("local_prompt_cache.py", ["--repeat", "0"], "argument --repeat: at least 1, not 0"),
         ("followup_accuracy.py", ["--floor", "nan"], "argument --floor: a share from 0 to 1"),
+        ("inspect_overhead.py", ["--setting", "reliable,sunny"], "--setting: not a setting: sunny"),
     ],
 )
 def test_benchmark_scripts_refuse_bad_numbers_and_folders_in_one_line_before_any_work(
