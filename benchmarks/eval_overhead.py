@@ -4,23 +4,24 @@
    ``builtin/careful`` while its decisions are memorised (conversation -> action); a replay
    agent then answers from that memo with no thinking, so the measured time is the runner's
    alone (environment, scripted colleagues, scoring, trace). Reported per round and per
-   sample, plus the cost of one wrong answer (which adds the solver attribution), and the
-   CPU per round of each built-in agent (``--agents``) playing the same samples itself
-   (its own thinking included), each agent in a fresh interpreter of its own: a first pass,
-   then the same samples again. The groups store each setting's minimum rounds, as a built
-   benchmark's do (``uncobench build`` computes them): the runner reads them instead of
-   playing an ideal agent's episode. The first pass is measured twice: in this process, after
-   the recording (so the task texts' readings, the reply lines' statements and the
-   messages' tokens are already known process-wide), and in a fresh interpreter, where
-   nothing is (what a user's ``uncobench eval`` pays). ``--breakdown`` plays that fresh first
-   pass once more with the CPU time of its parts measured (the colleagues' readings of the
-   agent's messages, reading the minimum rounds, the evidence, justification, attribution and
-   round notes, the record; a part called inside another is that one's). The copies share
-   their messages, and the reader keeps what depends on a message's text alone (its tokens,
-   the phrases found in its tagged words) across groups: so with ``--bench DIR`` the fresh
-   first pass is also measured over the first ``5 x --copies`` groups of a built benchmark
-   (all different, as a user's run; all of them when it has fewer; ``--breakdown`` breaks
-   that one down too).
+   sample, plus the cost of an answer of "nobody" given at once (one round; where gold names
+   a candidate it is wrong and attributed: by exact evaluation where that proves the label,
+   else by the solver), and the CPU per round of each built-in agent (``--agents``) playing
+   the same samples itself (its own thinking included), each agent in a fresh interpreter of
+   its own: a first pass, then the same samples again. The groups store each setting's
+   minimum rounds, as a built benchmark's do (``uncobench build`` computes them): the runner
+   reads them instead of playing an ideal agent's episode. The first pass is measured twice:
+   in this process, after the recording (so the task texts' readings, the reply lines'
+   statements and the messages' tokens are already known process-wide), and in a fresh
+   interpreter, where nothing is (what a user's ``uncobench eval`` pays). ``--breakdown``
+   plays that fresh first pass once more with the CPU time of its parts measured (the
+   colleagues' readings of the agent's messages, reading the minimum rounds, the evidence,
+   justification, attribution and round notes, the record; a part called inside another is
+   that one's). The copies share their messages, and the reader keeps what depends on a
+   message's text alone (its tokens, the phrases found in its tagged words) across groups: so
+   with ``--bench DIR`` the fresh first pass is also measured over the first ``5 x --copies``
+   groups of a built benchmark (all different, as a user's run; all of them when it has
+   fewer; ``--breakdown`` breaks that one down too).
 2. **Throughput**: the same replay agent sleeps 50 ms per call (``asyncio.sleep``, like a
    model API call) and the full runner (JSON Lines log with fsync, resumable) runs at each
    ``--concurrency`` and with each ``--workers`` count, from the groups' content hashes on
@@ -660,7 +661,10 @@ def main(argv: list[str] | None = None) -> None:
     wrong = {key: AnswerAction(decision="none") for key in memo}
     sample = jobs[:100]
     wrong_wall, wrong_cpu = asyncio.run(direct(sample, ReplayAgent(wrong, 0.0)))
-    say(f"a wrong answer (1 round + solver attribution): {1e3 * wrong_wall / len(sample):.2f} ms")
+    say(
+        f"an answer of nobody at once (1 round; wrong ones attributed): "
+        f"{1e3 * wrong_wall / len(sample):.2f} ms"
+    )
     fresh_cpu, parts = fresh_passes(args.copies, memo, None, args.breakdown)
     say(
         f"CPU per round, runner alone: {1e3 * elapsed_cpu / total_rounds:.3f} ms "
