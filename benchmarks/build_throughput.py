@@ -176,13 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     if failed:  # the figures of a build that failed are not figures
         sys.exit(f"build_throughput.py: a build failed (workers {'; '.join(failed)})")
     if args.ray:
-        figures["ray_overhead"] = ray_overhead(figures["runs"], cores)  # type: ignore[arg-type]
+        figures["ray_overhead"] = ray_overhead(runs, cores)
         figures["ray_cpu_counts"] = "driver only" if args.ray_address else "process tree"
     rows = [
         (f"stage {name} (CPU per candidate)", f"{value} ms")
         for name, value in figures["stage_cpu_ms_per_candidate"].items()  # type: ignore[attr-defined]
     ]
-    for count, run in figures["runs"].items():  # type: ignore[attr-defined]
+    for count, run in runs.items():
         rows.append(
             (
                 f"build {args.groups} groups, "

@@ -114,11 +114,9 @@ def settle_admission(
         if _admitted(task, parsed, values):
             return "sat"
         if _excluded(task, parsed, fixed):
-            return "unsat"
+            return "unsat"  # (always, when every decision record is fixed: the special case)
         decision = task.decision_facts()
         open_slots = [s for s in task.all_slots() if s[1] in decision and s not in fixed]
-        if not open_slots:
-            return "unsat"
         # another completion, one open decision record changed, may admit it (a model found)
         for slot in open_slots:
             kept = values[slot]
