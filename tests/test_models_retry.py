@@ -18,6 +18,7 @@ from uncobench_z3.models.testing import (
     anthropic_message,
     http_error,
     http_json,
+    http_raw,
     openai_completion,
 )
 
@@ -98,6 +99,23 @@ async def test_bad_request_is_not_retried(sdk: SDKName) -> None:
     assert "messages: field required" in str(caught.value)
     assert len(transport.requests) == 1
     assert clock.waits == []
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "malformed",
+    [http_raw(b"<html>upstream busy</html>"), http_json({"id": "x"})],
+    ids=["not-json", "json-without-the-answer"],
+)
+async def test_a_200_without_its_answer_is_retried_like_a_5xx(
+    sdk: SDKName, malformed: HTTPReply
+) -> None:
+    transport = ScriptedTransport(sdk, [malformed, success(sdk)])
+    clock = FakeClock()
+    output = await model_for(sdk, transport, clock).generate([ChatMessage.user("x")])
+    assert output.text == "ok"
+    assert len(transport.requests) == 2
+    assert len(clock.waits) == 1
 
 
 async def test_attempts_are_bounded_and_the_last_error_is_reported(

@@ -28,7 +28,6 @@ import multiprocessing
 import os
 import signal
 import sys
-import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Executor as _FuturesExecutor
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,6 +35,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import Any, Literal, Protocol, TypeVar
 
+from ._secrets import redacted_error, redacted_traceback
 from ._workers import die_with_parent, worker_pool
 from .errors import ConfigError, UncobenchError
 
@@ -321,8 +321,9 @@ def _stream_main(fn: StreamFunction, payload: Any, conn: Connection, parent: int
 
 
 def failure_text(exc: BaseException) -> tuple[str, str]:
-    """(one line, traceback) of an exception, to send across processes."""
-    return f"{type(exc).__name__}: {exc}", "".join(traceback.format_exception(exc))
+    """(one line, traceback) of an exception, to send across processes, redacted (the
+    driver may not know the keys this process registered)."""
+    return redacted_error(exc), redacted_traceback(exc)
 
 
 # -- choosing ---------------------------------------------------------------------------------

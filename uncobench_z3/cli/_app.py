@@ -15,7 +15,6 @@ import os
 import select
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from rich.markup import escape
 
 from .. import __version__
 from .._gc import end_without_collecting, fewer_collections
+from .._secrets import redact, redact_cut, redacted_traceback
 from ..errors import (
     ConsistencyError,
     InputError,
@@ -99,8 +99,13 @@ def _keep_traceback(exc: BaseException) -> Path:
     """Write the traceback of an unexpected error to a file for the bug report."""
     descriptor, name = tempfile.mkstemp(prefix="uncobench-traceback-", suffix=".txt")
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write("".join(traceback.format_exception(exc)))
+        handle.write(redacted_traceback(exc))
     return Path(name)
+
+
+def _said(exc: BaseException) -> str:
+    """An error's message as printed: keys masked (any text can quote one), markup escaped."""
+    return escape(redact(str(exc)))
 
 
 def run() -> None:
@@ -138,27 +143,28 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         sys.exit(EXIT_INPUT if exc.exit_code == 2 else exc.exit_code)
     except (InputError, ResumeError, ModelConfigError) as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        err_console.print(f"[bold red]error:[/] {_said(exc)}")
         sys.exit(EXIT_INPUT)
     except ConsistencyError as exc:
-        err_console.print(
-            f"[bold red]internal inconsistency (please report):[/] {escape(str(exc))}"
-        )
+        err_console.print(f"[bold red]internal inconsistency (please report):[/] {_said(exc)}")
         sys.exit(EXIT_BUG)
     except UncobenchError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        err_console.print(f"[bold red]error:[/] {_said(exc)}")
         sys.exit(EXIT_REFUTED)
     except KeyboardInterrupt:
         err_console.print("interrupted; finished work is kept, run the same command to resume")
         sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:  # a path that cannot be created, read or written
         where = f"{exc.filename}: " if exc.filename else ""
-        err_console.print(f"[bold red]error:[/] {escape(where)}{escape(exc.strerror or str(exc))}")
+        err_console.print(
+            f"[bold red]error:[/] {escape(redact(where + (exc.strerror or str(exc))))}"
+        )
         sys.exit(EXIT_INPUT)
     except Exception as exc:  # a bug: one line for the user, the traceback kept for the report
         err_console.print(
             f"[bold red]internal error (please report):[/] {escape(type(exc).__name__)}: "
-            f"{escape(str(exc)[:300])} (traceback in {escape(str(_keep_traceback(exc)))})"
+            f"{escape(redact_cut(str(exc), 300))} "
+            f"(traceback in {escape(str(_keep_traceback(exc)))})"
         )
         sys.exit(EXIT_BUG)
     sys.exit(code if isinstance(code, int) else EXIT_OK)

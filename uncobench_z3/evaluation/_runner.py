@@ -33,7 +33,6 @@ import asyncio
 import gc
 import hashlib
 import json
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ from .. import __version__
 from .._executor import Executor, open_executor
 from .._gc import fewer_collections
 from .._outdir import check_output_folder, lock_output
+from .._secrets import redact, redacted_error, redacted_traceback
 from .._textcap import cap_text
 from ..construct import ModelRef
 from ..errors import ConfigError, UncobenchError
@@ -496,12 +496,13 @@ def _failure(out: Path, failures: list[tuple[SampleJob, BaseException]]) -> Unco
     job, exc = failures[0]
     if isinstance(exc, UncobenchError) and not isinstance(exc, RemoteFailure):
         return exc
-    text = getattr(exc, "remote_traceback", None) or "".join(traceback.format_exception(exc))
+    remote = getattr(exc, "remote_traceback", None)
+    text = redact(remote) if remote else redacted_traceback(exc)
     with (out / ERRORS_FILE).open("a", encoding="utf-8") as handle:
         handle.write(f"sample {job.group.id} / {job.setting} / {job.agent}:\n{text}\n")
     return UncobenchError(
         f"sample {job.group.id} / {job.setting} / {job.agent} failed: "
-        f"{type(exc).__name__}: {exc} (traceback in {out / ERRORS_FILE}); finished samples "
+        f"{redacted_error(exc)} (traceback in {out / ERRORS_FILE}); finished samples "
         "are kept, run the same command to resume"
     )
 

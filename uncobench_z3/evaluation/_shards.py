@@ -32,6 +32,7 @@ from typing import Any
 
 from .._executor import Channel, Executor, StreamFailed, WorkerLost
 from .._gc import fewer_collections
+from .._secrets import redact, redacted_error, redacted_traceback
 from ..errors import UncobenchError
 from ._models import CALL_POLICY, CONNECTION_SHARE, CallPolicy, close_models, forget_models
 from ._play import Player, Sink
@@ -65,15 +66,12 @@ class RemoteFailure(UncobenchError):
 def _portable(exc: BaseException) -> BaseException:
     """``exc`` if it survives pickling (so the driver raises the same error), else a
     :class:`RemoteFailure` with its text and traceback."""
-    import traceback
-
     with contextlib.suppress(Exception):  # any pickling problem means: send the text
         if isinstance(exc, UncobenchError):
             copy = pickle.loads(pickle.dumps(exc))
             if type(copy) is type(exc) and str(copy) == str(exc):
                 return exc
-    text = "".join(traceback.format_exception(exc))
-    return RemoteFailure(f"{type(exc).__name__}: {exc}", text)
+    return RemoteFailure(redacted_error(exc), redacted_traceback(exc))
 
 
 async def play_shard(work: ShardWork, channel: Channel) -> None:
@@ -176,13 +174,14 @@ class ShardedPlayer:
                 if lost > RESTARTS:
                     raise WorkerLost(
                         f"shard {work.shard + 1} of {work.shards} lost its worker {lost} times "
-                        f"({exc}); finished samples are kept, run the same command to resume"
+                        f"({redact(str(exc))}); finished samples are kept, run the same command "
+                        "to resume"
                     ) from None
                 self.restarts += 1
                 work = replace(work, jobs=remaining)
             except StreamFailed as exc:
                 self.stop()
-                raise RemoteFailure(str(exc), exc.text) from None
+                raise RemoteFailure(redact(str(exc)), redact(exc.text)) from None
             except BaseException:
                 self.stop()
                 raise

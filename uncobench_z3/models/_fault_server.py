@@ -9,6 +9,7 @@ request by request, then ``ok``; or a function of the request number and body):
 ``ok``                  a valid completion from the responder
 ``rate_limit``          429 with ``Retry-After`` (seconds, may be fractional)
 ``server_error``        ``status`` (503 unless given; a 4xx is not retried) with an error body
+                        (``body``, when given: any JSON, as a proxy may send)
 ``hang``                no answer for ``seconds`` (released when the server stops)
 ``reset``               the connection is closed with a TCP reset, no answer
 ``malformed``           200 whose body is not JSON
@@ -63,6 +64,7 @@ class Fault:
     retry_after: float = 0.05
     seconds: float = 30.0
     size: int = 10_000_000
+    body: Any = None
 
 
 FaultScript: TypeAlias = Sequence[Fault] | Callable[[int, dict[str, Any]], Fault]
@@ -245,7 +247,8 @@ def _handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 self._json(429, self._error(429, "rate limited"),
                            {"retry-after": f"{fault.retry_after:g}"})  # fmt: skip
             elif kind == "server_error":
-                self._json(fault.status, self._error(fault.status, "the server broke"))
+                error = self._error(fault.status, "the server broke")
+                self._json(fault.status, error if fault.body is None else fault.body)
             elif kind == "hang":
                 server._released.wait(fault.seconds)
                 self.close_connection = True

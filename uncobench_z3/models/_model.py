@@ -27,12 +27,13 @@ from tenacity.wait import wait_base
 
 from ..errors import ContextWindowError, ModelAPIError
 from ._cache import ResponseCache, cache_key
-from ._secrets import logger, redact
+from ._secrets import logger, redact, redact_cut
 from ._types import (
     ChatMessage,
     GenerateConfig,
     ModelOutput,
     ModelUsage,
+    ToolCall,
     ToolChoice,
     ToolDef,
     ToolFunction,
@@ -81,6 +82,40 @@ class _BackoffHonouringRetryAfter(wait_base):
         error = retry_state.outcome.exception() if retry_state.outcome else None
         retry_after = getattr(error, "retry_after", None) or 0.0
         return float(min(self.cap, max(backoff, retry_after)))
+
+
+def _redacted_output(output: ModelOutput) -> ModelOutput:
+    """``output`` with every key masked in what the model wrote: its text and its tool calls.
+
+    A model can repeat a key it saw (in a prompt, a tool result, an echoing server); masked
+    here, where every answer passes, the agent, the trace and the cache see the same text.
+    """
+    calls = tuple(_redacted_call(call) for call in output.tool_calls)
+    text, model = redact(output.text), redact(output.model)
+    if text == output.text and model == output.model and calls == output.tool_calls:
+        return output
+    return output.model_copy(update={"text": text, "model": model, "tool_calls": calls})
+
+
+def _redacted_call(call: ToolCall) -> ToolCall:
+    redacted = ToolCall(
+        id=redact(call.id),
+        function=redact(call.function),
+        arguments=_redacted_json(call.arguments),
+        raw_arguments=None if call.raw_arguments is None else redact(call.raw_arguments),
+        parse_error=None if call.parse_error is None else redact(call.parse_error),
+    )
+    return call if redacted == call else redacted
+
+
+def _redacted_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(key): _redacted_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted_json(item) for item in value]
+    return value
 
 
 class Model:
@@ -177,10 +212,12 @@ class Model:
             if cached is not None:
                 self.cache_hits += 1
                 logger.debug("%s: cache hit %s", self.name, key[:12])
-                return cached
+                # (an entry written before answers were redacted is redacted now, so a hit
+                # says exactly what the miss that wrote it said)
+                return _redacted_output(cached)
 
         output = await self._generate_with_retries(message_list, tool_list, choice, settings)
-        output = output.model_copy(
+        output = _redacted_output(output).model_copy(
             update={"usage": priced(output.usage, self.price), "from_cache": False}
         )
         self.usage += output.usage
@@ -248,7 +285,7 @@ class Model:
                 # A 200 whose body is not JSON: the SDK fails while reading it. Like a 5xx,
                 # the next attempt may be fine. (Other exceptions are bugs and propagate.)
                 raise ProviderCallError(
-                    f"malformed response (not JSON): {str(error)[:200]}",
+                    f"malformed response (not JSON): {redact_cut(str(error), 200)}",
                     status_code=200,
                     retryable=True,
                 ) from None

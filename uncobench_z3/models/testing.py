@@ -37,6 +37,7 @@ __all__ = [
     "anthropic_message",
     "http_error",
     "http_json",
+    "http_raw",
     "http_stream",
     "openai_chunks",
     "openai_completion",
@@ -60,13 +61,20 @@ def sdk_http_module(sdk: SDKName) -> ModuleType:
 @dataclass(frozen=True)
 class HTTPReply:
     """A scripted response; ``error`` names a transport exception to raise instead;
-    ``events`` makes it a server-sent event stream (each item one ``data:`` line)."""
+    ``events`` makes it a server-sent event stream (each item one ``data:`` line); ``raw``
+    is a body sent as it is (``text/plain``), JSON or not."""
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     error: str | None = None
     events: tuple[Any, ...] | None = None
+    raw: bytes | None = None
+
+
+def http_raw(content: bytes, status: int = 200) -> HTTPReply:
+    """A body that is not (necessarily) JSON, such as a proxy's HTML error page."""
+    return HTTPReply(status=status, raw=content)
 
 
 def http_json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> HTTPReply:
@@ -136,6 +144,12 @@ class ScriptedTransport:
                 reply.status,
                 content="".join(lines).encode("utf-8"),
                 headers={"content-type": "text/event-stream", **reply.headers},
+            )
+        if reply.raw is not None:
+            return self.http.Response(
+                reply.status,
+                content=reply.raw,
+                headers={"content-type": "text/plain", **reply.headers},
             )
         return self.http.Response(
             reply.status,

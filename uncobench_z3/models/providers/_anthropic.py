@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from typing import Any
 
 import anthropic
@@ -31,6 +30,7 @@ from ._base import (
     ProviderCallError,
     require_env,
     sdk_keyword_arguments,
+    status_error_detail,
     take_options,
 )
 
@@ -107,16 +107,6 @@ def anthropic_tool_choice(choice: ToolMode | ToolFunction) -> dict[str, Any]:
     return {"type": choice}
 
 
-def _error_detail(error: anthropic.APIStatusError) -> str:
-    body = error.body
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-        return json.dumps(body)[:500]
-    return str(body)[:500] if body else error.message
-
-
 class AnthropicProvider(ModelProvider):
     """One Claude model behind the Messages API of ``base_url``."""
 
@@ -183,7 +173,7 @@ class AnthropicProvider(ModelProvider):
             )
         except anthropic.APIStatusError as error:
             raise ProviderCallError.from_status(
-                error.status_code, _error_detail(error), error.response.headers
+                error.status_code, status_error_detail(error), error.response.headers
             ) from None
         except anthropic.APITimeoutError:
             raise ProviderCallError("request timed out", retryable=True) from None
@@ -194,9 +184,19 @@ class AnthropicProvider(ModelProvider):
         return self._parse(response)
 
     def _parse(self, response: Any) -> ModelOutput:
+        content = getattr(response, "content", None)
+        usage: Any = getattr(response, "usage", None)
+        if not isinstance(content, list) or not isinstance(
+            getattr(usage, "output_tokens", None), int
+        ):
+            # a 200 without its answer (not JSON, or JSON of another shape): malformed,
+            # retried like a 5xx, as the OpenAI providers do
+            raise ProviderCallError(
+                "malformed response (no message content)", status_code=200, retryable=True
+            )
         texts: list[str] = []
         calls: list[ToolCall] = []
-        for block in response.content:
+        for block in content:
             if block.type == "text":
                 texts.append(block.text)
             elif block.type == "tool_use":
@@ -212,7 +212,6 @@ class AnthropicProvider(ModelProvider):
                         else f"tool input must be a JSON object, got {type(arguments).__name__}",
                     )
                 )
-        usage = response.usage
         # Cached prompt tokens are reported apart from input_tokens; all were read.
         input_tokens = (
             usage.input_tokens

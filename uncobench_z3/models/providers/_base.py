@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import inspect
+import json
 import os
 import time
 from abc import ABC, abstractmethod
@@ -15,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...errors import ModelAPIError, ModelConfigError
-from .._secrets import redact, register_secret
+from .._secrets import redact, redact_cut, register_secret
 from .._types import ChatMessage, GenerateConfig, ModelOutput, ToolDef, ToolFunction, ToolMode
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "require_env",
     "sdk_keyword_arguments",
     "server_slots",
+    "status_error_detail",
     "take_options",
 ]
 
@@ -51,6 +53,9 @@ CONTEXT_OVERFLOW_PATTERNS = (
     "exceed context limit",
     "input length exceeds the context length",
 )
+
+# Characters kept of an error body that has no message of its own.
+_ERROR_BODY_CHARACTERS = 500
 
 # A Retry-After beyond this is treated as "not soon" and capped by the wrapper anyway.
 _MAX_RETRY_AFTER_SECONDS = 3600.0
@@ -137,6 +142,18 @@ class ProviderCallError(ModelAPIError):
         )
 
 
+def status_error_detail(error: Any) -> str:
+    """What an SDK's ``APIStatusError`` says went wrong: the body's error message, else the
+    body itself, redacted and then cut (cut first, a key it echoes would survive in part)."""
+    body = error.body
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+        return redact_cut(json.dumps(body), _ERROR_BODY_CHARACTERS)
+    return redact_cut(str(body), _ERROR_BODY_CHARACTERS) if body else str(error.message)
+
+
 def sdk_keyword_arguments(method: Callable[..., Any], request: dict[str, Any]) -> dict[str, Any]:
     """``request`` as keyword arguments for the SDK ``method``.
 
@@ -196,7 +213,8 @@ class ModelProvider(ABC):
     def __init__(self, name: str, cache_identity: str, api_key: str | None = None) -> None:
         self.name = name
         self.cache_identity = cache_identity
-        register_secret(api_key)
+        if api_key != PLACEHOLDER_API_KEY:  # not a secret, and common in ordinary text
+            register_secret(api_key)
 
     @abstractmethod
     async def generate(

@@ -46,6 +46,7 @@ from ._base import (
     require_env,
     sdk_keyword_arguments,
     server_slots,
+    status_error_detail,
     take_options,
 )
 
@@ -155,16 +156,6 @@ def _rejects_tool_choice(status: int, detail: str, request: Mapping[str, Any]) -
                                          "tool choice" in lowered)  # fmt: skip
 
 
-def _error_detail(error: openai.APIStatusError) -> str:
-    body = error.body
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-        return json.dumps(body)[:500]
-    return str(body)[:500] if body else error.message
-
-
 class OpenAIProvider(ModelProvider):
     """One model behind the chat completions API of ``base_url``."""
 
@@ -262,7 +253,7 @@ class OpenAIProvider(ModelProvider):
             if streamed:
                 return await self._read_stream(answer, config.max_tokens)
         except openai.APIStatusError as error:
-            detail = _error_detail(error)
+            detail = status_error_detail(error)
             if _rejects_tool_choice(error.status_code, detail, request):
                 raise ProviderCallError(
                     f"HTTP {error.status_code}: {detail or '(no message)'}; {TOOL_CHOICE_HINT}",

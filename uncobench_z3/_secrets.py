@@ -1,0 +1,145 @@
+"""Keeping API keys out of every text this package writes or prints.
+
+Every key a provider resolves is registered here, so :func:`redact` can remove it from
+any text even when it does not look like a key; well-known key shapes are masked too,
+for keys that reached a text without passing through this module. A key cut short before
+the text reached :func:`redact` (a server that truncates its error body, a validation error
+that abbreviates the value it quotes) no longer matches it: a fragment of a registered key
+at least :data:`MIN_SECRET_LENGTH` characters long, its beginning or its end, is masked too.
+
+This module imports nothing of the package, so the process pool, the shards and the CLI
+redact an exception's text and traceback (:func:`redacted_error`,
+:func:`redacted_traceback`) without importing the model layer.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import traceback
+
+__all__ = [
+    "MIN_SECRET_LENGTH",
+    "REDACTED",
+    "redact",
+    "redact_cut",
+    "redacted_error",
+    "redacted_traceback",
+    "register_secret",
+]
+
+REDACTED = "[REDACTED]"
+
+# Shapes of credentials that may be echoed by a server or an SDK message.
+_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/]{6,}=*"),
+    re.compile(
+        r"(?i)((?:x-api-key|api[_-]?key|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"
+    ),
+)
+
+MIN_SECRET_LENGTH = 8
+"""Values shorter than this are placeholders ("x", "none"), not secrets, and replacing them
+everywhere would garble ordinary text: they are never masked (a configured key this short
+is warned about once, see :func:`register_secret`)."""
+
+_known_secrets: set[str] = set()
+_warned_short = False
+
+
+def register_secret(value: str | None) -> None:
+    """Remember ``value`` so that :func:`redact` removes it wherever it appears.
+
+    A value shorter than :data:`MIN_SECRET_LENGTH` is not masked; the first one
+    registered gets a one-line warning on stderr (never the value itself).
+    """
+    global _warned_short
+    if not value:
+        return
+    if len(value) >= MIN_SECRET_LENGTH:
+        _known_secrets.add(value)
+    elif not _warned_short:
+        _warned_short = True
+        print(
+            f"warning: an API key shorter than {MIN_SECRET_LENGTH} characters is not masked "
+            "in logs, caches or records (too short to tell apart from ordinary text)",
+            file=sys.stderr,
+        )
+
+
+def redact(text: str) -> str:
+    """Return ``text`` with registered secrets and key-shaped strings masked."""
+    # Longest first, so a key that contains another registered key is masked whole.
+    ordered = sorted(_known_secrets, key=len, reverse=True)
+    for secret in ordered:
+        text = text.replace(secret, REDACTED)
+    for secret in ordered:
+        text = _mask_fragments(text, secret)
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(
+            lambda match: (match.group(1) if match.groups() else "") + REDACTED,
+            text,
+        )
+    return text
+
+
+def _mask_fragments(text: str, secret: str) -> str:
+    """``text`` with every run that is a beginning or an end of ``secret``, at least
+    :data:`MIN_SECRET_LENGTH` characters long, masked (the longest such run at each place)."""
+    head, tail = secret[:MIN_SECRET_LENGTH], secret[-MIN_SECRET_LENGTH:]
+    if head not in text and tail not in text:
+        return text
+    pieces: list[str] = []
+    start = 0
+    position = 0
+    while position < len(text):
+        if text.startswith(head, position):
+            length = _common_prefix(text, position, secret)
+            pieces += [text[start:position], REDACTED]
+            position = start = position + length
+            continue
+        if text.startswith(tail, position):
+            # the run ends where the key ends; it may begin before ``position``, in text
+            # not yet copied: extend it backwards as far as it matches the key's end
+            end = position + MIN_SECRET_LENGTH
+            begin = end - _common_suffix(text[start:end], secret)
+            pieces += [text[start:begin], REDACTED]
+            position = start = end
+            continue
+        position += 1
+    pieces.append(text[start:])
+    return "".join(pieces)
+
+
+def _common_prefix(text: str, position: int, secret: str) -> int:
+    length = 0
+    while length < len(secret) and position + length < len(text):
+        if text[position + length] != secret[length]:
+            break
+        length += 1
+    return length
+
+
+def _common_suffix(text: str, secret: str) -> int:
+    length = 0
+    while length < min(len(text), len(secret)) and text[-1 - length] == secret[-1 - length]:
+        length += 1
+    return length
+
+
+def redact_cut(text: str, limit: int) -> str:
+    """``text`` redacted, then cut to ``limit`` characters (in that order: a key cut in
+    two first would no longer match it, and a short beginning would survive)."""
+    return redact(text)[:limit]
+
+
+def redacted_error(exc: BaseException) -> str:
+    """``"<type>: <message>"`` of ``exc``, redacted."""
+    return redact(f"{type(exc).__name__}: {exc}")
+
+
+def redacted_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` (its chained causes too), redacted: a validation error quotes
+    the value it rejected, and that value can be a key a server echoed."""
+    return redact("".join(traceback.format_exception(exc)))
