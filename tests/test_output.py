@@ -10,6 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from rich.markup import escape
 
 from tests.cli_helpers import run_cli
 from uncobench_z3.cli._eval import EvalRequest, run_eval
@@ -317,3 +318,55 @@ def test_demo_reuses_rebuilds_and_refuses(
     assert refused.code == 2 and "--force" in refused.err and "Traceback" not in refused.err
     forced = run_cli(capsys, *demo, "--groups", "3", "--force")
     assert forced.code == 0 and "1. built" in forced.out
+
+
+HOSTILE = "<img src=x onerror=alert(1)> [a](javascript:alert(1)) **b**"
+
+
+def assert_markdown_safe(text: str) -> None:
+    """Nothing of ``HOSTILE`` renders: no HTML tag, no link, no emphasis."""
+    assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert "[a](javascript" not in text and "\\[a\\](javascript" in text
+    assert "**b**" not in text
+
+
+def test_markdown_messages_are_escaped_as_cells_are(capsys: pytest.CaptureFixture[str]) -> None:
+    output = Output("md")
+    output.say(f"[bold]agent:[/] {escape(HOSTILE)}\n  - second line")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("agent: ")  # rich markup is dropped, as in plain text
+    assert_markdown_safe(lines[0])
+    assert lines[1] == "\\- second line"  # one message line, one Markdown line
+
+
+def test_verify_md_escapes_a_hostile_gold_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "spec.json"
+    text = EXAMPLE.read_text(encoding="utf-8")
+    spec.write_text(text.replace("Marcus Vance", f"Marcus {HOSTILE} Vance"), encoding="utf-8")
+    result = run_cli(capsys, "verify", str(spec), "--format", "md")
+    assert result.code == 0, result.err
+    [gold] = [line for line in result.out.splitlines() if "gold answer" in line]
+    assert_markdown_safe(gold)
+
+
+def test_followup_md_escapes_the_message(capsys: pytest.CaptureFixture[str]) -> None:
+    group = ROOT / "examples" / "groups" / "mining_supervisor.group.json"
+    result = run_cli(capsys, "followup", str(group), "--setting", "missed",
+                     "--message", f"x {HOSTILE}", "--format", "md")  # fmt: skip
+    assert result.code == 0, result.err
+    [message] = [line for line in result.out.splitlines() if "message:" in line]
+    assert_markdown_safe(message)
+
+
+def test_eval_md_escapes_what_it_says(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / f"run {HOSTILE.replace('/', '')}"
+    result = run_cli(capsys, "eval", str(bench), "--agent", "builtin/naive", "--setting",
+                     "reliable", "--limit", "1", "--out", str(out), "--no-progress",
+                     "--format", "md")  # fmt: skip
+    assert result.code == 0, result.err
+    [log_line] = [line for line in result.out.splitlines() if "log in" in line]
+    assert_markdown_safe(log_line)

@@ -6,8 +6,8 @@
   wide as their content: never cut with an ellipsis, never wrapped into a narrow column,
   whatever ``COLUMNS`` says (a log that cuts a row loses data, and ``grep`` finds a row only
   when it is one line). No colour, no progress bar.
-- ``--format md``: Markdown tables (cells escaped: names and replies come from benchmarks and
-  models); ``--format json``: the command's data, and nothing else on stdout.
+- ``--format md``: Markdown tables and messages (escaped: names and replies come from
+  benchmarks and models); ``--format json``: the command's data, and nothing else on stdout.
 
 ``NO_COLOR`` turns colour off everywhere (rich honours it); ``FORCE_COLOR`` /
 ``TTY_COMPATIBLE`` make a pipe count as a terminal, as in every rich program.
@@ -169,11 +169,17 @@ class Output:
 
     def say(self, markup: str) -> None:
         """A message (rich markup; escape what came from input). With JSON on stdout,
-        messages go to stderr so that stdout stays one JSON document."""
+        messages go to stderr so that stdout stays one JSON document. In Markdown, the
+        message's text is escaped line by line as a table cell is (:func:`md_text`): a name
+        or a reply quoted in it is shown, never rendered as HTML, a link or an image."""
         if self.is_json:
             self.err.print(markup)
             return
         self._line_break()
+        if self.format == "md":
+            text = Text.from_markup(markup).plain
+            click.echo("\n".join(md_text(line) for line in text.split("\n")))
+            return
         self.console.print(markup)
 
     def blank(self) -> None:
