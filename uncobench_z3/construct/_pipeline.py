@@ -13,7 +13,6 @@ import asyncio
 import hashlib
 import json
 import random
-import shutil
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -28,7 +27,7 @@ from .._executor import Executor, ExecutorOptions, open_executor
 from .._outdir import check_output_folder, lock_output
 from ..errors import ConfigError, ResumeError, SpecReadError, UncobenchError
 from ..solver import SolverBudget, SolverContext
-from ..spec import dump_json, load_json, read_utf8, write_text_atomic
+from ..spec import dump_json, load_json, read_utf8, remove_stale_temps, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
 from ._benchfile import DIGESTS_KEY, GROUPS_FILE, MANIFEST_FILE, digests_entry
 from ._candidate import CandidateOutcome, MinimumRounds, process_candidate
@@ -36,8 +35,17 @@ from ._generate import Draft, SpecGenerator
 from ._library import load_library
 from ._llm_stages import LLMStages
 from ._stats import benchmark_stats
+from ._workdir import (
+    CHUNK_GLOB,
+    STAMP_FILE,
+    WORK_DIR,
+    create_work,
+    discard_work,
+    groups_problem,
+    remove_leftovers,
+    stamp_hash,
+)
 
-WORK_DIR = ".work"
 RECENT_SUMMARIES = 10
 BENCHMARK_KIND = "uncobench-benchmark"
 
@@ -178,34 +186,56 @@ def _read_chunk(path: Path) -> list[CandidateOutcome]:
 
 
 def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[CandidateOutcome]]:
-    """Check the output folder against the configuration; return finished chunks."""
+    """Check the output folder against the configuration; return finished chunks.
+
+    Called inside the folder's lock. Whatever a killed build left is settled first: its
+    temporary files go, and so does a work folder that holds nothing yet (killed before its
+    stamp) or whose benchmark is finished (killed while removing it)."""
     work = out / WORK_DIR
-    stamp = work / "config.json"
-    if (out / MANIFEST_FILE).exists() and not work.exists():
+    stamp = work / STAMP_FILE
+    digest = config.digest()
+    remove_leftovers(out)
+    if work.is_dir() and not stamp.exists() and not any(work.glob(CHUNK_GLOB)):
+        discard_work(work)  # nothing was done in it yet
+    if (out / MANIFEST_FILE).exists():
         manifest = load_json(out / MANIFEST_FILE)
-        if isinstance(manifest, dict) and manifest.get("config_hash") == config.digest():
-            return {}
-        if not force:
+        if isinstance(manifest, dict) and manifest.get("config_hash") == digest:
+            problem = groups_problem(out, manifest)
+            if problem is None:
+                if work.exists():  # the finished build's work folder, part removed
+                    discard_work(work)
+                return {}
+            resumable = stamp.exists() and stamp_hash(stamp) == digest
+            if not resumable and not force:  # (a resumable one rebuilds the output from it)
+                raise ResumeError(
+                    f"{out / GROUPS_FILE} {problem}; run the same command with --force "
+                    "to build the benchmark again"
+                )
+        elif not work.exists() and not force:
             raise ResumeError(
                 f"{out} holds a benchmark built with another configuration"
                 f"{_differences(manifest, config)}; "
                 "use --force to rebuild it or choose another --out"
             )
     if work.exists():
-        previous = load_json(stamp) if stamp.exists() else {}
-        if isinstance(previous, dict) and previous.get("config_hash") != config.digest():
+        previous = load_json(stamp) if stamp.exists() else None
+        if not isinstance(previous, dict) or previous.get("config_hash") != digest:
             if not force:
-                raise ResumeError(
-                    f"{out} holds an interrupted build with another configuration"
-                    f"{_differences(previous, config)}; use --force to discard it"
+                which = (
+                    f"another configuration{_differences(previous, config)}"
+                    if previous is not None
+                    else f"an unknown configuration (no {WORK_DIR}/{STAMP_FILE})"
                 )
-            shutil.rmtree(work)
+                raise ResumeError(
+                    f"{out} holds an interrupted build with {which}; use --force to discard it"
+                )
+            discard_work(work)
     if force and (out / MANIFEST_FILE).exists():
         (out / MANIFEST_FILE).unlink()
-    work.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(stamp, dump_json({"config_hash": config.digest(), "config": asdict(config)}))
+    if not work.exists():
+        create_work(work, config)
     done = {}
-    for path in sorted(work.glob("chunk-*.jsonl")):
+    for path in sorted(work.glob(CHUNK_GLOB)):
         done[int(path.stem.split("-")[1])] = _read_chunk(path)
     return done
 
@@ -344,6 +374,7 @@ def build_benchmark(
     # an unreachable cluster is bad input: it fails before any file is written
     where = (executor or ExecutorOptions()).with_workers(workers)
     with open_executor(where) as engine, lock_output(target, "build") as lock:
+        remove_stale_temps(target, (lock.holder_path.name,))  # (its own write has finished)
         result = _build(target, config, llm, engine, force, progress, minimum_rounds)
     result.stale_lock = lock.stale_note()
     return result
@@ -412,7 +443,7 @@ def _build(
         for future in pending:
             future.cancel()
     manifest = _assemble(target, config, chunks)
-    shutil.rmtree(target / WORK_DIR, ignore_errors=True)
+    discard_work(target / WORK_DIR)
     if progress is not None:
         stats = manifest["stats"]
         assert isinstance(stats, dict)

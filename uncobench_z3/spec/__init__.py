@@ -7,9 +7,11 @@ from ._io import (
     load_json,
     load_spec,
     parse_json_text,
+    remove_stale_temps,
     spec_to_json,
     validate_document,
     with_umask,
+    write_bytes_atomic,
     write_text_atomic,
 )
 from ._jsonl import (
@@ -114,6 +116,7 @@ __all__ = [
     "preimage",
     "read_jsonl_log",
     "read_utf8",
+    "remove_stale_temps",
     "repair_log",
     "round_fraction",
     "rounding_unit",
@@ -122,5 +125,6 @@ __all__ = [
     "to_json_scalar",
     "validate_document",
     "with_umask",
+    "write_bytes_atomic",
     "write_text_atomic",
 ]

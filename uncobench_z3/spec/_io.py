@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
@@ -114,14 +115,28 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+TEMP_SUFFIX = ".tmp"
+_TEMP_RANDOM = re.compile(r"[a-z0-9_]{8}")
+"""what :func:`tempfile.mkstemp` puts between a temporary file's prefix and suffix"""
+
+
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write a file so that readers see the old or the new content, never a half."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+    """Write a file so that readers see the old or the new content, never a half.
+
+    The content goes to ``.<name>.<8 random characters>.tmp`` beside it first, then replaces
+    it. A process killed in between leaves that file behind: :func:`remove_stale_temps`
+    removes it once the folder's writer holds its lock again."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, with_umask(0o666))  # mkstemp makes 0600; give the usual permissions
@@ -129,6 +144,42 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def stale_temp_target(name: str) -> str | None:
+    """The file a temporary file of :func:`write_bytes_atomic` was to become, if ``name`` is
+    one (``.<target>.<8 random characters>.tmp``); ``None`` otherwise."""
+    if not name.startswith(".") or not name.endswith(TEMP_SUFFIX):
+        return None
+    stem = name[1 : -len(TEMP_SUFFIX)]
+    target, dot, random = stem.rpartition(".")
+    if not dot or not target or not _TEMP_RANDOM.fullmatch(random):
+        return None
+    return target
+
+
+def remove_stale_temps(folder: str | Path, targets: Iterable[str | re.Pattern[str]]) -> list[Path]:
+    """Remove the temporary files that killed atomic writes of ``targets`` left in ``folder``.
+
+    A target is a file name, or a pattern its whole name matches. Only regular files named
+    the way :func:`write_bytes_atomic` names its temporary files are removed, so files of
+    the user's are never touched. Call it only while holding the folder's lock: a write in
+    progress owns such a file. Returns what was removed."""
+    names = [t for t in targets if isinstance(t, str)]
+    patterns = [t for t in targets if not isinstance(t, str)]
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return []
+    for entry in entries:
+        target = stale_temp_target(entry.name)
+        if target is None or not entry.is_file(follow_symlinks=False):
+            continue
+        if target in names or any(p.fullmatch(target) for p in patterns):
+            Path(entry.path).unlink(missing_ok=True)
+            removed.append(Path(entry.path))
+    return removed
 
 
 def spec_to_json(spec: TaskSpec) -> str:
