@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import re
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,7 +29,10 @@ from ..spec import (
     load_json,
     open_for_append,
     read_jsonl_log,
+    read_utf8,
+    remove_stale_temps,
     repair_log,
+    write_bytes_atomic,
 )
 from ._sample import SampleRecord
 
@@ -61,14 +65,30 @@ def read_log(path: Path) -> tuple[list[SampleRecord], bool]:
     return contents.records, contents.damaged
 
 
-def set_aside(path: Path) -> Path | None:
+def keep_copy(path: Path) -> Path | None:
+    """Copy the log, byte for byte, to the first free ``samples.discarded-<n>.jsonl``.
+
+    A copy (written atomically), never a move: the log itself stays whole until it is
+    replaced at once by what is kept, so a run killed at any moment leaves a log it can
+    resume from (and at worst a second copy)."""
     if not path.exists():
         return None
     number = 1
     while (target := path.with_name(f"samples.discarded-{number}.jsonl")).exists():
         number += 1
-    path.rename(target)
+    write_bytes_atomic(target, path.read_bytes())
     return target
+
+
+DISCARDED_NAME = re.compile(r"samples\.discarded-\d+\.jsonl")
+ASIDE_NAME = re.compile(r"samples\.(torn|bad)-\d+\.txt")
+
+
+def remove_stale_run_temps(out: Path, holder: str) -> list[Path]:
+    """The temporary files that evaluations killed part way left in the run folder ``out``
+    (``holder``: the name of its lock's holder file). Call it holding that lock."""
+    targets = (RUN_FILE, SAMPLES_FILE, holder, DISCARDED_NAME, ASIDE_NAME)
+    return remove_stale_temps(out, targets)
 
 
 @dataclass(frozen=True)
@@ -81,6 +101,23 @@ class PreparedLog:
     """where a copy of the whole earlier log went, when lines left it"""
     dropped: int = 0
     """earlier samples that left the log (``--restart``, or not of this configuration)"""
+    duplicates: int = 0
+    """lines that left the log because an earlier line holds the same sample"""
+
+    def what_left(self, restart: bool) -> str:
+        """What left the log, and why."""
+        if restart:
+            return f"{self.dropped} earlier sample(s) left the log (--restart)"
+        parts = []
+        if self.dropped:
+            parts.append(
+                f"{self.dropped} earlier sample(s) left the log (not of this run's configuration)"
+            )
+        if self.duplicates:
+            parts.append(
+                f"{self.duplicates} duplicate line(s) left the log (their samples stay, once)"
+            )
+        return "; ".join(parts)
 
 
 def prepare_run_dir(
@@ -95,8 +132,9 @@ def prepare_run_dir(
     """
     run_file, log = out / RUN_FILE, out / SAMPLES_FILE
     if restart:
-        copy = set_aside(log)  # counted, not parsed: every line leaves, valid or not
+        copy = keep_copy(log)  # counted, not parsed: every line leaves, valid or not
         held = sum(1 for line in copy.read_bytes().splitlines() if line.strip()) if copy else 0
+        log.unlink(missing_ok=True)
         return PreparedLog([], copy, held)
     previous = load_json(run_file) if run_file.exists() else None
     same = isinstance(previous, dict) and previous.get("config_hash") == config.digest()
@@ -116,27 +154,38 @@ def prepare_run_dir(
         append_aside(log, "bad", "".join(row + "\n" for _, row in contents.bad))
     keep: dict[str, tuple[SampleRecord, str]] = {}
     errors: list[str] = []
-    foreign = False
+    foreign = duplicates = 0
     wanted = job_keys() if contents.records else frozenset()
     for record, line in zip(contents.records, contents.lines, strict=True):
-        if record.key not in wanted or record.key in keep:
-            foreign = True
+        if record.key in keep:
+            duplicates += 1
+        elif record.key not in wanted:
+            foreign += 1
         elif record.result == "error":
             errors.append(line)  # done again; the line moves to samples.errors.jsonl
         else:
             keep[record.key] = (record, line)
     copy = None
-    if foreign:
-        copy = set_aside(log)  # a copy of everything, before the rewrite drops what does not apply
+    if foreign or duplicates:
+        copy = keep_copy(log)  # a copy of everything, before the rewrite drops what does not apply
     if errors:
-        with open_for_append(out / ERROR_SAMPLES_FILE) as handle:
-            handle.write("".join(line + "\n" for line in errors))
-            handle.flush()
-            os.fsync(handle.fileno())
-    if foreign or log.exists():
+        _move_errors(out / ERROR_SAMPLES_FILE, errors)
+    if foreign or duplicates or log.exists():
         repair_log(log, contents, [line for _, line in keep.values()])
-    dropped = len(contents.records) - len(keep) - len(errors)
-    return PreparedLog([record for record, _ in keep.values()], copy, dropped)
+    return PreparedLog([record for record, _ in keep.values()], copy, foreign, duplicates)
+
+
+def _move_errors(path: Path, lines: list[str]) -> None:
+    """Append the lines of error samples to ``path``, but not those it holds already: a run
+    killed after appending them and before the log lost them appends them again."""
+    held = set(read_utf8(path).splitlines()) if path.exists() else set()
+    text = "".join(line + "\n" for line in lines if line not in held)
+    if not text:
+        return
+    with open_for_append(path) as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _epochs_held(previous: Any) -> int:

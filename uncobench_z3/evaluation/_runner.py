@@ -61,7 +61,13 @@ from ._options import DEFAULT_CONCURRENCY, EvalOptions
 from ._play import Player
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import check_agent_name, configuration_name, is_model_agent, make_agent
-from ._runlog import RUN_FILE, SAMPLES_FILE, SampleLog, prepare_run_dir
+from ._runlog import (
+    RUN_FILE,
+    SAMPLES_FILE,
+    SampleLog,
+    prepare_run_dir,
+    remove_stale_run_temps,
+)
 from ._sample import JOB_IDENTITY, AgentMaker, SampleJob
 from ._shards import RemoteFailure, ShardedPlayer, plan_shards
 from ._summary import RunSummary, SampleOutcome
@@ -329,12 +335,12 @@ async def run_evaluation(
     try:
         with lock_output(target, "eval") as lock:
             _note(lock.stale_note())
+            remove_stale_run_temps(target, lock.holder_path.name)
             prepared = prepare_run_dir(target, config, lambda: {job.key for job in jobs},
                                        options.restart, options.force)  # fmt: skip
             if prepared.copy is not None:  # nothing leaves the log unsaid
-                why = "--restart" if options.restart else "not of this run's configuration"
-                _note(f"{prepared.dropped} earlier sample(s) left the log ({why}); the whole "
-                      f"earlier log is kept in {prepared.copy}")  # fmt: skip
+                _note(f"{prepared.what_left(options.restart)}; the whole earlier log is "
+                      f"kept in {prepared.copy}")  # fmt: skip
             # the records stay in the log (see RunSummary)
             done = [SampleOutcome.of(record) for record in prepared.done]
             token = CALL_POLICY.set(options.calls)

@@ -294,8 +294,9 @@ def read_runs(data: ReportData, visitors: Sequence[TraceVisitor] = ()) -> Report
     seen: set[str] = set()
     unavailable: dict[str, set[str]] = {}
     for run in data.runs:
+        held: set[str] = set()  # a sample whose line a log holds twice is one sample
         for record, trace in read_samples(run.path / SAMPLES_FILE):
-            run.samples += 1
+            held.add(record.key)
             if record.key in seen:
                 continue
             seen.add(record.key)
@@ -311,6 +312,7 @@ def read_runs(data: ReportData, visitors: Sequence[TraceVisitor] = ()) -> Report
                     "set it aside",
                 ) from None
             record.notes = []  # per-round data, like the trace: the visitors' alone
+        run.samples = len(held)
         run.planned = run.planned or run.samples
         for setting, missing in run.unavailable.items():
             unavailable.setdefault(setting, set()).update(missing)

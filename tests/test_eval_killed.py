@@ -1,0 +1,148 @@
+"""An evaluation killed at any moment while it tidies its log loses no kept sample: the rerun
+reuses every one; the temporary files killed writes leave go at the next run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import run_cli
+from tests.kill_helpers import run_killed
+from uncobench_z3.construct import load_groups
+from uncobench_z3.evaluation import (
+    RUN_FILE,
+    SAMPLES_FILE,
+    evaluate,
+    example_benchmark,
+    make_config,
+)
+from uncobench_z3.report import load_report_data
+from uncobench_z3.settings import TaskGroup
+
+AGENTS = ["builtin/naive", "builtin/careful"]
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return example_benchmark(tmp_path_factory.mktemp("killed-eval") / "bench", groups=2)
+
+
+@pytest.fixture(scope="module")
+def groups(bench: Path) -> list[TaskGroup]:
+    return load_groups(bench)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory, groups: list[TaskGroup]) -> Path:
+    out = tmp_path_factory.mktemp("finished") / "run"
+    evaluate(groups, make_config("bench", groups, AGENTS, limit=1), out)
+    return out
+
+
+def lines_of(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def keys_of(lines: list[str]) -> list[str]:
+    return [json.loads(line)["key"] for line in lines]
+
+
+def with_a_duplicate(finished: Path, out: Path) -> Path:
+    shutil.copytree(finished, out)
+    log = out / SAMPLES_FILE
+    lines = lines_of(log)
+    log.write_text("\n".join([*lines, lines[4]]) + "\n", encoding="utf-8")
+    return out
+
+
+def test_a_kill_while_a_duplicate_line_leaves_the_log_loses_no_sample(
+    groups: list[TaskGroup], finished: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = make_config("bench", groups, AGENTS, limit=1)
+    held = lines_of(finished / SAMPLES_FILE)
+    step = 0
+    while True:
+        step += 1
+        out = with_a_duplicate(finished, tmp_path / f"killed-{step}")
+        if not run_killed(monkeypatch, step, evaluate, groups, config, out):
+            break
+        summary = evaluate(groups, config, out)
+        assert (summary.ran, summary.reused) == (0, len(held)), f"killed after step {step}"
+        assert sorted(lines_of(out / SAMPLES_FILE)) == sorted(held)
+    assert step > 3
+
+
+def test_a_kill_while_force_sets_samples_aside_loses_no_kept_sample(
+    groups: list[TaskGroup], finished: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    narrower = make_config("bench", groups, ["builtin/careful"], limit=1)
+    held = lines_of(finished / SAMPLES_FILE)
+    careful = [line for line in held if json.loads(line)["agent"] == "builtin/careful"]
+    step = 0
+    while True:
+        step += 1
+        out = tmp_path / f"killed-{step}"
+        shutil.copytree(finished, out)
+        if not run_killed(monkeypatch, step, evaluate, groups, narrower, out, force=True):
+            break
+        summary = evaluate(groups, narrower, out, force=True)
+        assert (summary.ran, summary.reused) == (0, len(careful)), f"killed after step {step}"
+        copies = sorted(out.glob("samples.discarded-*.jsonl"))
+        assert copies and all(lines_of(copy) == held for copy in copies)
+    assert step > 3
+
+
+def test_a_kill_while_restart_sets_the_log_aside_loses_no_line(
+    groups: list[TaskGroup], finished: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = make_config("bench", groups, AGENTS, limit=1)
+    held = lines_of(finished / SAMPLES_FILE)
+    for step in (1, 2, 3):
+        out = tmp_path / f"killed-{step}"
+        shutil.copytree(finished, out)
+        assert run_killed(monkeypatch, step, evaluate, groups, config, out, restart=True)
+        kept = [out / SAMPLES_FILE, *out.glob("samples.discarded-*.jsonl")]
+        assert any(path.exists() and lines_of(path) == held for path in kept)
+
+
+def test_a_duplicate_line_is_called_one_and_counted_once(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    base = ["eval", str(bench), "--agent", "builtin/naive", "--out", str(out), "--limit", "1"]
+    assert run_cli(capsys, *base, "--no-progress").code == 0
+    log = out / SAMPLES_FILE
+    lines = lines_of(log)
+    log.write_text("\n".join([*lines, lines[2]]) + "\n", encoding="utf-8")
+    run = load_report_data(out).runs[0]
+    assert (run.samples, run.planned) == (len(lines), len(lines))  # the Runs table's "5/5"
+    again = run_cli(capsys, *base, "--no-progress")
+    said = " ".join(again.err.split())
+    assert again.code == 0 and "1 duplicate line(s)" in said
+    assert "configuration" not in said
+    assert sorted(keys_of(lines_of(log))) == sorted(keys_of(lines))
+
+
+def test_a_rerun_removes_the_temporary_files_killed_writes_left_and_nothing_else(
+    groups: list[TaskGroup], finished: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(finished, out)
+    ours = [
+        ".run.json.abcd1234.tmp",
+        ".samples.jsonl.q_w2e3r4.tmp",
+        "..uncobench-eval.lock.json.zz9y8x7w.tmp",
+        ".samples.discarded-3.jsonl.a1b2c3d4.tmp",
+        ".samples.torn-1.txt.a1b2c3d4.tmp",
+    ]
+    theirs = [".run.json.tmp", "run.json.abcd1234.tmp", ".notes.md.abcd1234.tmp", "notes.md"]
+    for name in ours + theirs:
+        (out / name).write_text("x")
+    before = sorted(path.name for path in out.iterdir() if path.name not in ours)
+    summary = evaluate(groups, make_config("bench", groups, AGENTS, limit=1), out)
+    assert summary.ran == 0
+    assert sorted(path.name for path in out.iterdir()) == before
+    assert (out / RUN_FILE).exists()
