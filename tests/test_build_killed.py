@@ -204,3 +204,17 @@ def test_a_rerun_removes_the_temporary_files_killed_writes_left_and_nothing_else
     assert build(out).reused
     left = sorted(path.name for path in out.iterdir())
     assert left == sorted([*FINISHED, *theirs, ".manifest.json.folder12.tmp"])
+
+
+def test_a_finished_benchmark_beside_another_configuration_s_work_keeps_both_until_force(
+    reference: Path, tmp_path: Path
+) -> None:
+    out = finished_copy(reference, tmp_path / "bench")
+    work = out / ".work"
+    work.mkdir()
+    (work / "config.json").write_text(dump_json({"config_hash": "another", "config": {}}))
+    with pytest.raises(ResumeError, match="interrupted build with another configuration"):
+        build(out)
+    assert (work / "config.json").exists()
+    assert build(out, force=True).reused  # the finished benchmark is kept
+    assert_same_benchmark(out, reference)

@@ -16,7 +16,7 @@ import random
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -39,6 +39,7 @@ from ._workdir import (
     CHUNK_GLOB,
     STAMP_FILE,
     WORK_DIR,
+    config_differences,
     create_work,
     discard_work,
     groups_problem,
@@ -203,6 +204,12 @@ def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[Cand
             problem = groups_problem(out, manifest)
             if problem is None:
                 if work.exists():  # the finished build's work folder, part removed
+                    if stamp.exists() and stamp_hash(stamp) != digest and not force:
+                        raise ResumeError(
+                            f"{out} holds this benchmark, finished, and an interrupted build "
+                            f"with another configuration in {work}; use --force to discard "
+                            "the interrupted build"
+                        )
                     discard_work(work)
                 return {}
             resumable = stamp.exists() and stamp_hash(stamp) == digest
@@ -214,7 +221,7 @@ def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[Cand
         elif not work.exists() and not force:
             raise ResumeError(
                 f"{out} holds a benchmark built with another configuration"
-                f"{_differences(manifest, config)}; "
+                f"{config_differences(manifest, config)}; "
                 "use --force to rebuild it or choose another --out"
             )
     if work.exists():
@@ -222,7 +229,7 @@ def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[Cand
         if not isinstance(previous, dict) or previous.get("config_hash") != digest:
             if not force:
                 which = (
-                    f"another configuration{_differences(previous, config)}"
+                    f"another configuration{config_differences(previous, config)}"
                     if previous is not None
                     else f"an unknown configuration (no {WORK_DIR}/{STAMP_FILE})"
                 )
@@ -238,27 +245,6 @@ def _prepare(out: Path, config: BuildConfig, force: bool) -> dict[int, list[Cand
     for path in sorted(work.glob(CHUNK_GLOB)):
         done[int(path.stem.split("-")[1])] = _read_chunk(path)
     return done
-
-
-def _differences(stored: object, config: BuildConfig) -> str:
-    """What differs between a stored configuration (a manifest or a work stamp) and
-    ``config``, said in parentheses; nothing when it cannot tell (another version, say)."""
-    if not isinstance(stored, dict) or not isinstance(before := stored.get("config"), dict):
-        return ""
-
-    def shown(value: object) -> str:  # a stored number is read back as a Decimal
-        return json.dumps(value) if isinstance(value, bool | None | str) else str(value)
-
-    named = []
-    defaults = {option.name: option.default for option in fields(BuildConfig)}
-    for key, value in asdict(config).items():
-        was = shown(before.get(key, defaults[key]))  # an option an older version lacked
-        if was != shown(value):
-            named.append(f"{key} {was} -> {shown(value)}")
-    version = stored.get("version")
-    if isinstance(version, str) and version != __version__:
-        named.append(f"version {version} -> {__version__}")
-    return f" (changed: {', '.join(named)})" if named else ""
 
 
 def _retained(chunks: dict[int, list[CandidateOutcome]]) -> tuple[int, int]:

@@ -10,15 +10,17 @@ temporary files and folders that the next build removes.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import secrets
 import shutil
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import __version__
 from ..spec import dump_json, load_json, remove_stale_temps, with_umask, write_text_atomic
 from ..spec._io import TEMP_SUFFIX
 from ._audit import REJECTED_FILE
@@ -83,3 +85,24 @@ def remove_leftovers(out: Path) -> None:
     for entry in out.iterdir():
         if _TEMPORARY_WORK.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def config_differences(stored: object, config: BuildConfig) -> str:
+    """What differs between a stored configuration (a manifest or a work stamp) and
+    ``config``, said in parentheses; nothing when it cannot tell (another version, say)."""
+    if not isinstance(stored, dict) or not isinstance(before := stored.get("config"), dict):
+        return ""
+
+    def shown(value: object) -> str:  # a stored number is read back as a Decimal
+        return json.dumps(value) if isinstance(value, bool | None | str) else str(value)
+
+    named = []
+    defaults = {option.name: option.default for option in fields(config)}
+    for key, value in asdict(config).items():
+        was = shown(before.get(key, defaults[key]))  # an option an older version lacked
+        if was != shown(value):
+            named.append(f"{key} {was} -> {shown(value)}")
+    version = stored.get("version")
+    if isinstance(version, str) and version != __version__:
+        named.append(f"version {version} -> {__version__}")
+    return f" (changed: {', '.join(named)})" if named else ""
