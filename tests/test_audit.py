@@ -255,3 +255,37 @@ def test_bad_benchmarks(bench: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     result = run_cli(capsys, "audit", "sample", str(bench), "--per-stage", "0",
                      "--out", str(tmp_path / "a.jsonl"))  # fmt: skip
     assert result.code == 2 and "--per-stage" in result.err
+
+
+def test_record_reads_and_rewrites_under_the_files_lock(
+    bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three concurrent records on different items lost a verdict: each read the file, then
+    rewrote it with its own change only. Read and rewrite now happen under a lock beside it,
+    so a record waits for another, and one that cannot get the lock changes nothing."""
+    from filelock import FileLock, Timeout
+
+    from uncobench_z3.construct import _audit
+    from uncobench_z3.errors import InputError
+
+    out = tmp_path / "audit.jsonl"
+    items, _ = sample_audit(bench, per_stage=2, seed=0)
+    write_audit(out, items)
+    lock_path = str(out.with_name(f".{out.name}.lock"))
+
+    def held() -> None:  # another record holds the lock now
+        with pytest.raises(Timeout):
+            FileLock(lock_path).acquire(timeout=0)
+
+    real_read, real_write = _audit._read_lines, _audit.write_text_atomic
+    monkeypatch.setattr(_audit, "_read_lines", lambda p: (held(), real_read(p))[1])
+    monkeypatch.setattr(_audit, "write_text_atomic", lambda p, t: (held(), real_write(p, t))[1])
+    record_verdict(out, items[0].item, "accepted")
+    monkeypatch.undo()
+    before = out.read_text()
+    monkeypatch.setattr(_audit, "RECORD_LOCK_WAIT", 0)
+    with FileLock(lock_path), pytest.raises(InputError, match="stayed locked"):
+        record_verdict(out, items[1].item, "accepted")
+    assert out.read_text() == before
+    record_verdict(out, items[1].item, "rejected")
+    assert [i.human for i in read_audit(out)][:2] == ["accepted", "rejected"]

@@ -30,9 +30,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import ConfigError, SpecReadError
+from ..errors import ConfigError, InputError, SpecReadError
 from ..settings import TaskGroup
 from ..spec import parse_json_text, read_utf8, validate_document, write_text_atomic
 from ..stats import wilson_interval
@@ -232,11 +233,31 @@ def read_audit(path: str | Path) -> list[AuditItem]:
     return [item for _, item in _read_lines(Path(path))]
 
 
+RECORD_LOCK_WAIT = 60
+"""seconds an ``audit record`` waits for another one on the same file"""
+
+
 def record_verdict(
     path: str | Path, item: str, verdict: AuditDecision, note: str | None = None
 ) -> AuditItem:
-    """Set the human verdict (and, if given, the note) of one item; rewrites the file."""
+    """Set the human verdict (and, if given, the note) of one item; rewrites the file.
+
+    Read, change and rewrite happen under a lock on ``.<file>.lock`` beside the file, so
+    verdicts recorded at the same time on other items are not lost (each waits its turn)."""
     target = Path(path)
+    if not target.is_file():  # refused as reading it refuses it, with no lock file beside
+        _read_lines(target)
+    lock = FileLock(str(target.with_name(f".{target.name}.lock")), timeout=RECORD_LOCK_WAIT)
+    try:
+        with lock:
+            return _record_locked(target, item, verdict, note)
+    except Timeout:
+        raise InputError(
+            f"{target} stayed locked by another `audit record` for {RECORD_LOCK_WAIT} s"
+        ) from None
+
+
+def _record_locked(target: Path, item: str, verdict: AuditDecision, note: str | None) -> AuditItem:
     rows = _read_lines(target)
     for data, found in rows:
         if found.item == item:
