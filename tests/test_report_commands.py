@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from uncobench_z3._outdir import lock_output
+from uncobench_z3._outdir import LOCK_FILE, lock_output
 from uncobench_z3.errors import ConfigError, InputError
 from uncobench_z3.report import (
     LEADERBOARD_FILES,
@@ -93,7 +93,7 @@ def test_leaderboard_command(
     assert any(line.startswith("1") and "builtin/careful" in line for line in lines)
     written = {p.name for p in (tmp_path / "board").iterdir()}
     # and the lock of its one writer (the holder's note goes when the lock is released)
-    assert written == {*LEADERBOARD_FILES, ".uncobench-leaderboard.lock"}
+    assert written == {*LEADERBOARD_FILES, LOCK_FILE}
     as_json = run_cli(capsys, "leaderboard", str(report_runs), "--out", str(tmp_path / "b2"),
                       "--json")  # fmt: skip
     assert json.loads(as_json.out)["rows"][0]["agent"] == "builtin/careful"
@@ -201,16 +201,18 @@ def test_view_writes_the_report_serves_it_and_prints_the_url(
 def test_a_second_writer_of_a_report_or_leaderboard_is_refused(
     report_runs: Path, tmp_path: Path
 ) -> None:
-    """Two writers would leave one's report.html beside the other's metrics.json."""
+    """Two writers would leave one's report.html beside the other's metrics.json; the lock
+    is the folder's, whatever the kind of the writer holding it (an eval, a build, ...)."""
     board = build_leaderboard([report_runs / "first"])
     for kind, write in (
         ("report", lambda out: write_report(report_runs / "first", out, figures=False)),
         ("leaderboard", lambda out: write_leaderboard(board, out)),
     ):
-        out = tmp_path / kind
-        with lock_output(out, kind), pytest.raises(InputError, match="in use by pid"):
-            write(out)
-        assert not [p for p in out.iterdir() if not p.name.startswith(".")]
+        for holder in (kind, "eval", "build"):
+            out = tmp_path / kind
+            with lock_output(out, holder), pytest.raises(InputError, match="in use by pid"):
+                write(out)
+            assert not out.exists()  # the holder wrote nothing: its folder went with it
         write(out)  # the lock released, the same folder is written
         assert (out / f"{kind}.md").is_file()
 

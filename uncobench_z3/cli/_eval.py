@@ -14,8 +14,9 @@ from rich.markup import escape
 
 from .. import __version__
 from .._gc import long_lived
-from .._outdir import check_output_folder
+from .._outdir import check_output_folder, lock_output
 from ..construct import build_benchmark, build_config, load_benchmark, reusable_groups
+from ..construct._pipeline import check_benchmark_folder
 from ..errors import ConfigError, UncobenchError
 from ..evaluation import (
     DEFAULT_BUDGET,
@@ -488,6 +489,8 @@ def prepare_demo_benchmark(out: Path, groups: int, force: bool, progress: bool) 
         used = f"; the demo uses the first {groups}" if held > groups else ""
         return f"[bold]1. reused[/] {escape(str(bench))} ({held} groups built earlier{used})"
     marker = out / DEMO_MARKER
+    # every check before the marker: once written, it says bench/ is the demo's own
+    check_benchmark_folder(bench)  # user files there are refused, even with --force
     if bench.is_dir() and any(bench.iterdir()) and not (force or marker.is_file()):
         raise ConfigError(
             f"{bench} holds a benchmark the demo did not build, with another configuration; "
@@ -529,8 +532,23 @@ def demo_command(out: Path, groups: int, force: bool, no_progress: bool) -> int:
     """
     if groups < 1:
         raise ConfigError("--groups must be at least 1")
-    # before any work: the demo writes bench/, run/ and report/ here, nowhere near other files
+    # before any work: one demo at a time in OUT, which holds its bench/, run/ and report/
+    # and nothing else (each is locked again by its own writer)
+    with lock_output(out, "demo", check=lambda: _check_demo_folder(out)):
+        return _demo(out, groups, force, no_progress)
+
+
+def _check_demo_folder(out: Path) -> None:
+    from ..evaluation._runner import check_run_folder
+    from ..report._build import check_report_folder
+
     check_output_folder(out, (DEMO_MARKER,), "demo folder", allowed=("bench", "run", "report"))
+    check_benchmark_folder(out / "bench")
+    check_run_folder(out / "run")
+    check_report_folder(out / "report")
+
+
+def _demo(out: Path, groups: int, force: bool, no_progress: bool) -> int:
     output = Output()
     output.say(prepare_demo_benchmark(out, groups, force, not no_progress))
     bench = out / "bench"

@@ -54,6 +54,11 @@ def report_command(
         f"wrote {escape(str(files.html))}, {escape(str(files.markdown))}, "
         f"{escape(str(files.metrics))} and {len(files.figures)} figure file(s)"
     )
+    if files.replaced_incomplete:
+        output.say(
+            f"[yellow]note:[/] {escape(str(out))} held an incomplete report (an earlier report "
+            "was stopped while writing it); it is replaced"
+        )
     if files.note:
         output.say(f"[yellow]figures omitted:[/] {escape(files.note)}")
     if len(files.benchmarks) > 1:
@@ -86,13 +91,10 @@ def leaderboard_command(
     """Rank the agents of runs of one benchmark (each RUNS a run or a folder of runs; runs
     of different benchmarks are refused): one row per agent, accuracy per setting, overall
     and justified accuracy with 95% intervals, best first."""
-    from ..report import build_leaderboard, write_leaderboard
-    from ..report._leaderboard import check_leaderboard_folder, leaderboard_table
+    from ..report._leaderboard import leaderboard_table, rank_into_folder
 
-    check_leaderboard_folder(out)  # before any work
     config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
-    board = build_leaderboard(runs, config)
-    paths = write_leaderboard(board, out)
+    board, paths = rank_into_folder(runs, config, out)
     output = output_for(output_format, as_json)
     if output.is_json:
         output.json(board.model_dump(mode="json", by_alias=True))
@@ -110,7 +112,13 @@ def _report_folder(path: Path, title: str) -> tuple[Path, bool]:
     """A folder holding a report of ``path`` (itself, if it is a report folder), and whether
     it was made here (a temporary folder, removed when the server stops)."""
     from ..report import HTML_FILE, write_report
+    from ..report._build import INCOMPLETE_FILE
 
+    if (path / INCOMPLETE_FILE).is_file():
+        raise ConfigError(
+            f"{path} holds an incomplete report (its writer was stopped before the last file; "
+            "its files may come from two runs); run `uncobench report` on it again"
+        )
     if (path / HTML_FILE).is_file():
         return path, False
     folder = Path(tempfile.mkdtemp(prefix="uncobench-view-"))

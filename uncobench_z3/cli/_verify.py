@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import glob
 import json
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import click
 from rich.markup import escape
 
-from .._outdir import contained
+from .._executor import ExecutorOptions
+from .._outdir import check_output_folder, contained, lock_output
 from ..errors import SpecReadError
 from ..solver import Evidence, SolverBudget, Verdict, VerificationReport
-from ..spec import TaskSpec, write_text_atomic
+from ..spec import TaskSpec, dump_json, write_text_atomic
 from ._app import EXIT_INPUT, EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, cli, err_console
 from ._documents import verify_path
 from ._options import (
@@ -27,6 +29,10 @@ from ._output import Column, Output, OutputTable, Styled, format_option, output_
 VERDICT_STYLE = {Verdict.PROVED: "green", Verdict.REFUTED: "bold red", Verdict.UNKNOWN: "yellow"}
 SHOWN_ORDER = (Verdict.PROVED, Verdict.REFUTED, Verdict.UNKNOWN)
 PER_DOCUMENT_ROWS = 20
+SMT2_MARKER = "smt2.json"
+"""written into an ``--emit-smt2`` folder before its first certificate: the folder is
+verify's, so a later verify may write there again (no version in it: ``encodings/`` commits
+it, and regenerating must not change it)"""
 """above this many inputs the summary counts verdicts instead of listing every file"""
 
 
@@ -191,26 +197,20 @@ def verify(
     out = output_for(output_format, as_json)
     where = executor_from(executor, ray_address, workers)
     budget = SolverBudget(timeout_ms=timeout_ms, rlimit=rlimit, seed=seed)
-    reports: list[VerificationReport] = []
-    unreadable: list[str] = []
-    errors: list[dict[str, str | None]] = []
-    written = 0
-    for path in expand_inputs(inputs):
-        certificates: dict[str, dict[str, str]] | None = {} if emit_dir is not None else None
-        try:
-            # every check that will be shown gets its evidence; a benchmark's proved groups
-            # are only counted unless asked for (--verbose, JSON, certificates)
-            full = out.is_json or verbose or emit_dir is not None
-            evidence: Evidence = "full" if full else "verdict"
-            with progress_bar("verifying", "groups", enabled=not no_progress) as bar:
-                found = verify_path(path, budget, certificates, bar.update, where, evidence)
-        except SpecReadError as exc:
-            unreadable.append(path)
-            errors.append({"source": exc.path, "json_path": exc.json_path, "error": exc.detail})
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
-            continue
-        reports.extend(found)
-        if emit_dir is not None and certificates:
+    # before any work: one writer of any kind in DIR, which is new, empty or verify's own
+    folder: AbstractContextManager[object] = nullcontext()
+    if emit_dir is not None:
+        target = emit_dir
+        folder = lock_output(target, "verify", check=lambda: check_certificate_folder(target))
+    with folder:
+        reports, unreadable, errors, certificates = _verify_inputs(
+            inputs, budget, where, out.is_json or verbose, emit_dir is not None, no_progress
+        )
+        # every input is read before the first certificate is written: an unreadable one
+        # writes none, not those of the inputs before it
+        written = 0
+        if emit_dir is not None and certificates and not unreadable:
+            write_text_atomic(emit_dir / SMT2_MARKER, dump_json({"kind": "uncobench-smt2"}))
             for task_id, files in certificates.items():
                 for name, text in files.items():
                     write_text_atomic(contained(emit_dir, task_id, f"{name}.smt2"), text)
@@ -220,12 +220,53 @@ def verify(
     else:
         print_verification(out, reports, unreadable, verbose)
     if emit_dir is not None:
-        # say what was written: an unreadable input writes no certificate
+        # say what was written: an unreadable input writes no certificate at all
         if written:
             out.say(f"[dim]{written} certificate file(s) written under {escape(str(emit_dir))}[/]")
+        elif unreadable:
+            out.say("[dim]no certificate written: an input could not be read[/]")
         else:
             out.say("[dim]no certificate written[/]")
     return exit_code_of(reports, len(unreadable))
+
+
+def check_certificate_folder(folder: Path) -> None:
+    """Refuse an ``--emit-smt2`` folder unless it is new, empty or one verify wrote."""
+    check_output_folder(folder, (SMT2_MARKER,), "certificate folder", option="--emit-smt2")
+
+
+def _verify_inputs(
+    inputs: tuple[str, ...],
+    budget: SolverBudget,
+    where: ExecutorOptions,
+    shown_in_full: bool,
+    emit: bool,
+    no_progress: bool,
+) -> tuple[
+    list[VerificationReport], list[str], list[dict[str, str | None]], dict[str, dict[str, str]]
+]:
+    """Every input verified: the reports, the unreadable inputs (and their errors, printed
+    as they come) and, with ``emit``, every certificate by task id."""
+    reports: list[VerificationReport] = []
+    unreadable: list[str] = []
+    errors: list[dict[str, str | None]] = []
+    every_certificate: dict[str, dict[str, str]] = {}
+    for path in expand_inputs(inputs):
+        certificates: dict[str, dict[str, str]] | None = {} if emit else None
+        try:
+            # every check that will be shown gets its evidence; a benchmark's proved groups
+            # are only counted unless asked for (--verbose, JSON, certificates)
+            evidence: Evidence = "full" if shown_in_full or emit else "verdict"
+            with progress_bar("verifying", "groups", enabled=not no_progress) as bar:
+                found = verify_path(path, budget, certificates, bar.update, where, evidence)
+        except SpecReadError as exc:
+            unreadable.append(path)
+            errors.append({"source": exc.path, "json_path": exc.json_path, "error": exc.detail})
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
+            continue
+        reports.extend(found)
+        every_certificate.update(certificates or {})
+    return reports, unreadable, errors, every_certificate
 
 
 @cli.command()

@@ -356,14 +356,23 @@ def build_benchmark(
     for ref in (llm.generator, llm.renderer, llm.validator):
         if ref is not None:  # a missing key or unknown provider fails now, not in every worker
             asyncio.run(ref.create().aclose())
-    check_output_folder(target, (MANIFEST_FILE, GROUPS_FILE, WORK_DIR), "benchmark folder")
-    # an unreachable cluster is bad input: it fails before any file is written
+    # before any work: one writer of any kind in ``out``, which must be a benchmark (or new);
+    # an unreachable cluster is bad input too, and fails before any file is written
     where = (executor or ExecutorOptions()).with_workers(workers)
-    with open_executor(where) as engine, lock_output(target, "build") as lock:
+
+    def check() -> None:
+        check_benchmark_folder(target)
+
+    with lock_output(target, "build", check=check) as lock, open_executor(where) as engine:
         remove_stale_temps(target, (lock.holder_path.name,))  # (its own write has finished)
         result = _build(target, config, llm, engine, force, progress, minimum_rounds)
     result.stale_lock = lock.stale_note()
     return result
+
+
+def check_benchmark_folder(out: str | Path) -> None:
+    """Refuse ``out`` unless it is new, empty or a benchmark's folder."""
+    check_output_folder(out, (MANIFEST_FILE, GROUPS_FILE, WORK_DIR), "benchmark folder")
 
 
 def _build(

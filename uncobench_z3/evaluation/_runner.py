@@ -317,23 +317,23 @@ async def run_evaluation(
             check_agent_name(name)
         await check_models(config)
     target = Path(out)
-    check_output_folder(target, (RUN_FILE, SAMPLES_FILE), "run folder")
-    if digests is None or len(digests) != len(groups):
-        digests = [group_digest(g) for g in groups]
-    if benchmark_digest(groups, digests) != config.benchmark_hash:
-        raise ConfigError("the run configuration was made for other task groups (content hash)")
-    # before any file is written: a model that cannot be made or asked fails here
-    limits = await connection_limits(config)
-    if options.concurrency is None:
-        options = options.updated(concurrency=min([DEFAULT_CONCURRENCY, *limits]))
-    jobs, unavailable = plan_jobs(groups, config, digests)
-    budget = options.error_budget
-    # workers are reached (a Ray cluster connected to) before any file is written
-    engine = _executor(options, limits)
-    run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),
-               budget.describe(), engine, limits)  # fmt: skip
-    try:
-        with lock_output(target, "eval") as lock:
+    # before any work: one writer of any kind in ``out``, which must be a run folder (or new)
+    with lock_output(target, "eval", check=lambda: check_run_folder(target)) as lock:
+        if digests is None or len(digests) != len(groups):
+            digests = [group_digest(g) for g in groups]
+        if benchmark_digest(groups, digests) != config.benchmark_hash:
+            raise ConfigError("the run configuration was made for other task groups (content hash)")
+        # before any file is written: a model that cannot be made or asked fails here
+        limits = await connection_limits(config)
+        if options.concurrency is None:
+            options = options.updated(concurrency=min([DEFAULT_CONCURRENCY, *limits]))
+        jobs, unavailable = plan_jobs(groups, config, digests)
+        budget = options.error_budget
+        # workers are reached (a Ray cluster connected to) before any file is written
+        engine = _executor(options, limits)
+        run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),
+                   budget.describe(), engine, limits)  # fmt: skip
+        try:
             _note(lock.stale_note())
             remove_stale_run_temps(target, lock.holder_path.name)
             prepared = prepare_run_dir(target, config, lambda: {job.key for job in jobs},
@@ -348,9 +348,15 @@ async def run_evaluation(
                 return await run.execute(done, options)
             finally:
                 CALL_POLICY.reset(token)
-    finally:
-        if engine is not None:
-            engine.close()
+        finally:
+            if engine is not None:
+                engine.close()
+
+
+def check_run_folder(out: str | Path) -> None:
+    """Refuse ``out`` unless it is new, empty or a run folder (a report, a benchmark or
+    someone's papers is not)."""
+    check_output_folder(out, (RUN_FILE, SAMPLES_FILE), "run folder")
 
 
 def _executor(options: EvalOptions, limits: list[int]) -> Executor | None:

@@ -1,7 +1,10 @@
 """Writing the report: ``report.html``, ``report.md``, ``metrics.json`` and ``figures/``.
 
-Everything is read and computed before the first file is written; every file is replaced
-atomically (a reader sees the old report or the new one, never half of one).
+The folder is locked (one writer of any kind) before anything is read; everything is read and
+computed before the first file is written; every file is replaced atomically. The set of
+files is not one atomic step, so ``report.incomplete`` is written before the first file and
+removed after the last: a report killed while replacing an earlier one leaves it, ``view``
+refuses such a folder and the next ``report`` says it replaces an incomplete report.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._outdir import check_output_folder, lock_output
+from .._outdir import check_output_folder, incomplete_marker, lock_output
 from ..evaluation import compare_agents, compute_metrics
 from ..spec import with_umask, write_text_atomic
 from ..stats import BootstrapConfig
@@ -33,6 +36,8 @@ HTML_FILE = "report.html"
 FIGURES_DIR = "figures"
 REPORT_FILES = (HTML_FILE, MARKDOWN_FILE, METRICS_FILE)
 """what makes a folder a report folder (besides ``figures/``)"""
+INCOMPLETE_FILE = "report.incomplete"
+"""present while a report's files are being replaced (see the module docstring)"""
 DEFAULT_TITLE = "uncobench evaluation report"
 
 
@@ -49,6 +54,14 @@ class ReportFiles:
     """the content hashes of the runs' benchmarks (more than one: their samples are pooled)"""
     timings: dict[str, float] = field(default_factory=dict)
     """CPU seconds per stage (read, metrics, figures, viewer, write)"""
+    replaced_incomplete: bool = False
+    """the folder held a report whose writer had been interrupted (now replaced)"""
+
+
+def check_report_folder(out: str | Path) -> None:
+    """Refuse ``out`` unless it is new, empty or a report's folder (a file, a run folder or
+    someone's papers is not)."""
+    check_output_folder(out, REPORT_FILES, "report folder", allowed=(FIGURES_DIR, INCOMPLETE_FILE))
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
@@ -77,9 +90,15 @@ def write_report(
     (``figures=False``: no matplotlib; ``plots`` is that option's older name)."""
     figures = figures if plots is None else plots
     target = Path(out)
-    # before any work: a file, a run folder or someone's papers is not a report folder
-    check_output_folder(target, REPORT_FILES, "report folder", allowed=(FIGURES_DIR,))
-    bootstrap = bootstrap or BootstrapConfig()
+    # before any work: one writer of any kind in ``out``, and a file, a run folder or
+    # someone's papers is not a report folder
+    with lock_output(target, "report", check=lambda: check_report_folder(target)):
+        return _compute_and_write(runs, target, title, figures, bootstrap or BootstrapConfig())
+
+
+def _compute_and_write(
+    runs: str | Path, target: Path, title: str, figures: bool, bootstrap: BootstrapConfig
+) -> ReportFiles:
     clock = time.process_time()
     timings: dict[str, float] = {}
 
@@ -106,8 +125,7 @@ def write_report(
     lap("viewer")
     sections = build_sections(SectionInputs(data, document, viewer_data, judged, notes,
                                             drawn.note))  # fmt: skip
-    with lock_output(target, "report"):  # one writer at a time in ``out``
-        files = _write(target, title, drawn, sections, document, viewer_data)
+    files = _write(target, title, drawn, sections, document, viewer_data)
     files.timings = timings
     files.benchmarks = data.benchmark_hashes()
     lap("write")
@@ -122,7 +140,21 @@ def _write(
     document: MetricsDocument,
     viewer_data: ViewerData,
 ) -> ReportFiles:
-    """The report's files, each replaced atomically."""
+    """The report's files, each replaced atomically, the set under ``report.incomplete``."""
+    with incomplete_marker(target / INCOMPLETE_FILE, "report") as interrupted:
+        files = _write_files(target, title, drawn, sections, document, viewer_data)
+    files.replaced_incomplete = interrupted
+    return files
+
+
+def _write_files(
+    target: Path,
+    title: str,
+    drawn: Figures,
+    sections: list[Section],
+    document: MetricsDocument,
+    viewer_data: ViewerData,
+) -> ReportFiles:
     figure_files: list[Path] = []
     for name, rendered in drawn.rendered.items():
         for suffix, content in (("png", rendered.png), ("svg", rendered.svg)):

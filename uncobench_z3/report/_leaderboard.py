@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from .._outdir import check_output_folder, lock_output
+from .._outdir import check_output_folder, incomplete_marker, lock_output
 from ..errors import ConfigError
 from ..evaluation import SampleRecord, compute_metrics, configuration_of, is_error
 from ..settings import SETTING_NAMES
@@ -35,6 +35,8 @@ from ._metrics_json import BootstrapInfo
 from ._tables import Table, interval_text, percent, setting_title
 
 LEADERBOARD_FILES = ("leaderboard.md", "leaderboard.html", "leaderboard.json")
+LEADERBOARD_INCOMPLETE = "leaderboard.incomplete"
+"""present while the leaderboard's files are being replaced (a killed writer leaves it)"""
 
 
 class SettingScore(BaseModel):
@@ -188,9 +190,24 @@ def leaderboard_table(board: Leaderboard) -> Table:
 
 def write_leaderboard(board: Leaderboard, out: str | Path) -> list[Path]:
     """``leaderboard.md``, ``leaderboard.html`` (self-contained, no script) and
-    ``leaderboard.json`` (exact fractions as strings) in the folder ``out``."""
+    ``leaderboard.json`` (exact fractions as strings) in the folder ``out``, locked."""
     target = Path(out)
-    check_leaderboard_folder(target)
+    with lock_output(target, "leaderboard", check=lambda: check_leaderboard_folder(target)):
+        return _write_files(board, target)
+
+
+def rank_into_folder(
+    runs: Sequence[str | Path], config: BootstrapConfig, out: str | Path
+) -> tuple[Leaderboard, list[Path]]:
+    """Lock ``out`` (one writer of any kind) before any work, rank ``runs`` and write the
+    leaderboard's files there."""
+    target = Path(out)
+    with lock_output(target, "leaderboard", check=lambda: check_leaderboard_folder(target)):
+        board = build_leaderboard(runs, config)
+        return board, _write_files(board, target)
+
+
+def _write_files(board: Leaderboard, target: Path) -> list[Path]:
     table = leaderboard_table(board)
     title = "uncobench leaderboard"
     note = f"Benchmark {board.benchmark_hash[:16]}; runs: {', '.join(board.runs)}."
@@ -206,7 +223,7 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> list[Path]:
     )
     paths = [target / name for name in LEADERBOARD_FILES]
     document = json.loads(board.model_dump_json(by_alias=True))
-    with lock_output(target, "leaderboard"):  # one writer at a time in ``out``
+    with incomplete_marker(target / LEADERBOARD_INCOMPLETE, "leaderboard"):
         for path, text in zip(paths, (md, page, json.dumps(document, indent=1) + "\n"),
                               strict=True):  # fmt: skip
             write_text_atomic(path, text)
@@ -216,4 +233,5 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> list[Path]:
 def check_leaderboard_folder(out: str | Path) -> None:
     """Refuse ``out`` unless it is new, empty or a leaderboard's folder (a run folder or
     someone's papers is not); callers check before ranking anything."""
-    check_output_folder(out, LEADERBOARD_FILES, "leaderboard folder")
+    check_output_folder(out, LEADERBOARD_FILES, "leaderboard folder",
+                        allowed=(LEADERBOARD_INCOMPLETE,))  # fmt: skip

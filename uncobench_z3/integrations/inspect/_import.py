@@ -11,7 +11,9 @@ Every log is read and checked before anything is written; the output folder is l
 (one writer at a time), records are stored as the runner stores them (overlong strings
 capped), and each run directory is written to a temporary folder and renamed into place.
 Importing the same log again replaces its directory; a directory that holds anything else is
-refused.
+refused. ``--out`` itself must be new, empty or a folder of runs (folders only, such as runs
+imported or written by ``eval``): a run folder, a benchmark or someone's papers is refused
+before anything is read.
 """
 
 from __future__ import annotations
@@ -211,16 +213,38 @@ def write_imported(out: Path, imported: ImportedLog) -> Path:
     return target
 
 
-def import_inspect_logs(logs: list[Path], out: Path) -> list[tuple[ImportedLog, Path]]:
-    """Convert ``logs`` into run directories under ``out`` (module docstring)."""
+def check_runs_folder(out: Path) -> None:
+    """Refuse ``out`` unless it is new, empty or a folder of run directories: a file in it
+    (a run's ``run.json``, a benchmark's ``manifest.json``, someone's papers) says it is
+    something else. Hidden entries are the project's own (its lock, a scratch folder)."""
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder")
-    imported = [read_inspect_log(path) for path in logs]
-    names = [i.name for i in imported]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ConfigError(f"two logs would share the run directory {repeated[0]!r}")
-    with lock_output(out, "import-inspect"):  # one writer at a time in ``out``
+    if not out.is_dir():
+        return
+    try:
+        entries = list(out.iterdir())
+    except OSError as exc:
+        raise ConfigError(f"{out}: cannot be read ({exc.strerror})") from None
+    # a run directory in the way of an import is refused by name later (_check_target)
+    others = sorted(e.name for e in entries if not e.name.startswith(".") and not e.is_dir())
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise ConfigError(
+            f"{out} is not a folder of runs and is not empty (it holds {shown}); choose a new "
+            "or empty folder for --out"
+        )
+
+
+def import_inspect_logs(logs: list[Path], out: Path) -> list[tuple[ImportedLog, Path]]:
+    """Convert ``logs`` into run directories under ``out`` (module docstring)."""
+    # before any work: one writer of any kind in ``out``, which must be a folder of runs;
+    # every log is read and checked before anything is written
+    with lock_output(out, "import-inspect", check=lambda: check_runs_folder(out)):
+        imported = [read_inspect_log(path) for path in logs]
+        names = [i.name for i in imported]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ConfigError(f"two logs would share the run directory {repeated[0]!r}")
         for item in imported:
             _check_target(out, item)
         return [(item, write_imported(out, item)) for item in imported]
