@@ -16,6 +16,7 @@ import pytest
 
 from tests.cli_helpers import run_cli
 from tests.kill_helpers import run_killed
+from uncobench_z3._outdir import HOLDER_FILE, LOCK_FILE
 from uncobench_z3.construct import GROUPS_FILE, MANIFEST_FILE, _pipeline, build_benchmark
 from uncobench_z3.construct._candidate import CandidateOutcome
 from uncobench_z3.construct._pipeline import BuildResult, build_config
@@ -27,7 +28,7 @@ GROUPS = 6
 SEED = 11
 REJECTED_FILE = "rejected.jsonl"
 OUTPUTS = [GROUPS_FILE, MANIFEST_FILE, REJECTED_FILE]
-FINISHED = sorted([".uncobench-build.lock", *OUTPUTS])
+FINISHED = sorted([LOCK_FILE, *OUTPUTS])
 """what a finished benchmark folder holds"""
 
 
@@ -188,7 +189,7 @@ def test_a_rerun_removes_the_temporary_files_killed_writes_left_and_nothing_else
         ".groups.jsonl.abcd_123.tmp",
         ".manifest.json.zz9y8x7w.tmp",
         ".rejected.jsonl.a1b2c3d4.tmp",
-        "..uncobench-build.lock.json.q1w2e3r4.tmp",
+        f".{HOLDER_FILE}.q1w2e3r4.tmp",
     ]
     theirs = [
         ".groups.jsonl.tmp",  # not named the way our writes name theirs

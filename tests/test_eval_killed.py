@@ -11,6 +11,7 @@ import pytest
 
 from tests.cli_helpers import run_cli
 from tests.kill_helpers import run_killed
+from uncobench_z3._outdir import HOLDER_FILE
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import (
     RUN_FILE,
@@ -134,7 +135,7 @@ def test_a_rerun_removes_the_temporary_files_killed_writes_left_and_nothing_else
     ours = [
         ".run.json.abcd1234.tmp",
         ".samples.jsonl.q_w2e3r4.tmp",
-        "..uncobench-eval.lock.json.zz9y8x7w.tmp",
+        f".{HOLDER_FILE}.zz9y8x7w.tmp",
         ".samples.discarded-3.jsonl.a1b2c3d4.tmp",
         ".samples.torn-1.txt.a1b2c3d4.tmp",
     ]
