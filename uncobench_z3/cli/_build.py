@@ -10,6 +10,7 @@ import click
 from rich.markup import escape
 
 from ..construct import MANIFEST_FILE, LLMStages, ModelRef, build_benchmark, check_benchmark
+from ..construct._stats_schema import check_build_stats
 from ..errors import ConfigError, SpecReadError
 from ._app import EXIT_OK, cli, err_console
 from ._options import (
@@ -308,6 +309,7 @@ def stats(bench: Path, output_format: str, as_json: bool) -> int:
         raise SpecReadError(
             str(bench), f"has no build statistics{made}: only `uncobench build` records them"
         )
+    check_build_stats(manifest, str(folder / MANIFEST_FILE))
     out = output_for(output_format, as_json)
     if out.is_json:
         out.json(manifest["stats"])

@@ -16,10 +16,12 @@ from ..evaluation import (
     GroupJudges,
     JudgeAgreement,
     JudgeRun,
+    UnreadableStatement,
     ValidityCell,
     judge_run,
     read_log,
     run_benchmark_path,
+    unreadable_sample_error,
     validity_cells,
 )
 from ..models import Model
@@ -155,7 +157,10 @@ def judge_command(
     groups, digests = load_benchmark(bench if bench is not None else run_benchmark_path(run))
     samples, _ = read_log(run / SAMPLES_FILE)
     config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
-    validity = validity_cells(samples, GroupJudges(groups, digests), config)
+    try:
+        validity = validity_cells(samples, GroupJudges(groups, digests), config)
+    except UnreadableStatement as exc:
+        raise unreadable_sample_error(run / SAMPLES_FILE, exc) from None
     result: JudgeRun | None = None
     if judge_model is not None:
         result = asyncio.run(

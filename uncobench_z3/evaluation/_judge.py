@@ -18,6 +18,7 @@ for comparison.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from .._textcap import cut_info
 from ..construct import Catalog, RenderedTask, parse_catalog
 from ..errors import ConfigError, SpecReadError
 from ..settings import TaskGroup, group_digest
+from ..settings._references import stated_value_problems
 from ..spec import TypedTask, load_json
 from ._environment import PreparedGroup, ReplyRecord
 from ._reply_judge import ReplyJudgement, judge_text
@@ -41,6 +43,54 @@ def written_text(reply: ReplyRecord) -> str | None:
     if reply.fidelity is not None and reply.fidelity.rejected_text is not None:
         return reply.fidelity.rejected_text
     return reply.text
+
+
+class UnreadableStatement(ValueError):
+    """A reply record states a value its group's task has no name or form for (a damaged or
+    edited run log): refused where it is read, rather than met as a crash deeper down.
+
+    ``sample_key`` is the key of the sample whose trace holds the reply, once known."""
+
+    sample_key: str | None = None
+
+
+def check_statements(task: TypedTask, reply: ReplyRecord) -> None:
+    """Raise :class:`UnreadableStatement` for the first stated value of ``reply`` that names
+    a candidate, fact or context the task lacks, or has no single readable form."""
+    for index, stated in enumerate(reply.stated):
+        for where, problem in stated_value_problems(task.spec, stated):
+            place = "".join(f".{part}" for part in where)
+            raise UnreadableStatement(
+                f"the reply of {reply.role}: stated[{index}]{place}: {problem}"
+            )
+
+
+def unreadable_sample_error(log: Path, error: UnreadableStatement) -> SpecReadError:
+    """``error`` as one line naming the log and the line of the sample (looked for now: a
+    refusal is rare, the log may be long)."""
+    where = str(log)
+    if error.sample_key is not None:
+        try:
+            with log.open(encoding="utf-8", errors="replace") as handle:
+                for number, line in enumerate(handle, 1):
+                    if error.sample_key in line and _key_of(line) == error.sample_key:
+                        where = f"{log}:{number}"
+                        break
+        except OSError:
+            pass
+    return SpecReadError(
+        where,
+        f"sample {error.sample_key or '?'}: {error}; fix or delete its line, or run "
+        "`uncobench eval` again with --force to set it aside",
+    )
+
+
+def _key_of(line: str) -> object:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record.get("key") if isinstance(record, dict) else None
 
 
 def is_judged(reply: ReplyRecord) -> bool:
@@ -108,6 +158,7 @@ class GroupJudge:
         key = _reference_key(reply)
         verdict = self._verdicts.get(key)
         if verdict is None:
+            check_statements(self.task, reply)
             verdict = self._verdicts[key] = judge_reply(self.task, reply, self.catalog)
         return verdict
 

@@ -34,7 +34,13 @@ from pydantic import BaseModel, ConfigDict
 from ..settings import SETTING_NAMES
 from ..stats import BootstrapConfig, Interval, Unit, bootstrap_many, ratios_at
 from ._environment import ReplyRecord
-from ._judge import GroupJudges, colleague_mode_of, colleague_of, is_judged
+from ._judge import (
+    GroupJudges,
+    UnreadableStatement,
+    colleague_mode_of,
+    colleague_of,
+    is_judged,
+)
 from ._metrics import broke_policy
 from ._reply_judge import ReplyJudgement
 from ._sample import SampleRecord
@@ -145,7 +151,11 @@ class ValidityTally:
                 if judge is None:
                     counts["unmatched"] += 1
                     continue
-                verdict = judge.judge(reply)
+                try:
+                    verdict = judge.judge(reply)
+                except UnreadableStatement as exc:
+                    exc.sample_key = sample.key
+                    raise
                 group = cell.groups.get(sample.group_hash)
                 if group is None:
                     group = cell.groups[sample.group_hash] = _Group()

@@ -25,8 +25,10 @@ from ..evaluation import (
     RUN_FILE,
     SAMPLES_FILE,
     SampleRecord,
+    UnreadableStatement,
     run_benchmark_path,
     typed_task,
+    unreadable_sample_error,
 )
 from ..settings import TaskGroup
 from ..spec import TypedTask, load_json, validate_document
@@ -304,6 +306,9 @@ def read_runs(data: ReportData, visitors: Sequence[TraceVisitor] = ()) -> Report
             try:
                 for visit in visitors:
                     visit(record, trace)
+            except UnreadableStatement as exc:
+                exc.sample_key = exc.sample_key or record.key
+                raise unreadable_sample_error(run.path / SAMPLES_FILE, exc) from None
             except ValueError as exc:  # a visitor validates more of the trace than the reader
                 raise SpecReadError(
                     str(run.path / SAMPLES_FILE),

@@ -210,6 +210,17 @@ class TaskGroup(BaseModel):
 
         return migrate_group(data)
 
+    @model_validator(mode="after")
+    def _names_are_the_tasks(self) -> TaskGroup:
+        # checked when read, so that no command meets a name the task lacks later (a proof
+        # that never looks at it, a reader that crashes on it)
+        from ._references import reference_error, reference_problems
+
+        problems = reference_problems(self.spec, self.settings)
+        if problems:
+            raise reference_error(type(self).__name__, problems)
+        return self
+
     def setting(self, name: SettingName) -> Setting:
         for setting in self.settings:
             if setting.name == name:

@@ -1,0 +1,147 @@
+"""The names a group's settings use, checked against the group's own task.
+
+A defect names a role, a fact, candidates; its replies state values of facts of candidates
+in contexts; its follow-up rule names facts, contexts and candidates. Every one of those
+names must be the task's, and every stated value must have one form and parse as a value of
+its fact: otherwise the checks, the colleagues and the readers of a run would each meet the
+bad name at a different place (a proof that never looks at it, a crash that does). The
+group is refused when it is read instead, with the place of the first bad name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from ..spec import Fact, TaskSpec, ValueParseError, parse_value
+from ._model import CandidateSign, ContextSign, FactSign, ReplySign
+
+if TYPE_CHECKING:
+    from ._model import Defect, Setting, StatedValue
+
+
+Location = tuple[str | int, ...]
+Problem = tuple[Location, str]
+"""where in the group document (as pydantic locates errors), and what is wrong there"""
+
+
+class _Names:
+    def __init__(self, spec: TaskSpec) -> None:
+        self.candidates = {c.id for c in spec.candidates}
+        self.roles = {r.id for r in spec.roles}
+        self.facts = {f.key: f for f in spec.facts}
+
+    def fact(self, key: str, where: Location) -> Iterator[Problem]:
+        if key not in self.facts:
+            yield where, f"{key!r} is not a fact of the task"
+
+    def context(self, key: str, context: str, where: Location) -> Iterator[Problem]:
+        fact = self.facts.get(key)
+        if fact is not None and context not in (fact.context, *fact.other_contexts):
+            yield where, f"{context!r} is not a context of the fact {key!r}"
+
+    def candidate(self, candidate: str, where: Location) -> Iterator[Problem]:
+        if candidate not in self.candidates:
+            yield where, f"{candidate!r} is not a candidate of the task"
+
+
+def stated_value_problems(
+    spec: TaskSpec, stated: StatedValue, where: Location = ()
+) -> list[Problem]:
+    """What is wrong with one stated value against ``spec`` (nothing: it can be read)."""
+    return list(_stated(_Names(spec), stated, where))
+
+
+def _stated(names: _Names, stated: StatedValue, where: Location) -> Iterator[Problem]:
+    yield from names.candidate(stated.candidate, (*where, "candidate"))
+    yield from names.fact(stated.fact, (*where, "fact"))
+    yield from names.context(stated.fact, stated.context, (*where, "context"))
+    fact = names.facts.get(stated.fact)
+    forms = [
+        stated.value is not None,
+        stated.low is not None or stated.high is not None,
+        stated.options is not None,
+    ]
+    if sum(forms) != 1:
+        yield where, "a stated value has exactly one form: value, low and high, or options"
+        return
+    if (stated.low is None) != (stated.high is None):
+        yield where, "a range needs both low and high"
+        return
+    if stated.options is not None and not stated.options:
+        yield (*where, "options"), "no options"
+        return
+    if fact is not None:
+        yield from _values(fact, stated, where)
+
+
+def _values(fact: Fact, stated: StatedValue, where: Location) -> Iterator[Problem]:
+    raws = {"value": [stated.value], "low": [stated.low], "high": [stated.high]}
+    raws["options"] = list(stated.options or [])
+    for field, values in raws.items():
+        for raw in values:
+            if raw is None:
+                continue
+            try:
+                parse_value(fact.type, raw, fact.values)
+            except ValueParseError as exc:
+                yield (*where, field), f"not a value of the fact {fact.key!r} ({exc})"
+                return
+
+
+def _defect(names: _Names, defect: Defect, where: Location) -> Iterator[Problem]:
+    if defect.role not in names.roles:
+        yield (*where, "role"), f"{defect.role!r} is not a role of the task"
+    if defect.fact is not None:
+        yield from names.fact(defect.fact, (*where, "fact"))
+        fact = names.facts.get(defect.fact)
+        if fact is not None and defect.role in names.roles and fact.owner != defect.role:
+            yield (*where, "fact"), f"{defect.fact!r} is not a fact of the role {defect.role!r}"
+    for i, candidate in enumerate(defect.candidates):
+        yield from names.candidate(candidate, (*where, "candidates", i))
+    for reply in ("first_reply", "resolved_reply"):
+        for i, stated in enumerate(getattr(defect, reply) or []):
+            yield from _stated(names, stated, (*where, reply, i))
+    for i, clause in enumerate(defect.targeted_follow_up.all_of):
+        for j, sign in enumerate(clause.any_of):
+            at = (*where, "targeted_follow_up", "all_of", i, "any_of", j)
+            if isinstance(sign, CandidateSign):
+                for k, candidate in enumerate(sign.candidates):
+                    yield from names.candidate(candidate, (*at, "candidates", k))
+            elif isinstance(sign, FactSign | ReplySign | ContextSign):
+                yield from names.fact(sign.fact, (*at, "fact"))
+                if isinstance(sign, ContextSign):
+                    yield from names.context(sign.fact, sign.context, (*at, "context"))
+
+
+def reference_problems(spec: TaskSpec, settings: list[Setting]) -> list[Problem]:
+    """Every name of ``settings`` that ``spec`` does not have, and every stated value that
+    has no single form or does not parse as a value of its fact, each with its place."""
+    names = _Names(spec)
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for i, setting in enumerate(settings):
+        if setting.name in seen:
+            problems.append(
+                (("settings", i, "name"), f"the setting {setting.name!r} appears twice")
+            )
+        seen.add(setting.name)
+        for j, defect in enumerate(setting.defects):
+            problems += _defect(names, defect, ("settings", i, "defects", j))
+    return problems
+
+
+def reference_error(title: str, problems: list[Problem]) -> ValidationError:
+    """The problems as one validation error, each at its own place in the document."""
+    details = [
+        InitErrorDetails(
+            type=PydanticCustomError("reference", "{problem}", {"problem": message}),
+            loc=where,
+            input=None,
+        )
+        for where, message in problems
+    ]
+    return ValidationError.from_exception_data(title, details)
