@@ -190,3 +190,11 @@ def test_stats_reads_the_statistics_a_build_writes(
     built: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_cli(capsys, "stats", str(built)).code == 0
+
+
+def test_judge_refuses_a_benchmark_that_is_not_the_runs(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = one_line(run_cli(capsys, "judge", str(run), "--bench", str(GROUP)))
+    assert "is not the benchmark" in line
+    assert run_cli(capsys, "judge", str(run)).code == 0

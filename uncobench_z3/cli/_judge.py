@@ -12,12 +12,14 @@ from rich.markup import escape
 from ..construct import ModelRef, load_benchmark
 from ..errors import ConfigError
 from ..evaluation import (
+    RUN_FILE,
     SAMPLES_FILE,
     GroupJudges,
     JudgeAgreement,
     JudgeRun,
     UnreadableStatement,
     ValidityCell,
+    benchmark_digest,
     judge_run,
     read_log,
     run_benchmark_path,
@@ -26,6 +28,7 @@ from ..evaluation import (
 )
 from ..models import Model
 from ..settings import TaskGroup
+from ..spec import load_json
 from ..stats import BootstrapConfig, Interval, decimal_text, percent_text
 from ._app import EXIT_OK, cli
 from ._eval import bootstrap_options
@@ -105,6 +108,19 @@ async def _run_llm_judge(
         await model.aclose()
 
 
+def _check_same_benchmark(run: Path, benchmark: Path, digest: str) -> None:
+    """Refuse a benchmark other than the run's: none of its replies would find their group,
+    and the judge would report "judged 0" everywhere as if that were a result."""
+    meta = load_json(run / RUN_FILE)
+    config = meta.get("config") if isinstance(meta, dict) else None
+    recorded = config.get("benchmark_hash") if isinstance(config, dict) else None
+    if isinstance(recorded, str) and recorded and recorded != digest:
+        raise ConfigError(
+            f"{benchmark} is not the benchmark {run} was evaluated on (its groups' content "
+            f"hash is {digest[:12]}, the run's {recorded[:12]})"
+        )
+
+
 @cli.command("judge")
 @click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
@@ -154,7 +170,9 @@ def judge_command(
     """
     if judge_model is None and (limit is not None or out is not None):
         raise ConfigError("--limit and --out concern the LLM judge: name it with --judge-model")
-    groups, digests = load_benchmark(bench if bench is not None else run_benchmark_path(run))
+    benchmark = bench if bench is not None else run_benchmark_path(run)
+    groups, digests = load_benchmark(benchmark)
+    _check_same_benchmark(run, benchmark, benchmark_digest(groups, digests))
     samples, _ = read_log(run / SAMPLES_FILE)
     config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
     try:
