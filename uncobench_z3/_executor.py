@@ -41,6 +41,7 @@ from .errors import ConfigError, UncobenchError
 
 __all__ = [
     "EXECUTOR_KINDS",
+    "MAX_WORKERS",
     "Channel",
     "Executor",
     "ExecutorKind",
@@ -54,6 +55,9 @@ __all__ = [
 
 ExecutorKind = Literal["local", "ray"]
 EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("local", "ray")
+MAX_WORKERS = 1024
+"""the most ``--workers`` accepted: more processes (or Ray tasks at once) than a machine or
+cluster this runs on has cores for is a typo, not a plan"""
 T = TypeVar("T")
 
 
@@ -77,12 +81,22 @@ class ExecutorOptions:
             raise ConfigError(f"--executor must be local or ray, not {self.kind!r}")
         if self.workers is not None and self.workers < 1:
             raise ConfigError(f"--workers must be at least 1, not {self.workers}")
+        if self.workers is not None and self.workers > MAX_WORKERS:
+            raise ConfigError(f"--workers must be at most {MAX_WORKERS}, not {self.workers}")
         if self.address is not None and self.kind != "ray":
             raise ConfigError("--ray-address needs --executor ray")
 
     def with_workers(self, workers: int | None) -> ExecutorOptions:
         """These options with ``workers``, if given (the Python API's ``workers=``)."""
         return self if workers is None else replace(self, workers=workers)
+
+    def for_items(self, items: int) -> ExecutorOptions:
+        """These options for ``items`` pieces of work: never more workers than pieces (a
+        worker with nothing to do is a process forked, or a Ray slot held, for nothing)."""
+        if self.workers is None and self.kind == "ray":
+            return self  # every CPU of a cluster not yet reached: the executor caps it
+        workers = self.workers or os.cpu_count() or 1
+        return replace(self, workers=max(1, min(workers, items)))
 
 
 class WorkerLost(UncobenchError):

@@ -17,6 +17,7 @@ from ._options import (
     executor_from,
     executor_options,
     rlimit_option,
+    solver_seed_type,
     timeout_ms_option,
     workers_option,
 )
@@ -44,7 +45,9 @@ from ._output import Output, OutputTable, Styled, format_option, output_for, pro
 )
 @timeout_ms_option
 @rlimit_option
-@click.option("--solver-seed", default=0, show_default=True, help="Solver random seed.")
+@click.option(
+    "--solver-seed", default=0, show_default=True, type=solver_seed_type, help="Solver random seed."
+)
 @click.option("--force", is_flag=True, help="Discard an output built with another configuration.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option(

@@ -23,6 +23,7 @@ from ..evaluation import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRY_WAIT,
     INTERVENTION_ARMS,
+    MAX_EPOCHS,
     CallPolicy,
     ColleagueMode,
     EvalOptions,
@@ -44,7 +45,7 @@ from ..models import DEFAULT_MAX_ATTEMPTS
 from ..settings import SETTING_NAMES, SettingName
 from ..solver import SolverBudget, Verdict
 from ..spec import dump_json, write_text_atomic
-from ..stats import DEFAULT_SAMPLES, decimal_text, percent_text
+from ..stats import DEFAULT_SAMPLES, MAX_SAMPLES, decimal_text, percent_text
 from ._app import EXIT_OK, cli
 from ._options import executor_from, executor_options, workers_option
 from ._output import Output, OutputTable, format_option, output_for, progress_bar
@@ -292,7 +293,7 @@ def print_error_samples(
     "--epochs",
     default=1,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_EPOCHS),
     help="Independent trials of every sample (a run grows to more epochs without redoing).",
 )
 @click.option(
@@ -448,7 +449,7 @@ def bootstrap_options(command: Callable[..., int]) -> Callable[..., int]:
         "--bootstrap-samples",
         default=DEFAULT_SAMPLES,
         show_default=True,
-        type=click.IntRange(min=1),
+        type=click.IntRange(min=1, max=MAX_SAMPLES),
         help="Bootstrap resamples per interval.",
     )(command)
 

@@ -7,13 +7,14 @@ from typing import Any, TypeVar, cast
 
 import click
 
-from .._executor import EXECUTOR_KINDS, ExecutorKind, ExecutorOptions
+from .._executor import EXECUTOR_KINDS, MAX_WORKERS, ExecutorKind, ExecutorOptions
+from ..solver._factory import MAX_RLIMIT, MAX_SOLVER_SEED, MAX_TIMEOUT_MS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 timeout_ms_option = click.option(
     "--timeout-ms",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_TIMEOUT_MS),
     default=2000,
     show_default=True,
     help="Solver timeout per query.",
@@ -21,18 +22,21 @@ timeout_ms_option = click.option(
 
 rlimit_option = click.option(
     "--rlimit",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_RLIMIT),
     default=50_000_000,
     show_default=True,
     help="Solver resource limit per query.",
 )
+
+solver_seed_type = click.IntRange(min=0, max=MAX_SOLVER_SEED)
+"""the solver's random seed (Z3 reads it as an unsigned 32-bit number)"""
 
 
 def workers_option(default_help: str) -> Callable[[F], F]:
     """``--workers``: local worker processes, or with Ray the tasks (shards) at once."""
     return click.option(
         "--workers",
-        type=click.IntRange(min=1),
+        type=click.IntRange(min=1, max=MAX_WORKERS),
         default=None,
         help=f"Worker processes, or with --executor ray the tasks at once [default: "
         f"{default_help}].",

@@ -21,6 +21,7 @@ from ._options import (
     executor_from,
     executor_options,
     rlimit_option,
+    solver_seed_type,
     timeout_ms_option,
     workers_option,
 )
@@ -162,7 +163,9 @@ def print_verification(
 )
 @timeout_ms_option
 @rlimit_option
-@click.option("--seed", default=0, show_default=True, help="Solver random seed.")
+@click.option(
+    "--seed", default=0, show_default=True, type=solver_seed_type, help="Solver random seed."
+)
 @workers_option("all cores, or every CPU of the Ray cluster; a built benchmark only")
 @executor_options
 @click.option("--no-progress", is_flag=True, help="No progress bar on a benchmark.")

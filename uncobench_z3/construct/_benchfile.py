@@ -342,11 +342,11 @@ def verify_benchmark(
             checks=checks,
         )
     ]
-    where = (executor or ExecutorOptions()).with_workers(workers)
-    local = where.kind == "local"
-    slots = (where.workers or os.cpu_count() or 1) if local else None
     starts = range(0, len(lines), VERIFY_BATCH)
     chunks = [lines[i : i + VERIFY_BATCH] for i in starts]
+    where = (executor or ExecutorOptions()).with_workers(workers).for_items(len(chunks))
+    local = where.kind == "local"
+    slots = (where.workers or os.cpu_count() or 1) if local else None
     chunk_digests = [checked[i : i + VERIFY_BATCH] if checked else None for i in starts]
     source = str(groups_file)
 

@@ -358,7 +358,8 @@ def build_benchmark(
             asyncio.run(ref.create().aclose())
     # before any work: one writer of any kind in ``out``, which must be a benchmark (or new);
     # an unreachable cluster is bad input too, and fails before any file is written
-    where = (executor or ExecutorOptions()).with_workers(workers)
+    needed = -(-groups // config.chunk)  # chunks the groups fill: more workers would idle
+    where = (executor or ExecutorOptions()).with_workers(workers).for_items(needed)
 
     def check() -> None:
         check_benchmark_folder(target)

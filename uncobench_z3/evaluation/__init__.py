@@ -184,6 +184,7 @@ from ._registry import (
 from ._reply_judge import ReplyJudgement, judge_text
 from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import (
+    MAX_EPOCHS,
     RUN_KIND,
     RunConfig,
     benchmark_digest,
@@ -245,6 +246,7 @@ __all__ = [
     "JUDGE_FILE",
     "JUDGE_TOOL",
     "JUSTIFICATION_LABELS",
+    "MAX_EPOCHS",
     "NAIVE_QUESTION",
     "RUN_FILE",
     "RUN_KIND",

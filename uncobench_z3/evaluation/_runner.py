@@ -214,6 +214,10 @@ async def check_models(config: RunConfig) -> None:
         await ref.create().aclose()
 
 
+MAX_EPOCHS = 1000
+"""the most epochs a run may have: every job of every epoch is planned in memory at once"""
+
+
 def plan_jobs(
     groups: Sequence[TaskGroup], config: RunConfig, digests: Sequence[str] | None = None
 ) -> tuple[list[SampleJob], dict[str, list[str]]]:
@@ -222,6 +226,8 @@ def plan_jobs(
 
     ``digests`` may pass the groups' content hashes when they are already computed.
     """
+    if not 1 <= config.epochs <= MAX_EPOCHS:
+        raise ConfigError(f"--epochs must lie between 1 and {MAX_EPOCHS}, not {config.epochs}")
     chosen = groups[: config.limit] if config.limit is not None else groups
     jobs: list[SampleJob] = []
     unavailable: dict[str, list[str]] = {}

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 import z3
 
+from ..errors import ConfigError
 from ._watchdog import WATCHDOG
+
+MAX_RLIMIT = 2**32 - 1
+"""the largest resource limit Z3 takes (an unsigned 32-bit parameter)"""
+MAX_SOLVER_SEED = 2**32 - 1
+"""the largest random seed Z3 takes (an unsigned 32-bit parameter)"""
+MAX_TIMEOUT_MS = int(threading.TIMEOUT_MAX) * 1000
+"""the longest wall-clock bound the watchdog can wait for (``threading.TIMEOUT_MAX``)"""
 
 
 @dataclass(frozen=True)
@@ -21,12 +29,28 @@ class SolverBudget:
     same point on any machine), so an "unknown" caused by it is reproducible. ``timeout_ms``
     is a wall-clock bound per ``check``, enforced by one watchdog thread per process (see
     :mod:`._watchdog`); an unknown caused by it may not be reproducible. ``timeout_ms=0``
-    turns the watchdog off.
+    turns the watchdog off, ``rlimit=0`` the resource limit. Z3 reads ``rlimit`` and ``seed``
+    as unsigned 32-bit numbers: larger ones are refused rather than wrapped around.
     """
 
     timeout_ms: int = 2000
     rlimit: int = 50_000_000
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        # Z3 reads rlimit and the seed as unsigned 32-bit numbers: a larger one wraps around
+        # silently (2**32 + 1 would become a limit of 1, every check unknown)
+        if not 0 <= self.rlimit <= MAX_RLIMIT:  # (0: no resource limit, for the library)
+            raise ConfigError(f"--rlimit must lie between 1 and {MAX_RLIMIT}, not {self.rlimit}")
+        if not 0 <= self.seed <= MAX_SOLVER_SEED:
+            raise ConfigError(
+                f"the solver seed must lie between 0 and {MAX_SOLVER_SEED}, not {self.seed}"
+            )
+        # the watchdog sleeps until a deadline; the platform cannot wait longer than this
+        if not 0 <= self.timeout_ms <= MAX_TIMEOUT_MS:
+            raise ConfigError(
+                f"--timeout-ms must lie between 0 and {MAX_TIMEOUT_MS}, not {self.timeout_ms}"
+            )
 
 
 DEFAULT_BUDGET = SolverBudget()

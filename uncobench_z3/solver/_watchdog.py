@@ -80,7 +80,8 @@ class Watchdog:
                 self._wake_at = min(
                     (d for d, _ in self._armed.values()), default=now + self._shortest
                 )
-                self._cond.wait(self._wake_at - now)
+                # (never longer than the platform can wait: the thread would die of it)
+                self._cond.wait(min(self._wake_at - now, threading.TIMEOUT_MAX))
 
 
 WATCHDOG = Watchdog()

@@ -9,6 +9,7 @@ definition).
 from ._bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_SAMPLES,
+    MAX_SAMPLES,
     BootstrapConfig,
     Estimate,
     Interval,
@@ -31,6 +32,7 @@ from ._text import decimal_text, fraction_json, p_value_text, percent_text
 __all__ = [
     "DEFAULT_LEVEL",
     "DEFAULT_SAMPLES",
+    "MAX_SAMPLES",
     "RESOLUTION",
     "Z_95",
     "BootstrapConfig",

@@ -43,6 +43,9 @@ Statistic = Callable[[Weighted, int], Fraction | None]
 Interval = tuple[Fraction, Fraction]
 
 DEFAULT_SAMPLES = 2000
+MAX_SAMPLES = 100_000
+"""the most resamples an interval may draw: fifty times the default, past any gain in
+precision, and still bounded in time and memory (each resample is kept)"""
 DEFAULT_LEVEL = Fraction(95, 100)
 
 
@@ -55,8 +58,10 @@ class BootstrapConfig:
     level: Fraction = DEFAULT_LEVEL
 
     def __post_init__(self) -> None:
-        if self.samples < 1:
-            raise ValueError(f"the bootstrap needs at least 1 resample, not {self.samples}")
+        if not 1 <= self.samples <= MAX_SAMPLES:
+            raise ValueError(
+                f"the bootstrap draws 1 to {MAX_SAMPLES} resamples, not {self.samples}"
+            )
         if not 0 < self.level < 1:
             raise ValueError("the confidence level must lie strictly between 0 and 1")
 
