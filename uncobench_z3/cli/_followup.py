@@ -24,7 +24,7 @@ from ..settings import (
     read_request,
 )
 from ..settings._request import request_json
-from ..spec import TypedTask
+from ..spec import TypedTask, read_utf8
 from ._app import EXIT_OK, cli
 from ._output import Output, format_option, output_for
 
@@ -50,10 +50,7 @@ def _messages(messages: tuple[str, ...], file: Path | None) -> list[dict[str, st
     out: list[dict[str, str | None]] = [{"message": m, "role": None} for m in messages]
     if file is None:
         return out
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot be read ({exc.strerror})") from None
+    lines = read_utf8(file).splitlines()  # not UTF-8: one line naming the byte's place
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
