@@ -421,6 +421,11 @@ def eval_command(
     counted). Each finished sample is appended to OUT/samples.jsonl; running the same command
     again resumes where it stopped.
     """
+    if restart and force:
+        raise ConfigError(
+            "--restart sets the whole log aside and --force keeps the samples that still "
+            "apply: give one of them"
+        )
     options = EvalOptions(
         concurrency=concurrency,
         restart=restart,

@@ -18,6 +18,7 @@ from a benchmark can inject styles) and :class:`Output` renders it for the desti
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import ConfigError
 from ..report import md_text
 from ._app import ClosedOutput
 
@@ -220,6 +222,17 @@ class Output:
 
 def format_option(func: F) -> F:
     """``--format`` (and ``--json``, its shorthand) for a command that prints tables."""
+
+    command = func
+
+    @functools.wraps(command)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        # before the command's work: --json --format md would print JSON, not what was asked
+        if kwargs.get("as_json") and kwargs.get("output_format") not in ("auto", "json"):
+            raise ConfigError(f"--json and --format {kwargs['output_format']} contradict: give one")
+        return command(*args, **kwargs)
+
+    func = cast("F", checked)
     func = click.option(
         "--json", "as_json", is_flag=True, help="Print the data as JSON (same as --format json)."
     )(func)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from ..errors import ConfigError
 from ..settings import DefectKind, parse_pin
 from ..settings import perturb as build_group
 from ..solver import SolverBudget, Verdict
@@ -30,15 +31,22 @@ from ._verify import print_report
 @click.option("--quiet", is_flag=True, help="Print only a one-line summary.")
 @click.option(
     "--misaligned",
+    multiple=True,
     metavar="ROLE.FACT@CANDIDATE[:CONTEXT]",
     help="Pin the Misaligned defect: the role states the candidate's fact for CONTEXT.",
 )
 @click.option(
     "--incomplete",
+    multiple=True,
     metavar="ROLE.FACT@CANDIDATE[:LOW-HIGH|:OPT,OPT]",
     help="Pin the Incomplete defect: the role states a range or a set of options.",
 )
-@click.option("--missed", metavar="ROLE", help="Pin the Missed defect: the role misses a request.")
+@click.option(
+    "--missed",
+    multiple=True,
+    metavar="ROLE",
+    help="Pin the Missed defect: the role misses a request.",
+)
 @format_option
 def perturb(
     spec_path: str,
@@ -46,9 +54,9 @@ def perturb(
     seed: int,
     timeout_ms: int,
     quiet: bool,
-    misaligned: str | None,
-    incomplete: str | None,
-    missed: str | None,
+    misaligned: tuple[str, ...],
+    incomplete: tuple[str, ...],
+    missed: tuple[str, ...],
     output_format: str,
     as_json: bool,
 ) -> int:
@@ -58,12 +66,15 @@ def perturb(
     the spec itself is well-posed. A pinned defect is proved like a chosen one, and refused
     (exit 1, with the reason) when it does not matter.
     """
-    named: list[tuple[DefectKind, str | None]] = [
+    named: list[tuple[DefectKind, tuple[str, ...]]] = [
         ("misaligned", misaligned),
         ("incomplete", incomplete),
         ("missed", missed),
     ]
-    pins = [parse_pin(kind, text) for kind, text in named if text is not None]
+    for kind, texts in named:
+        if len(texts) > 1:  # click would keep the last one silently
+            raise ConfigError(f"--{kind} given {len(texts)} times: a group has one {kind} defect")
+    pins = [parse_pin(kind, texts[0]) for kind, texts in named if texts]
     spec = load_spec(spec_path)
     result = build_group(
         spec, seed=seed, budget=SolverBudget(timeout_ms=timeout_ms), source=spec_path, pins=pins

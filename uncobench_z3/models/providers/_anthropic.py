@@ -28,6 +28,7 @@ from .._types import (
 from ._base import (
     ModelProvider,
     ProviderCallError,
+    checked_base_url,
     require_env,
     sdk_keyword_arguments,
     status_error_detail,
@@ -241,6 +242,7 @@ def create_anthropic_provider(model: str, **options: Any) -> AnthropicProvider:
         or os.environ.get("ANTHROPIC_BASE_URL")
         or DEFAULT_ANTHROPIC_BASE_URL
     )
+    base_url = checked_base_url(base_url, "ANTHROPIC_BASE_URL", name)
     return AnthropicProvider(
         name, model, api_key=api_key, base_url=base_url, http_client=options.get("http_client")
     )

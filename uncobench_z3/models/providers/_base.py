@@ -11,6 +11,7 @@ import inspect
 import json
 import os
 import time
+import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -187,6 +188,19 @@ def require_env(variable: str, model_name: str, purpose: str) -> str:
             f"model {model_name!r} needs {purpose}: set the environment variable {variable}"
         )
     return value
+
+
+def checked_base_url(url: str, variable: str, model_name: str) -> str:
+    """``url`` once it is an ``http://`` or ``https://`` URL with a host; otherwise a
+    :class:`ModelConfigError` naming where it came from (never the value: it may hold a
+    password), before any request, run folder or file."""
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ModelConfigError(
+            f"model {model_name!r}: the base URL ({variable} or the base_url option) must be "
+            "an http:// or https:// URL with a host, e.g. http://127.0.0.1:8080/v1"
+        )
+    return url.strip()
 
 
 def server_slots(base_url: str, timeout: float = 2.0) -> int | None:

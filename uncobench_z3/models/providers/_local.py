@@ -42,7 +42,13 @@ from ...errors import ModelConfigError
 from .._secrets import logger
 from .._types import ChatMessage, GenerateConfig, ModelOutput, ToolDef, ToolFunction, ToolMode
 from ..llama_server import process_alive
-from ._base import PLACEHOLDER_API_KEY, ModelProvider, server_slots, take_options
+from ._base import (
+    PLACEHOLDER_API_KEY,
+    ModelProvider,
+    checked_base_url,
+    server_slots,
+    take_options,
+)
 
 if TYPE_CHECKING:  # the SDK is imported on first use, not with this module
     from ._openai import OpenAIProvider
@@ -433,6 +439,8 @@ def create_local_provider(model: str, **options: Any) -> LocalProvider:
         f"local/{model}", options, {"base_url", "http_client", "startup_timeout"}
     )
     base_url = options.get("base_url") or os.environ.get(_base_url_env(model)) or None
+    if base_url is not None:
+        base_url = checked_base_url(base_url, _base_url_env(model), f"local/{model}")
     install_signal_handlers()
     return LocalProvider(
         model,

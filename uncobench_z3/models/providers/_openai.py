@@ -43,6 +43,7 @@ from ._base import (
     PLACEHOLDER_API_KEY,
     ModelProvider,
     ProviderCallError,
+    checked_base_url,
     require_env,
     sdk_keyword_arguments,
     server_slots,
@@ -423,6 +424,7 @@ def create_openai_provider(model: str, **options: Any) -> OpenAIProvider:
     base_url = (
         options.get("base_url") or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
     )
+    base_url = checked_base_url(base_url, "OPENAI_BASE_URL", name)
     return OpenAIProvider(
         name, model, api_key=api_key, base_url=base_url, http_client=options.get("http_client")
     )
@@ -454,6 +456,7 @@ def create_openai_api_provider(path: str, **options: Any) -> OpenAIProvider:
     base_url = options.get("base_url") or require_env(
         f"{prefix}_BASE_URL", name, "the server's base URL"
     )
+    base_url = checked_base_url(base_url, f"{prefix}_BASE_URL", name)
     api_key = (
         options.get("api_key")
         or os.environ.get(f"{prefix}_API_KEY", "").strip()
