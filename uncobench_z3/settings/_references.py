@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from ..spec import Fact, TaskSpec, ValueParseError, parse_value
+from ..spec import Fact, Scalar, TaskSpec, ValueParseError, parse_value
 from ._model import CandidateSign, ContextSign, FactSign, ReplySign
+from ._stated import _parse_scalar
 
 if TYPE_CHECKING:
     from ._model import Defect, Setting, StatedValue
@@ -33,6 +34,7 @@ class _Names:
         self.candidates = {c.id for c in spec.candidates}
         self.roles = {r.id for r in spec.roles}
         self.facts = {f.key: f for f in spec.facts}
+        self.members = {f.key: tuple(f.values or ()) for f in spec.facts}
 
     def fact(self, key: str, where: Location) -> Iterator[Problem]:
         if key not in self.facts:
@@ -56,40 +58,42 @@ def stated_value_problems(
 
 
 def _stated(names: _Names, stated: StatedValue, where: Location) -> Iterator[Problem]:
-    yield from names.candidate(stated.candidate, (*where, "candidate"))
-    yield from names.fact(stated.fact, (*where, "fact"))
-    yield from names.context(stated.fact, stated.context, (*where, "context"))
+    # every group read goes through here once per stated value: the usual, sound value
+    # passes with a few comparisons and cached parses
     fact = names.facts.get(stated.fact)
-    forms = [
-        stated.value is not None,
-        stated.low is not None or stated.high is not None,
-        stated.options is not None,
-    ]
-    if sum(forms) != 1:
+    if stated.candidate not in names.candidates:
+        yield from names.candidate(stated.candidate, (*where, "candidate"))
+    if fact is None:
+        yield from names.fact(stated.fact, (*where, "fact"))
+    elif stated.context != fact.context and stated.context not in fact.other_contexts:
+        yield from names.context(stated.fact, stated.context, (*where, "context"))
+    value, low, high, options = stated.value, stated.low, stated.high, stated.options
+    forms = (value is not None) + (low is not None or high is not None) + (options is not None)
+    if forms != 1:
         yield where, "a stated value has exactly one form: value, low and high, or options"
-        return
-    if (stated.low is None) != (stated.high is None):
+    elif (low is None) != (high is None):
         yield where, "a range needs both low and high"
-        return
-    if stated.options is not None and not stated.options:
+    elif options is not None and not options:
         yield (*where, "options"), "no options"
-        return
-    if fact is not None:
-        yield from _values(fact, stated, where)
-
-
-def _values(fact: Fact, stated: StatedValue, where: Location) -> Iterator[Problem]:
-    raws = {"value": [stated.value], "low": [stated.low], "high": [stated.high]}
-    raws["options"] = list(stated.options or [])
-    for field, values in raws.items():
-        for raw in values:
-            if raw is None:
-                continue
-            try:
-                parse_value(fact.type, raw, fact.values)
-            except ValueParseError as exc:
-                yield (*where, field), f"not a value of the fact {fact.key!r} ({exc})"
+    elif fact is not None:
+        members = names.members[fact.key]
+        raws = [("value", value), ("low", low), ("high", high)]
+        raws += [("options", option) for option in options or ()]
+        for field, raw in raws:
+            if raw is not None and (problem := _unreadable(fact, members, raw)) is not None:
+                yield (*where, field), problem
                 return
+
+
+def _unreadable(fact: Fact, members: tuple[str, ...], raw: Scalar) -> str | None:
+    try:
+        try:  # the parse the colleagues and the checks make, cached (see ._stated)
+            _parse_scalar(fact.type, type(raw).__name__, raw, members)
+        except TypeError:  # unhashable (a signalling NaN): parsed uncached, to its error
+            parse_value(fact.type, raw, list(members) or None)
+    except ValueParseError as exc:
+        return f"not a value of the fact {fact.key!r} ({exc})"
+    return None
 
 
 def _defect(names: _Names, defect: Defect, where: Location) -> Iterator[Problem]:
