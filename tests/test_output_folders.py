@@ -262,3 +262,25 @@ def test_demo_refuses_user_files_in_bench_before_writing_its_marker(
     assert result.code == 2 and "holds notes.txt" in result.err
     assert "holds a benchmark" not in result.err
     assert sorted(p.name for p in out.iterdir()) == ["bench"]  # no demo.json, no lock
+
+
+def test_a_lock_on_a_lock_file_removed_meanwhile_is_refused(tmp_path: Path) -> None:
+    # a failed writer removes the lock file it made; a contender that had opened it just
+    # before holds a lock on a removed file: a third writer could lock a new one beside it
+    out = tmp_path / "out"
+    out.mkdir()
+    lock = lock_output(out, "report")
+    real_acquire = lock._lock.acquire
+
+    def acquire_then_lose_the_file(*args: Any, **kwargs: Any) -> Any:
+        taken = real_acquire(*args, **kwargs)
+        (out / LOCK_FILE).unlink()
+        (out / LOCK_FILE).write_text("")  # the third writer's new lock file
+        return taken
+
+    lock._lock.acquire = acquire_then_lose_the_file  # type: ignore[method-assign]
+    with pytest.raises(InputError, match="changed hands"), lock:
+        pass
+    assert not lock._lock.is_locked
+    with lock_output(out, "report"):  # the folder is free again
+        pass

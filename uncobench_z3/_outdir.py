@@ -122,6 +122,12 @@ class OutputLock:
         except OSError as exc:
             self._discard_created()
             raise ConfigError(f"{self.lock_path}: cannot be locked ({exc.strerror})") from None
+        if not self._holds_the_file():
+            self._lock.release()
+            raise InputError(
+                f"{self.folder} changed hands while its lock was taken (another writer ended "
+                "and removed the lock it had made); run the command again"
+            )
         try:
             if self.check is not None:
                 self.check()  # again: the folder may have changed before the lock was ours
@@ -141,6 +147,20 @@ class OutputLock:
 
         write_text_atomic(self.holder_path, json.dumps(holder) + "\n")
         return self
+
+    def _holds_the_file(self) -> bool:
+        """Whether the file this lock holds is still the folder's lock file. A writer that
+        created the lock file removes it when it fails (:meth:`_discard_created`); a
+        contender that opened the file just before would otherwise hold a lock on a removed
+        file while a third writer locks a new one (newer filelock versions refuse such a
+        lock themselves; this check does not depend on the version)."""
+        descriptor = getattr(getattr(self._lock, "_context", None), "lock_file_fd", None)
+        if not isinstance(descriptor, int):
+            return True  # (a filelock without the descriptor in sight: its own check only)
+        try:
+            return os.stat(self.lock_path).st_ino == os.fstat(descriptor).st_ino
+        except OSError:
+            return False
 
     def stale_note(self) -> str | None:
         """One line about a stale lock that was taken over, if one was."""
