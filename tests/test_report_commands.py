@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from uncobench_z3._outdir import LOCK_FILE, lock_output
+from uncobench_z3._outdir import HOLDER_FILE, LOCK_FILE, lock_output
 from uncobench_z3.errors import ConfigError, InputError
 from uncobench_z3.report import (
     LEADERBOARD_FILES,
@@ -248,3 +248,29 @@ def test_a_report_without_figures_removes_an_earlier_reports_figures(
     files = write_report(report_runs / "first", out, figures=False)
     assert files.figures == []
     assert sorted(p.name for p in (out / "figures").iterdir()) == ["notes.txt"]  # not ours
+
+
+def test_a_report_or_leaderboard_removes_what_killed_writers_left_and_nothing_else(
+    report_runs: Path, tmp_path: Path
+) -> None:
+    ours = [".report.md.abcd1234.tmp", ".metrics.json.q_w2e3r4.tmp",
+            ".report.incomplete.a1b2c3d4.tmp", f".{HOLDER_FILE}.zz9y8x7w.tmp"]  # fmt: skip
+    theirs = ["notes.md", ".notes.md.abcd1234.tmp", ".report.md.tmp", "report.md.abcd1234.tmp"]
+    out = tmp_path / "report"
+    write_report(report_runs / "first", out, figures=False)
+    (out / "figures").mkdir()
+    for name in [*ours, *theirs]:
+        (out / name).write_text("x")
+    (out / "figures" / ".accuracy.png.abcd1234.tmp").write_text("x")
+    write_report(report_runs / "first", out, figures=False)
+    left = {p.name for p in out.iterdir()}
+    assert not left & set(ours) and set(theirs) <= left
+    assert list((out / "figures").iterdir()) == []
+    board = tmp_path / "board"
+    write_leaderboard(build_leaderboard([report_runs / "first"]), board)
+    stale = [".leaderboard.md.abcd1234.tmp", f".{HOLDER_FILE}.abcd1234.tmp"]
+    for name in [*stale, ".notes.md.abcd1234.tmp"]:
+        (board / name).write_text("x")
+    write_leaderboard(build_leaderboard([report_runs / "first"]), board)
+    assert {p.name for p in board.iterdir()} & set(stale) == set()
+    assert (board / ".notes.md.abcd1234.tmp").exists()

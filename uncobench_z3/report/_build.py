@@ -9,15 +9,14 @@ refuses such a folder and the next ``report`` says it replaces an incomplete rep
 
 from __future__ import annotations
 
-import os
-import tempfile
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._outdir import check_output_folder, incomplete_marker, lock_output
+from .._outdir import HOLDER_FILE, check_output_folder, incomplete_marker, lock_output
 from ..evaluation import compare_agents, compute_metrics
-from ..spec import with_umask, write_text_atomic
+from ..spec import remove_stale_temps, write_bytes_atomic, write_text_atomic
 from ..stats import BootstrapConfig
 from ._dataset import dataset_summary
 from ._figures import Figures, render_figures
@@ -64,17 +63,14 @@ def check_report_folder(out: str | Path) -> None:
     check_output_folder(out, REPORT_FILES, "report folder", allowed=(FIGURES_DIR, INCOMPLETE_FILE))
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, with_umask(0o666))  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+_ANY_NAME = re.compile(r".+")
+
+
+def remove_stale_report_temps(target: Path) -> list[Path]:
+    """The temporary files that a report writer killed part way left in its folder (and in
+    its figures folder, which is the report's alone); call it holding the folder's lock."""
+    removed = remove_stale_temps(target, (*REPORT_FILES, INCOMPLETE_FILE, HOLDER_FILE))
+    return removed + remove_stale_temps(target / FIGURES_DIR, (_ANY_NAME,))
 
 
 def write_report(
@@ -93,6 +89,7 @@ def write_report(
     # before any work: one writer of any kind in ``out``, and a file, a run folder or
     # someone's papers is not a report folder
     with lock_output(target, "report", check=lambda: check_report_folder(target)):
+        remove_stale_report_temps(target)
         return _compute_and_write(runs, target, title, figures, bootstrap or BootstrapConfig())
 
 

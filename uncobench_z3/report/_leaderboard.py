@@ -22,11 +22,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from .._outdir import check_output_folder, incomplete_marker, lock_output
+from .._outdir import HOLDER_FILE, check_output_folder, incomplete_marker, lock_output
 from ..errors import ConfigError
 from ..evaluation import SampleRecord, compute_metrics, configuration_of, is_error
 from ..settings import SETTING_NAMES
-from ..spec import write_text_atomic
+from ..spec import remove_stale_temps, write_text_atomic
 from ..stats import BootstrapConfig, Interval, bootstrap_many, mean_at
 from ._html import asset, html_table
 from ._load import ReportData, open_report_data, read_runs
@@ -193,6 +193,7 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> list[Path]:
     ``leaderboard.json`` (exact fractions as strings) in the folder ``out``, locked."""
     target = Path(out)
     with lock_output(target, "leaderboard", check=lambda: check_leaderboard_folder(target)):
+        _remove_stale_temps(target)
         return _write_files(board, target)
 
 
@@ -203,8 +204,14 @@ def rank_into_folder(
     leaderboard's files there."""
     target = Path(out)
     with lock_output(target, "leaderboard", check=lambda: check_leaderboard_folder(target)):
+        _remove_stale_temps(target)
         board = build_leaderboard(runs, config)
         return board, _write_files(board, target)
+
+
+def _remove_stale_temps(target: Path) -> None:
+    """What leaderboard writers killed part way left (call it holding the folder's lock)."""
+    remove_stale_temps(target, (*LEADERBOARD_FILES, LEADERBOARD_INCOMPLETE, HOLDER_FILE))
 
 
 def _write_files(board: Leaderboard, target: Path) -> list[Path]:
