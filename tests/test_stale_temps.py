@@ -12,7 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from uncobench_z3.spec import remove_stale_temps, write_bytes_atomic, write_text_atomic
+from uncobench_z3.spec import (
+    copy_file_atomic,
+    remove_stale_temps,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from uncobench_z3.spec._io import stale_temp_target
 
 NAMES = st.text(
@@ -64,3 +69,18 @@ def test_what_a_killed_write_leaves_is_removed(
 
 def test_a_missing_folder_has_nothing_to_remove(tmp_path: Path) -> None:
     assert remove_stale_temps(tmp_path / "absent", ["run.json"]) == []
+
+
+def test_a_copy_is_whole_or_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "samples.jsonl"
+    source.write_bytes(b"".join(b'{"n": %d}\n' % n for n in range(50_000)))  # many buffers
+    copy_file_atomic(source, tmp_path / "copy.jsonl")
+    assert (tmp_path / "copy.jsonl").read_bytes() == source.read_bytes()
+
+    def killed(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        copy_file_atomic(source, tmp_path / "other.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.jsonl", "samples.jsonl"]

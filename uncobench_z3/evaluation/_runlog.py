@@ -26,13 +26,13 @@ from ..errors import ResumeError
 from ..spec import (
     LogContents,
     append_aside,
+    copy_file_atomic,
     load_json,
     open_for_append,
     read_jsonl_log,
     read_utf8,
     remove_stale_temps,
     repair_log,
-    write_bytes_atomic,
 )
 from ._sample import SampleRecord
 
@@ -76,7 +76,7 @@ def keep_copy(path: Path) -> Path | None:
     number = 1
     while (target := path.with_name(f"samples.discarded-{number}.jsonl")).exists():
         number += 1
-    write_bytes_atomic(target, path.read_bytes())
+    copy_file_atomic(path, target)
     return target
 
 

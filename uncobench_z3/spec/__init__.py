@@ -2,6 +2,7 @@
 
 from ._answer import Answer, describe_outcome
 from ._io import (
+    copy_file_atomic,
     dump_json,
     json_path,
     load_json,
@@ -100,6 +101,7 @@ __all__ = [
     "ValueParseError",
     "append_aside",
     "check_structure",
+    "copy_file_atomic",
     "day_number",
     "describe_outcome",
     "dump_json",

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -131,12 +132,22 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     The content goes to ``.<name>.<8 random characters>.tmp`` beside it first, then replaces
     it. A process killed in between leaves that file behind: :func:`remove_stale_temps`
     removes it once the folder's writer holds its lock again."""
-    target = Path(path)
+    _replace_atomically(Path(path), lambda handle: handle.write(data))
+
+
+def copy_file_atomic(source: str | Path, path: str | Path) -> None:
+    """Copy ``source`` to ``path`` as :func:`write_bytes_atomic` writes (streamed: a run's
+    log can be larger than the memory one wants to spend on a copy)."""
+    with open(source, "rb") as original:
+        _replace_atomically(Path(path), lambda handle: shutil.copyfileobj(original, handle))
+
+
+def _replace_atomically(target: Path, write: Callable[[BinaryIO], object]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, with_umask(0o666))  # mkstemp makes 0600; give the usual permissions
