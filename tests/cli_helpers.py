@@ -9,7 +9,7 @@ import pytest
 
 from uncobench_z3.cli import main
 
-__all__ = ["CliResult", "main", "reliable_run", "run_cli"]
+__all__ = ["CliResult", "main", "one_line", "reliable_run", "run_cli"]
 
 
 @dataclass
@@ -29,6 +29,15 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
         code = 0
     captured = capsys.readouterr()
     return CliResult(code, captured.out, captured.err)
+
+
+def one_line(result: CliResult, code: int = 2) -> str:
+    """The one line a refused command printed (exit ``code``, no traceback)."""
+    assert result.code == code, (result.out, result.err)
+    assert "Traceback" not in result.err + result.out
+    lines = [line for line in result.err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, result.err
+    return lines[0]
 
 
 def reliable_run(bench: Path, out: Path) -> Path:

@@ -17,18 +17,10 @@ from uncobench_z3.construct import MANIFEST_FILE, build_benchmark, load_groups
 from uncobench_z3.errors import SpecReadError
 from uncobench_z3.evaluation import SAMPLES_FILE, example_benchmark
 
-from .cli_helpers import CliResult, reliable_run, run_cli
+from .cli_helpers import one_line, reliable_run, run_cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GROUP = EXAMPLES / "groups" / "mining_supervisor.group.json"
-
-
-def one_line(result: CliResult, code: int = 2) -> str:
-    assert result.code == code, (result.out, result.err)
-    assert "Traceback" not in result.err + result.out
-    lines = [line for line in result.err.strip().splitlines() if line.strip()]
-    assert len(lines) == 1, result.err
-    return lines[0]
 
 
 def _incomplete(group: dict[str, Any]) -> dict[str, Any]:

@@ -16,18 +16,11 @@ from uncobench_z3.models.providers._openai import (
     create_openai_provider,
 )
 
-from .cli_helpers import CliResult, run_cli
+from .cli_helpers import one_line, run_cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SPEC = str(EXAMPLES / "mining_supervisor.json")
 GROUP = str(EXAMPLES / "groups" / "mining_supervisor.group.json")
-
-
-def one_line(result: CliResult) -> str:
-    assert result.code == 2, (result.out, result.err)
-    lines = [line for line in result.err.strip().splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in result.err, result.err
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 from uncobench_z3.evaluation import RUN_FILE, SAMPLES_FILE, example_benchmark
 from uncobench_z3.models.testing import Fault, FaultServer
 
-from .cli_helpers import CliResult, reliable_run, run_cli
+from .cli_helpers import one_line, reliable_run, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -25,14 +25,6 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def run(bench: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return reliable_run(bench, tmp_path_factory.mktemp("cli-errors-run") / "run")
-
-
-def one_line(result: CliResult, code: int = 2) -> str:
-    assert result.code == code, (result.out, result.err)
-    assert "Traceback" not in result.err + result.out
-    lines = [line for line in result.err.strip().splitlines() if line.strip()]
-    assert len(lines) == 1, result.err
-    return lines[0]
 
 
 # -- item 7: one line, never a traceback ---------------------------------------------------
