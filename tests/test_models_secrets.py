@@ -214,3 +214,15 @@ def test_an_exception_sent_between_processes_is_redacted() -> None:
     assert isinstance(remote, RemoteFailure)
     for text in (line, trace, str(remote), remote.remote_traceback):
         assert KEY not in text and "[REDACTED]" in text
+
+
+async def test_a_model_writing_a_keys_first_words_is_not_masked_but_an_error_is() -> None:
+    # a key's first eight characters can be an ordinary word of a task ("register"): what a
+    # model writes is read by the benchmark and keeps it; an error text masks the fragment
+    key = "register-4f9c2a7e1b"
+    record = "mine rescue certification (current certification register): yes"
+    transport = ScriptedTransport("openai", [http_json(openai_completion(text=f"{record}; {key}"))])
+    model = get_model("openai/gpt-4.1-mini", api_key=key, http_client=transport.client())
+    output = await model.generate([ChatMessage.user("hello")])
+    assert output.text == f"{record}; [REDACTED]"
+    assert redact(f"body cut at {key[:10]}") == "body cut at [REDACTED]"

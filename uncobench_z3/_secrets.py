@@ -23,6 +23,7 @@ __all__ = [
     "REDACTED",
     "redact",
     "redact_cut",
+    "redact_model_text",
     "redacted_error",
     "redacted_traceback",
     "register_secret",
@@ -69,13 +70,28 @@ def register_secret(value: str | None) -> None:
 
 
 def redact(text: str) -> str:
-    """Return ``text`` with registered secrets and key-shaped strings masked."""
+    """Return ``text`` with registered secrets, the fragments of them a cut can leave, and
+    key-shaped strings masked: for what went wrong (error bodies, messages, tracebacks)."""
+    return _masked(text, fragments=True)
+
+
+def redact_model_text(text: str) -> str:
+    """Return ``text`` with registered secrets and key-shaped strings masked, but not mere
+    fragments: for what a model wrote, which the benchmark reads. A key's first or last
+    eight characters can be ordinary words (a key "registered-..." and a record's "current
+    certification register"), and masking them would change the colleagues' replies and the
+    agents' answers; a model that repeats a key repeats it whole."""
+    return _masked(text, fragments=False)
+
+
+def _masked(text: str, fragments: bool) -> str:
     # Longest first, so a key that contains another registered key is masked whole.
     ordered = sorted(_known_secrets, key=len, reverse=True)
     for secret in ordered:
         text = text.replace(secret, REDACTED)
-    for secret in ordered:
-        text = _mask_fragments(text, secret)
+    if fragments:
+        for secret in ordered:
+            text = _mask_fragments(text, secret)
     for pattern in _SECRET_PATTERNS:
         text = pattern.sub(
             lambda match: (match.group(1) if match.groups() else "") + REDACTED,

@@ -25,6 +25,7 @@ from typing import Any, TypeAlias
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_base
 
+from .._secrets import redact_model_text
 from ..errors import ContextWindowError, ModelAPIError
 from ._cache import ResponseCache, cache_key
 from ._secrets import logger, redact, redact_cut
@@ -91,7 +92,7 @@ def _redacted_output(output: ModelOutput) -> ModelOutput:
     here, where every answer passes, the agent, the trace and the cache see the same text.
     """
     calls = tuple(_redacted_call(call) for call in output.tool_calls)
-    text, model = redact(output.text), redact(output.model)
+    text, model = redact_model_text(output.text), redact_model_text(output.model)
     if text == output.text and model == output.model and calls == output.tool_calls:
         return output
     return output.model_copy(update={"text": text, "model": model, "tool_calls": calls})
@@ -99,20 +100,20 @@ def _redacted_output(output: ModelOutput) -> ModelOutput:
 
 def _redacted_call(call: ToolCall) -> ToolCall:
     redacted = ToolCall(
-        id=redact(call.id),
-        function=redact(call.function),
+        id=redact_model_text(call.id),
+        function=redact_model_text(call.function),
         arguments=_redacted_json(call.arguments),
-        raw_arguments=None if call.raw_arguments is None else redact(call.raw_arguments),
-        parse_error=None if call.parse_error is None else redact(call.parse_error),
+        raw_arguments=None if call.raw_arguments is None else redact_model_text(call.raw_arguments),
+        parse_error=None if call.parse_error is None else redact_model_text(call.parse_error),
     )
     return call if redacted == call else redacted
 
 
 def _redacted_json(value: Any) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return redact_model_text(value)
     if isinstance(value, dict):
-        return {redact(key): _redacted_json(item) for key, item in value.items()}
+        return {redact_model_text(key): _redacted_json(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_redacted_json(item) for item in value]
     return value
