@@ -85,6 +85,7 @@ def _register() -> None:
         _audit,
         _build,
         _compare,
+        _demo,
         _eval,
         _followup,
         _inspect,
