@@ -108,3 +108,14 @@ def test_eval_with_a_bad_base_url_writes_no_run_folder(
     line = one_line(run_cli(capsys, "eval", str(bench), "--agent", "openai-api/nosvc/m",
                             "--out", str(out), "--setting", "reliable"))  # fmt: skip
     assert "NOSVC_BASE_URL" in line and not out.exists()
+
+
+@pytest.mark.parametrize("command", [["schema"], ["perturb", SPEC]])
+def test_an_empty_out_is_one_line_naming_it_not_a_temporary_file(
+    command: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    line = one_line(run_cli(capsys, *command, "--out", ""))
+    assert "is a folder, not a file" in line and ".tmp" not in line
+    assert list(tmp_path.iterdir()) == []

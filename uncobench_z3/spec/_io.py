@@ -14,7 +14,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import SpecReadError
+from ..errors import ConfigError, SpecReadError
 from ._model import TaskSpec
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -143,6 +143,8 @@ def copy_file_atomic(source: str | Path, path: str | Path) -> None:
 
 
 def _replace_atomically(target: Path, write: Callable[[BinaryIO], object]) -> None:
+    if not target.name or target.is_dir():  # ("" is "."): say so, not the temp file's error
+        raise ConfigError(f"{target}: is a folder, not a file; give a file's name")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
