@@ -143,8 +143,11 @@ class OutputLock:
             "command": " ".join([os.path.basename(sys.argv[0]), *sys.argv[1:]]),
             "started": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
-        from .spec import write_text_atomic
+        from .spec import remove_stale_temps, write_text_atomic
 
+        # a holder file a killed writer was writing is the lock's own leftover: it goes here,
+        # under the lock, for every kind of writer
+        remove_stale_temps(self.folder, (HOLDER_FILE,))
         write_text_atomic(self.holder_path, json.dumps(holder) + "\n")
         return self
 

@@ -30,11 +30,11 @@ from ._output import Column, Output, OutputTable, Styled, format_option, output_
 VERDICT_STYLE = {Verdict.PROVED: "green", Verdict.REFUTED: "bold red", Verdict.UNKNOWN: "yellow"}
 SHOWN_ORDER = (Verdict.PROVED, Verdict.REFUTED, Verdict.UNKNOWN)
 PER_DOCUMENT_ROWS = 20
+"""above this many inputs the summary counts verdicts instead of listing every file"""
 SMT2_MARKER = "smt2.json"
 """written into an ``--emit-smt2`` folder before its first certificate: the folder is
 verify's, so a later verify may write there again (no version in it: ``encodings/`` commits
 it, and regenerating must not change it)"""
-"""above this many inputs the summary counts verdicts instead of listing every file"""
 
 
 def verdict_cell(verdict: Verdict) -> Styled:

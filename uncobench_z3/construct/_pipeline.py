@@ -27,7 +27,7 @@ from .._executor import Executor, ExecutorOptions, open_executor
 from .._outdir import check_output_folder, lock_output
 from ..errors import ConfigError, ResumeError, SpecReadError, UncobenchError
 from ..solver import SolverBudget, SolverContext
-from ..spec import dump_json, load_json, read_utf8, remove_stale_temps, write_text_atomic
+from ..spec import dump_json, load_json, read_utf8, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
 from ._benchfile import DIGESTS_KEY, GROUPS_FILE, MANIFEST_FILE, digests_entry
 from ._candidate import CandidateOutcome, MinimumRounds, process_candidate
@@ -360,12 +360,10 @@ def build_benchmark(
     # an unreachable cluster is bad input too, and fails before any file is written
     needed = -(-groups // config.chunk)  # chunks the groups fill: more workers would idle
     where = (executor or ExecutorOptions()).with_workers(workers).for_items(needed)
-
-    def check() -> None:
-        check_benchmark_folder(target)
-
-    with lock_output(target, "build", check=check) as lock, open_executor(where) as engine:
-        remove_stale_temps(target, (lock.holder_path.name,))  # (its own write has finished)
+    with (
+        lock_output(target, "build", check=lambda: check_benchmark_folder(target)) as lock,
+        open_executor(where) as engine,
+    ):
         result = _build(target, config, llm, engine, force, progress, minimum_rounds)
     result.stale_lock = lock.stale_note()
     return result

@@ -84,10 +84,10 @@ DISCARDED_NAME = re.compile(r"samples\.discarded-\d+\.jsonl")
 ASIDE_NAME = re.compile(r"samples\.(torn|bad)-\d+\.txt")
 
 
-def remove_stale_run_temps(out: Path, holder: str) -> list[Path]:
+def remove_stale_run_temps(out: Path) -> list[Path]:
     """The temporary files that evaluations killed part way left in the run folder ``out``
-    (``holder``: the name of its lock's holder file). Call it holding that lock."""
-    targets = (RUN_FILE, SAMPLES_FILE, holder, DISCARDED_NAME, ASIDE_NAME)
+    (the lock's own go when it is taken). Call it holding that lock."""
+    targets = (RUN_FILE, SAMPLES_FILE, DISCARDED_NAME, ASIDE_NAME)
     return remove_stale_temps(out, targets)
 
 

@@ -341,7 +341,7 @@ async def run_evaluation(
                    budget.describe(), engine, limits)  # fmt: skip
         try:
             _note(lock.stale_note())
-            remove_stale_run_temps(target, lock.holder_path.name)
+            remove_stale_run_temps(target)
             prepared = prepare_run_dir(target, config, lambda: {job.key for job in jobs},
                                        options.restart, options.force)  # fmt: skip
             if prepared.copy is not None:  # nothing leaves the log unsaid

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._outdir import HOLDER_FILE, check_output_folder, incomplete_marker, lock_output
+from .._outdir import check_output_folder, incomplete_marker, lock_output
 from ..evaluation import compare_agents, compute_metrics
 from ..spec import remove_stale_temps, write_bytes_atomic, write_text_atomic
 from ..stats import BootstrapConfig
@@ -68,8 +68,9 @@ _ANY_NAME = re.compile(r".+")
 
 def remove_stale_report_temps(target: Path) -> list[Path]:
     """The temporary files that a report writer killed part way left in its folder (and in
-    its figures folder, which is the report's alone); call it holding the folder's lock."""
-    removed = remove_stale_temps(target, (*REPORT_FILES, INCOMPLETE_FILE, HOLDER_FILE))
+    its figures folder, which is the report's alone; the lock's own go when it is taken);
+    call it holding the folder's lock."""
+    removed = remove_stale_temps(target, (*REPORT_FILES, INCOMPLETE_FILE))
     return removed + remove_stale_temps(target / FIGURES_DIR, (_ANY_NAME,))
 
 
@@ -122,7 +123,10 @@ def _compute_and_write(
     lap("viewer")
     sections = build_sections(SectionInputs(data, document, viewer_data, judged, notes,
                                             drawn.note))  # fmt: skip
-    files = _write(target, title, drawn, sections, document, viewer_data)
+    # the set of files under ``report.incomplete`` (each file is replaced atomically)
+    with incomplete_marker(target / INCOMPLETE_FILE, "report") as interrupted:
+        files = _write(target, title, drawn, sections, document, viewer_data)
+    files.replaced_incomplete = interrupted
     files.timings = timings
     files.benchmarks = data.benchmark_hashes()
     lap("write")
@@ -137,21 +141,7 @@ def _write(
     document: MetricsDocument,
     viewer_data: ViewerData,
 ) -> ReportFiles:
-    """The report's files, each replaced atomically, the set under ``report.incomplete``."""
-    with incomplete_marker(target / INCOMPLETE_FILE, "report") as interrupted:
-        files = _write_files(target, title, drawn, sections, document, viewer_data)
-    files.replaced_incomplete = interrupted
-    return files
-
-
-def _write_files(
-    target: Path,
-    title: str,
-    drawn: Figures,
-    sections: list[Section],
-    document: MetricsDocument,
-    viewer_data: ViewerData,
-) -> ReportFiles:
+    """The report's files, each replaced atomically."""
     figure_files: list[Path] = []
     for name, rendered in drawn.rendered.items():
         for suffix, content in (("png", rendered.png), ("svg", rendered.svg)):

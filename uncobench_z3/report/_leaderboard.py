@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from .._outdir import HOLDER_FILE, check_output_folder, incomplete_marker, lock_output
+from .._outdir import check_output_folder, incomplete_marker, lock_output
 from ..errors import ConfigError
 from ..evaluation import SampleRecord, compute_metrics, configuration_of, is_error
 from ..settings import SETTING_NAMES
@@ -211,7 +211,7 @@ def rank_into_folder(
 
 def _remove_stale_temps(target: Path) -> None:
     """What leaderboard writers killed part way left (call it holding the folder's lock)."""
-    remove_stale_temps(target, (*LEADERBOARD_FILES, LEADERBOARD_INCOMPLETE, HOLDER_FILE))
+    remove_stale_temps(target, (*LEADERBOARD_FILES, LEADERBOARD_INCOMPLETE))
 
 
 def _write_files(board: Leaderboard, target: Path) -> list[Path]:
