@@ -11,6 +11,7 @@ import pytest
 from tests.cli_helpers import run_cli
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import (
+    Environment,
     SampleRecord,
     compute_metrics,
     default_concurrency,
@@ -213,3 +214,29 @@ def test_the_leaderboard_ranks_each_configuration_on_its_own_samples(
     rows = {row.agent: row for row in board.rows}
     assert set(rows) == {"builtin/careful", "builtin/careful (budget 5)"}
     assert {row.samples for row in rows.values()} == {len(groups)}
+
+
+@pytest.mark.parametrize(
+    ("mode", "reader"), [("phrase", "rules"), ("policy", "rules"), ("phrase", "model")]
+)
+def test_a_local_colleague_gets_the_providers_default_reply_limit(
+    groups: list[TaskGroup], bench: Path, mode: str, reader: str
+) -> None:
+    """``--colleague-model local/smollm2`` is called with the 512-token limit an agent of that
+    name gets (a policy colleague without one wrote until its context was full, past the 300 s
+    timeout, and every retry queued behind the abandoned reply); a limit in the name wins, and
+    run.json records the limit used. Making the models starts no server."""
+    from uncobench_z3.evaluation._runner import generation_record
+
+    for name, limit in [("local/smollm2", 512), ("local/smollm2,max_tokens=80", 80)]:
+        environment = Environment(groups[0], "missed", colleague=name, colleague_mode=mode,  # type: ignore[arg-type]
+                                  followup_reader=reader)  # type: ignore[arg-type]  # fmt: skip
+        caller = environment.policy if mode == "policy" else environment.phraser
+        assert caller is not None and caller.ref.config().max_tokens == limit  # type: ignore[attr-defined]
+        if reader == "model":
+            assert environment.reader is not None
+            assert environment.reader.ref.config().max_tokens == limit
+        config = make_config(bench, groups, ["builtin/naive"], colleague=name, colleague_mode=mode)  # type: ignore[arg-type]
+        assert generation_record(config)[f"colleague:{name}"]["max_tokens"] == limit
+    ref = Environment(groups[0], "missed", colleague="mock/echo", colleague_mode=mode).phraser  # type: ignore[arg-type]
+    assert ref is None or ref.ref.config().max_tokens is None  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
 from .._trusted import TrustedMaker
-from ..construct import ModelRef, RenderedTask, rendered_of
+from ..construct import RenderedTask, rendered_of
 from ..errors import ConfigError, ContextWindowError
 from ..models import StoredOutput, ToolDef
 from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
@@ -43,6 +43,7 @@ from ._colleagues import (
 from ._followup_reader import ModelFollowUpReader
 from ._interventions import InterventionArm, intervention_text
 from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser
+from ._models import colleague_model
 from ._policy_colleague import LLMPolicyColleague, PolicyCheck, PolicyColleague
 from ._protocol import (
     DEFAULT_BUDGET,
@@ -249,12 +250,12 @@ class Environment:
         self.phraser: Phraser | None = phraser
         if phraser is None and colleague != "scripted" and colleague_mode != "policy":
             self.phraser = LLMPhraser(
-                ModelRef.parse(colleague), self.task, prepared.book, trial=trial
+                colleague_model(colleague), self.task, prepared.book, trial=trial
             )
         self.policy: PolicyColleague | None = policy
         if policy is None and colleague_mode == "policy":
             self.policy = LLMPolicyColleague(
-                ModelRef.parse(colleague),
+                colleague_model(colleague),
                 self.task,
                 rendered,
                 setting,
@@ -263,7 +264,7 @@ class Environment:
                 trial=trial,
             )
         self.reader = (
-            ModelFollowUpReader(ModelRef.parse(colleague), self.task, prepared.book, trial)
+            ModelFollowUpReader(colleague_model(colleague), self.task, prepared.book, trial)
             if followup_reader == "model"
             else None
         )

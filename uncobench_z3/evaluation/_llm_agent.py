@@ -15,7 +15,7 @@ from typing import Literal
 from ..construct import ModelRef
 from ..errors import ConfigError
 from ..models import ChatMessage, ModelOutput, ModelUsage, StoredOutput
-from ._models import shared_model, trial_config
+from ._models import PROVIDER_DEFAULTS, shared_model, trial_config
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -156,13 +156,6 @@ def untooled_action(text: str) -> Action:
     if isinstance(fallback, InvalidAction):
         return InvalidAction(reason="no tool call: use one of the tools", raw=text[:2000])
     return fallback
-
-
-#: Defaults for providers that need them: a small model rambles, and every token it writes
-#: costs seconds on a CPU.
-PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {
-    "local": {"max_tokens": "512"},
-}
 
 
 def parse_agent_name(name: str) -> tuple[ModelRef, Protocol]:
