@@ -43,7 +43,7 @@ from ._colleagues import (
 from ._followup_reader import ModelFollowUpReader
 from ._interventions import InterventionArm, intervention_text
 from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser
-from ._models import colleague_model
+from ._models import model_with_defaults
 from ._policy_colleague import LLMPolicyColleague, PolicyCheck, PolicyColleague
 from ._protocol import (
     DEFAULT_BUDGET,
@@ -250,12 +250,12 @@ class Environment:
         self.phraser: Phraser | None = phraser
         if phraser is None and colleague != "scripted" and colleague_mode != "policy":
             self.phraser = LLMPhraser(
-                colleague_model(colleague), self.task, prepared.book, trial=trial
+                model_with_defaults(colleague), self.task, prepared.book, trial=trial
             )
         self.policy: PolicyColleague | None = policy
         if policy is None and colleague_mode == "policy":
             self.policy = LLMPolicyColleague(
-                colleague_model(colleague),
+                model_with_defaults(colleague),
                 self.task,
                 rendered,
                 setting,
@@ -264,7 +264,7 @@ class Environment:
                 trial=trial,
             )
         self.reader = (
-            ModelFollowUpReader(colleague_model(colleague), self.task, prepared.book, trial)
+            ModelFollowUpReader(model_with_defaults(colleague), self.task, prepared.book, trial)
             if followup_reader == "model"
             else None
         )

@@ -15,7 +15,7 @@ from typing import Literal
 from ..construct import ModelRef
 from ..errors import ConfigError
 from ..models import ChatMessage, ModelOutput, ModelUsage, StoredOutput
-from ._models import PROVIDER_DEFAULTS, shared_model, trial_config
+from ._models import model_with_defaults, shared_model, trial_config
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,
@@ -165,12 +165,10 @@ def parse_agent_name(name: str) -> tuple[ModelRef, Protocol]:
 
 
 def parse_agent_options(name: str) -> tuple[ModelRef, Protocol, str]:
-    parts = [p.strip() for p in name.split(",")]
-    defaults = dict(PROVIDER_DEFAULTS.get(parts[0].split("/", 1)[0], {}))
     protocol: Protocol = "tools"
-    tool_choice = defaults.pop("tool_choice", "any")
+    tool_choice = "any"
     kept = []
-    for part in parts:
+    for part in (p.strip() for p in name.split(",")):
         key, _, value = part.partition("=")
         if key == "protocol":
             if value not in ("tools", "text"):
@@ -182,9 +180,7 @@ def parse_agent_options(name: str) -> tuple[ModelRef, Protocol, str]:
             tool_choice = value
         else:
             kept.append(part)
-            defaults.pop(key, None)
-    kept += [f"{k}={v}" for k, v in defaults.items()]
-    return ModelRef.parse(",".join(kept)), protocol, tool_choice
+    return model_with_defaults(",".join(kept)), protocol, tool_choice
 
 
 def llm_agent(name: str, seed: int) -> LLMAgent:

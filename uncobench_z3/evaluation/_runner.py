@@ -56,7 +56,7 @@ from ..spec import dump_json, write_text_atomic
 from ._colleagues import FollowUpReader
 from ._environment import ColleagueMode
 from ._interventions import INTERVENTION_ARMS, InterventionArm
-from ._models import CALL_POLICY, close_models, colleague_model
+from ._models import CALL_POLICY, close_models, model_with_defaults
 from ._options import DEFAULT_CONCURRENCY, EvalOptions
 from ._play import Player
 from ._protocol import DEFAULT_BUDGET, default_instructions
@@ -203,7 +203,7 @@ def _models_called(config: RunConfig) -> list[ModelRef]:
 
     refs = [parse_agent_options(name)[0] for name in config.agents if is_model_agent(name)]
     if config.colleague != "scripted":
-        refs.append(colleague_model(config.colleague))
+        refs.append(model_with_defaults(config.colleague))
     return refs
 
 
@@ -506,7 +506,7 @@ def generation_record(config: RunConfig) -> dict[str, dict[str, object]]:
         except ConfigError:
             record[name] = {"kind": "registered", "seed": "per epoch"}
     if config.colleague != "scripted":
-        colleague = colleague_model(config.colleague)
+        colleague = model_with_defaults(config.colleague)
         record[f"colleague:{config.colleague}"] = model_generation(colleague)
     return record
 
