@@ -1,17 +1,25 @@
 """An evaluation killed at any moment while it tidies its log loses no kept sample: the rerun
-reuses every one; the temporary files killed writes leave go at the next run."""
+reuses every one; the temporary files killed writes leave go at the next run. Ctrl-C
+(SIGINT) is exit 130 with the README's one line, and the same command resumes."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.cli_helpers import run_cli
 from tests.kill_helpers import run_killed
 from uncobench_z3._outdir import HOLDER_FILE
+from uncobench_z3.cli._app import EXIT_INTERRUPTED, INTERRUPTED_MESSAGE
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import (
     RUN_FILE,
@@ -20,6 +28,7 @@ from uncobench_z3.evaluation import (
     example_benchmark,
     make_config,
 )
+from uncobench_z3.models.testing import Fault, FaultServer
 from uncobench_z3.report import load_report_data
 from uncobench_z3.settings import TaskGroup
 
@@ -147,3 +156,52 @@ def test_a_rerun_removes_the_temporary_files_killed_writes_left_and_nothing_else
     assert summary.ran == 0
     assert sorted(path.name for path in out.iterdir()) == before
     assert (out / RUN_FILE).exists()
+
+
+def test_ctrl_c_is_exit_130_with_the_readmes_line_and_the_same_command_resumes(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real SIGINT to a running ``uncobench eval``: the model agent's calls hang (so the run
+    is surely still running) while the built-in agent's samples are logged."""
+    out = tmp_path / "run"
+    model = "openai-api/fault/m,cache=false"
+    args = ["eval", str(bench), "--agent", "builtin/naive", "--agent", model,
+            "--out", str(out), "--no-progress"]  # fmt: skip
+    hanging = True
+
+    def script(number: int, body: dict[str, Any]) -> Fault:
+        return Fault("hang", seconds=120) if hanging else Fault()
+
+    with FaultServer(script) as server:
+        env = {**os.environ, "FAULT_BASE_URL": server.base_url}
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from uncobench_z3.cli import main; main()", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120  # (only a bound on a test gone wrong)
+            log = out / SAMPLES_FILE
+            while time.monotonic() < deadline and not (
+                server.requests and log.exists() and lines_of(log)
+            ):
+                assert process.poll() is None, process.communicate()
+                time.sleep(0.02)
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        assert process.returncode == EXIT_INTERRUPTED, err
+        assert err.splitlines() == [INTERRUPTED_MESSAGE]
+        kept = keys_of(lines_of(log))
+        assert 1 <= len(kept) <= 9  # builtin/naive's (9 samples: one group has no Mixed)
+        hanging = False
+        monkeypatch.setenv("FAULT_BASE_URL", server.base_url)
+        again = run_cli(capsys, *args)
+    assert again.code == 0, again.err
+    said = " ".join(again.out.split())
+    assert f"{18 - len(kept)} sample(s) run, {len(kept)} reused from an earlier run" in said
+    assert set(kept) < set(keys_of(lines_of(log)))
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"`{INTERRUPTED_MESSAGE}`" in " ".join(readme.split())  # the line the README shows

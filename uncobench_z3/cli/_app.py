@@ -41,6 +41,15 @@ program the signal ended - not 1, which says a check was refuted"""
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
+INTERRUPTED_MESSAGE = "interrupted; finished work is kept, run the same command to resume"
+"""the one line a command stopped by Ctrl-C prints (exit :data:`EXIT_INTERRUPTED`)"""
+
+
+class _Interrupted(BaseException):
+    """A command stopped by Ctrl-C, on its way out of Click: Click turns a KeyboardInterrupt
+    into its ``Abort`` after printing a blank line, which :func:`main` could not tell from
+    any other abort."""
+
 
 class ClosedOutput(Exception):
     """The reader of standard output went away (``uncobench stats ... | head``): the command
@@ -65,6 +74,8 @@ class _Commands(click.Group):
         # server stays an OSError)
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted from None
         except BrokenPipeError:
             if _stdout_closed():
                 raise ClosedOutput from None
@@ -109,6 +120,15 @@ def _said(exc: BaseException) -> str:
     return escape(redact(str(exc)))
 
 
+def _say_interrupted(line_break: bool = True) -> None:
+    """Ctrl-C: the README's one line (after a line break on a terminal, which shows the
+    ``^C``), exit :data:`EXIT_INTERRUPTED`."""
+    if line_break and err_console.is_terminal:
+        err_console.print()
+    err_console.print(INTERRUPTED_MESSAGE)
+    sys.exit(EXIT_INTERRUPTED)
+
+
 def run() -> None:
     """The ``uncobench`` program: :func:`main` on the process's arguments, then the process
     ends without the interpreter's final walks of the heap (``uncobench_z3/_gc.py``: 0.2 s
@@ -131,7 +151,11 @@ def main(argv: list[str] | None = None) -> None:
         with contextlib.suppress(OSError, ValueError):  # a stdout with no file descriptor
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(EXIT_CLOSED_PIPE)
-    except click.exceptions.Abort:
+    except (_Interrupted, KeyboardInterrupt):
+        _say_interrupted()
+    except click.exceptions.Abort as exc:  # Ctrl-C while Click read the arguments
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _say_interrupted(line_break=False)  # Click has printed one
         err_console.print("aborted")
         sys.exit(EXIT_INTERRUPTED)
     except click.UsageError as exc:  # one line, not the usage text: `--help` shows that
@@ -152,9 +176,6 @@ def main(argv: list[str] | None = None) -> None:
     except UncobenchError as exc:
         err_console.print(f"[bold red]error:[/] {_said(exc)}")
         sys.exit(EXIT_REFUTED)
-    except KeyboardInterrupt:
-        err_console.print("interrupted; finished work is kept, run the same command to resume")
-        sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:  # a path that cannot be created, read or written
         where = f"{exc.filename}: " if exc.filename else ""
         err_console.print(
