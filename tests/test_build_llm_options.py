@@ -55,6 +55,32 @@ def test_no_cache_turns_the_response_cache_off(
     assert not (tmp_path / "cache").exists()
 
 
+def test_the_llm_stages_get_the_providers_default_reply_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--generator-model local/smollm2`` (and the renderer, the validator) are called with the
+    reply limit an agent or colleague of that name gets (max_tokens=512; a limit in the name
+    wins), and the build's configuration records it; here the validator of one candidate,
+    against a stand-in server (no llama.cpp started)."""
+    from uncobench_z3.cli._build import llm_stages
+    from uncobench_z3.construct import SpecGenerator, build_config, load_library, process_candidate
+    from uncobench_z3.models.testing import FaultServer
+
+    stages = llm_stages("local/smollm2", "local/smollm2,max_tokens=900", None, no_cache=True)
+    assert stages.generator is not None and stages.generator.config().max_tokens == 512
+    assert stages.renderer is not None and stages.renderer.config().max_tokens == 900
+    config = build_config(stages=stages)
+    assert config.generator == "local/smollm2,max_tokens=512,cache=false"
+    assert config.validator == "local/smollm2,max_tokens=900,cache=false"  # the renderer's
+    monkeypatch.setenv("UNCOBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    validator = llm_stages(None, None, "local/smollm2", no_cache=True)
+    draft = SpecGenerator(load_library(), seed=3).draft(0, False)
+    with FaultServer() as server:
+        monkeypatch.setenv("LOCAL_SMOLLM2_BASE_URL", server.base_url)
+        process_candidate(draft, seed=3, index=0, stages=validator)
+    assert server.requests and {body["max_tokens"] for body in server.requests} == {512}
+
+
 @pytest.mark.parametrize(
     "option",
     [

@@ -422,6 +422,27 @@ def test_judge_command(
     assert len(lines) == 6 and all(line.judge_model == "mock/judge" for line in lines)
 
 
+def test_a_local_judge_model_gets_the_providers_default_reply_limit(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--judge-model local/smollm2`` is called with the reply limit an agent or colleague of
+    that name gets (max_tokens=512), here against a stand-in server (no llama.cpp started); a
+    limit in the name wins; the command names the settings it used."""
+    from uncobench_z3.models.testing import FaultServer
+
+    monkeypatch.setenv("UNCOBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    for name, limit in [("local/smollm2", 512), ("local/smollm2,max_tokens=80", 80)]:
+        with FaultServer() as server:
+            monkeypatch.setenv("LOCAL_SMOLLM2_BASE_URL", server.base_url)
+            out = tmp_path / f"judged-{limit}.jsonl"
+            result = run_cli(capsys, "judge", str(run), "--judge-model", name, "--limit", "1",
+                             "--out", str(out), "--no-cache")  # fmt: skip
+        assert result.code == 0, result.err
+        assert server.requests and {body["max_tokens"] for body in server.requests} == {limit}
+        said = " ".join(result.out.split())
+        assert f"LLM judge local/smollm2,max_tokens={limit},cache=false:" in said
+
+
 def test_judge_command_bad_input(
     run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

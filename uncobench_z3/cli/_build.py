@@ -9,7 +9,14 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from ..construct import MANIFEST_FILE, LLMStages, ModelRef, build_benchmark, check_benchmark
+from ..construct import (
+    MANIFEST_FILE,
+    LLMStages,
+    ModelRef,
+    build_benchmark,
+    check_benchmark,
+    model_with_defaults,
+)
 from ..construct._stats_schema import check_build_stats
 from ..errors import ConfigError, SpecReadError
 from ._app import EXIT_OK, cli, err_console
@@ -138,7 +145,8 @@ def build(
 def llm_stages(
     generator: str | None, renderer: str | None, validator: str | None, no_cache: bool
 ) -> LLMStages:
-    """The LLM stages the options name (each parsed, so a bad setting fails now)."""
+    """The LLM stages the options name (each parsed, so a bad setting fails now), with the
+    provider's defaults an agent of that name gets (``local/...``: at most 512 tokens)."""
     if no_cache and not (generator or renderer or validator):
         raise ConfigError(
             "--no-cache concerns the LLM stages: name one with --generator-model, "
@@ -146,7 +154,7 @@ def llm_stages(
         )
 
     def ref(name: str | None) -> ModelRef | None:
-        return None if name is None else ModelRef.parse(name, cache=not no_cache)
+        return None if name is None else model_with_defaults(name, cache=not no_cache)
 
     return LLMStages(generator=ref(generator), renderer=ref(renderer), validator=ref(validator))
 

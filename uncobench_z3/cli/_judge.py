@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..construct import ModelRef, load_benchmark
+from ..construct import load_benchmark, model_with_defaults
 from ..errors import ConfigError
 from ..evaluation import (
     RUN_FILE,
@@ -36,8 +36,9 @@ from ._output import OutputTable, format_option, output_for
 
 
 def make_judge_model(name: str, cache: bool) -> Model:
-    """The judge model from ``provider/model[,key=value...]`` (the tests replace this)."""
-    return ModelRef.parse(name, cache=cache).create()
+    """The judge model from ``provider/model[,key=value...]``, with the provider's defaults
+    an agent of that name gets (``local/...``: at most 512 tokens; the tests replace this)."""
+    return model_with_defaults(name, cache=cache).create()
 
 
 def _share(value: Fraction | None) -> str:
@@ -170,6 +171,10 @@ def judge_command(
     """
     if judge_model is None and (limit is not None or out is not None):
         raise ConfigError("--limit and --out concern the LLM judge: name it with --judge-model")
+    # the judge model as called, the provider's defaults added (a bad setting fails now)
+    called = (
+        "" if judge_model is None else model_with_defaults(judge_model, not no_cache).describe()
+    )
     benchmark = bench if bench is not None else run_benchmark_path(run)
     groups, digests = load_benchmark(benchmark)
     _check_same_benchmark(run, benchmark, benchmark_digest(groups, digests))
@@ -191,6 +196,7 @@ def judge_command(
         }
         if result is not None:
             data["llm"] = {
+                "model": called,
                 "out": str(result.out),
                 "judged": result.judged,
                 "reused": result.reused,
@@ -204,7 +210,7 @@ def judge_command(
     output.table(validity_table(validity))
     if result is not None:
         output.say(
-            f"LLM judge {escape(judge_model or '')}: {result.judged} reply(ies) judged now, "
+            f"LLM judge {escape(called)}: {result.judged} reply(ies) judged now, "
             f"{result.reused} reused; log in {escape(str(result.out))}"
         )
         for line in agreement_lines(result.agreement):

@@ -39,6 +39,7 @@ from ..models import (
     ModelOutput,
     ToolDef,
     get_model,
+    with_provider_defaults,
 )
 from ..spec import (
     Outcome,
@@ -138,6 +139,14 @@ class ModelRef:
         if self.max_connections is not None:
             extra.append(f"max_connections={self.max_connections}")
         return ",".join([self.name, *(f"{k}={v}" for k, v in self.settings), *extra])
+
+
+def model_with_defaults(name: str, cache: bool = True) -> ModelRef:
+    """The model ``provider/model[,key=value...]`` names, for any caller (an agent's, once its
+    protocol and tool choice are taken off, a colleague, the judge, an LLM stage of build): the
+    settings its name gives, and the provider's defaults where it gives none
+    (:data:`~uncobench_z3.models.PROVIDER_DEFAULTS`: ``local/...`` writes at most 512 tokens)."""
+    return ModelRef.parse(with_provider_defaults(name), cache=cache)
 
 
 @dataclass(frozen=True)

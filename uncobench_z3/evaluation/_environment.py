@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
 from .._trusted import TrustedMaker
-from ..construct import RenderedTask, rendered_of
+from ..construct import RenderedTask, model_with_defaults, rendered_of
 from ..errors import ConfigError, ContextWindowError
 from ..models import StoredOutput, ToolDef
 from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
@@ -43,7 +43,6 @@ from ._colleagues import (
 from ._followup_reader import ModelFollowUpReader
 from ._interventions import InterventionArm, intervention_text
 from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser
-from ._models import model_with_defaults
 from ._policy_colleague import LLMPolicyColleague, PolicyCheck, PolicyColleague
 from ._protocol import (
     DEFAULT_BUDGET,

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ..construct import ModelRef
+from ..construct import ModelRef, model_with_defaults
 from ..errors import ConfigError
 from ..models import ChatMessage, ModelOutput, ModelUsage, StoredOutput
-from ._models import model_with_defaults, shared_model, trial_config
+from ._models import shared_model, trial_config
 from ._protocol import (
     ANSWER_TOOL,
     ASK_TOOL,

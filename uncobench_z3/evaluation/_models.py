@@ -39,26 +39,6 @@ class CallPolicy:
             raise ConfigError(f"--max-retry-wait must be 0 or more, not {self.max_retry_wait:g}")
 
 
-#: Model settings for providers that need them, for agents and colleagues alike: a small model
-#: rambles, and every token it writes costs seconds on a CPU (a policy colleague on
-#: ``local/smollm2`` without a limit wrote until its context was full, past the 300 s timeout,
-#: and every retry queued behind the abandoned reply on the one-slot server).
-PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {
-    "local": {"max_tokens": "512"},
-}
-
-
-def model_with_defaults(name: str) -> ModelRef:
-    """The model ``provider/model[,key=value...]`` names (an agent's, once its protocol and
-    tool choice are taken off, or ``--colleague-model``'s): the settings its name gives, and
-    the provider's :data:`PROVIDER_DEFAULTS` where it gives none."""
-    parts = [part.strip() for part in name.split(",")]
-    given = {part.partition("=")[0] for part in parts[1:]}
-    defaults = PROVIDER_DEFAULTS.get(parts[0].split("/", 1)[0], {})
-    added = [f"{key}={value}" for key, value in defaults.items() if key not in given]
-    return ModelRef.parse(",".join([*parts, *added]))
-
-
 _DEFAULT_POLICY = CallPolicy()  # frozen: safe to share as the default
 CALL_POLICY: ContextVar[CallPolicy] = ContextVar("uncobench_call_policy", default=_DEFAULT_POLICY)
 """the policy of the run in progress (the runner sets it; tasks inherit it)"""

@@ -49,14 +49,14 @@ from .._gc import fewer_collections
 from .._outdir import check_output_folder, lock_output
 from .._secrets import redact, redacted_error, redacted_traceback
 from .._textcap import cap_text
-from ..construct import ModelRef
+from ..construct import ModelRef, model_with_defaults
 from ..errors import ConfigError, UncobenchError
 from ..settings import SETTING_NAMES, SettingName, TaskGroup, group_digest
 from ..spec import dump_json, write_text_atomic
 from ._colleagues import FollowUpReader
 from ._environment import ColleagueMode
 from ._interventions import INTERVENTION_ARMS, InterventionArm
-from ._models import CALL_POLICY, close_models, model_with_defaults
+from ._models import CALL_POLICY, close_models
 from ._options import DEFAULT_CONCURRENCY, EvalOptions
 from ._play import Player
 from ._protocol import DEFAULT_BUDGET, default_instructions

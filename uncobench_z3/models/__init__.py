@@ -27,12 +27,14 @@ from ._model import (
     Sleep,
 )
 from ._registry import (
+    PROVIDER_DEFAULTS,
     ModelName,
     ProviderFactory,
     get_model,
     parse_model_name,
     provider_names,
     register_provider,
+    with_provider_defaults,
 )
 from ._secrets import redact
 from ._stored import DEFAULT_STORED_CHARACTERS, StoredCall, StoredOutput, StoredText, stored_text
@@ -62,6 +64,7 @@ __all__ = [
     "DEFAULT_STORED_CHARACTERS",
     "DEFAULT_TIMEOUT",
     "MODEL_PRICES",
+    "PROVIDER_DEFAULTS",
     "ChatMessage",
     "ChatRole",
     "GenerateConfig",
@@ -104,4 +107,5 @@ __all__ = [
     "start_local_server",
     "stop_local_servers",
     "stored_text",
+    "with_provider_defaults",
 ]

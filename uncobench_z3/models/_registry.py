@@ -19,12 +19,14 @@ from ._usage import ModelPrice
 from .providers._base import ModelProvider
 
 __all__ = [
+    "PROVIDER_DEFAULTS",
     "ModelName",
     "ProviderFactory",
     "get_model",
     "parse_model_name",
     "provider_names",
     "register_provider",
+    "with_provider_defaults",
 ]
 
 ProviderFactory: TypeAlias = Callable[..., ModelProvider]
@@ -50,6 +52,26 @@ _EXAMPLES = (
     "anthropic/claude-sonnet-4-5, openai/gpt-4.1-mini, openai-api/<service>/<model>, "
     "local/smollm2, mock/echo"
 )
+
+
+#: Model settings for providers that need them, for every caller of a model by name (agents,
+#: colleagues, the judge, build's LLM stages): a small model rambles, and every token it writes
+#: costs seconds on a CPU (a policy colleague on ``local/smollm2`` without a limit wrote until
+#: its context was full, past the 300 s timeout, and every retry queued behind the abandoned
+#: reply on the one-slot server).
+PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {
+    "local": {"max_tokens": "512"},
+}
+
+
+def with_provider_defaults(name: str) -> str:
+    """``provider/model[,key=value...]`` with the provider's :data:`PROVIDER_DEFAULTS` added
+    where the name gives none."""
+    parts = [part.strip() for part in name.split(",")]
+    given = {part.partition("=")[0] for part in parts[1:]}
+    defaults = PROVIDER_DEFAULTS.get(parts[0].split("/", 1)[0], {})
+    added = [f"{key}={value}" for key, value in defaults.items() if key not in given]
+    return ",".join([*parts, *added])
 
 
 @dataclass(frozen=True)
