@@ -1,10 +1,12 @@
 """Item 9 of issue 12: workers die with a killed parent; cached answers are counted (marked)
 after a resume; an edited cache entry is ignored and reported; stored text is capped with
-its digest and length; report.md escapes names and model text (no raw links or images)."""
+its digest and length; report.md escapes names and model text (no raw links or images, no
+autolinked URL or e-mail address)."""
 
 from __future__ import annotations
 
 import hashlib
+import html as html_module
 import json
 import os
 import re
@@ -12,9 +14,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from uncobench_z3._textcap import STORED_TEXT_LIMIT, cap_text, cut_info
@@ -179,7 +184,27 @@ HOSTILE = [
     "- a list",
     "a | pipe",
     "[ref]: http://evil.example",
+    "write to bob@example.com or a.b+c@mail.example.org",
+    "mailto:bob@example.com",
+    "ping @octocat",
 ]
+
+
+def autolinking_renderers() -> list[Callable[[str], str]]:
+    """Renderers that turn bare addresses into links: markdown-it as GitHub-flavoured Markdown
+    (tables, strikethrough, autolinks of URLs and e-mail addresses; linkify-it's fuzzy links of
+    bare domains, which GFM does not make, off) and Python-Markdown with pymdownx's
+    magiclink (what MkDocs sites use)."""
+    pytest.importorskip("linkify_it")
+    markdown = pytest.importorskip("markdown")
+    pytest.importorskip("pymdownx")
+    gfm = MarkdownIt("gfm-like")
+    gfm.linkify.set({"fuzzy_link": False})
+
+    def magiclink(text: str) -> str:
+        return str(markdown.markdown(text, extensions=["tables", "pymdownx.magiclink"]))
+
+    return [gfm.render, magiclink]
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -187,10 +212,36 @@ def test_md_text_leaves_no_markup(text: str) -> None:
     escaped = md_text(text)
     html = MarkdownIt("commonmark").enable("table").render(f"| a |\n|---|\n| {escaped} |\n")
     html += MarkdownIt("commonmark").render(escaped)
+    for render in autolinking_renderers():
+        html += render(f"| a |\n|---|\n| {escaped} |\n") + render(escaped)
     for tag in ("<a ", "<img", "<script", "<strong", "<em", "<h1", "<li", "<s>", "<del"):
         assert tag not in html, (text, escaped, html)
     outside_code = re.sub(r"(`+) .*? \1", "", escaped)
     assert "http://" not in outside_code and "www." not in outside_code  # URLs: code spans
+
+
+PIECES = ["@", "bob@example.com", "a.b+c@mail.example.org", "mailto:", "www.", ".", "*", "_",
+          "<", "&", "#", "1.", "|", "\\", "`", "[", "]", "(", ")", "!", ":", " "]  # fmt: skip
+
+
+@given(
+    st.lists(
+        st.one_of(st.text(st.characters(exclude_characters="\x00"), max_size=8),
+                  st.sampled_from(PIECES)),
+        max_size=12,
+    ).map("".join)
+)  # fmt: skip
+def test_md_text_of_any_text_links_nothing_and_shows_the_text(text: str) -> None:
+    """Any text (NUL aside, which CommonMark shows as U+FFFD): no renderer makes a link of
+    it, and GitHub-flavoured Markdown shows it as it was (its whitespace made single spaces)
+    when it holds no URL (those show as code)."""
+    escaped = md_text(text)
+    gfm, *others = autolinking_renderers()
+    assert all("<a " not in render(escaped) for render in [gfm, *others]), escaped
+    flat = " ".join(text.split())
+    if not re.search(r"://|www\.", flat):
+        shown = html_module.unescape(re.sub(r"<[^>]+>", "", gfm(escaped))).strip()
+        assert shown == flat, escaped
 
 
 def test_a_report_of_hostile_names_and_answers_has_no_links(

@@ -2,8 +2,8 @@
 
 Every string that reaches the output goes through :func:`md_text`, which escapes HTML too
 (Markdown renderers pass raw HTML through) and Markdown's own markup, so a model's answer
-cannot add a link, an image or emphasis: names, replies and answers come from benchmarks
-and models and are never trusted.
+cannot add a link (an autolinked URL or e-mail address included), an image or emphasis:
+names, replies and answers come from benchmarks and models and are never trusted.
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ _MD_INLINE = re.compile(r"[\\`*\[\]!~|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _MD_BLOCK_START = re.compile(r"^(\d*)([#+=-]|(?<=\d)[.)](?=\s|$))")
 # Bare URLs, which GitHub-flavoured renderers turn into links: shown as code instead.
 _URL = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)\S+")
+# An at sign, as an HTML entity: it shows as itself, and no renderer finds an e-mail address
+# (``bob@example.com``, which GitHub-flavoured renderers link as ``mailto:``) or an
+# ``@mention`` across it (an entity is text of its own; a backslash escape of ``@`` would
+# show in renderers that escape only CommonMark's list, such as Python-Markdown).
+_AT = "&#64;"
 
 
 def _code_span(text: str) -> str:
@@ -33,7 +38,8 @@ def _code_span(text: str) -> str:
 def md_text(text: str) -> str:
     """A table cell or line of Markdown that shows ``text`` as plain text: one line, HTML
     escaped, every inline markup character backslash-escaped, a block marker at the start
-    escaped, bare URLs in code spans (never links or images)."""
+    escaped, bare URLs in code spans and at signs as entities (never links, images or
+    e-mail links)."""
     flat = " ".join(text.split())
     parts, position = [], 0
     for match in _URL.finditer(flat):
@@ -46,7 +52,8 @@ def md_text(text: str) -> str:
 
 
 def _escape_inline(text: str) -> str:
-    return _MD_INLINE.sub(lambda match: "\\" + match.group(0), html.escape(text, quote=False))
+    escaped = _MD_INLINE.sub(lambda match: "\\" + match.group(0), html.escape(text, quote=False))
+    return escaped.replace("@", _AT)
 
 
 def md_table(table: Table) -> list[str]:
