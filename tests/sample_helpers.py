@@ -1,5 +1,5 @@
-"""Helpers for tests that compare runs: records without their wall time, and an agent maker
-whose worker process dies once mid-run."""
+"""Helpers for tests that compare runs: records without their wall time, an agent maker
+whose worker process dies once mid-run, and the groups a module makes typed tasks of."""
 
 from __future__ import annotations
 
@@ -10,9 +10,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from uncobench_z3.evaluation import SampleRecord, make_agent
+import pytest
 
-__all__ = ["Killer", "comparable"]
+from uncobench_z3.evaluation import SampleRecord, make_agent
+from uncobench_z3.settings import TaskGroup
+from uncobench_z3.spec import TypedTask
+
+__all__ = ["Killer", "comparable", "typed_tasks_made"]
 
 
 def comparable(records: Iterable[SampleRecord]) -> list[str]:
@@ -21,6 +25,21 @@ def comparable(records: Iterable[SampleRecord]) -> list[str]:
         json.dumps(r.model_dump(mode="json", exclude={"elapsed_seconds"}), sort_keys=True)
         for r in records
     )
+
+
+def typed_tasks_made(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[str]:
+    """The ids of the groups ``module`` makes a typed task of from now on (its
+    ``typed_task``, counted; the tasks are still made)."""
+    made: list[str] = []
+    real = module.typed_task
+
+    def counted(group: TaskGroup) -> TypedTask:
+        made.append(group.id)
+        task: TypedTask = real(group)
+        return task
+
+    monkeypatch.setattr(module, "typed_task", counted)
+    return made
 
 
 class Killer:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.sample_helpers import typed_tasks_made
 from uncobench_z3.construct import load_groups
 from uncobench_z3.errors import ConfigError, ResumeError, UncobenchError
 from uncobench_z3.evaluation import (
@@ -159,6 +160,20 @@ def test_a_new_run_hashes_no_job_key_before_its_first_sample(
     summary = evaluate(groups, config, tmp_path, concurrency=1, agents=watching)
     assert planned and keyed_at_first_call == [0]
     assert {r.key for r in summary.records} == {job.key for job in planned}
+
+
+def test_the_groups_are_checked_before_the_run_and_their_typed_tasks_are_used_once(
+    groups: list[TaskGroup], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every group the run plays is checked (its typed task made) before anything is written;
+    playing in this process, the run prepares each group with that task, not a new one."""
+    from uncobench_z3.evaluation import _environment, _inputs
+
+    checked = typed_tasks_made(monkeypatch, _inputs)
+    made_again = typed_tasks_made(monkeypatch, _environment)
+    summary = evaluate(groups, make_config("bench", groups, AGENTS, limit=2), tmp_path / "run")
+    assert checked == [group.id for group in groups[:2]]
+    assert summary.ran > 0 and made_again == []
 
 
 def test_a_changed_configuration_refuses_to_resume(groups: list[TaskGroup], tmp_path: Path) -> None:

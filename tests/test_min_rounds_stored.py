@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_helpers import run_cli
+from tests.sample_helpers import typed_tasks_made
 from uncobench_z3 import __version__
 from uncobench_z3.construct import (
     BuildConfig,
@@ -197,14 +198,7 @@ def test_build_and_verify_hand_the_search_the_typed_task_they_made(
 ) -> None:
     """The search does not check a group's structure again where its caller has (a build's
     proof, verify's structure check); a task of another spec is not used."""
-    made: list[str] = []
-    real = _environment.typed_task
-
-    def counted(group: TaskGroup) -> TypedTask:
-        made.append(group.id)
-        return real(group)
-
-    monkeypatch.setattr(_environment, "typed_task", counted)
+    made = typed_tasks_made(monkeypatch, _environment)
     out = tmp_path / "b"
     build_benchmark(out, groups=3, seed=5, workers=1, minimum_rounds=settings_minimum_rounds)
     reports = verify_benchmark(out, SolverBudget(), workers=1,

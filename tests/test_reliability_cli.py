@@ -173,6 +173,51 @@ def test_bad_numbers_are_refused_before_any_file(
     assert not out.exists()
 
 
+def broken_groups(tmp_path: Path, bench: Path, kind: str) -> Path:
+    """The benchmark's groups and a group of the examples that reads (schema, names) but
+    cannot be played: its spec fails the structure checks (an operand in USD in a sum of
+    AUD), or the rendering it stores is not one."""
+    example = Path(__file__).resolve().parent.parent / "examples" / "groups"
+    group = json.loads((example / "mining_supervisor.group.json").read_text(encoding="utf-8"))
+    if kind == "structure":
+        for fact in group["spec"]["facts"]:
+            if fact["key"] == "field_allowance":
+                fact["unit"] = "USD"
+    else:
+        group["rendered"] = {"task_text": 5}
+    path = tmp_path / "groups.jsonl"
+    lines = (bench / "groups.jsonl").read_text(encoding="utf-8")
+    path.write_text(lines + json.dumps(group) + "\n", encoding="utf-8")
+    return path
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("kind", ["structure", "rendering"])
+def test_a_group_that_cannot_be_played_is_refused_before_any_file(
+    kind: str, bench: Path, run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every group of the input is checked before the run folder is touched: a new one is not
+    made, and one holding earlier results (resumed with --force, which would rewrite its
+    run.json and set samples aside) is left as it was."""
+    groups = broken_groups(tmp_path, bench, kind)
+    out = tmp_path / "run"
+    args = ["eval", str(groups), "--agent", "builtin/naive", "--no-progress"]
+    refused = run_cli(capsys, *args, "--out", str(out))
+    assert not out.exists()
+    said = one_line(refused)
+    assert "group mining_supervisor: " in said
+    assert ("field_allowance [USD]" if kind == "structure" else "rendered") in said
+    earlier = tmp_path / "earlier"
+    shutil.copytree(run, earlier)
+    before = files_of(earlier)
+    again = run_cli(capsys, *args, "--out", str(earlier), "--force")
+    assert files_of(earlier) == before
+    assert one_line(again) == said
+
+
 def test_an_unrelated_folder_is_not_taken_as_out(
     bench: Path, run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

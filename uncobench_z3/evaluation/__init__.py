@@ -49,11 +49,11 @@ from ._environment import (
     RoundRecord,
     exhaust_context,
     run_episode,
-    typed_task,
 )
 from ._errors import ErrorBudget, cap_record, error_counts
 from ._examples import example_benchmark, example_groups, write_benchmark
 from ._followup_reader import ModelFollowUpReader, parse_reader_verdict
+from ._inputs import typed_task
 from ._interventions import INTERVENTION_ARMS, InterventionArm, intervention_text
 from ._judge import (
     SCRIPTED_COLLEAGUE,

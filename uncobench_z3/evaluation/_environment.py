@@ -31,7 +31,7 @@ from ..construct import RenderedTask, model_with_defaults, rendered_of
 from ..errors import ConfigError, ContextWindowError
 from ..models import StoredOutput, ToolDef
 from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
-from ..spec import TypedTask, check_structure
+from ..spec import TypedTask
 from ._colleagues import (
     ColleagueReply,
     FollowUpKind,
@@ -41,6 +41,7 @@ from ._colleagues import (
     ScriptedColleagues,
 )
 from ._followup_reader import ModelFollowUpReader
+from ._inputs import typed_task
 from ._interventions import InterventionArm, intervention_text
 from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser
 from ._policy_colleague import LLMPolicyColleague, PolicyCheck, PolicyColleague
@@ -145,13 +146,6 @@ _reply_view = TrustedMaker(ReplyView)
 _turn = TrustedMaker(Turn)
 _ACTIONS = (AskAction, WaitAction, AnswerAction, InvalidAction)
 """what an agent may return (a tuple made once: checked every round)"""
-
-
-def typed_task(group: TaskGroup) -> TypedTask:
-    task = check_structure(group.spec).task
-    if task is None or not task.has_values:
-        raise ConfigError(f"group {group.id}: its spec is not a structurally valid instance")
-    return task
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from ..settings import TaskGroup, forget_vocabulary, group_digest
+from ..spec import TypedTask
 from ._attribution import forget_group
 from ._environment import PreparedGroup
 from ._errors import cap_record
@@ -46,9 +47,13 @@ PREPARED_GROUPS = 4096
 class Player:
     """Plays queued jobs, ``concurrency`` at once (see the module docstring)."""
 
-    def __init__(self, agents: AgentMaker, concurrency: int) -> None:
+    def __init__(
+        self, agents: AgentMaker, concurrency: int, tasks: dict[int, TypedTask] | None = None
+    ) -> None:
+        """``tasks``: groups' typed tasks made already (by ``id(group)``; each is used once)."""
         self.agents = agents
         self.concurrency = max(1, concurrency)
+        self._tasks = tasks or {}
         self.queue: deque[SampleJob] = deque()
         self.failures: list[tuple[SampleJob, BaseException]] = []
         self._prepared: OrderedDict[int, PreparedGroup] = OrderedDict()
@@ -59,7 +64,8 @@ class Player:
         """The group's prepared data, made on first use."""
         found = self._prepared.get(id(group))
         if found is None or found.group is not group:
-            found = self._prepared[id(group)] = PreparedGroup.of(group)
+            task = self._tasks.pop(id(group), None)
+            found = self._prepared[id(group)] = PreparedGroup.of(group, task)
             while len(self._prepared) > PREPARED_GROUPS:
                 self._prepared.popitem(last=False)
         else:

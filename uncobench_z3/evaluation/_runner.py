@@ -52,9 +52,10 @@ from .._textcap import cap_text
 from ..construct import ModelRef, model_with_defaults
 from ..errors import ConfigError, UncobenchError
 from ..settings import SETTING_NAMES, SettingName, TaskGroup, group_digest
-from ..spec import dump_json, write_text_atomic
+from ..spec import TypedTask, dump_json, write_text_atomic
 from ._colleagues import FollowUpReader
 from ._environment import ColleagueMode
+from ._inputs import check_groups
 from ._interventions import INTERVENTION_ARMS, InterventionArm
 from ._models import CALL_POLICY, close_models
 from ._options import DEFAULT_CONCURRENCY, EvalOptions
@@ -322,6 +323,8 @@ async def run_evaluation(
         for name in config.agents:
             check_agent_name(name)
         await check_models(config)
+    # before the folder is touched: every group the run plays can be played
+    tasks = check_groups(groups[: config.limit] if config.limit is not None else groups)
     target = Path(out)
     # before any work: one writer of any kind in ``out``, which must be a run folder (or new)
     with lock_output(target, "eval", check=lambda: check_run_folder(target)) as lock:
@@ -338,7 +341,7 @@ async def run_evaluation(
         # workers are reached (a Ray cluster connected to) before any file is written
         engine = _executor(options, limits)
         run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),
-                   budget.describe(), engine, limits)  # fmt: skip
+                   budget.describe(), engine, limits, tasks)  # fmt: skip
         try:
             _note(lock.stale_note())
             remove_stale_run_temps(target)
@@ -390,6 +393,8 @@ class _Run:
     executor: Executor | None = None
     limits: list[int] = field(default_factory=list)
     """the connection limit of each model the run calls (shards share each out)"""
+    tasks: dict[int, TypedTask] = field(default_factory=dict)
+    """the groups' typed tasks, made by the input check (by ``id(group)``)"""
     errors: int = 0
     stopped: str | None = None
 
@@ -425,12 +430,15 @@ class _Run:
     def _player(self, queue: list[SampleJob], options: EvalOptions) -> Player | ShardedPlayer:
         """This process's player, or the shards' (``--workers`` > 1, or Ray)."""
         concurrency = options.concurrency or DEFAULT_CONCURRENCY  # resolved by run_evaluation
+        # a player here prepares the groups still to play with the tasks the check made
+        made, self.tasks = self.tasks, {}
+        tasks = {key: made[key] for key in {id(job.group) for job in queue} if key in made}
         if self.executor is None:
-            return Player(self.agents, concurrency)
+            return Player(self.agents, concurrency, tasks)
         wanted = min([self.executor.slots, *self.limits])
         works = plan_shards(queue, wanted, concurrency, options.calls, self.agents)
         if self.executor.kind == "local" and len(works) == 1:
-            return Player(self.agents, concurrency)
+            return Player(self.agents, concurrency, tasks)
         return ShardedPlayer(self.executor, works)
 
     async def execute(self, done: list[SampleOutcome], options: EvalOptions) -> RunSummary:
