@@ -20,6 +20,8 @@ from uncobench_z3.settings._vocabulary import (
     Vocabulary,
     _content,
     _context_entries,
+    _entry,
+    _fact_words,
     _time_order,
 )
 from uncobench_z3.settings._words import stem, words_of
@@ -266,3 +268,52 @@ def test_adding_entries_equals_the_plain_adds(
         assert vocabulary.unordered_entries == plain.unordered_entries
         for name in ("by_stem", "starting", "unordered_by_first", "long_words"):
             assert list(getattr(vocabulary, name).items()) == list(getattr(plain, name).items())
+
+
+def _assert_task_words_as_the_plain_loop(task: TypedTask) -> None:
+    plain: set[str] = set()
+    for fact in task.facts.values():
+        plain |= set(words_of(fact.label)) | {w for s in fact.synonyms for w in words_of(s)}
+    for fact in task.facts.values():
+        for context in (fact.context, *fact.other_contexts):
+            plain |= set(words_of(context))
+        for member in fact.members:
+            plain |= set(words_of(member))
+    shared: set[str] = set()
+    for fact in task.facts.values():
+        shared |= _fact_words(
+            fact.label, fact.synonyms, fact.context, fact.other_contexts, fact.members
+        )
+    assert shared == plain
+
+
+def test_the_task_words_are_the_plain_loops_on_the_examples() -> None:
+    for path in _EXAMPLES:
+        task = check_structure(load_spec(path)).task
+        assert task is not None
+        _assert_task_words_as_the_plain_loop(task)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**16), st.integers(0, 200))
+def test_the_task_words_are_the_plain_loops_on_generated_tasks(seed: int, index: int) -> None:
+    task = _generated(seed, index)
+    if task is not None:
+        _assert_task_words_as_the_plain_loop(task)
+
+
+@given(
+    st.sampled_from(["candidate", "fact", "member", "context"]),
+    st.lists(st.sampled_from(["fee", "levels", "verified", "2026"]), min_size=1, max_size=3),
+    st.integers(1, 9),
+    st.lists(st.booleans(), min_size=4, max_size=4),
+)
+def test_an_entry_made_as_a_tuple_is_the_named_tuples(
+    kind: str, words: list[str], priority: int, flags: list[bool]
+) -> None:
+    unordered, weak, capital, exact = flags
+    made = _entry(kind, ("f",), tuple(words), priority,  # type: ignore[arg-type]
+                  unordered=unordered, weak=weak, capital=capital, exact=exact)  # fmt: skip
+    expected = Entry(kind, ("f",), tuple(words), tuple(stem(w) for w in words), priority,  # type: ignore[arg-type]
+                     unordered=unordered, weak=weak, capital=capital, exact=exact)  # fmt: skip
+    assert made == expected and type(made) is Entry and made.exact == exact

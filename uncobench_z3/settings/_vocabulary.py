@@ -172,22 +172,13 @@ class Vocabulary:
             self._long_by_first = None  # made again when next needed
 
     def _build(self) -> None:
-        task = self.task
-        task_words = self._fact_words()
-        for fact in task.facts.values():
-            for context in (fact.context, *fact.other_contexts):
-                task_words |= set(words_of(context))
-            for member in fact.members:
-                task_words |= set(words_of(member))
+        task_words: set[str] = set()
+        for fact in self.task.facts.values():
+            task_words |= _fact_words(fact.label, fact.synonyms, fact.context,
+                                      fact.other_contexts, fact.members)  # fmt: skip
         self._candidates(task_words)
         self._facts()
         self._contexts()
-
-    def _fact_words(self) -> set[str]:
-        words: set[str] = set()
-        for fact in self.task.facts.values():
-            words |= set(words_of(fact.label)) | {w for s in fact.synonyms for w in words_of(s)}
-        return words
 
     def _candidates(self, task_words: set[str]) -> None:
         task = self.task
@@ -227,8 +218,7 @@ class Vocabulary:
                 distinctive = users[word] == {key} and word not in GENERIC_WORDS
                 if not distinctive and (len(word) < 3 and not word.isdigit()):
                     continue
-                found.append(_entry("fact", (key,), (word,), 6 if distinctive else 2,
-                                    weak=not distinctive))  # fmt: skip
+                found.append(_single_entry(key, word, distinctive))
             found += shape.rest
         self._add_all(found)
 
@@ -268,9 +258,24 @@ class Vocabulary:
         return tuple(self.task.facts_of(role))
 
 
-def _entry(kind: EntryKind, ref: tuple[str, ...], words: tuple[str, ...], priority: int,
-           **flags: bool) -> Entry:  # fmt: skip
-    return Entry(kind, ref, words, tuple(stem(w) for w in words), priority, **flags)
+def _entry(kind: EntryKind, ref: tuple[str, ...], words: tuple[str, ...], priority: int, *,
+           unordered: bool = False, weak: bool = False, capital: bool = False,
+           exact: bool = False) -> Entry:  # fmt: skip
+    # made as a plain tuple of its fields, in order: the named tuple's own __new__ with
+    # keywords was most of an entry's cost (a group's vocabulary makes about a hundred)
+    return _new_tuple(Entry, (kind, ref, words, tuple(map(stem, words)), priority, unordered,
+                              weak, capital, exact))  # fmt: skip
+
+
+_new_tuple = tuple.__new__
+
+
+@functools.lru_cache(maxsize=16384)
+def _single_entry(key: str, word: str, distinctive: bool) -> Entry:
+    """The entry of one word of fact ``key`` that may name it alone: strong when only this
+    fact of the task has it, else weak. Remembered: the tasks that share a fact make the same
+    ones (:func:`_fact_shape`)."""
+    return _entry("fact", (key,), (word,), 6 if distinctive else 2, weak=not distinctive)
 
 
 class _FactShape(NamedTuple):
@@ -285,6 +290,21 @@ class _FactShape(NamedTuple):
     """its single words, sorted: an entry each, strong when only this fact has the word"""
     rest: tuple[Entry, ...]
     """the unit's entry and the members' entries, in order"""
+
+
+@functools.lru_cache(maxsize=4096)
+def _fact_words(
+    label: str,
+    synonyms: tuple[str, ...],
+    context: str,
+    other_contexts: tuple[str, ...],
+    members: tuple[str, ...],
+) -> frozenset[str]:
+    """The words of a fact's label, synonyms, contexts and members: what a candidate's name
+    word must be written with a capital to stand for the candidate against (made once and
+    shared by the tasks that have the fact, as :func:`_fact_shape`)."""
+    texts = (label, *synonyms, context, *other_contexts, *members)
+    return frozenset(word for text in texts for word in words_of(text))
 
 
 @functools.lru_cache(maxsize=4096)
