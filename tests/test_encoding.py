@@ -12,8 +12,9 @@ from tests.strategies import _condition_fact, small_specs
 from uncobench_z3.solver import Checker, SolverBudget, TaskSolver, Verdict, verify_spec
 from uncobench_z3.solver._encoding import condition_term
 from uncobench_z3.spec import OPERATIONS, Fact, Role, TaskSpec, TypedCondition, check_structure
+from uncobench_z3.spec._fact_checks import check_facts
 from uncobench_z3.spec._problems import Collector
-from uncobench_z3.spec._structure import _check_facts, _typed_operand
+from uncobench_z3.spec._structure import _typed_operand
 
 
 def _typed(fact_doc: dict, cond_doc: dict):  # type: ignore[no-untyped-def]
@@ -21,7 +22,7 @@ def _typed(fact_doc: dict, cond_doc: dict):  # type: ignore[no-untyped-def]
         facts=[Fact.model_validate(fact_doc)], roles=[Role(id="r0", name="r0")]
     )
     out = Collector()
-    facts = _check_facts(spec_like, out)  # type: ignore[arg-type]
+    facts = check_facts(spec_like, out)  # type: ignore[arg-type]
     fact = facts[fact_doc["key"]]
     from uncobench_z3.spec import Condition
 

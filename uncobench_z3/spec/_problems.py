@@ -34,7 +34,11 @@ class Collector:
 
 
 def duplicates(ids: Iterable[str]) -> set[str]:
-    # a set walk, not a Counter: this runs for every id list of every spec checked
+    # a set walk, not a Counter: this runs for every id list of every spec checked, and
+    # first a set of the whole list, made in C, where (as nearly always) none repeats
+    ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+    if len(set(ids)) == len(ids):
+        return set()
     seen: set[str] = set()
     repeated: set[str] = set()
     for key in ids:

@@ -111,31 +111,36 @@ def check_rule(spec: TaskSpec, facts: dict[str, TypedFact], out: Collector) -> T
 def _check_rule_units(operation: str, operands: list[TypedFact], unit: str, out: Collector) -> bool:
     path = "$.rule.unit"
     units = [f.unit for f in operands]
-    listing = ", ".join(f"{f.key} [{f.unit}]" for f in operands)
+
+    def listing() -> str:  # for a message only: most rules have none
+        return ", ".join(f"{f.key} [{f.unit}]" for f in operands)
+
     if operation in ("sum", "difference", "weighted_average", "capped_sum"):
         if not all(same_unit(u, unit) for u in units):
-            out.add(path, "unit_mismatch", f"{operation} needs operands in {unit!r}: {listing}")
+            out.add(path, "unit_mismatch", f"{operation} needs operands in {unit!r}: {listing()}")
             return False
     elif operation == "product":
         product = Dimension.parse(units[0]) * Dimension.parse(units[1])
         if product != Dimension.parse(unit):
-            out.add(path, "unit_mismatch", f"{listing} multiply to {product}, not {unit!r}")
+            out.add(path, "unit_mismatch", f"{listing()} multiply to {product}, not {unit!r}")
             return False
     elif operation == "ratio":
         quotient = Dimension.parse(units[0]) / Dimension.parse(units[1])
         if quotient != Dimension.parse(unit):
-            out.add(path, "unit_mismatch", f"{listing} divide to {quotient}, not {unit!r}")
+            out.add(path, "unit_mismatch", f"{listing()} divide to {quotient}, not {unit!r}")
             return False
     elif operation == "percentage_of":
         if not is_percent(units[1]):
-            out.add(path, "unit_mismatch", f"the second operand of percentage_of is a %: {listing}")
+            out.add(
+                path, "unit_mismatch", f"the second operand of percentage_of is a %: {listing()}"
+            )
             return False
         if not same_unit(units[0], unit):
-            out.add(path, "unit_mismatch", f"percentage_of keeps the base unit: {listing}")
+            out.add(path, "unit_mismatch", f"percentage_of keeps the base unit: {listing()}")
             return False
     elif operation == "percentage_change":
         if not same_unit(units[0], units[1]):
-            out.add(path, "unit_mismatch", f"percentage_change compares like units: {listing}")
+            out.add(path, "unit_mismatch", f"percentage_change compares like units: {listing()}")
             return False
         if not is_percent(unit):
             out.add(path, "unit_mismatch", "percentage_change gives a result in %")

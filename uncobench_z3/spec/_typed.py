@@ -116,15 +116,24 @@ class TypedFact:
 
     def contains(self, value: Value) -> bool:
         """Whether ``value`` is in the fact's domain (of its type, on a step, within bounds)."""
-        if self.type == "bool":
+        kind = self.type
+        if kind == "bool":
             return isinstance(value, bool)
-        if self.type == "enum":
+        if kind == "enum":
             return value in self.members
+        if kind != "date" and type(value) in INT_OR_FRACTION:
+            # a number (not a bool) of a numeric fact: its code as :meth:`code` makes it,
+            # without the call (this runs for every record of every spec checked)
+            step = self.step
+            whole = value.numerator * step.denominator  # type: ignore[union-attr]
+            units, rest = divmod(whole, value.denominator * step.numerator)  # type: ignore[union-attr]
+            low, high = self._code_range
+            return not rest and low <= units <= high
         try:
             code = self.code(value)
         except (ValueError, AssertionError):
             return False
-        low, high = self.code_range()
+        low, high = self._code_range
         return isinstance(code, int) and low <= code <= high
 
 

@@ -7,6 +7,7 @@ a plural ``s`` is ignored (``hours`` == ``hour``), so ``hours * AUD/hour`` is ``
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -29,6 +30,12 @@ class Dimension:
 
     @classmethod
     def parse(cls, unit: str | None) -> Dimension:
+        if cls is Dimension and type(unit) is str:
+            return _parsed(unit)  # a rule's units, parsed once per text
+        return cls._parse(unit)
+
+    @classmethod
+    def _parse(cls, unit: str | None) -> Dimension:
         counts: Counter[str] = Counter()
         if unit is None:
             return cls(())
@@ -70,6 +77,12 @@ class Dimension:
         down = [k if v == -1 else f"{k}^{-v}" for k, v in self.exponents if v < 0]
         text = "*".join(up) or "1"
         return text + ("/" + "/".join(down) if down else "")
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(unit: str) -> Dimension:
+    """:meth:`Dimension.parse` of a text, remembered (a dimension is immutable)."""
+    return Dimension._parse(unit)
 
 
 def same_unit(a: str | None, b: str | None) -> bool:

@@ -9,6 +9,7 @@ too, both converted exactly to :class:`fractions.Fraction`.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Literal
@@ -36,6 +37,8 @@ class ValueParseError(ValueError):
 
 def parse_fraction(raw: object) -> Fraction:
     """Read an exact rational from an int, a Decimal or a decimal string (never a float)."""
+    if type(raw) is str:  # most decimals of a spec (records, bounds, steps), read once each
+        return fraction_of_text(raw)
     if isinstance(raw, bool):
         raise ValueParseError(f"expected a number, got the boolean {str(raw).lower()}")
     if isinstance(raw, int):
@@ -47,19 +50,29 @@ def parse_fraction(raw: object) -> Fraction:
     if isinstance(raw, Fraction):
         return raw
     if isinstance(raw, str):
-        text = raw.strip().replace("_", "")
-        try:
-            parsed = Decimal(text)
-        except InvalidOperation:
-            raise ValueParseError(f"expected a decimal number, got {raw!r}") from None
-        if not parsed.is_finite():
-            raise ValueParseError(f"expected a finite number, got {raw!r}")
-        return Fraction(parsed)
+        return _read_fraction_text(raw)
     if isinstance(raw, float):
         raise ValueParseError(
             f'got the binary float {raw!r}; write exact decimals as strings such as "12.5"'
         )
     raise ValueParseError(f"expected a number, got {type(raw).__name__}")
+
+
+def _read_fraction_text(raw: str) -> Fraction:
+    text = raw.strip().replace("_", "")
+    try:
+        parsed = Decimal(text)
+    except InvalidOperation:
+        raise ValueParseError(f"expected a decimal number, got {raw!r}") from None
+    if not parsed.is_finite():
+        raise ValueParseError(f"expected a finite number, got {raw!r}")
+    return Fraction(parsed)
+
+
+fraction_of_text = functools.lru_cache(maxsize=16384)(_read_fraction_text)
+""":func:`_read_fraction_text` remembered by the text (a Fraction is immutable; a text that
+is refused raises again each time, as lru_cache keeps no exceptions): a group's records
+write about 11 decimals, each read through a Decimal, and the texts recur across groups"""
 
 
 def parse_int(raw: object) -> int:
