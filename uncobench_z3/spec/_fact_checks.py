@@ -34,15 +34,20 @@ def check_facts(spec: TaskSpec, out: Collector) -> dict[str, TypedFact]:
     role_ids = {r.id for r in spec.roles}
     typed: dict[str, TypedFact] = {}
     for i, fact in enumerate(spec.facts):
-        path = f"$.facts[{i}]"
         problems_before = len(out.problems)
         if fact.owner not in role_ids:
-            out.add(f"{path}.owner", "unknown_reference", f"no role has the id {fact.owner!r}")
+            out.add(
+                f"$.facts[{i}].owner", "unknown_reference", f"no role has the id {fact.owner!r}"
+            )
         key = _fact_key(fact)
-        found = None if key is None else _typed_facts.get(key)
+        hashable = True
+        try:
+            found = _typed_facts.get(key)
+        except TypeError:  # a field that cannot be hashed (a spec made without validation)
+            found, hashable = None, False
         if found is None:
-            found = _own_checks(fact, path, out)
-            if found is not None and key is not None:
+            found = _own_checks(fact, f"$.facts[{i}]", out)
+            if found is not None and hashable:
                 if len(_typed_facts) >= _TYPED_KEPT:
                     _typed_facts.clear()
                 _typed_facts[key] = found
@@ -66,12 +71,12 @@ def _scalar_key(raw: object) -> object:
     return (type(raw), str(raw) if type(raw) is Decimal else raw)
 
 
-def _fact_key(fact: Fact) -> _FactKey | None:
-    """Every field the fact's own checks and its typed fact read; None when one cannot be
-    hashed (a spec made without validation), so that the fact is checked as it is."""
+def _fact_key(fact: Fact) -> _FactKey:
+    """Every field the fact's own checks and its typed fact read (a key that cannot be
+    hashed, of a spec made without validation, is not looked up: the fact is checked)."""
     values = fact.values
     synonyms = fact.synonyms
-    key = (
+    return (
         fact.key,
         fact.owner,
         fact.label,
@@ -85,11 +90,6 @@ def _fact_key(fact: Fact) -> _FactKey | None:
         _scalar_key(fact.max),
         _scalar_key(fact.step),
     )
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
 
 
 def _parse_bound(fact: Fact, raw: object, path: str, out: Collector) -> Value | None:

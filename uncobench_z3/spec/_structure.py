@@ -102,23 +102,22 @@ def _check_counts(spec: TaskSpec, out: Collector) -> None:
         out.add("$.decision", "decision_words", "the positive and negative decisions are equal")
 
 
+def _operand_value(
+    fact: TypedFact, members: list[str] | None, raw: object, where: str, out: Collector
+) -> Value | None:
+    try:
+        return parse_value(fact.type, raw, members)
+    except ValueParseError as exc:
+        out.add(where, "bad_value", f"for fact {fact.key!r} ({fact.type}): {exc}")
+        return None
+
+
 def _typed_operand(
     fact: TypedFact, cond: Condition, path: str, out: Collector
 ) -> Value | tuple[Value, ...] | None:
-    kind = fact.type
-    members = list(fact.members) if kind == "enum" else None
+    members = list(fact.members) if fact.type == "enum" else None
     op = cond.op
     given = cond.value
-
-    def one(raw: object, k: int | None) -> Value | None:
-        try:
-            value = parse_value(kind, raw, members)
-        except ValueParseError as exc:
-            where = f"{path}.value" if k is None else f"{path}.value[{k}]"
-            out.add(where, "bad_value", f"for fact {fact.key!r} ({kind}): {exc}")
-            return None
-        return value
-
     if op in ("in", "not in", "between"):
         if not isinstance(given, list):
             out.add(f"{path}.value", "bad_value", f"'{op}' needs a list of values")
@@ -129,7 +128,10 @@ def _typed_operand(
         if op != "between" and not given:
             out.add(f"{path}.value", "bad_value", f"'{op}' needs at least one value")
             return None
-        items = [one(raw, k) for k, raw in enumerate(given)]
+        items = [
+            _operand_value(fact, members, raw, f"{path}.value[{k}]", out)
+            for k, raw in enumerate(given)
+        ]
         if any(item is None for item in items):
             return None
         typed_items = tuple(item for item in items if item is not None)
@@ -140,7 +142,7 @@ def _typed_operand(
     if isinstance(given, list):
         out.add(f"{path}.value", "bad_value", f"'{op}' compares with a single value")
         return None
-    return one(given, None)
+    return _operand_value(fact, members, given, f"{path}.value", out)
 
 
 def _check_conditions(
@@ -269,6 +271,10 @@ def _check_records(
                     f"a second value for {slot} in {context!r}",
                 )
             bucket[context] = value
+    if len(present) == len(candidate_ids) * len(facts):
+        # every slot has its record (``present`` holds only slots of these candidates and
+        # facts): the search below would find none missing
+        return values, alternatives
     for candidate in spec.candidates:
         for fact_key in facts:
             if (candidate.id, fact_key) not in present:
