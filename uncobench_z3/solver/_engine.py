@@ -1,9 +1,10 @@
 """One incremental solver per task, queried under assumptions.
 
-The task is encoded and parsed once; every check is a ``check(assumptions)`` call that
-selects which facts are pinned to their recorded values and which goal is asked for. Extra
-constraints (a substituted value, an interval) are added once each behind a fresh guard
-literal, so they too are switched on per query.
+The task is encoded and parsed once (into its batch's shared solver, :mod:`._kernel`; again
+only when another task was loaded there meanwhile); every check is a ``check(assumptions)``
+call that selects which facts are pinned to their recorded values and which goal is asked
+for. Extra constraints (a substituted value, an interval) are added once each behind a fresh
+guard literal, so they too are switched on per query.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..errors import ConsistencyError
 from ..spec import Outcome, Slot, TypedTask, Value, round_fraction
 from ._encoding import TaskEncoding, pin_literal, slot_var
 from ._factory import DEFAULT_BUDGET, SolverBudget, SolverContext, check_asts, make_solver
+from ._kernel import kernel_for
 from ._model_reader import ModelReader
 
 Status = Literal["sat", "unsat", "unknown"]
@@ -46,7 +48,9 @@ class TaskSolver:
     """A task's encoding loaded into one Z3 solver.
 
     ``context`` is the batch's Z3 context (:class:`SolverContext`); without one the solver
-    gets a context of its own.
+    gets a context of its own. The solver is the context's kernel (:mod:`._kernel`), shared
+    with the batch's other tasks: the encoding is loaded when first asked, and again when
+    another task was loaded meanwhile.
     """
 
     def __init__(
@@ -61,13 +65,15 @@ class TaskSolver:
         self.budget = budget
         self.encoding = TaskEncoding(task, gold)
         self.context = context or SolverContext()
-        self.solver = make_solver(budget, context=self.context)
-        self.solver.from_string(self.encoding.text)
+        self.context.tasks += 1
+        self._kernel = kernel_for(self.context, budget)
+        self._token = object()
+        """this task's name in the kernel (not the task itself: the kernel would keep it and
+        its context alive in a reference cycle, freed only by the garbage collector)"""
         self._fallback: tuple[z3.Solver, ModelReader] | None = None
         self._bools: dict[str, z3.BoolRef] = {}
-        self._bool_sort = z3.BoolSort(self.solver.ctx)
+        self._bool_sort = z3.BoolSort(self.context.z3)
         self._ints: dict[str, z3.ArithRef] = {}
-        self.reader = ModelReader(self.solver)
         self._asts: dict[str, z3.Ast] = {}
         self._pins = {slot: pin_literal(slot) for slot in task.all_slots()}
         self._extra_guards: dict[str, str] = {}
@@ -77,12 +83,20 @@ class TaskSolver:
         """solver calls made (a query asked before is answered from memory)"""
         self._answers: dict[tuple[str, ...], QueryResult] = {}
 
+    @property
+    def solver(self) -> z3.Solver:
+        """The incremental solver, with this task loaded."""
+        kernel = self._kernel
+        if kernel.owner is not self._token:
+            kernel.load(self._token, [self.encoding.text, *self._extra_text])
+        return kernel.solver
+
     # -- z3 handles, created once -----------------------------------------------------------
     def _bool(self, name: str) -> z3.BoolRef:
         ref = self._bools.get(name)
         if ref is None:
             # z3.Bool(name, ctx) without its per-call sort and symbol wrappers
-            ctx = self.solver.ctx
+            ctx = self.context.z3
             symbol = z3.Z3_mk_string_symbol(ctx.ref(), name)
             ast = z3.Z3_mk_const(ctx.ref(), symbol, self._bool_sort.ast)
             ref = self._bools[name] = z3.BoolRef(ast, ctx)
@@ -91,7 +105,7 @@ class TaskSolver:
     def _int(self, name: str) -> z3.ArithRef:
         ref = self._ints.get(name)
         if ref is None:
-            ref = self._ints[name] = z3.Int(name, self.solver.ctx)
+            ref = self._ints[name] = z3.Int(name, self.context.z3)
         return ref
 
     def _check(self, solver: z3.Solver, literals: Sequence[str]) -> tuple[z3.CheckSatResult, bool]:
@@ -118,7 +132,8 @@ class TaskSolver:
         if literal is None:
             literal = f"q.x{len(self._extra_guards)}"
             text = f"(declare-const {literal} Bool)\n(assert (=> {literal} {term}))"
-            self.solver.from_string(text)
+            self.solver  # noqa: B018  (loaded first: a term Z3 refuses is refused here)
+            self._kernel.add(text)
             if self._fallback is not None:
                 self._fallback[0].from_string(text)
             self._extra_guards[term] = literal
@@ -154,7 +169,7 @@ class TaskSolver:
         ):
             return replace(known, name=name)  # asked before (a Mixed defect, say)
         self.queries += 1
-        solver, reader = self.solver, self.reader
+        solver, reader = self.solver, self._kernel.reader
         status, timed_out = self._check(solver, literals)
         if status == z3.unknown and not timed_out:
             solver, reader = self._fallback_solver()

@@ -70,7 +70,10 @@ class SolverContext:
     def __init__(self) -> None:
         self.z3 = z3.Context()
         self.tasks = 0
-        """solvers made in this context (for :func:`shared_context`'s renewal)"""
+        """solvers made and tasks loaded in this context (for :func:`shared_context`'s
+        renewal)"""
+        self.kernels: dict[SolverBudget, object] = {}
+        """the incremental solver each budget's tasks share (``_kernel.Kernel``)"""
         self._collecting = False
         self.params: dict[tuple[SolverBudget, bool], z3.ParamsRef] = {}
         """:func:`solver_params` of this context, built once per budget and solver kind"""
@@ -89,6 +92,8 @@ class SolverContext:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # The batch is over: its tasks' shared solvers go now, not whenever the context does.
+        self.kernels.clear()
         if self._collecting:
             gc.enable()
 

@@ -1,0 +1,125 @@
+"""The tasks of a batch share one incremental solver (the context's kernel): each task is
+loaded once, tasks asked in turn are loaded again, and no answer depends on it."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+
+import pytest
+import z3
+
+from uncobench_z3.solver import (
+    GOAL_DIFFERS,
+    GOAL_TWO_ELIGIBLE,
+    QueryResult,
+    SolverContext,
+    TaskSolver,
+    verify_spec,
+)
+from uncobench_z3.solver._kernel import Kernel
+from uncobench_z3.spec import TypedTask, check_structure, load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
+
+
+def _task(path: Path) -> TypedTask:
+    task = check_structure(load_spec(path)).task
+    assert task is not None
+    return task
+
+
+def _kernel(context: SolverContext) -> Kernel:
+    (kernel,) = context.kernels.values()
+    assert isinstance(kernel, Kernel)
+    return kernel
+
+
+def _queries(ts: TaskSolver) -> list[QueryResult]:
+    """Hide each role in turn (with its core or model), then ask for two eligible candidates
+    and for a value substituted behind a guard."""
+    task = ts.task
+    answers = []
+    for role in task.roles:
+        pinned = [s for s in task.all_slots() if task.facts[s[1]].owner != role]
+        answers.append(ts.query(f"hide-{role}", pinned, GOAL_DIFFERS))
+    answers.append(ts.query("two", task.all_slots(), GOAL_TWO_ELIGIBLE))
+    slot = next(s for s in task.all_slots() if task.facts[s[1]].is_ordered)
+    high = task.facts[slot[1]].high
+    assert high is not None
+    term = ts.encoding.value_in_range_term(slot, task.values[slot], high)
+    others = [s for s in task.all_slots() if s != slot]
+    answers.append(ts.query("guarded", others, GOAL_DIFFERS, [term]))
+    return answers
+
+
+def _seen(answers: list[QueryResult]) -> list[tuple[object, ...]]:
+    """What a model cannot change: statuses and unsat cores."""
+    return [(a.name, a.status, a.core) for a in answers]
+
+
+def test_a_batch_loads_each_task_once_into_one_solver() -> None:
+    with SolverContext() as context:
+        for path in EXAMPLES:
+            verify_spec(load_spec(path), context=context)
+        kernel = _kernel(context)
+        assert kernel.loads == len(EXAMPLES)
+    assert not context.kernels  # the batch's solver goes with the batch
+
+
+def test_tasks_asked_in_turn_are_loaded_again_and_answer_alike() -> None:
+    first, second = (_task(path) for path in EXAMPLES[:2])
+    private = [_seen(_queries(TaskSolver(t, t.outcome()))) for t in (first, second)]
+    with SolverContext() as context:
+        a = TaskSolver(first, first.outcome(), context=context)
+        b = TaskSolver(second, second.outcome(), context=context)
+        assert _kernel(context).loads == 0  # nothing is loaded before it is asked
+        answers_a, answers_b = _queries(a), _queries(b)
+        again = [_seen(_queries(a)), _seen(_queries(b))]  # (from memory: no load)
+        a._answers.clear()
+        b._answers.clear()
+        turns = [  # one query of each in turn: every query reloads its task, guards too
+            (
+                ts.query(
+                    r.name, [s for s in ts.task.all_slots() if s in r.pinned], r.goal, r.extras
+                ),
+                r,
+            )
+            for pair in zip(answers_a, answers_b, strict=False)
+            for ts, r in zip((a, b), pair, strict=True)
+        ]
+        loads = _kernel(context).loads
+    assert [_seen(answers_a), _seen(answers_b)] == private == again
+    assert all(new.status == old.status and new.core == old.core for new, old in turns)
+    assert loads == 2 + len(turns)
+
+
+def test_a_term_z3_refuses_leaves_the_task_usable() -> None:
+    task = _task(EXAMPLES[0])
+    with SolverContext() as context:
+        ts = TaskSolver(task, task.outcome(), context=context)
+        before = _seen(_queries(ts))
+        with pytest.raises(z3.Z3Exception):
+            ts.guard("(no-such-function v.none)")
+        ts._answers.clear()
+        assert _seen(_queries(ts)) == before
+        other = _task(EXAMPLES[1])
+        assert _seen(_queries(TaskSolver(other, other.outcome(), context=context)))
+
+
+def test_the_kernel_does_not_keep_its_task_alive() -> None:
+    task = _task(EXAMPLES[0])
+    enabled = gc.isenabled()
+    gc.disable()  # freed by reference counting alone, as in a batch (which pauses the collector)
+    try:
+        with SolverContext() as context:
+            ts = TaskSolver(task, task.outcome(), context=context)
+            ts.query("all", task.all_slots())
+            ref = weakref.ref(ts)
+            del ts
+            assert ref() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -1,0 +1,75 @@
+"""One incremental solver per context and budget, loaded with one task's encoding at a time.
+
+Making a solver, its first check's setup (Z3 builds every theory and collects the problem's
+features) and deleting it cost a task about as much as its own checks' search. A batch of
+tasks therefore shares one solver, the context's *kernel*: a task's encoding is parsed into it
+inside a scope and the scope is popped when the next task is loaded.
+
+The scope is opened twice: once in the solver (``push``, so that popping it drops the task's
+assertions and what the solver derived from them) and once in the solver's own SMT-LIB
+parser (a ``(push 1)`` command before the encoding, so that popping it drops the task's
+declarations and macros: the next task declares the same names again). The parser keeps the
+task's declarations while it is loaded, so extra constraints (:meth:`TaskSolver.guard`) are
+parsed into it with the encoding's names, as before.
+
+Verdicts do not depend on what the kernel solved before; models may, like a context's
+(:class:`~uncobench_z3.solver.SolverContext`): they depend on the batch's content and order,
+never on the worker that runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import z3
+
+from ._factory import SolverBudget, SolverContext, make_solver
+from ._model_reader import ModelReader
+
+
+class Kernel:
+    """The shared solver of one context and budget, and the task loaded in it."""
+
+    def __init__(self, context: SolverContext, budget: SolverBudget) -> None:
+        self.solver = make_solver(budget, context=context)
+        self.reader = ModelReader(self.solver)
+        self.owner: object | None = None
+        """the task loaded now (``None``: nothing is)"""
+        self.loads = 0
+        """encodings loaded (a test checks that a task is loaded once however it is asked)"""
+
+    def load(self, owner: object, texts: Sequence[str]) -> None:
+        """Replace the loaded task by ``owner``'s SMT-LIB ``texts`` (its encoding, then its
+        extra constraints)."""
+        solver = self.solver
+        if self.owner is not None:
+            self.owner = None
+            solver.from_string("(pop 1)")  # the parser forgets the task's names
+            solver.pop()  # the solver its assertions
+        solver.push()
+        self._parse("(push 1)\n" + "\n".join(texts))
+        self.owner = owner
+        self.loads += 1
+
+    def add(self, text: str) -> None:
+        """Parse more SMT-LIB text into the loaded task (its names are known)."""
+        self._parse(text)
+
+    def _parse(self, text: str) -> None:
+        try:
+            self.solver.from_string(text)
+        except z3.Z3Exception:
+            # Z3 drops its parser after an error (and with it the parser's scope): start
+            # again from an empty solver, so that the next load finds a known state.
+            self.owner = None
+            self.solver.reset()
+            raise
+
+
+def kernel_for(context: SolverContext, budget: SolverBudget) -> Kernel:
+    """``context``'s kernel for ``budget`` (made on first use)."""
+    kernel = context.kernels.get(budget)
+    if kernel is None:
+        kernel = context.kernels[budget] = Kernel(context, budget)
+    assert isinstance(kernel, Kernel)
+    return kernel
