@@ -16,6 +16,7 @@ from uncobench_z3.solver import (
     QueryResult,
     SolverContext,
     TaskSolver,
+    shared_context,
     verify_spec,
 )
 from uncobench_z3.solver._kernel import Kernel
@@ -123,3 +124,39 @@ def test_the_kernel_does_not_keep_its_task_alive() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_tasks_asked_in_turn_in_an_evaluation_context_keep_their_own_solvers() -> None:
+    """shared_context's tasks (an evaluation's judges) interleave: each keeps a solver of
+    its own, loaded once, and answers as in a batch's kernel."""
+    first, second = (_task(path) for path in EXAMPLES[:2])
+    with SolverContext() as batch:
+        shared = [
+            _seen(_queries(TaskSolver(t, t.outcome(), context=batch))) for t in (first, second)
+        ]
+    context = SolverContext(shared_solver=False)
+    a = TaskSolver(first, first.outcome(), context=context)
+    b = TaskSolver(second, second.outcome(), context=context)
+    turns = [_seen(_queries(a)), _seen(_queries(b))]
+    a._answers.clear()
+    b._answers.clear()
+    again = [
+        _seen([a.query("all", first.all_slots())]),
+        _seen([b.query("all", second.all_slots())]),
+    ]
+    assert not context.kernels  # nothing shared
+    assert a._kernel is not b._kernel and a._kernel.loads == b._kernel.loads == 1
+    assert turns == shared
+    assert [row[0][1] for row in again] == ["sat", "sat"]
+    assert shared_context().shared_solver is False
+
+
+def test_a_refused_term_leaves_a_task_s_own_solver_usable() -> None:
+    task = _task(EXAMPLES[0])
+    ts = TaskSolver(task, task.outcome(), context=SolverContext(shared_solver=False))
+    before = _seen(_queries(ts))
+    with pytest.raises(z3.Z3Exception):
+        ts.guard("(no-such-function v.none)")
+    ts._answers.clear()
+    assert _seen(_queries(ts)) == before
+    assert ts._kernel.loads == 2  # loaded again, with the guards that were accepted

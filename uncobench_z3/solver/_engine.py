@@ -65,7 +65,6 @@ class TaskSolver:
         self.budget = budget
         self.encoding = TaskEncoding(task, gold)
         self.context = context or SolverContext()
-        self.context.tasks += 1
         self._kernel = kernel_for(self.context, budget)
         self._token = object()
         """this task's name in the kernel (not the task itself: the kernel would keep it and

@@ -12,9 +12,15 @@ declarations and macros: the next task declares the same names again). The parse
 task's declarations while it is loaded, so extra constraints (:meth:`TaskSolver.guard`) are
 parsed into it with the encoding's names, as before.
 
-Verdicts do not depend on what the kernel solved before; models may, like a context's
+Verdicts do not depend on what the kernel solved before (``sat`` and ``unsat`` are proofs
+either way; only an answer at the edge of the resource limit could turn ``unknown``, as any
+earlier query of the same solver could make it); models may, like a context's
 (:class:`~uncobench_z3.solver.SolverContext`): they depend on the batch's content and order,
 never on the worker that runs it.
+
+A context whose tasks are asked in turn (``SolverContext(shared_solver=False)``, the
+evaluation's) gives each task a kernel of its own instead: loaded once, without scopes, as a
+solver of its own was before kernels.
 """
 
 from __future__ import annotations
@@ -28,11 +34,17 @@ from ._model_reader import ModelReader
 
 
 class Kernel:
-    """The shared solver of one context and budget, and the task loaded in it."""
+    """The solver of one context and budget, and the task loaded in it.
 
-    def __init__(self, context: SolverContext, budget: SolverBudget) -> None:
+    ``shared``: the context's tasks take turns in it (each loaded inside the two scopes
+    above); otherwise it is one task's own solver, loaded once without scopes.
+    """
+
+    def __init__(self, context: SolverContext, budget: SolverBudget, shared: bool = True) -> None:
         self.solver = make_solver(budget, context=context)
         self.reader = ModelReader(self.solver)
+        self.context = context
+        self.shared = shared
         self.owner: object | None = None
         """the task loaded now (``None``: nothing is)"""
         self.loads = 0
@@ -41,13 +53,17 @@ class Kernel:
     def load(self, owner: object, texts: Sequence[str]) -> None:
         """Replace the loaded task by ``owner``'s SMT-LIB ``texts`` (its encoding, then its
         extra constraints)."""
-        solver = self.solver
-        if self.owner is not None:
-            self.owner = None
-            solver.from_string("(pop 1)")  # the parser forgets the task's names
-            solver.pop()  # the solver its assertions
-        solver.push()
-        self._parse("(push 1)\n" + "\n".join(texts))
+        if not self.shared:  # the task's own solver (emptied by _parse if Z3 refused a text)
+            self._parse("\n".join(texts))
+        else:
+            solver = self.solver
+            if self.owner is not None:
+                self.owner = None
+                solver.from_string("(pop 1)")  # the parser forgets the task's names
+                solver.pop()  # the solver its assertions
+            solver.push()
+            self._parse("(push 1)\n" + "\n".join(texts))
+            self.context.tasks += 1  # the context's tables grow with each load
         self.owner = owner
         self.loads += 1
 
@@ -67,7 +83,10 @@ class Kernel:
 
 
 def kernel_for(context: SolverContext, budget: SolverBudget) -> Kernel:
-    """``context``'s kernel for ``budget`` (made on first use)."""
+    """``context``'s kernel for ``budget`` (made on first use), or a new task's own kernel
+    when the context's tasks do not share one (``SolverContext.shared_solver``)."""
+    if not context.shared_solver:
+        return Kernel(context, budget, shared=False)
     kernel = context.kernels.get(budget)
     if kernel is None:
         kernel = context.kernels[budget] = Kernel(context, budget)
