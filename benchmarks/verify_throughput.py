@@ -99,8 +99,10 @@ class FreshTaskSolver(TaskSolver):
         # context writes two 8.5 MB tables) was returned to the system and paged in again
         # by every query: up to 16,000 page faults a spec, doubling this baseline's CPU
         # time by an accident of the allocator.
+        # A context whose tasks do not share a kernel: the encoding goes into the new solver
+        # without the scopes a shared one is loaded in (a solver of its own, as before).
         previous = dict(self.__dict__)
-        TaskSolver.__init__(self, self.task, self.gold, BUDGET)
+        TaskSolver.__init__(self, self.task, self.gold, BUDGET, SolverContext(shared_solver=False))
         self.solver  # noqa: B018  (loaded now)
         del previous
         return super().query(name, pinned, goal, extras, want_core, want_model)
