@@ -1,10 +1,12 @@
-"""One incremental solver per task, queried under assumptions.
+"""A task's encoding in an incremental solver, queried under assumptions.
 
-The task is encoded and parsed once (into its batch's shared solver, :mod:`._kernel`; again
-only when another task was loaded there meanwhile); every check is a ``check(assumptions)``
-call that selects which facts are pinned to their recorded values and which goal is asked
-for. Extra constraints (a substituted value, an interval) are added once each behind a fresh
-guard literal, so they too are switched on per query.
+The task is encoded once and parsed into a solver when first asked: its batch's shared
+solver (:mod:`._kernel`; parsed again only when another task was loaded there meanwhile), or
+a solver of its own in a context whose tasks are asked in turn (an evaluation's). Every check
+is a ``check(assumptions)`` call that selects which facts are pinned to their recorded values
+and which goal is asked for. Extra constraints (a substituted value, an interval) are added
+once each behind a fresh guard literal, so they too are switched on per query, and are
+parsed again with the encoding whenever it is.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ class TaskSolver:
     ``context`` is the batch's Z3 context (:class:`SolverContext`); without one the solver
     gets a context of its own. The solver is the context's kernel (:mod:`._kernel`), shared
     with the batch's other tasks: the encoding is loaded when first asked, and again when
-    another task was loaded meanwhile.
+    another task was loaded meanwhile. In a context made with ``shared_solver=False`` the
+    task has a kernel of its own, loaded once. Verdicts are the same either way; models (and
+    so witnesses) depend on what the solver answered before, as they depend on the context.
     """
 
     def __init__(
