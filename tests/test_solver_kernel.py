@@ -197,3 +197,29 @@ def test_tasks_taking_turns_in_one_kernel_agree_with_the_brute_force(spec: TaskS
             for r in (again.hidden_query(frozenset({role})) for role in earlier.task.roles)
         ] == answers
     _EARLIER.append((ts, seen))
+
+
+def test_an_exception_during_a_load_leaves_no_assertion_behind() -> None:
+    """An interrupt arriving after a task's text is parsed (Python raises it between calls)
+    must not leave that task's scopes open under the next load."""
+    first, second = (_task(path) for path in EXAMPLES[:2])
+    private = [_seen(_queries(TaskSolver(t, t.outcome()))) for t in (first, second)]
+    with SolverContext() as context:
+        a = TaskSolver(first, first.outcome(), context=context)
+        b = TaskSolver(second, second.outcome(), context=context)
+        a.query("all", first.all_slots())
+        kernel = _kernel(context)
+        parse = kernel.solver.from_string
+
+        def interrupted(text: str) -> None:
+            parse(text)
+            if "(push 1)" in text:
+                raise KeyboardInterrupt
+
+        kernel.solver.from_string = interrupted  # type: ignore[method-assign]
+        with pytest.raises(KeyboardInterrupt):
+            b.query("all", second.all_slots())  # b's load is interrupted
+        kernel.solver.from_string = parse  # type: ignore[method-assign]
+        assert kernel.owner is None
+        a._answers.clear()
+        assert [_seen(_queries(a)), _seen(_queries(b))] == private

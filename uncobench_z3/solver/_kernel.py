@@ -27,8 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import z3
-
 from ._factory import SolverBudget, SolverContext, make_solver
 from ._model_reader import ModelReader
 
@@ -53,33 +51,39 @@ class Kernel:
     def load(self, owner: object, texts: Sequence[str]) -> None:
         """Replace the loaded task by ``owner``'s SMT-LIB ``texts`` (its encoding, then its
         extra constraints)."""
-        if not self.shared:  # the task's own solver (emptied by _parse if Z3 refused a text)
-            self._parse("\n".join(texts))
-        else:
-            solver = self.solver
-            if self.owner is not None:
-                self.owner = None
-                solver.from_string("(pop 1)")  # the parser forgets the task's names
-                solver.pop()  # the solver its assertions
-            solver.push()
-            self._parse("(push 1)\n" + "\n".join(texts))
-            self.context.tasks += 1  # the context's tables grow with each load
-        self.owner = owner
+        solver = self.solver
+        try:
+            if not self.shared:  # the task's own solver (emptied first if a load failed)
+                solver.from_string("\n".join(texts))
+            else:
+                if self.owner is not None:
+                    self.owner = None
+                    solver.from_string("(pop 1)")  # the parser forgets the task's names
+                    solver.pop()  # the solver its assertions
+                solver.push()
+                solver.from_string("(push 1)\n" + "\n".join(texts))
+                self.context.tasks += 1  # the context's tables grow with each load
+            self.owner = owner
+        except BaseException:
+            self._reset()
+            raise
         self.loads += 1
 
     def add(self, text: str) -> None:
         """Parse more SMT-LIB text into the loaded task (its names are known)."""
-        self._parse(text)
-
-    def _parse(self, text: str) -> None:
         try:
             self.solver.from_string(text)
-        except z3.Z3Exception:
-            # Z3 drops its parser after an error (and with it the parser's scope): start
-            # again from an empty solver, so that the next load finds a known state.
-            self.owner = None
-            self.solver.reset()
+        except BaseException:
+            self._reset()
             raise
+
+    def _reset(self) -> None:
+        """Start again from an empty solver, so that the next load finds a known state: Z3
+        drops its parser after an error (and with it the parser's scope), and an exception
+        between the scopes (an interrupt) would leave a task's assertions below the next
+        task's scope, unseen by the next load."""
+        self.owner = None
+        self.solver.reset()
 
 
 def kernel_for(context: SolverContext, budget: SolverBudget) -> Kernel:
