@@ -4,7 +4,9 @@ C-API model reader change no answer."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import z3
@@ -18,6 +20,7 @@ from uncobench_z3.solver import (
     Checker,
     CheckResult,
     ModelReader,
+    QueryResult,
     SolverContext,
     TaskSolver,
     Verdict,
@@ -194,6 +197,42 @@ def test_an_unknown_from_the_kernel_is_asked_of_the_combined_solver(
     unsat = ts.query("all", task.all_slots(), GOAL_DIFFERS)
     assert unsat.status == "unsat" and unsat.core
     assert ts._fallback is not None
+
+
+def test_a_core_asked_for_after_the_verdict_never_turns_the_verdict_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Necessity is refuted by a verdict-only query, then asked again for its core: if the
+    budget runs out on that second query, the proved verdict stands and says the core is
+    missing (it was stored as unknown over the proof, and the check showed an empty core)."""
+    task = _task(load_spec(ROOT / "examples/invalid/unnecessary_role.json"))
+    gold = task.outcome()
+    original = TaskSolver.query
+
+    def core_runs_out(self: TaskSolver, *args: Any, **kwargs: Any) -> QueryResult:
+        answer = original(self, *args, **kwargs)
+        want_core = kwargs.get("want_core", args[4] if len(args) > 4 else True)
+        if want_core and answer.status == "unsat":
+            return replace(answer, status="unknown", core=None, reason="timeout")
+        return answer
+
+    monkeypatch.setattr(TaskSolver, "query", core_runs_out)
+    checker = Checker(TaskSolver(task, gold))
+    refuted = [
+        check
+        for check in (checker.necessity_check(role, gold) for role in task.roles)
+        if check.verdict == Verdict.REFUTED
+    ]
+    assert refuted, "the example has a role that is not necessary"
+    for check in refuted:
+        assert check.core == []
+        assert "the core could not be read: timeout" in check.summary
+        assert checker._hidden[frozenset({check.role})].status == "unsat"
+    monkeypatch.undo()
+    plain = Checker(TaskSolver(task, gold))
+    for check in refuted:
+        again = plain.necessity_check(check.role, gold)
+        assert again.verdict == Verdict.REFUTED and again.core
 
 
 @pytest.mark.parametrize("index", range(4))

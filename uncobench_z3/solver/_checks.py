@@ -30,6 +30,7 @@ witness either way. A verdict-only proof of necessity still says which form was 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from itertools import combinations
 from typing import Any, Literal
 
@@ -191,9 +192,13 @@ class Checker:
             or (want_model and cached.status == "sat" and cached.codes is None)
         ):
             name, pinned = self._hiding(roles)
-            cached = self._hidden[roles] = self.ts.query(
-                name, pinned, GOAL_DIFFERS, (), want_core, want_model
-            )
+            answer = self.ts.query(name, pinned, GOAL_DIFFERS, (), want_core, want_model)
+            if cached is not None and answer.status != cached.status:
+                # Asked again for evidence only, and the budget ran out this time: the earlier
+                # answer stands (a verdict once proved is never replaced by unknown); the
+                # evidence is missing and the reason says why.
+                return replace(cached, reason=answer.reason)
+            cached = self._hidden[roles] = answer
         return cached
 
     def _hiding(self, roles: frozenset[str]) -> tuple[str, list[Slot]]:
@@ -291,7 +296,10 @@ class Checker:
         alone = self.hidden_query(frozenset({role}), want_core=True)
         certs = self._keep(name, alone, f"hide role {role}; unsat = the other roles fix the answer")
         core = core_names(alone.core)
-        pinning = ", ".join(core[:4]) + (" ..." if len(core) > 4 else "")
+        if alone.core is None:  # the verdict was proved, the core not read (see hidden_query)
+            pinning = f"the core could not be read: {alone.reason or 'unknown'}"
+        else:
+            pinning = ", ".join(core[:4]) + (" ..." if len(core) > 4 else "")
         return CheckResult(
             name=name,
             kind="necessity",
