@@ -244,6 +244,19 @@ def test_md_text_of_any_text_links_nothing_and_shows_the_text(text: str) -> None
         assert shown == flat, escaped
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("pass@3 and pass@k", "pass@3 and pass@k"),  # a metric's name stays readable
+        ("bob@example.com", "bob&#64;example.com"),  # an e-mail domain has a dot
+        ("ping @octocat", "ping &#64;octocat"),  # a mention follows no letter
+        ("x@3.c", "x&#64;3.c"),
+    ],
+)
+def test_md_text_writes_only_an_at_sign_that_could_link_as_an_entity(text: str, shown: str) -> None:
+    assert md_text(text) == shown
+
+
 def test_a_report_of_hostile_names_and_answers_has_no_links(
     bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,6 +27,10 @@ _URL = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)\S+")
 # ``@mention`` across it (an entity is text of its own; a backslash escape of ``@`` would
 # show in renderers that escape only CommonMark's list, such as Python-Markdown).
 _AT = "&#64;"
+# Every at sign but one that can start neither: after a letter or digit (no @mention) and
+# before letters and digits that end the word (no domain: an e-mail domain has a dot), as
+# in a metric's name ``pass@3``, which stays readable in the Markdown file itself.
+_LINKABLE_AT = re.compile(r"@(?<![A-Za-z0-9]@)|@(?![A-Za-z0-9]*(?:$|[^A-Za-z0-9_.+&\\-]))")
 
 
 def _code_span(text: str) -> str:
@@ -53,7 +57,7 @@ def md_text(text: str) -> str:
 
 def _escape_inline(text: str) -> str:
     escaped = _MD_INLINE.sub(lambda match: "\\" + match.group(0), html.escape(text, quote=False))
-    return escaped.replace("@", _AT)
+    return _LINKABLE_AT.sub(_AT, escaped) if "@" in escaped else escaped
 
 
 def md_table(table: Table) -> list[str]:
