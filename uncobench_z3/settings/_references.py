@@ -125,6 +125,8 @@ def reference_problems(spec: TaskSpec, settings: list[Setting]) -> list[Problem]
     """Every name of ``settings`` that ``spec`` does not have, and every stated value that
     has no single form or does not parse as a value of its fact, each with its place."""
     names = _Names(spec)
+    if _sound(names, settings):
+        return []
     problems: list[Problem] = []
     seen: set[str] = set()
     for i, setting in enumerate(settings):
@@ -136,6 +138,70 @@ def reference_problems(spec: TaskSpec, settings: list[Setting]) -> list[Problem]
         for j, defect in enumerate(setting.defects):
             problems += _defect(names, defect, ("settings", i, "defects", j))
     return problems
+
+
+def _sound(names: _Names, settings: list[Setting]) -> bool:
+    """Whether every setting passes the checks of :func:`reference_problems`: the same tests
+    in plain loops, no place made. Every group read goes through here; only a group it
+    doubts is walked again by the generators above, which say what is wrong and where (it
+    doubts a group whenever they would find a problem, so their answer is the answer)."""
+    candidates, roles, facts = names.candidates, names.roles, names.facts
+    seen: set[str] = set()
+    for setting in settings:
+        if setting.name in seen:
+            return False
+        seen.add(setting.name)
+        for defect in setting.defects:
+            if defect.role not in roles:
+                return False
+            if defect.fact is not None:
+                fact = facts.get(defect.fact)
+                if fact is None or fact.owner != defect.role:
+                    return False
+            if not candidates.issuperset(defect.candidates):
+                return False
+            for reply in (defect.first_reply, defect.resolved_reply):
+                for stated in reply or ():
+                    if not _stated_sound(names, stated):
+                        return False
+            for clause in defect.targeted_follow_up.all_of:
+                for sign in clause.any_of:
+                    if isinstance(sign, CandidateSign):
+                        if not candidates.issuperset(sign.candidates):
+                            return False
+                    elif isinstance(sign, FactSign | ReplySign | ContextSign):
+                        fact = facts.get(sign.fact)
+                        if fact is None:
+                            return False
+                        if isinstance(sign, ContextSign) and not (
+                            sign.context == fact.context or sign.context in fact.other_contexts
+                        ):
+                            return False
+    return True
+
+
+def _stated_sound(names: _Names, stated: StatedValue) -> bool:
+    """:func:`_stated` finds nothing wrong with ``stated`` (the same tests, no place made)."""
+    fact = names.facts.get(stated.fact)
+    if fact is None or stated.candidate not in names.candidates:
+        return False
+    if stated.context != fact.context and stated.context not in fact.other_contexts:
+        return False
+    value, low, high, options = stated.value, stated.low, stated.high, stated.options
+    if value is not None:
+        if low is not None or high is not None or options is not None:
+            return False
+        raws: list[Scalar] = [value]
+    elif low is not None and high is not None:
+        if options is not None:
+            return False
+        raws = [low, high]
+    elif low is not None or high is not None or not options:
+        return False
+    else:
+        raws = options
+    members = names.members[fact.key]
+    return all(_unreadable(fact, members, raw) is None for raw in raws)
 
 
 def reference_error(title: str, problems: list[Problem]) -> ValidationError:
