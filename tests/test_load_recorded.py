@@ -48,3 +48,24 @@ def test_the_recorded_outcomes_are_varied() -> None:
         "appears twice",
     ):
         assert sum(message in found for found in outcomes) >= 3, message
+
+
+def test_the_content_hash_of_the_bytes_read_is_the_hash_of_the_text(tmp_path: Path) -> None:
+    """The reader hashes the bytes it decoded instead of encoding the text again: the same
+    digest for any UTF-8 file (a byte order mark, CRLF ends, text beyond Latin-1 included)."""
+    import hashlib
+
+    from uncobench_z3.construct._benchfile import manifest_problems
+    from uncobench_z3.spec import read_utf8_bytes
+
+    (tmp_path / "manifest.json").write_text('{"content_hash": "x", "stats": {"groups": 2}}')
+    file = tmp_path / "groups.jsonl"
+    file.write_bytes('\ufeff{}\r\n\r\n  \n{"é": "日本 😀"}\n'.encode())
+    data, text = read_utf8_bytes(file)
+    assert data == file.read_bytes() and text == data.decode("utf-8")
+    sha256 = hashlib.sha256(data).hexdigest()
+    assert sha256 == hashlib.sha256(text.encode()).hexdigest()
+    assert manifest_problems(tmp_path, text, sha256=sha256, count=2) == manifest_problems(
+        tmp_path, text
+    )
+    assert [name for name, _ in manifest_problems(tmp_path, text)[1]] == ["content-hash"]

@@ -21,6 +21,7 @@ from ._jsonl import (
     open_for_append,
     read_jsonl_log,
     read_utf8,
+    read_utf8_bytes,
     repair_log,
 )
 from ._model import (
@@ -118,6 +119,7 @@ __all__ = [
     "preimage",
     "read_jsonl_log",
     "read_utf8",
+    "read_utf8_bytes",
     "remove_stale_temps",
     "repair_log",
     "round_fraction",

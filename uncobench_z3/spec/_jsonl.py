@@ -34,6 +34,7 @@ __all__ = [
     "open_for_append",
     "read_jsonl_log",
     "read_utf8",
+    "read_utf8_bytes",
     "repair_log",
 ]
 
@@ -43,6 +44,12 @@ T = TypeVar("T")
 def read_utf8(path: str | Path) -> str:
     """The text of ``path``; a file that is not UTF-8 is a :class:`SpecReadError` naming the
     line (``file:line``) and column of the first bad byte, never a ``UnicodeDecodeError``."""
+    return read_utf8_bytes(path)[1]
+
+
+def read_utf8_bytes(path: str | Path) -> tuple[bytes, str]:
+    """:func:`read_utf8`, with the bytes read: the text's UTF-8 encoding, exactly (a strict
+    decoding is undone by encoding), for a caller that hashes them without encoding again."""
     source = Path(path)
     try:
         data = source.read_bytes()
@@ -53,7 +60,7 @@ def read_utf8(path: str | Path) -> str:
     except OSError as exc:
         raise SpecReadError(str(source), f"cannot be read ({exc.strerror})") from None
     try:
-        return data.decode("utf-8")
+        return data, data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
