@@ -6,9 +6,14 @@ what is wrong only when it doubts it)."""
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import runpy
 from pathlib import Path
+
+import pytest
+
+from uncobench_z3.settings import TaskGroup
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDER = runpy.run_path(str(ROOT / "tests/data/loading/record_refusals.py"))
@@ -69,3 +74,38 @@ def test_the_content_hash_of_the_bytes_read_is_the_hash_of_the_text(tmp_path: Pa
         tmp_path, text
     )
     assert [name for name, _ in manifest_problems(tmp_path, text)[1]] == ["content-hash"]
+
+
+def test_groups_are_read_with_the_collector_paused_and_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from uncobench_z3.construct import _benchfile, load_groups
+    from uncobench_z3.errors import SpecReadError
+
+    corpus = ROOT / "tests" / "data" / "followups" / "groups.jsonl"
+    lines = corpus.read_text(encoding="utf-8").splitlines()[:3]
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    bad.write_text("\n".join([*lines, "{"]) + "\n", encoding="utf-8")
+    collecting: list[bool] = []
+    parse = _benchfile.parse_group_line
+
+    def watched(line: str, source: str) -> TaskGroup:
+        collecting.append(gc.isenabled())
+        return parse(line, source)
+
+    monkeypatch.setattr(_benchfile, "parse_group_line", watched)
+    try:
+        for paused_before in (False, True):
+            gc.enable()
+            if paused_before:
+                gc.disable()
+            collecting.clear()
+            assert len(load_groups(good)) == 3
+            assert collecting == [False] * 3
+            assert gc.isenabled() is not paused_before
+            with pytest.raises(SpecReadError, match="not valid JSON"):
+                load_groups(bad)
+            assert collecting == [False] * 7 and gc.isenabled() is not paused_before
+    finally:
+        gc.enable()

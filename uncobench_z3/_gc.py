@@ -63,11 +63,21 @@ def long_lived() -> Iterator[None]:
     Only for data without reference cycles made by this block: what is alive when it ends,
     the garbage of the young generations included (at most a collection's worth), is never
     collected."""
+    with paused():
+        yield
+        gc.freeze()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """No collection runs for the duration; the collector is left as it was after. For a block
+    that makes many objects and no reference cycle (reading a benchmark's groups: see
+    :func:`uncobench_z3.construct._benchfile._parse_lines`), whose collections would walk
+    them and find nothing."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
-        gc.freeze()
     finally:
         if collecting:
             gc.enable()
