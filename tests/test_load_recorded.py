@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 import runpy
 from pathlib import Path
 
 import pytest
 
+from tests.recorded_outcomes import assert_outcomes_as_recorded, read_outcomes
 from uncobench_z3.settings import TaskGroup
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,19 +21,11 @@ RECORDER = runpy.run_path(str(ROOT / "tests/data/loading/record_refusals.py"))
 
 @functools.cache
 def _recorded() -> dict[str, str]:
-    return json.loads(Path(RECORDER["OUTCOMES"]).read_text(encoding="utf-8"))
+    return read_outcomes(RECORDER)
 
 
 def test_every_mutant_has_its_recorded_outcome() -> None:
-    mutants = RECORDER["mutants"]()
-    recorded = _recorded()
-    assert [name for name, _ in mutants] == list(recorded)
-    differing = [
-        (name, found)
-        for name, line in mutants
-        if (found := RECORDER["outcome"](line)) != recorded[name]
-    ]
-    assert not differing, differing[:3]
+    assert_outcomes_as_recorded(RECORDER["mutants"](), _recorded(), RECORDER["outcome"])
 
 
 def test_the_recorded_outcomes_are_varied() -> None:

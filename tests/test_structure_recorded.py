@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import random
 import runpy
 from pathlib import Path
@@ -16,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from tests.recorded_outcomes import assert_outcomes_as_recorded, read_outcomes
 from uncobench_z3.spec import TaskSpec, _fact_checks, _units, _values
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,19 +39,11 @@ def _forget() -> None:
 
 
 def test_every_mutant_has_its_recorded_outcome() -> None:
-    recorded = json.loads(Path(RECORDER["OUTCOMES"]).read_text(encoding="utf-8"))
-    mutants = _mutants()
-    assert [name for name, _ in mutants] == list(recorded)
-    differing = [
-        (name, found)
-        for name, spec in mutants
-        if (found := RECORDER["outcome"](spec)) != recorded[name]
-    ]
-    assert not differing, differing[:3]
+    assert_outcomes_as_recorded(_mutants(), read_outcomes(RECORDER), RECORDER["outcome"])
 
 
 def test_the_recorded_outcomes_are_varied() -> None:
-    recorded = json.loads(Path(RECORDER["OUTCOMES"]).read_text(encoding="utf-8"))
+    recorded = read_outcomes(RECORDER)
     typed = [found for found in recorded.values() if isinstance(found, str)]
     codes = {
         problem[1] for found in recorded.values() if isinstance(found, list) for problem in found
