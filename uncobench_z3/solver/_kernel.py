@@ -25,6 +25,7 @@ solver of its own was before kernels.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 from ._factory import SolverBudget, SolverContext, make_solver
@@ -41,7 +42,10 @@ class Kernel:
     def __init__(self, context: SolverContext, budget: SolverBudget, shared: bool = True) -> None:
         self.solver = make_solver(budget, context=context)
         self.reader = ModelReader(self.solver)
-        self.context = context
+        self._context = weakref.ref(context)
+        """(weakly: the context holds its kernels, and a cycle would keep the context, its
+        Z3 tables of about 17 MB, until a collection; a task made without a batch's context
+        made one such cycle per task)"""
         self.shared = shared
         self.owner: object | None = None
         """the task loaded now (``None``: nothing is)"""
@@ -62,7 +66,9 @@ class Kernel:
                     solver.pop()  # the solver its assertions
                 solver.push()
                 solver.from_string("(push 1)\n" + "\n".join(texts))
-                self.context.tasks += 1  # the context's tables grow with each load
+                context = self._context()
+                if context is not None:
+                    context.tasks += 1  # the context's tables grow with each load
             self.owner = owner
         except BaseException:
             self._reset()
