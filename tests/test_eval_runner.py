@@ -32,7 +32,7 @@ from uncobench_z3.evaluation import (
     run_evaluation,
     run_sample,
 )
-from uncobench_z3.settings import TaskGroup
+from uncobench_z3.settings import TaskGroup, group_digest
 
 AGENTS = ["builtin/naive", "builtin/careful"]
 
@@ -82,6 +82,29 @@ def test_the_plan_skips_and_counts_unavailable_settings(groups: list[TaskGroup])
     assert unavailable == {"mixed": ["healthcare_nurse_manager"]}
     assert len(jobs) == (5 * 5 - 1) * len(AGENTS)
     assert len({job.key for job in jobs}) == len(jobs)
+
+
+def test_the_planned_jobs_are_the_jobs_made_one_by_one(groups: list[TaskGroup]) -> None:
+    """The plan validates its first job and copies the others from it: each equals the job
+    made (and validated) from its own values, with the same fields set, key and group."""
+    config = make_config(
+        "bench", groups, AGENTS, seed=7, budget=9, limit=3, epochs=2, missed_wait=1,
+        interventions=("none", "existence", "diagnosis"),
+    )  # fmt: skip
+    digests = [f"{index:064x}" for index in range(len(groups))]  # passed, so taken
+    jobs, _ = plan_jobs(groups, config, digests)
+    assert len({(j.group.id, j.setting, j.agent, j.intervention, j.epoch) for j in jobs}) == len(
+        jobs
+    )
+    assert {j.intervention for j in jobs} == {"none", "existence", "diagnosis"}
+    for job in jobs:
+        made = SampleJob.make(job.group, job.setting, job.agent, 7, 9,
+                              digests[groups.index(job.group)], "scripted", job.intervention,
+                              epoch=job.epoch, missed_wait=1)  # fmt: skip
+        assert job == made and job.model_fields_set == made.model_fields_set
+        assert job.key == made.key and job.group is made.group
+    # without digests passed, each job carries its group's own content hash
+    assert all(j.group_hash == group_digest(j.group) for j in plan_jobs(groups, config)[0])
 
 
 def test_a_run_logs_every_sample_once(groups: list[TaskGroup], tmp_path: Path) -> None:

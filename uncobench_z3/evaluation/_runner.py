@@ -232,6 +232,11 @@ def plan_jobs(
     chosen = groups[: config.limit] if config.limit is not None else groups
     jobs: list[SampleJob] = []
     unavailable: dict[str, list[str]] = {}
+    # The first job is validated; the others are copies of it with the group, setting, agent
+    # and arm changed (values of the same types, checked already: the groups when made, the
+    # rest in ``config``). Validating each job ran the group's reference checks again: 0.32 s
+    # of a run's start at 6,144 jobs, before any sample could begin.
+    first: SampleJob | None = None
     for index, group in enumerate(chosen):
         digest = digests[index] if digests is not None else group_digest(group)
         for setting in config.settings:
@@ -242,8 +247,8 @@ def plan_jobs(
             arms = config.interventions if setting != "reliable" else ("none",)
             for agent in config.agents:
                 for arm in arms:
-                    jobs.append(
-                        SampleJob.make(
+                    if first is None:
+                        first = SampleJob.make(
                             group,
                             setting,
                             agent,
@@ -256,7 +261,16 @@ def plan_jobs(
                             followup_reader=config.followup_reader,
                             colleague_mode=config.colleague_mode,
                         )
-                    )
+                        jobs.append(first)
+                        continue
+                    update = {
+                        "group": group,
+                        "setting": setting,
+                        "agent": agent,
+                        "intervention": arm,
+                        "group_hash": digest,
+                    }
+                    jobs.append(first.model_copy(update=update))
     # every epoch repeats the same plan; all of epoch 1 comes first
     epochs = range(2, config.epochs + 1)
     jobs += [job.model_copy(update={"epoch": epoch}) for epoch in epochs for job in jobs]
