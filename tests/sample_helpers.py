@@ -1,5 +1,6 @@
 """Helpers for tests that compare runs: records without their wall time, an agent maker
-whose worker process dies once mid-run, and the groups a module makes typed tasks of."""
+whose worker process dies once mid-run, the groups a module makes typed tasks of, and the
+jobs the runs plan."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from uncobench_z3.evaluation import SampleRecord, make_agent
+from uncobench_z3.evaluation import SampleJob, SampleRecord, make_agent, plan_jobs
 from uncobench_z3.settings import TaskGroup
 from uncobench_z3.spec import TypedTask
 
-__all__ = ["Killer", "comparable", "typed_tasks_made"]
+__all__ = ["Killer", "comparable", "jobs_planned", "typed_tasks_made"]
 
 
 def comparable(records: Iterable[SampleRecord]) -> list[str]:
@@ -40,6 +41,22 @@ def typed_tasks_made(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[str]:
 
     monkeypatch.setattr(module, "typed_task", counted)
     return made
+
+
+def jobs_planned(monkeypatch: pytest.MonkeyPatch) -> list[SampleJob]:
+    """The jobs the runs plan from now on (the runner's ``plan_jobs``, kept; the plan is
+    the same)."""
+    from uncobench_z3.evaluation import _runner
+
+    planned: list[SampleJob] = []
+
+    def keeping(*args: Any, **kwargs: Any) -> Any:
+        jobs, unavailable = plan_jobs(*args, **kwargs)
+        planned.extend(jobs)
+        return jobs, unavailable
+
+    monkeypatch.setattr(_runner, "plan_jobs", keeping)
+    return planned
 
 
 class Killer:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.sample_helpers import typed_tasks_made
+from tests.sample_helpers import jobs_planned, typed_tasks_made
 from uncobench_z3.construct import load_groups
 from uncobench_z3.errors import ConfigError, ResumeError, UncobenchError
 from uncobench_z3.evaluation import (
@@ -155,16 +155,7 @@ def test_a_new_run_hashes_no_job_key_before_its_first_sample(
     """A key is a hash; a new run has no earlier samples to match, so none is made before
     the agents start (each is made with its sample's record). A resumed run still matches
     every key (test_resume_after_an_interruption_redoes_nothing)."""
-    import uncobench_z3.evaluation._runner as runner_module
-
-    planned: list[SampleJob] = []
-
-    def keeping(*args: Any, **kwargs: Any) -> Any:
-        jobs, unavailable = plan_jobs(*args, **kwargs)
-        planned.extend(jobs)
-        return jobs, unavailable
-
-    monkeypatch.setattr(runner_module, "plan_jobs", keeping)
+    planned = jobs_planned(monkeypatch)
     keyed_at_first_call: list[int] = []
 
     def watching(name: str, seed: int) -> Agent:

@@ -5,6 +5,7 @@ hot path's memos that change no record, and a core that runs without Ray install
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import signal
 import socket
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 import uncobench_z3._executor as executor_module
-from tests.sample_helpers import Killer, comparable
+from tests.sample_helpers import Killer, comparable, jobs_planned
 from uncobench_z3._executor import (
     Channel,
     ExecutorOptions,
@@ -38,7 +39,7 @@ from uncobench_z3.evaluation import (
     read_log,
 )
 from uncobench_z3.evaluation._models import CallPolicy
-from uncobench_z3.evaluation._shards import ShardedPlayer, plan_shards
+from uncobench_z3.evaluation._shards import plan_shards
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ["builtin/naive", "builtin/careful", "builtin/patient"]
@@ -149,14 +150,33 @@ def test_shards_split_by_group_and_share_the_concurrency() -> None:
     assert len(plan_shards(jobs[:3], 8, 64, CallPolicy(), make_agent)) == 1  # one group
 
 
-def test_the_driver_hashes_no_job_key_before_the_shards_start() -> None:
-    """The driver maps the shards' samples to their jobs by key when the first batch arrives
-    (a key is a hash: thousands of them held the workers back)."""
+def test_the_driver_hashes_no_job_key_and_workers_make_no_typed_task_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard sends each sample with its job's place, so the driver finds the job without
+    hashing any job's key (thousands of hashes held the workers back); forked workers prepare
+    their groups with the typed tasks the driver's input check made."""
+    from uncobench_z3.evaluation import _environment
+
+    planned = jobs_planned(monkeypatch)
+    made_again = tmp_path / "made-again.txt"  # the workers write here (their own processes)
+    real = _environment.typed_task
+
+    def noted(group: Any) -> Any:
+        with made_again.open("a") as handle:
+            handle.write(f"{group.id}\n")
+        return real(group)
+
+    monkeypatch.setattr(_environment, "typed_task", noted)
     groups = example_groups()
-    jobs, _ = plan_jobs(groups, make_config("ex", groups, AGENTS))
-    player = ShardedPlayer(None, plan_shards(jobs, 2, 8, CallPolicy(), make_agent))  # type: ignore[arg-type]
-    assert not any("key" in job.__dict__ for job in jobs)
-    assert player._jobs == {job.key: job for job in jobs}
+    options = EvalOptions(concurrency=4, executor=ExecutorOptions(workers=2))
+    summary = evaluate(groups, make_config("ex", groups, AGENTS), tmp_path / "run", options)
+    assert summary.ran == len(planned) > 0
+    assert not any("key" in job.__dict__ for job in planned)  # (a key is remembered once made)
+    assert {o.key for o in summary.outcomes} == {job.key for job in planned}
+    assert LocalExecutor(2).forks == ("fork" in multiprocessing.get_all_start_methods())
+    if LocalExecutor(2).forks:
+        assert not made_again.exists()
 
 
 @pytest.mark.parametrize("limit", [1, 5, 8, 13])

@@ -145,6 +145,9 @@ class Executor:
     kind: ExecutorKind = "local"
     slots: int = 1
     """how many tasks (or streams) run at once"""
+    forks: bool = False
+    """whether a stream's worker is a fork of this process: its payload is not copied, and
+    the objects it refers to keep their identity (``id``) there"""
 
     def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
         raise NotImplementedError
@@ -192,6 +195,7 @@ class LocalExecutor(Executor):
 
     def __init__(self, workers: int) -> None:
         self.slots = max(1, workers)
+        self.forks = _process_context().get_start_method() == "fork"
         self._pool: _FuturesExecutor | None = None
 
     def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:

@@ -450,7 +450,10 @@ class _Run:
         if self.executor is None:
             return Player(self.agents, concurrency, tasks)
         wanted = min([self.executor.slots, *self.limits])
-        works = plan_shards(queue, wanted, concurrency, options.calls, self.agents)
+        # forked workers prepare their groups with the tasks the check made (as this process
+        # would): made again, they cost each worker a structure check a group
+        shared = tasks if self.executor.forks else None
+        works = plan_shards(queue, wanted, concurrency, options.calls, self.agents, shared)
         if self.executor.kind == "local" and len(works) == 1:
             return Player(self.agents, concurrency, tasks)
         return ShardedPlayer(self.executor, works)

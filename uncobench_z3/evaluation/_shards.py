@@ -8,7 +8,8 @@ only) and starts each shard as a stream (:mod:`uncobench_z3._executor`). A shard
 connections (:func:`~._models.connection_share`); it sends each finished sample's log line
 back as it goes, with the sample's outcome (key, result, an error's message: what the
 driver needs besides the line, so it does not parse and validate the line again - a tenth
-of a millisecond or more per sample in the one process that all shards report to). The
+of a millisecond or more per sample in the one process that all shards report to), and its
+place in the shard's jobs (so the driver finds the job without hashing every job's key). The
 driver drops a sample it already has (a restarted shard may send one again) and hands it to
 the same sink as an in-process run: the log (written by the driver alone, so the lock,
 resumption and ``--max-errors`` keep their meaning), the error budget and the progress bar.
@@ -23,17 +24,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import gc
 import pickle
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._executor import Channel, Executor, StreamFailed, WorkerLost
 from .._gc import fewer_collections
 from .._secrets import redact, redacted_error, redacted_traceback
 from ..errors import UncobenchError
+from ..spec import TypedTask
 from ._models import CALL_POLICY, CONNECTION_SHARE, CallPolicy, close_models, forget_models
 from ._play import Player, Sink
 from ._sample import AgentMaker, SampleJob
@@ -53,6 +54,9 @@ class ShardWork:
     shards: int
     calls: CallPolicy
     agents: AgentMaker
+    tasks: dict[int, TypedTask] = field(default_factory=dict)
+    """typed tasks of the shard's groups made already (by ``id(group)``), for a worker
+    that shares the driver's memory (forked) to prepare its groups with"""
 
 
 class RemoteFailure(UncobenchError):
@@ -76,15 +80,17 @@ def _portable(exc: BaseException) -> BaseException:
 
 async def play_shard(work: ShardWork, channel: Channel) -> None:
     """A shard's stream function, run in a worker: play the jobs, send each sample's line
-    (``("sample", (outcome, line))``) and, if one raised, ``("failure", (job key, exception))``."""
+    (``("sample", (index, outcome, line))``, ``index`` the job's place in ``work.jobs``) and,
+    if one raised, ``("failure", (index, exception))``."""
     forget_models()
     gc.freeze()  # the jobs' groups live for the whole shard (see _Run.execute)
     tokens = (CALL_POLICY.set(work.calls), CONNECTION_SHARE.set((work.shard, work.shards)))
-    player = Player(work.agents, work.concurrency)
+    player = Player(work.agents, work.concurrency, dict(work.tasks))
     channel.on_stop(player.stop)
+    places = {id(job): index for index, job in enumerate(work.jobs)}
 
     async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
-        channel.send(("sample", (outcome, line)))
+        channel.send(("sample", (places[id(job)], outcome, line)))
 
     try:
         with fewer_collections():  # see uncobench_z3/_gc.py
@@ -94,14 +100,21 @@ async def play_shard(work: ShardWork, channel: Channel) -> None:
         CONNECTION_SHARE.reset(tokens[1])
         CALL_POLICY.reset(tokens[0])
     for job, exc in player.failures[:1]:
-        channel.send(("failure", (job.key, _portable(exc))))
+        channel.send(("failure", (places[id(job)], _portable(exc))))
 
 
 def plan_shards(
-    jobs: Sequence[SampleJob], shards: int, concurrency: int, calls: CallPolicy, agents: AgentMaker
+    jobs: Sequence[SampleJob],
+    shards: int,
+    concurrency: int,
+    calls: CallPolicy,
+    agents: AgentMaker,
+    tasks: dict[int, TypedTask] | None = None,
 ) -> list[ShardWork]:
     """Split ``jobs`` by group over at most ``shards`` shards (fewer when there are fewer
-    groups or less concurrency), keeping their order; the concurrency is shared out."""
+    groups or less concurrency), keeping their order; the concurrency is shared out.
+    ``tasks``: typed tasks made already (by ``id(group)``), each handed to the shard that
+    plays its group (only for workers that share this process's memory: ids are its own)."""
     groups: dict[str, int] = {}
     for job in jobs:
         groups.setdefault(job.group_hash or job.group.id, len(groups))
@@ -109,6 +122,7 @@ def plan_shards(
     parts: list[list[SampleJob]] = [[] for _ in range(count)]
     for job in jobs:
         parts[groups[job.group_hash or job.group.id] % count].append(job)
+    made = tasks or {}
     return [
         ShardWork(
             jobs=part,
@@ -117,6 +131,7 @@ def plan_shards(
             shards=count,
             calls=calls,
             agents=agents,
+            tasks={key: made[key] for key in {id(job.group) for job in part} if key in made},
         )
         for index, part in enumerate(parts)
     ]
@@ -132,14 +147,10 @@ class ShardedPlayer:
         self.failures: list[tuple[SampleJob, BaseException]] = []
         self.restarts = 0
         self._received: set[str] = set()
+        """the keys of the samples received (as their outcomes carry them: the driver hashes
+        no job's key)"""
         self._streams: set[Any] = set()
         self._stopped = False
-
-    @functools.cached_property
-    def _jobs(self) -> dict[str, SampleJob]:
-        """The jobs by key, made when the first batch arrives: a key is a hash, and the
-        shards' workers start without waiting for thousands of them."""
-        return {job.key: job for work in self.works for job in work.jobs}
 
     def stop(self) -> None:
         """Start nothing new in any shard; samples in flight finish and are logged."""
@@ -162,12 +173,13 @@ class ShardedPlayer:
             self._streams.add(stream)
             if self._stopped:
                 stream.stop()
+            done: set[int] = set()  # places in ``work.jobs`` of the samples received
             try:
                 async for batch in stream.batches():
-                    await self._receive(batch, sink)
+                    await self._receive(batch, work, done, sink)
                 return
             except WorkerLost as exc:
-                remaining = [job for job in work.jobs if job.key not in self._received]
+                remaining = [job for index, job in enumerate(work.jobs) if index not in done]
                 if self._stopped or not remaining:
                     return
                 lost += 1
@@ -189,18 +201,21 @@ class ShardedPlayer:
                 self._streams.discard(stream)
                 await stream.close()
 
-    async def _receive(self, batch: list[tuple[str, Any]], sink: Sink) -> None:
+    async def _receive(
+        self, batch: list[tuple[str, Any]], work: ShardWork, done: set[int], sink: Sink
+    ) -> None:
         pending = []
         for kind, body in batch:
             if kind == "failure":
-                key, exc = body
-                self.failures.append((self._jobs[key], exc))
+                index, exc = body
+                self.failures.append((work.jobs[index], exc))
                 self.stop()
                 continue
-            outcome, line = body
-            if outcome.key in self._received or outcome.key not in self._jobs:
+            index, outcome, line = body
+            done.add(index)
+            if outcome.key in self._received:
                 continue  # sent again by a restarted shard
             self._received.add(outcome.key)
-            pending.append(sink(self._jobs[outcome.key], outcome, line))
+            pending.append(sink(work.jobs[index], outcome, line))
         # the log commits the batch's lines together (one write and fsync)
         await asyncio.gather(*pending)
