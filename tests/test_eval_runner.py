@@ -415,13 +415,25 @@ def test_run_json_records_how_each_agent_samples(groups: list[TaskGroup], tmp_pa
 
 
 def test_the_benchmark_is_frozen_while_played_without_a_full_collection_first(
-    groups: list[TaskGroup], tmp_path: Path
+    groups: list[TaskGroup], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The loaded groups are moved out of the collector's reach while samples play (no
-    collection scans them again) and given back after; only the young generations are
-    collected before, so the first sample does not wait for a scan of the whole benchmark."""
+    collection scans them again) and given back after; only the youngest generation is
+    collected before, and the start (the groups' check) collects at the run's pace, so the
+    first sample does not wait for scans of the whole benchmark or of every job."""
+    from uncobench_z3._gc import YOUNG_GENERATION
+    from uncobench_z3.evaluation import _inputs
+
     collections: list[int] = []
     frozen_while_playing: list[int] = []
+    pace_of_the_check: list[int] = []
+    check = _inputs.typed_task
+
+    def checking(group: TaskGroup) -> Any:
+        pace_of_the_check.append(gc.get_threshold()[0])
+        return check(group)
+
+    monkeypatch.setattr(_inputs, "typed_task", checking)
 
     def watch(phase: str, info: dict[str, int]) -> None:
         if phase == "start" and not frozen_while_playing:
@@ -442,5 +454,6 @@ def test_the_benchmark_is_frozen_while_played_without_a_full_collection_first(
     finally:
         gc.callbacks.remove(watch)
     assert frozen_while_playing and min(frozen_while_playing) > 0
-    assert 2 not in collections  # before the first sample: no full collection
+    assert collections and set(collections) == {0}  # before the first sample: the youngest
+    assert pace_of_the_check and min(pace_of_the_check) >= YOUNG_GENERATION
     assert gc.get_freeze_count() == 0

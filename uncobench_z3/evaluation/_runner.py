@@ -337,11 +337,18 @@ async def run_evaluation(
         for name in config.agents:
             check_agent_name(name)
         await check_models(config)
-    # before the folder is touched: every group the run plays can be played
-    tasks = check_groups(groups[: config.limit] if config.limit is not None else groups)
+    # The start collects at the pace of the run (uncobench_z3/_gc.py): at the usual pace, the
+    # typed tasks and jobs made here set off full collections that walk every group (94 ms
+    # for one, before the first sample, at concurrency 256 with eval_overhead.py's groups).
+    with fewer_collections():
+        # before the folder is touched: every group the run plays can be played
+        tasks = check_groups(groups[: config.limit] if config.limit is not None else groups)
     target = Path(out)
     # before any work: one writer of any kind in ``out``, which must be a run folder (or new)
-    with lock_output(target, "eval", check=lambda: check_run_folder(target)) as lock:
+    with (
+        fewer_collections(),
+        lock_output(target, "eval", check=lambda: check_run_folder(target)) as lock,
+    ):
         if digests is None or len(digests) != len(groups):
             digests = [group_digest(g) for g in groups]
         if benchmark_digest(groups, digests) != config.benchmark_hash:
@@ -467,12 +474,15 @@ class _Run:
         # The loaded benchmark is large and lives for the whole run: moving it out of the
         # collector's reach keeps every garbage collection from scanning it again (the runner
         # is CPU-bound at high concurrency, see benchmarks/eval_overhead.py), and keeps the
-        # pages that forked workers share with the driver from being written. Only the young
-        # generations are collected first: a full collection scans the benchmark too, while
-        # every sample waits (172 ms in `uncobench eval` of the 1,000-group benchmark, against
-        # 7.6 ms, both finding the same 33 objects); garbage already in the oldest generation
-        # would stay frozen until the run ends.
-        gc.collect(1)
+        # pages that forked workers share with the driver from being written. Only the
+        # youngest generation is collected first: a full collection scans the benchmark too,
+        # while every sample waits (172 ms in `uncobench eval` of the 1,000-group benchmark,
+        # against 7.6 ms for the two young generations, both finding the same 33 objects), and
+        # since the start collects at the run's pace the middle one holds every typed task and
+        # job (17.5-25 ms at concurrency 256 with eval_overhead.py's groups, against 1.9-2.3 ms
+        # for the youngest, all three finding the same 33 objects); garbage already in the
+        # older generations would stay frozen until the run ends.
+        gc.collect(0)
         gc.freeze()
         outcomes = list(done)
         player = self._player(queue, options)
