@@ -332,23 +332,32 @@ async def run_evaluation(
     planned samples) have happened, no new sample starts and the summary says why
     (:attr:`RunSummary.stopped`).
     """
+    # The start collects at the pace of the run too (uncobench_z3/_gc.py): at the usual pace,
+    # the typed tasks and jobs made before the first sample set off full collections that
+    # walk every group (94 ms for one at concurrency 256 with eval_overhead.py's groups).
+    with fewer_collections():
+        return await _run_evaluation(groups, config, out, options, agents, digests, changes)
+
+
+async def _run_evaluation(
+    groups: Sequence[TaskGroup],
+    config: RunConfig,
+    out: str | Path,
+    options: EvalOptions | None,
+    agents: AgentMaker,
+    digests: Sequence[str] | None,
+    changes: dict[str, Any],
+) -> RunSummary:
     options = (options or EvalOptions()).updated(**changes)
     if agents is make_agent:
         for name in config.agents:
             check_agent_name(name)
         await check_models(config)
-    # The start collects at the pace of the run (uncobench_z3/_gc.py): at the usual pace, the
-    # typed tasks and jobs made here set off full collections that walk every group (94 ms
-    # for one, before the first sample, at concurrency 256 with eval_overhead.py's groups).
-    with fewer_collections():
-        # before the folder is touched: every group the run plays can be played
-        tasks = check_groups(groups[: config.limit] if config.limit is not None else groups)
+    # before the folder is touched: every group the run plays can be played
+    tasks = check_groups(groups[: config.limit] if config.limit is not None else groups)
     target = Path(out)
     # before any work: one writer of any kind in ``out``, which must be a run folder (or new)
-    with (
-        fewer_collections(),
-        lock_output(target, "eval", check=lambda: check_run_folder(target)) as lock,
-    ):
+    with lock_output(target, "eval", check=lambda: check_run_folder(target)) as lock:
         if digests is None or len(digests) != len(groups):
             digests = [group_digest(g) for g in groups]
         if benchmark_digest(groups, digests) != config.benchmark_hash:
