@@ -122,11 +122,17 @@ def singular_unit(unit: str) -> str:
     return unit
 
 
-@functools.lru_cache(maxsize=1024)
 def step_decimals(step: Fraction) -> int:
     """Decimals needed to write any multiple of ``step``."""
+    # a function of the denominator alone (the step is in lowest terms): remembered by it,
+    # an int, as hashing the Fraction itself cost as much as the rest of writing a number
+    return _denominator_decimals(step.denominator)
+
+
+@functools.lru_cache(maxsize=1024)
+def _denominator_decimals(denominator: int) -> int:
     decimals = 0
-    while (step * 10**decimals).denominator != 1:
+    while (10**decimals) % denominator != 0:
         decimals += 1
         if decimals > 12:
             break
@@ -134,6 +140,18 @@ def step_decimals(step: Fraction) -> int:
 
 
 def format_number(value: Fraction | int, decimals: int) -> str:
+    # The colleagues write a record line for nearly every record of a group once per run:
+    # whole numbers and decimals of their step are written directly, as the general path
+    # below would write them (thousands separated, ``decimals`` places, a minus before).
+    if type(value) is int:
+        if decimals == 0:
+            return f"{value:,}"
+    elif type(value) is Fraction and decimals >= 0:
+        scaled = value * 10**decimals if decimals else value
+        if scaled.denominator == 1:
+            whole, frac = divmod(abs(scaled.numerator), 10**decimals)
+            sign = "-" if scaled.numerator < 0 else ""
+            return f"{sign}{whole:,}.{frac:0{decimals}d}" if decimals else f"{sign}{whole:,}"
     text = format_fraction(Fraction(value), decimals)
     sign = "-" if text.startswith("-") else ""
     whole, _, frac = text.lstrip("-").partition(".")
@@ -202,10 +220,19 @@ def possessive(name: str) -> str:
 
 
 def record_line(candidate: str, label: str, context: str, value_text: str, style: Style) -> str:
-    frame = style.record_frame.replace("{candidate}'s", possessive(candidate))
-    if label_is_plural(label):
-        frame = frame.replace(") is {value}", ") are {value}")
+    frame = _line_frame(style.frame, candidate.endswith("s"), label_is_plural(label))
     return frame.format(candidate=candidate, label=label, context=context, value=value_text)
+
+
+@functools.lru_cache(maxsize=64)
+def _line_frame(frame: int, name_in_s: bool, plural: bool) -> str:
+    """A record frame with its possessive (:func:`possessive`) and its copula agreeing."""
+    text = RECORD_FRAMES[frame % len(RECORD_FRAMES)]
+    if name_in_s:
+        text = text.replace("{candidate}'s", "{candidate}'")
+    if plural:
+        text = text.replace(") is {value}", ") are {value}")
+    return text
 
 
 # -- parsing helpers shared by the reader and the built-in agents -----------------------------

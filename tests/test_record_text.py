@@ -1,0 +1,73 @@
+"""Record lines written by the short paths the colleagues take are the general path's text:
+numbers, a step's decimals, record frames."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+
+from uncobench_z3.construct._text import (
+    RECORD_FRAMES,
+    Style,
+    format_number,
+    label_is_plural,
+    possessive,
+    record_line,
+    step_decimals,
+)
+from uncobench_z3.spec import format_fraction
+
+
+def general_number(value: Fraction | int, decimals: int) -> str:
+    """A number as the general path writes it: exact decimals, then thousands separated."""
+    text = format_fraction(Fraction(value), decimals)
+    sign = "-" if text.startswith("-") else ""
+    whole, _, frac = text.lstrip("-").partition(".")
+    return f"{sign}{int(whole):,}" + (f".{frac}" if frac else "")
+
+
+def test_numbers_are_written_as_the_general_path_writes_them() -> None:
+    rng = random.Random(13)
+    values: list[Fraction | int] = [0, 1, -1, 999, 1000, -1000, 1234567, Fraction(-1, 2)]
+    for _ in range(3000):
+        numerator = rng.randint(-(10 ** rng.randint(0, 9)), 10 ** rng.randint(0, 9))
+        denominator = rng.choice([1, 2, 3, 4, 5, 8, 10, 100, 1000, 7])
+        values.append(numerator if denominator == 1 else Fraction(numerator, denominator))
+    for value in values:
+        for decimals in (0, 1, 2, 3):
+            try:
+                expected = general_number(value, decimals)
+            except ValueError:  # not a finite decimal ("1/3"): no number to write either way
+                with pytest.raises(ValueError):
+                    format_number(value, decimals)
+                continue
+            assert format_number(value, decimals) == expected, value
+
+
+def test_a_steps_decimals_are_the_fewest_that_write_its_multiples() -> None:
+    def defined(step: Fraction) -> int:
+        decimals = 0
+        while (step * 10**decimals).denominator != 1:
+            decimals += 1
+            if decimals > 12:
+                break
+        return decimals
+
+    steps = [Fraction(n, d) for n in (1, 3, 7, 25) for d in range(1, 130)]
+    steps += [Fraction(1, 10**12), Fraction(1, 10**13), Fraction(1, 2**13)]
+    for step in steps:
+        assert step_decimals(step) == defined(step), step
+
+
+@pytest.mark.parametrize("frame", range(len(RECORD_FRAMES)))
+def test_record_lines_put_the_possessive_and_the_copula_in_the_frame(frame: int) -> None:
+    style = Style(frame=frame)
+    for candidate in ("Marcus Vance", "Steelspan Structures"):
+        for label in ("field allowance", "dialysis patients in the catchment"):
+            expected = style.record_frame.replace("{candidate}'s", possessive(candidate))
+            if label_is_plural(label):
+                expected = expected.replace(") is {value}", ") are {value}")
+            expected = expected.format(candidate=candidate, label=label, context="c", value="7")
+            assert record_line(candidate, label, "c", "7", style) == expected
