@@ -1,5 +1,5 @@
 """Record lines written by the short paths the colleagues take are the general path's text:
-numbers, a step's decimals, record frames."""
+numbers, a step's decimals, record frames, faithful lines."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import pytest
 
+from uncobench_z3.construct import rendered_of, statement_text
 from uncobench_z3.construct._text import (
     RECORD_FRAMES,
     Style,
@@ -17,6 +18,7 @@ from uncobench_z3.construct._text import (
     record_line,
     step_decimals,
 )
+from uncobench_z3.evaluation import RecordBook, example_groups, typed_task
 from uncobench_z3.spec import format_fraction
 
 
@@ -71,3 +73,14 @@ def test_record_lines_put_the_possessive_and_the_copula_in_the_frame(frame: int)
                 expected = expected.replace(") is {value}", ") are {value}")
             expected = expected.format(candidate=candidate, label=label, context="c", value="7")
             assert record_line(candidate, label, "c", "7", style) == expected
+
+
+def test_faithful_lines_are_the_faithful_statements_lines() -> None:
+    for group in example_groups():
+        task = typed_task(group)
+        style = rendered_of(group, task).style
+        book = RecordBook(task, style)
+        assert book.faithful
+        for slot, stated in book.faithful.items():
+            assert book.faithful_line(slot) == statement_text(task, stated, style)
+            assert book.line(stated) == book.faithful_line(slot)

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
 from ..construct import Style, statement_text
+from ..construct._render import exact_line
 from ..settings import (
     DEFAULT_MISSED_WAIT,
     Defect,
@@ -145,19 +146,36 @@ class RecordBook:
 
     def line(self, stated: StatedValue) -> str:
         slot = (stated.candidate, stated.fact)
-        faithful = self.faithful.get(slot)
-        if faithful is None or (faithful is not stated and faithful != stated):
-            return self._other_line(stated)  # a defect's statement
+        if self.faithful.get(slot) is stated:
+            return self.faithful_line(slot)
+        return self.statement_line(stated)  # a defect's statement
+
+    def faithful_line(self, slot: Slot) -> str:
+        """The line of ``slot``'s faithful statement (its true value in the required context),
+        written when first needed: from the typed value itself, which is what the statement's
+        value reads back as (:func:`~uncobench_z3.settings.stated_value`), without reading it."""
         text = self._lines.get(slot)
         if text is None:
-            text = self._lines[slot] = statement_text(self.task, faithful, self.style)
+            task = self.task
+            fact = task.facts[slot[1]]
+            text = self._lines[slot] = exact_line(
+                task, slot, fact.context, task.values[slot], self.style
+            )
         return text
 
-    def _other_line(self, stated: StatedValue) -> str:
+    def statement_line(self, stated: StatedValue) -> str:
+        """The line of any statement (a defect's), remembered by identity."""
         found = self._other_lines.get(id(stated))
         if found is not None and found[0] is stated:
             return found[1]
-        text = statement_text(self.task, stated, self.style)
+        slot = (stated.candidate, stated.fact)
+        faithful = self.faithful.get(slot)
+        if faithful is not None and faithful == stated:
+            # (a resolved reply states the truth: 3,504 of the 4,672 defect statements of a
+            # first pass over 320 benchmark groups; their line is the faithful one)
+            text = self.faithful_line(slot)
+        else:
+            text = statement_text(self.task, stated, self.style)
         return remember(self._other_lines, id(stated), (stated, text), READINGS_KEPT)[1]
 
     def faithful_reply(self, slots: tuple[Slot, ...]) -> tuple[tuple[StatedValue, ...], str]:
@@ -165,7 +183,7 @@ class RecordBook:
         found = self._faithful_replies.get(slots)
         if found is None:
             stated = tuple(self.faithful[slot] for slot in slots)
-            text = "\n".join(self.line(s) for s in stated)
+            text = "\n".join(self.faithful_line(slot) for slot in slots)
             found = remember(self._faithful_replies, slots, (stated, text), READINGS_KEPT)
         return found
 
@@ -407,7 +425,13 @@ class ScriptedColleagues:
             return book.faithful_reply(slots)
         faithful = book.faithful
         ordered = tuple(statements[s] if s in statements else faithful[s] for s in slots)
-        return ordered, "\n".join(book.line(s) for s in ordered)
+        # a defect's statement is written as itself (even one equal to the faithful
+        # statement: the same line), without comparing it with the faithful one first
+        text = "\n".join(
+            book.statement_line(statements[s]) if s in statements else book.faithful_line(s)
+            for s in slots
+        )
+        return ordered, text
 
     def withheld(self, role: str) -> tuple[StatedValue, ...]:
         """The designated records of ``role`` whose truth the policy still withholds (their
