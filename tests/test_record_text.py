@@ -1,8 +1,10 @@
 """Record lines written by the short paths the colleagues take are the general path's text:
-numbers, a step's decimals, record frames, faithful lines."""
+numbers, a step's decimals, record frames, faithful lines, and the replies' making."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import random
 from fractions import Fraction
 
@@ -19,6 +21,8 @@ from uncobench_z3.construct._text import (
     step_decimals,
 )
 from uncobench_z3.evaluation import RecordBook, example_groups, typed_task
+from uncobench_z3.evaluation._colleagues import ColleagueReply, _made_reply
+from uncobench_z3.settings import StatedValue
 from uncobench_z3.spec import format_fraction
 
 
@@ -84,3 +88,25 @@ def test_faithful_lines_are_the_faithful_statements_lines() -> None:
         for slot, stated in book.faithful.items():
             assert book.faithful_line(slot) == statement_text(task, stated, style)
             assert book.line(stated) == book.faithful_line(slot)
+
+
+def test_a_reply_made_directly_equals_the_class_made_one() -> None:
+    names = [f.name for f in dataclasses.fields(ColleagueReply)]
+    assert list(inspect.signature(_made_reply).parameters) == names
+    stated = (StatedValue(candidate="c", fact="f", context="x", value=1),)
+    fields = dict(
+        role="r",
+        text="t",
+        stated=stated,
+        concerned=(("c", "f"),),
+        defects=("misaligned",),
+        resolved=("missed",),
+        follow_up="generic",
+        pending=False,
+        answers_pending=True,
+        readings=(),
+    )
+    made, expected = _made_reply(**fields), ColleagueReply(**fields)  # type: ignore[arg-type]
+    assert made == expected and hash(made) == hash(expected) and vars(made) == vars(expected)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.text = "other"  # type: ignore[misc]

@@ -103,6 +103,45 @@ class ColleagueReply:
     readings: tuple[FollowUpReading, ...] = ()
 
 
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+
+
+def _made_reply(
+    role: str,
+    text: str | None,
+    stated: tuple[StatedValue, ...],
+    concerned: tuple[Slot, ...],
+    defects: tuple[DefectKind, ...] = (),
+    resolved: tuple[DefectKind, ...] = (),
+    follow_up: FollowUpKind | None = None,
+    pending: bool = False,
+    answers_pending: bool = False,
+    readings: tuple[FollowUpReading, ...] = (),
+) -> ColleagueReply:
+    """``ColleagueReply(...)`` with the same fields, made without the frozen class's
+    ``__init__``: its ten ``object.__setattr__`` calls took 2.8 us a reply, this 1.1 (timeit,
+    one moment). Every request gets a reply; a test keeps the two alike."""
+    reply = _new_object(ColleagueReply)
+    _set_attribute(
+        reply,
+        "__dict__",
+        {
+            "role": role,
+            "text": text,
+            "stated": stated,
+            "concerned": concerned,
+            "defects": defects,
+            "resolved": resolved,
+            "follow_up": follow_up,
+            "pending": pending,
+            "answers_pending": answers_pending,
+            "readings": readings,
+        },
+    )
+    return reply
+
+
 class RecordBook:
     """What the colleagues of one task need, derived once: vocabulary, faithful lines.
 
@@ -310,9 +349,12 @@ class ScriptedColleagues:
         return request, self._follow_ups(role, request, slots)
 
     def _follow_ups(self, role: str, request: Request, slots: tuple[Slot, ...]) -> list[_FollowUp]:
+        designated_of = self._designated.get(role)
+        if designated_of is None:  # (most replies: a reliable setting's, or another role's)
+            return []
         return [
             _FollowUp(index, defect, decide(self.task, defect, request))
-            for index, defect, designated in self._designated.get(role, ())
+            for index, defect, designated in designated_of
             if self._state[index] == "stated" and not designated.isdisjoint(slots)
         ]
 
@@ -334,7 +376,7 @@ class ScriptedColleagues:
         missed = self._missed.get(role)
         if missed is not None and previous == 0:
             self._pending[role] = _Pending(list(slots), self._wait_rounds(missed))
-            return ColleagueReply(
+            return _made_reply(
                 role=role,
                 text=None,
                 stated=(),
@@ -373,7 +415,7 @@ class ScriptedColleagues:
         resolved += more_resolved
         follow_up = follow_up or kind
         stated, text = self._reply_text(slots, statements)
-        return ColleagueReply(
+        return _made_reply(
             role=role,
             text=text,
             stated=stated,
@@ -459,7 +501,7 @@ class ScriptedColleagues:
             statements, carried, resolved, _ = self._statements(role, slots, {})
             stated, text = self._reply_text(slots, statements)
             delivered.append(
-                ColleagueReply(
+                _made_reply(
                     role=role,
                     text=text,
                     stated=stated,
