@@ -169,6 +169,9 @@ def test_the_indexes_hold_every_entry_once() -> None:
             for stem, entries in vocabulary.by_stem.items()
         }
         assert vocabulary.starting == {stem: es for stem, es in ordered.items() if es}
+        for apart, one in ((vocabulary.starting_word, True), (vocabulary.starting_words, False)):
+            kept = {s: [e for e in es if (len(e.stems) == 1) == one] for s, es in ordered.items()}
+            assert apart == {stem: es for stem, es in kept.items() if es}
         firsts = sorted(k for ks in vocabulary.unordered_by_first.values() for k in ks)
         assert firsts == list(range(len(vocabulary.unordered_entries)))
         for stem, ks in vocabulary.unordered_by_first.items():

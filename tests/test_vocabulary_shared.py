@@ -196,6 +196,8 @@ def _plain_add(vocabulary: Vocabulary, entry: Entry) -> None:
         vocabulary.unordered_entries.append(entry)
     else:
         vocabulary.starting.setdefault(first, []).append(entry)
+        apart = vocabulary.starting_word if len(entry.stems) == 1 else vocabulary.starting_words
+        apart.setdefault(first, []).append(entry)
     for word, word_stem in zip(entry.words, entry.stems, strict=True):
         vocabulary.by_stem.setdefault(word_stem, [])
         if len(word) >= 6 and word not in vocabulary.long_words and not word.isdigit():
@@ -211,7 +213,8 @@ def _assert_built_as_the_plain_adds(task: TypedTask) -> None:
         _plain_add(plain, entry)
     for name in ("entries", "unordered_entries"):
         assert getattr(built, name) == getattr(plain, name)
-    for name in ("by_stem", "starting", "unordered_by_first", "long_words"):  # in order
+    names = ("by_stem", "starting", "starting_words", "starting_word", "unordered_by_first")
+    for name in (*names, "long_words"):  # in order
         assert list(getattr(built, name).items()) == list(getattr(plain, name).items())
 
 

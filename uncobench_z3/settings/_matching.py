@@ -10,7 +10,8 @@ tags the phrase inventories are written against (:mod:`._phrases`).
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ..spec import TypedTask
@@ -22,10 +23,11 @@ from ._words import FoundValue, Token
 class Match:
     entry: Entry
     indexes: tuple[int, ...]
+    """the tokens it reads, in order"""
 
 
 def _unordered(
-    entry: Entry, sentences: Sequence[int], positions: dict[tuple[int, str], list[int]]
+    entry: Entry, sentences: Sequence[int], positions: Mapping[tuple[int, str], Sequence[int]]
 ) -> list[tuple[int, ...]]:
     """Every sentence holding all the entry's words, any order: the first of each word.
 
@@ -73,15 +75,44 @@ class TokenStems:
     :meth:`Vocabulary.corrected`)"""
     sentences: tuple[int, ...]
     """the sentences, in order"""
+    at: dict[str, list[int]]
+    """stem -> the tokens with it, in order (a message is looked up by the stems it shares
+    with a vocabulary's first words, not word by word)"""
+    positions: dict[tuple[int, str], list[int]]
+    """(sentence, stem) -> the tokens with that stem in that sentence, in order
+    (:func:`_unordered`; read, never changed, as ``at``)"""
+    present: frozenset[str]
+    """the stems"""
 
     @classmethod
     def of(cls, tokens: Sequence[Token]) -> TokenStems:
+        stems: list[str] = []
+        correctable: list[int] = []
+        at: dict[str, list[int]] = {}
+        positions: dict[tuple[int, str], list[int]] = {}
+        for i, (word, word_stem, _, _, _, sentence, _, _) in enumerate(tokens):
+            stems.append(word_stem)
+            if len(word) >= 6 and not word.isdigit():
+                correctable.append(i)
+            found = at.get(word_stem)
+            if found is None:
+                at[word_stem] = [i]
+            else:
+                found.append(i)
+            key = (sentence, word_stem)
+            found = positions.get(key)
+            if found is None:
+                positions[key] = [i]
+            else:
+                found.append(i)
         return cls(
-            stems=tuple(t.stem for t in tokens),
-            correctable=tuple(
-                i for i, t in enumerate(tokens) if len(t.word) >= 6 and not t.word.isdigit()
-            ),
-            sentences=tuple(sorted({t.sentence for t in tokens})),
+            stems=tuple(stems),
+            correctable=tuple(correctable),
+            # (a message's sentences are numbered in order)
+            sentences=tuple(dict.fromkeys(sentence for sentence, _ in positions)),
+            at=at,
+            positions=positions,
+            present=frozenset(at),
         )
 
 
@@ -91,8 +122,8 @@ _COMPATIBLE_KINDS = frozenset([("fact", "context"), ("context", "fact")])
 
 def find_matches(
     vocabulary: Vocabulary,
-    tokens: list[Token],
-    blocked: set[int],
+    tokens: Sequence[Token],
+    blocked: AbstractSet[int],
     token_stems: TokenStems | None = None,
 ) -> list[Match]:
     """Vocabulary matches, longest and strongest first, without overlaps (ties all kept).
@@ -101,54 +132,58 @@ def find_matches(
     by_stem = vocabulary.by_stem  # a stem of the vocabulary is read as itself
     if token_stems is None:
         token_stems = TokenStems.of(tokens)
-    stems = list(token_stems.stems)
+    stems: Sequence[str] = token_stems.stems
     corrected = vocabulary.corrected
+    fixed: list[str] | None = None  # the stems, when a typo is read as a vocabulary word
     for i in token_stems.correctable:  # (most words are known or short: not looked at)
-        if stems[i] not in by_stem:
-            stems[i] = corrected(tokens[i].word, stems[i])
+        word_stem = stems[i]
+        if word_stem not in by_stem:
+            read_as = corrected(tokens[i].word, word_stem)
+            if read_as != word_stem:
+                if fixed is None:
+                    fixed = list(stems)
+                fixed[i] = read_as
+    at: Mapping[str, Sequence[int]]
+    positions: Mapping[tuple[int, str], Sequence[int]]
+    if fixed is None:  # the message's own stems: what it holds is known without a scan
+        at, positions, present = token_stems.at, token_stems.positions, token_stems.present
+    else:
+        stems = fixed
+        at, positions = _where(tokens, fixed)
+        present = frozenset(at)
     size = len(stems)
-    starting = vocabulary.starting
     # Every match of two words or more comes before every match of one word in the order
     # (longest first), so the one-word matches are decided after the longer ones are kept:
     # most are on a word a longer match has taken (a label's words are single entries too),
-    # and are never made.
+    # and are never made. The words are looked at by stem, the stems the message shares with
+    # the entries' first words only; the order they are found in does not matter: a match's
+    # place in the order ends with its tokens, and the matches found on one token keep the
+    # entries' order.
     raw: list[_Keyed] = []  # the matches of two words or more
-    with_single: list[int] = []  # the tokens some one-word entry starts at
-    for i, word_stem in enumerate(stems):
-        entries = starting.get(word_stem)
-        if not entries:
-            continue
-        single = False
-        for entry in entries:
-            wanted = entry.stems
-            length = len(wanted)
-            if length == 1:
-                single = True
-                continue
-            if i + length > size or tuple(stems[i : i + length]) != wanted:
-                continue
-            if not _starts_as(entry, tokens[i]):
-                continue
-            hit = tuple(range(i, i + length))
-            raw.append(((-length, -entry.priority, hit), entry, hit))
-        if single:
-            with_single.append(i)
+    starting_words = vocabulary.starting_words
+    for word_stem in starting_words.keys() & at.keys():
+        entries = starting_words[word_stem]
+        for i in at[word_stem]:
+            for entry in entries:
+                wanted = entry.stems
+                length = len(wanted)
+                if i + length > size or tuple(stems[i : i + length]) != wanted:
+                    continue
+                if not _starts_as(entry, tokens[i]):
+                    continue
+                hit = tuple(range(i, i + length))
+                raw.append(((-length, -entry.priority, hit), entry, hit))
+    starting_word = vocabulary.starting_word
+    with_single = starting_word.keys() & at.keys()  # the stems of one-word entries
     # the one-word matches of unordered entries, as (-priority, token, entry)
     unordered_singles: list[tuple[int, int, Entry]] = []
-    present = set(stems)
     # only the entries whose first word is in the message can have all their words in it
     unordered_by_first = vocabulary.unordered_by_first
     maybe: list[int] = []
-    for word_stem in present:
-        firsts = unordered_by_first.get(word_stem)
-        if firsts:
-            maybe += firsts
+    for word_stem in unordered_by_first.keys() & at.keys():
+        maybe += unordered_by_first[word_stem]
     if maybe:
         maybe.sort()
-        # where each word stands, once per message: most entries' words are not all in it
-        positions: dict[tuple[int, str], list[int]] = {}
-        for i, (token, word_stem) in enumerate(zip(tokens, stems, strict=True)):
-            positions.setdefault((token.sentence, word_stem), []).append(i)
         sentences = token_stems.sentences
         unordered_entries = vocabulary.unordered_entries
         for k in maybe:
@@ -160,7 +195,7 @@ def find_matches(
                     else:
                         raw.append(((-len(hit), -entry.priority, hit), entry, hit))
     if blocked:
-        raw = [keyed for keyed in raw if not blocked.intersection(keyed[2])]
+        raw = [keyed for keyed in raw if blocked.isdisjoint(keyed[2])]
     raw.sort(key=_match_order)  # stable: ties keep the order they were found in
     taken: set[int] = set()  # the tokens of the matches kept
     kept: list[Match] = []
@@ -180,16 +215,18 @@ def find_matches(
                 kept.append(Match(entry, hit))  # the same words name two things: both kept
                 on_these.append(entry)
                 break
-    # the one-word matches on the words the longer matches left, in the order they were
-    # found in (the word-for-word ones first, as above), as (-priority, token, entry)
+    # the one-word matches on the words the longer matches left, as (-priority, token,
+    # entry): the word-for-word ones, then the unordered ones (ties keep that order)
     singles: list[tuple[int, int, Entry]] = []
-    for i in with_single:
-        if i in taken or i in blocked:
-            continue
-        token = tokens[i]
-        for entry in starting[stems[i]]:
-            if len(entry.stems) == 1 and _starts_as(entry, token):
-                singles.append((-entry.priority, i, entry))
+    for word_stem in with_single:
+        entries = starting_word[word_stem]
+        for i in at[word_stem]:
+            if i in taken or i in blocked:
+                continue
+            token = tokens[i]
+            for entry in entries:
+                if _starts_as(entry, token):
+                    singles.append((-entry.priority, i, entry))
     singles += [s for s in unordered_singles if s[1] not in taken and s[1] not in blocked]
     singles.sort(key=_single_order)  # (stable, as above)
     for _, i, entry in singles:
@@ -204,6 +241,19 @@ def find_matches(
             kept.append(Match(entry, (i,)))
             on_these.append(entry)
     return kept
+
+
+def _where(
+    tokens: Sequence[Token], stems: Sequence[str]
+) -> tuple[dict[str, list[int]], dict[tuple[int, str], list[int]]]:
+    """:attr:`TokenStems.at` and :attr:`TokenStems.positions` of ``stems`` (the message's
+    stems with its typos read as the vocabulary's words)."""
+    at: dict[str, list[int]] = {}
+    positions: dict[tuple[int, str], list[int]] = {}
+    for i, (token, word_stem) in enumerate(zip(tokens, stems, strict=True)):
+        at.setdefault(word_stem, []).append(i)
+        positions.setdefault((token.sentence, word_stem), []).append(i)
+    return at, positions
 
 
 def _starts_as(entry: Entry, token: Token) -> bool:
@@ -223,30 +273,39 @@ def _compatible(kept: Entry, other: Entry) -> bool:
 def one_reading(matches: list[Match]) -> list[Match]:
     """A word read both as a fact and as a context of another fact: the context when that
     other fact is named by other words ("QP years ... verified figure"), else the fact."""
-    named_elsewhere: dict[tuple[int, ...], set[str]] = {}
-    for m in matches:
-        if m.entry.kind == "fact" and not m.entry.weak:
-            named_elsewhere.setdefault(m.indexes, set()).add(m.entry.ref[0])
+    facts_on: dict[tuple[int, ...], list[int]] = {}  # words -> the facts read on them
+    for i, m in enumerate(matches):
+        if m.entry.kind == "fact":
+            facts_on.setdefault(m.indexes, []).append(i)
+    if not facts_on:
+        return list(matches)  # (most messages: no word is read twice)
+    named_elsewhere: dict[tuple[int, ...], set[str]] | None = None
     drop: set[int] = set()
     for i, m in enumerate(matches):
         if m.entry.kind != "context":
             continue
-        rivals = [j for j, f in enumerate(matches)
-                  if f.entry.kind == "fact" and f.indexes == m.indexes]  # fmt: skip
+        rivals = facts_on.get(m.indexes)
         if not rivals:
             continue
+        if named_elsewhere is None:
+            named_elsewhere = {}
+            for f in matches:
+                if f.entry.kind == "fact" and not f.entry.weak:
+                    named_elsewhere.setdefault(f.indexes, set()).add(f.entry.ref[0])
         fact = m.entry.ref[0]
         elsewhere = any(fact in facts for ix, facts in named_elsewhere.items() if ix != m.indexes)
         drop |= set(rivals) if elsewhere else {i}
+    if not drop:
+        return list(matches)
     return [m for i, m in enumerate(matches) if i not in drop]
 
 
 def tagged(
     task: TypedTask,
-    role_facts: set[str],
-    tokens: list[Token],
-    matches: list[Match],
-    values: list[tuple[FoundValue, list[int]]],
+    role_facts: AbstractSet[str],
+    tokens: Sequence[Token],
+    matches: Sequence[Match],
+    values: Sequence[tuple[FoundValue, Sequence[int]]],
 ) -> tuple[list[str], dict[int, int], list[str]]:
     """The message as words with tags (see :mod:`._phrases`), token -> position in it, and
     the message tagged with its candidate names and one-word fact names left as written.
@@ -287,7 +346,7 @@ def tagged(
 
 
 def _written(
-    tokens: list[Token], tag_at: dict[int, tuple[str, int]]
+    tokens: Sequence[Token], tag_at: dict[int, tuple[str, int]]
 ) -> tuple[list[str], dict[int, int]]:
     """The tokens as words, each match written as its tag once, sentences ended by ``|``."""
     out: list[str] = []
@@ -313,7 +372,7 @@ def _written(
 
 
 def _written_twice(
-    tokens: list[Token],
+    tokens: Sequence[Token],
     tag_at: dict[int, tuple[str, int]],
     named_tag_at: dict[int, tuple[str, int]],
 ) -> tuple[list[str], dict[int, int], list[str]]:
@@ -355,7 +414,7 @@ def _written_twice(
 def inside_values(match: Match, found: list[tuple[FoundValue, list[int]]]) -> bool:
     """A fact word that is one of the message's numbers (a label such as "Form 3")."""
     numbers = {i for _, indexes in found for i in indexes}
-    return set(match.indexes) <= numbers
+    return numbers.issuperset(match.indexes)
 
 
 def value_tokens(

@@ -23,6 +23,7 @@ import datetime as _dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import NamedTuple
 
 from .._memo import TextMemo
 from ..spec import TypedTask
@@ -31,7 +32,6 @@ from ._matching import (
     Match,
     TokenStems,
     find_matches,
-    inside_values,
     one_reading,
     tagged,
     value_tokens,
@@ -150,18 +150,28 @@ LONGEST_TEXT_KEPT = 2_000
 500 characters; a model's long message is rarely sent twice)"""
 
 
-def _read_tokens_and_values(
-    text: str,
-) -> tuple[tuple[Token, ...], tuple[tuple[FoundValue, tuple[int, ...]], ...], TokenStems]:
-    """The tokens of a message, the values it writes (with their tokens) and the tokens'
-    stems (:class:`TokenStems`). They depend on the text alone, and an agent sends one
-    message to several colleagues and the same words in many tasks (the built-in agents: 46
-    distinct messages in 1,416 readings of the careful agent), so the last are remembered
-    (:func:`_tokens_and_values`)."""
+class _TextReading(NamedTuple):
+    """What a message's text alone gives the reader (:func:`_read_tokens_and_values`)."""
+
+    tokens: tuple[Token, ...]
+    found: tuple[tuple[FoundValue, tuple[int, ...]], ...]
+    """the values it writes, with their tokens"""
+    stems: TokenStems
+    dates: frozenset[int]
+    """the tokens of its dates (a date's words are the date: no name or context)"""
+
+
+def _read_tokens_and_values(text: str) -> _TextReading:
+    """The tokens of a message, the values it writes (with their tokens), the tokens' stems
+    (:class:`TokenStems`) and the tokens of its dates. They depend on the text alone, and an
+    agent sends one message to several colleagues and the same words in many tasks (the
+    built-in agents: 46 distinct messages in 1,416 readings of the careful agent), so the
+    last are remembered (:func:`_tokens_and_values`)."""
     tokens = tokenize(text)
     found = value_tokens(tokens, scan_values(text))
     kept_found = tuple((value, tuple(indexes)) for value, indexes in found)
-    return tuple(tokens), kept_found, TokenStems.of(tokens)
+    dates = frozenset(i for v, ix in kept_found if isinstance(v.value, _dt.date) for i in ix)
+    return _TextReading(tuple(tokens), kept_found, TokenStems.of(tokens), dates)
 
 
 _tokens_and_values = TextMemo(
@@ -241,16 +251,17 @@ phrase_hits = TextMemo(
 
 def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
     """The addressee-free part of :func:`read_request`."""
-    kept_tokens, kept_found, token_stems = _tokens_and_values(text)
-    tokens = list(kept_tokens)
-    found = [(value, list(indexes)) for value, indexes in kept_found]
+    kept_tokens, kept_found, token_stems, dates = _tokens_and_values(text)
     # a date's words are the date; a plain number may still belong to a name or a context
-    blocked = {i for v, indexes in found if isinstance(v.value, _dt.date) for i in indexes}
-    matches = find_matches(vocabulary, tokens, blocked, token_stems)
+    matches = find_matches(vocabulary, kept_tokens, dates, token_stems)
     # a number inside a name ("Lot 26-0103") or a context ("revision 3") is not a value
     worded = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
-    found = [(v, ix) for v, ix in found if not worded.intersection(ix)]
-    matches = [m for m in matches if m.entry.kind != "fact" or not inside_values(m, found)]
+    found = [(v, list(ix)) for v, ix in kept_found if worded.isdisjoint(ix)]
+    if found:  # a fact word that is one of the message's numbers (a label: "Form 3")
+        numbers = {i for _, indexes in found for i in indexes}
+        matches = [
+            m for m in matches if m.entry.kind != "fact" or not numbers.issuperset(m.indexes)
+        ]
     return ParsedMessage(text, kept_tokens, tuple(found), tuple(one_reading(matches)))
 
 
@@ -270,8 +281,8 @@ def read_request(
     task = vocabulary.task
     if parsed is None or parsed.text != text:
         parsed = parse_message(vocabulary, text)
-    tokens, found, matches = list(parsed.tokens), list(parsed.found), list(parsed.matches)
-    role_facts = set(vocabulary.role_facts(role)) if role is not None else set(task.facts)
+    tokens, found, matches = parsed.tokens, parsed.found, parsed.matches
+    role_facts = vocabulary.facts_read_for(role)
     words, position, as_written = tagged(task, role_facts, tokens, matches, found)
     joined = " ".join(words)
     # the message is also read with its fact and candidate words left as written, so that a
@@ -298,9 +309,9 @@ def read_request(
         if match_text not in evidence[item]:
             evidence[item].append(match_text)
 
-    def span(indexes: Iterable[int]) -> str:
-        ordered = sorted(indexes)
-        return text[tokens[ordered[0]].start : tokens[ordered[-1]].end]
+    def span(indexes: tuple[int, ...]) -> str:
+        """The message's words for a match's tokens (in order: :class:`Match`)."""
+        return text[tokens[indexes[0]].start : tokens[indexes[-1]].end]
 
     # -- candidates --------------------------------------------------------------------------
     named: list[str] = []
@@ -393,23 +404,25 @@ def read_request(
     for question_span in hits.questions:
         intents.add("exact")
         note("exact", original(*question_span))
-    bool_facts = [f for f in task.facts if f in facts and task.facts[f].type == "bool"]
-    if bool_facts and hits.yes_no:
-        intents.add("exact")
-        note("exact", "a yes/no question about " + task.facts[bool_facts[0]].label)
-    if any(m.negated and not m.required for m in mentions):
-        intents.add("mismatch")
-        note("mismatch", next(m.words for m in mentions if m.negated and not m.required))
-    order = list(task.candidates)
+    if hits.yes_no:
+        bool_facts = [f for f in task.facts if f in facts and task.facts[f].type == "bool"]
+        if bool_facts:
+            intents.add("exact")
+            note("exact", "a yes/no question about " + task.facts[bool_facts[0]].label)
+    for mention in mentions:
+        if mention.negated and not mention.required:
+            intents.add("mismatch")
+            note("mismatch", mention.words)
+            break
     return Request(
         text=text,
         role=role,
-        candidates=tuple(c for c in order if c in set(named)),
+        candidates=tuple(c for c in task.candidates if c in named) if named else (),
         all_candidates=all_candidates,
         pronoun=pronoun,
-        facts=tuple(f for f in task.facts if f in facts),
-        contexts=tuple(dict.fromkeys(mentions)),
-        members=tuple(dict.fromkeys(members)),
+        facts=tuple(f for f in task.facts if f in facts) if facts else (),
+        contexts=tuple(dict.fromkeys(mentions)) if len(mentions) > 1 else tuple(mentions),
+        members=tuple(dict.fromkeys(members)) if len(members) > 1 else tuple(members),
         values=tuple(v.value for v, _ in found),
         intents=frozenset(intents),
         evidence={k: tuple(v) for k, v in evidence.items()},

@@ -101,6 +101,10 @@ class Vocabulary:
     starting: dict[str, list[Entry]] = field(default_factory=dict)
     """stem -> the entries matched word for word that start with it, in ``entries`` order
     (``by_stem`` without the unordered ones: the reader looks each word of a message up)"""
+    starting_words: dict[str, list[Entry]] = field(default_factory=dict)
+    """``starting``'s entries of two words or more (the reader tries them word by word)"""
+    starting_word: dict[str, list[Entry]] = field(default_factory=dict)
+    """``starting``'s entries of one word (the reader makes their matches last)"""
     unordered_by_first: dict[str, list[int]] = field(default_factory=dict)
     """stem -> where the unordered entries whose first stem it is stand in
     ``unordered_entries`` (a message has the words of few of them)"""
@@ -108,6 +112,10 @@ class Vocabulary:
     """the entries, as a set (a task has thousands: a list lookup made building quadratic)"""
     _corrections: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
     """what :meth:`corrected` read each word as (the typo check scans the long words)"""
+    _facts_read_for: dict[str | None, frozenset[str]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """:meth:`facts_read_for`, by role"""
     _long_by_first: dict[str, list[tuple[str, str]]] | None = field(
         default=None, repr=False, compare=False
     )
@@ -142,6 +150,7 @@ class Vocabulary:
         known = self._known
         listed = self.entries
         by_stem, starting, long_words = self.by_stem, self.starting, self.long_words
+        starting_words, starting_word = self.starting_words, self.starting_word
         unordered_by_first, unordered_entries = self.unordered_by_first, self.unordered_entries
         long_added = False
         for entry in entries:
@@ -159,6 +168,8 @@ class Vocabulary:
                 unordered_entries.append(entry)
             else:
                 starting.setdefault(first, []).append(entry)
+                apart = starting_word if len(stems) == 1 else starting_words
+                apart.setdefault(first, []).append(entry)
             for word_stem in stems:
                 if word_stem not in by_stem:
                     by_stem[word_stem] = []
@@ -256,6 +267,15 @@ class Vocabulary:
 
     def role_facts(self, role: str) -> tuple[str, ...]:
         return tuple(self.task.facts_of(role))
+
+    def facts_read_for(self, role: str | None) -> frozenset[str]:
+        """The facts a message to ``role`` is read for: the role's, or every fact of the task
+        for none (made once per role: every reading asks)."""
+        found = self._facts_read_for.get(role)
+        if found is None:
+            facts = self.task.facts_of(role) if role is not None else self.task.facts
+            found = self._facts_read_for[role] = frozenset(facts)
+        return found
 
 
 def _entry(kind: EntryKind, ref: tuple[str, ...], words: tuple[str, ...], priority: int, *,
