@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from uncobench_z3.settings import _phrases as P
-from uncobench_z3.settings._screen import Phrase, needed_words, text_words
+from uncobench_z3.settings._screen import Phrase, first_match, needed_words, phrases, text_words
 
 INVENTORIES = [*P.EXACT, *P.MISMATCH, *P.REPLY_REFERENCE, *P.ALL_CANDIDATES]
 SINGLES = [
@@ -53,6 +53,26 @@ def test_a_screened_search_is_the_plain_search(words: list[str]) -> None:
         assert [m.span() for m in phrase.finditer(text, found)] == [
             m.span() for m in phrase.pattern.finditer(text)
         ]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(VOCABULARY), max_size=25), min_size=1, max_size=2))
+def test_an_inventorys_first_match_is_the_plain_first_match(texts: list[list[str]]) -> None:
+    """The patterns looked up by a text's words: the first pattern, in order, that matches
+    one of the texts, on the first text it matches, as every pattern searched in turn."""
+    written = tuple((" ".join(words), text_words(" ".join(words))) for words in texts)
+    for inventory in (P.EXACT, P.MISMATCH, P.REPLY_REFERENCE, P.ALL_CANDIDATES):
+        plain = next(
+            (
+                (which, hit.span())
+                for pattern in inventory
+                for which, (text, _) in enumerate(written)
+                if (hit := re.search(pattern, text))
+            ),
+            None,
+        )
+        found = first_match(phrases(inventory), written)
+        assert (found and (found[0], found[1].span())) == plain
 
 
 def test_the_screens_are_what_the_patterns_need() -> None:

@@ -63,19 +63,55 @@ class Phrase:
         return list(self.pattern.finditer(text)) if self.could_match(words) else []
 
 
-def phrases(patterns: list[str]) -> list[Phrase]:
-    return [Phrase(p) for p in patterns]
+class Inventory:
+    """Phrase patterns tried in order (:func:`first_match`), with each screen's first set
+    inverted (word -> the patterns that need it): a text's candidates are looked up from
+    its words, not screened pattern by pattern (a reading tries some sixty; most need a word
+    it does not have)."""
+
+    __slots__ = ("by_word", "phrases", "unscreened")
+
+    def __init__(self, phrases: list[Phrase]) -> None:
+        self.phrases = phrases
+        self.by_word: dict[str, list[int]] = {}
+        self.unscreened: list[int] = []  # always candidates
+        for k, phrase in enumerate(phrases):
+            if not phrase.needs:
+                self.unscreened.append(k)
+                continue
+            for word in phrase.needs[0]:
+                self.by_word.setdefault(word, []).append(k)
+
+    def candidates(self, words: frozenset[str]) -> set[int]:
+        """The patterns a text with these :func:`text_words` has a word of the first set
+        of (or no screen)."""
+        found = set(self.unscreened)
+        by_word = self.by_word
+        for word in by_word.keys() & words:
+            found.update(by_word[word])
+        return found
+
+
+def phrases(patterns: list[str]) -> Inventory:
+    return Inventory([Phrase(p) for p in patterns])
 
 
 def first_match(
-    inventory: list[Phrase], texts: tuple[tuple[str, frozenset[str]], ...]
+    inventory: Inventory, texts: tuple[tuple[str, frozenset[str]], ...]
 ) -> tuple[int, re.Match[str]] | None:
     """The match of the inventory's first pattern that matches one of ``texts`` (each with
-    its :func:`text_words`), on the first text it matches: (which text, the match). The
-    screen is written out here: this loop runs for every pattern of every reading."""
-    for phrase in inventory:
+    its :func:`text_words`), on the first text it matches: (which text, the match). Only
+    the candidates of a text (:meth:`Inventory.candidates`) are screened further and
+    searched in it."""
+    of_text = [inventory.candidates(words) for _, words in texts]
+    tried = sorted(set().union(*of_text)) if len(of_text) > 1 else sorted(of_text[0])
+    listed = inventory.phrases
+    for k in tried:
+        phrase = listed[k]
         for which, (text, words) in enumerate(texts):
-            for need in phrase.needs:
+            if k not in of_text[which]:
+                continue
+            for need in phrase.needs[1:]:
                 if need.isdisjoint(words):
                     break
             else:
