@@ -467,11 +467,13 @@ def test_unordered_matching_by_index_equals_the_scan(
     tokens = [Token(w, w, i, i + 1, False, s, False) for i, (w, s) in enumerate(words)]
     stems = [t.stem for t in tokens]
     entry = Entry("fact", ("f",), tuple(wanted), tuple(wanted), 7, unordered=True)
-    positions: dict[tuple[int, str], list[int]] = {}
+    at: dict[str, list[int]] = {}
     for i, token in enumerate(tokens):
-        positions.setdefault((token.sentence, token.stem), []).append(i)
+        at.setdefault(token.stem, []).append(i)
     sentences = sorted({t.sentence for t in tokens})
-    assert _unordered(entry, sentences, positions) == _unordered_by_scan(entry, stems, tokens)
+    sentence_of = [t.sentence for t in tokens]
+    found = _unordered(entry, sentences, at, sentence_of)
+    assert found == _unordered_by_scan(entry, stems, tokens)
 
 
 def _plain_attribution(

@@ -89,12 +89,12 @@ def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) 
             capital = tokens[i].capitalised or not entry.capital
             if hit is not None and capital and (written or not entry.exact):
                 raw.append(Match(entry, hit))
-    keys = [(t.sentence, s) for t, s in zip(tokens, stems, strict=True)]
-    positions = {key: [j for j, k in enumerate(keys) if k == key] for key in keys}
+    at = {s: [j for j, k in enumerate(stems) if k == s] for s in stems}
+    sentence_of = [t.sentence for t in tokens]
     sentences = sorted({t.sentence for t in tokens})
     for entry in vocabulary.unordered_entries:
         if all(want in set(stems) for want in entry.stems):
-            raw += [Match(entry, hit) for hit in _unordered(entry, sentences, positions)]
+            raw += [Match(entry, hit) for hit in _unordered(entry, sentences, at, sentence_of)]
     raw = sorted(
         (m for m in raw if not blocked.intersection(m.indexes)),
         key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes),
@@ -200,10 +200,42 @@ def test_the_message_as_written_is_tagged_without_its_names(
     ]
     assert as_written == tagged(task, role_facts, tokens, unnamed, found)[0]
 
-    def two_passes(tokens: list, tag_at: dict, named_tag_at: dict) -> tuple:
-        return (*M._written(tokens, tag_at), M._written(tokens, named_tag_at)[0])
+    def two_passes(layout: M.Layout, tag_at: dict, named_tag_at: dict) -> tuple:
+        return (*M._written(layout, tag_at), M._written(layout, named_tag_at)[0])
 
     with patch.object(M, "_written_twice", two_passes):
+        assert (words, position, as_written) == tagged(task, role_facts, tokens, matches, found)
+
+    def plain_writing(tag_at: dict[int, tuple[str, int]]) -> tuple[list[str], dict[int, int]]:
+        """The writing's definition, token by token (before the layout was made once)."""
+        out: list[str] = []
+        position: dict[int, int] = {}
+        last = None
+        for i, token in enumerate(tokens):
+            if i and token.sentence != tokens[i - 1].sentence:
+                out += ["?", "|"] if tokens[i - 1].question else ["|"]
+                last = None
+            elif i and token.clause:
+                out.append("|")
+                last = None
+            tag = tag_at.get(i)
+            if tag is not None and tag == last:
+                position[i] = len(out) - 1
+                continue
+            last = tag
+            position[i] = len(out)
+            out.append(tag[0] if tag is not None else token.word)
+        if tokens:
+            out += ["?", "|"] if tokens[-1].question else ["|"]
+        return out, position
+
+    def plain(layout: M.Layout, tag_at: dict, named_tag_at: dict) -> tuple:
+        return (*plain_writing(tag_at), plain_writing(named_tag_at)[0])
+
+    with (
+        patch.object(M, "_written_twice", plain),
+        patch.object(M, "_written", lambda layout, tag_at: plain_writing(tag_at)),
+    ):
         assert (words, position, as_written) == tagged(task, role_facts, tokens, matches, found)
 
 

@@ -13,6 +13,7 @@ import datetime as _dt
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..spec import TypedTask
 from ._vocabulary import Entry, Vocabulary
@@ -27,18 +28,21 @@ class Match:
 
 
 def _unordered(
-    entry: Entry, sentences: Sequence[int], positions: Mapping[tuple[int, str], Sequence[int]]
+    entry: Entry,
+    sentences: Sequence[int],
+    at: Mapping[str, Sequence[int]],
+    sentence_of: Sequence[int],
 ) -> list[tuple[int, ...]]:
     """Every sentence holding all the entry's words, any order: the first of each word.
 
-    ``positions``: (sentence, stem) -> the indexes of the tokens with that stem in that
-    sentence, in order (what a scan of the tokens would meet first comes first)."""
+    ``at``: stem -> the indexes of the tokens with that stem, in order (what a scan of the
+    tokens would meet first comes first); ``sentence_of``: each token's sentence."""
     found = []
     for sentence in sentences:
         indexes: list[int] = []
         for want in entry.stems:
-            for hit in positions.get((sentence, want), ()):
-                if hit not in indexes:
+            for hit in at.get(want, ()):
+                if sentence_of[hit] == sentence and hit not in indexes:
                     indexes.append(hit)
                     break
             else:
@@ -63,10 +67,10 @@ def _single_order(single: tuple[int, int, Entry]) -> tuple[int, int]:
     return single[0], single[1]
 
 
-@dataclass(frozen=True, slots=True)
-class TokenStems:
+class TokenStems(NamedTuple):
     """What :func:`find_matches` reads of a message's tokens before a vocabulary matters
-    (the same for every vocabulary: a caller that keeps a message's tokens keeps these)."""
+    (the same for every vocabulary: a caller that keeps a message's tokens keeps these; a
+    named tuple, made in a fraction of a frozen dataclass's time)."""
 
     stems: tuple[str, ...]
     """each token's stem"""
@@ -77,43 +81,34 @@ class TokenStems:
     """the sentences, in order"""
     at: dict[str, list[int]]
     """stem -> the tokens with it, in order (a message is looked up by the stems it shares
-    with a vocabulary's first words, not word by word)"""
-    positions: dict[tuple[int, str], list[int]]
-    """(sentence, stem) -> the tokens with that stem in that sentence, in order
-    (:func:`_unordered`; read, never changed, as ``at``)"""
+    with a vocabulary's first words, not word by word; read, never changed)"""
     present: frozenset[str]
     """the stems"""
+    sentence_of: tuple[int, ...]
+    """each token's sentence"""
 
     @classmethod
     def of(cls, tokens: Sequence[Token]) -> TokenStems:
-        stems: list[str] = []
-        correctable: list[int] = []
+        stems = tuple([token[1] for token in tokens])
+        sentence_of = tuple([token[5] for token in tokens])
         at: dict[str, list[int]] = {}
-        positions: dict[tuple[int, str], list[int]] = {}
-        for i, (word, word_stem, _, _, _, sentence, _, _) in enumerate(tokens):
-            stems.append(word_stem)
-            if len(word) >= 6 and not word.isdigit():
-                correctable.append(i)
-            found = at.get(word_stem)
-            if found is None:
-                at[word_stem] = [i]
-            else:
-                found.append(i)
-            key = (sentence, word_stem)
-            found = positions.get(key)
-            if found is None:
-                positions[key] = [i]
-            else:
-                found.append(i)
-        return cls(
-            stems=tuple(stems),
-            correctable=tuple(correctable),
-            # (a message's sentences are numbered in order)
-            sentences=tuple(dict.fromkeys(sentence for sentence, _ in positions)),
-            at=at,
-            positions=positions,
-            present=frozenset(at),
+        for i, word_stem in enumerate(stems):
+            at.setdefault(word_stem, []).append(i)
+        words = [token[0] for token in tokens]
+        return _new_tuple(
+            cls,
+            (
+                stems,
+                tuple([i for i, word in enumerate(words) if len(word) >= 6 and not word.isdigit()]),
+                tuple(dict.fromkeys(sentence_of)),  # (a message's sentences are in order)
+                at,
+                frozenset(at),
+                sentence_of,
+            ),
         )
+
+
+_new_tuple = tuple.__new__
 
 
 _COMPATIBLE_KINDS = frozenset([("fact", "context"), ("context", "fact")])
@@ -144,12 +139,11 @@ def find_matches(
                     fixed = list(stems)
                 fixed[i] = read_as
     at: Mapping[str, Sequence[int]]
-    positions: Mapping[tuple[int, str], Sequence[int]]
     if fixed is None:  # the message's own stems: what it holds is known without a scan
-        at, positions, present = token_stems.at, token_stems.positions, token_stems.present
+        at, present = token_stems.at, token_stems.present
     else:
         stems = fixed
-        at, positions = _where(tokens, fixed)
+        at = _where(fixed)
         present = frozenset(at)
     size = len(stems)
     # Every match of two words or more comes before every match of one word in the order
@@ -184,12 +178,12 @@ def find_matches(
         maybe += unordered_by_first[word_stem]
     if maybe:
         maybe.sort()
-        sentences = token_stems.sentences
+        sentences, sentence_of = token_stems.sentences, token_stems.sentence_of
         unordered_entries = vocabulary.unordered_entries
         for k in maybe:
             entry = unordered_entries[k]
             if present.issuperset(entry.stems):
-                for hit in _unordered(entry, sentences, positions):
+                for hit in _unordered(entry, sentences, at, sentence_of):
                     if len(hit) == 1:
                         unordered_singles.append((-entry.priority, hit[0], entry))
                     else:
@@ -243,17 +237,13 @@ def find_matches(
     return kept
 
 
-def _where(
-    tokens: Sequence[Token], stems: Sequence[str]
-) -> tuple[dict[str, list[int]], dict[tuple[int, str], list[int]]]:
-    """:attr:`TokenStems.at` and :attr:`TokenStems.positions` of ``stems`` (the message's
-    stems with its typos read as the vocabulary's words)."""
+def _where(stems: Sequence[str]) -> dict[str, list[int]]:
+    """:attr:`TokenStems.at` of ``stems`` (the message's stems with its typos read as the
+    vocabulary's words)."""
     at: dict[str, list[int]] = {}
-    positions: dict[tuple[int, str], list[int]] = {}
-    for i, (token, word_stem) in enumerate(zip(tokens, stems, strict=True)):
+    for i, word_stem in enumerate(stems):
         at.setdefault(word_stem, []).append(i)
-        positions.setdefault((token.sentence, word_stem), []).append(i)
-    return at, positions
+    return at
 
 
 def _starts_as(entry: Entry, token: Token) -> bool:
@@ -300,19 +290,56 @@ def one_reading(matches: list[Match]) -> list[Match]:
     return [m for i, m in enumerate(matches) if i not in drop]
 
 
+class Layout(NamedTuple):
+    """How a message's tokens are written as words (:func:`tagged`), whatever is tagged: the
+    same for every reading of the text, so made once with its tokens."""
+
+    words: tuple[str, ...]
+    """each token's word"""
+    breaks: tuple[tuple[str, ...], ...]
+    """the marks written before each token: ``|`` where a sentence (``? |`` a question) or a
+    clause after a colon or a dash ("Marcus: did he pass?") ends, else none"""
+    end: tuple[str, ...]
+    """the marks written after the last token"""
+
+    @classmethod
+    def of(cls, tokens: Sequence[Token]) -> Layout:
+        breaks: list[tuple[str, ...]] = []
+        previous: Token | None = None
+        for token in tokens:
+            if previous is not None and token.sentence != previous.sentence:
+                breaks.append(_ASKED if previous.question else _ENDED)
+            elif previous is not None and token.clause:
+                breaks.append(_ENDED)
+            else:
+                breaks.append(())
+            previous = token
+        end = () if previous is None else _ASKED if previous.question else _ENDED
+        return _new_tuple(cls, (tuple([t[0] for t in tokens]), tuple(breaks), end))
+
+
+_ASKED = ("?", "|")
+_ENDED = ("|",)
+_TAGS = {"candidate": "zcand", "fact": "zfact", "member": "zmem"}
+
+
 def tagged(
     task: TypedTask,
     role_facts: AbstractSet[str],
     tokens: Sequence[Token],
     matches: Sequence[Match],
     values: Sequence[tuple[FoundValue, Sequence[int]]],
+    layout: Layout | None = None,
 ) -> tuple[list[str], dict[int, int], list[str]]:
     """The message as words with tags (see :mod:`._phrases`), token -> position in it, and
     the message tagged with its candidate names and one-word fact names left as written.
+    ``layout``: :meth:`Layout.of` the tokens, when the caller has it.
 
     Words naming contexts of several facts are tagged for the addressed role's facts first:
     "2026" is ``zreq`` when it is the required period of the role's fact.
     """
+    if layout is None:
+        layout = Layout.of(tokens)
     contexts: dict[tuple[int, ...], list[tuple[bool, bool]]] = {}
     for match in matches:
         if match.entry.kind == "context":
@@ -324,40 +351,41 @@ def tagged(
     named_tag_at: dict[int, tuple[str, int]] = {}  # the same, names left as written
     for match in matches:
         kind = match.entry.kind
+        indexes = match.indexes
         if kind == "context":
-            found = contexts[match.indexes]
+            found = contexts[indexes]
             mine = [required for own, required in found if own] or [r for _, r in found]
             tag = "zreq" if any(mine) else "zoth"
         else:
-            tag = {"candidate": "zcand", "fact": "zfact", "member": "zmem"}[kind]
-        name = kind == "candidate" or (kind == "fact" and len(match.indexes) == 1)
-        for i in match.indexes:
-            tag_at[i] = (tag, min(match.indexes))
-            if not name:
-                named_tag_at[i] = tag_at[i]
-    for value, indexes in values:
+            tag = _TAGS[kind]
+        at = (tag, indexes[0])  # (a match's tokens are in order)
+        if kind == "candidate" or (kind == "fact" and len(indexes) == 1):  # a name
+            for i in indexes:
+                tag_at[i] = at
+        else:
+            for i in indexes:
+                tag_at[i] = named_tag_at[i] = at
+    for value, written in values:
         tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
-        for i in indexes:
-            tag_at[i] = named_tag_at[i] = (tag, -1 - indexes[0])
+        at = (tag, -1 - written[0])
+        for i in written:
+            tag_at[i] = named_tag_at[i] = at
     if named_tag_at == tag_at:
-        out, position = _written(tokens, tag_at)
+        out, position = _written(layout, tag_at)
         return out, position, out
-    return _written_twice(tokens, tag_at, named_tag_at)
+    return _written_twice(layout, tag_at, named_tag_at)
 
 
 def _written(
-    tokens: Sequence[Token], tag_at: dict[int, tuple[str, int]]
+    layout: Layout, tag_at: dict[int, tuple[str, int]]
 ) -> tuple[list[str], dict[int, int]]:
     """The tokens as words, each match written as its tag once, sentences ended by ``|``."""
     out: list[str] = []
     position: dict[int, int] = {}
     last: tuple[str, int] | None = None
-    for i, token in enumerate(tokens):
-        if i and token.sentence != tokens[i - 1].sentence:
-            out += ["?", "|"] if tokens[i - 1].question else ["|"]
-            last = None
-        elif i and token.clause:
-            out.append("|")  # "Marcus: did he pass?" - the question starts after the colon
+    for i, (word, marks) in enumerate(zip(layout.words, layout.breaks, strict=True)):
+        if marks:
+            out += marks
             last = None
         tagged = tag_at.get(i)
         if tagged is not None and tagged == last:
@@ -365,14 +393,13 @@ def _written(
             continue
         last = tagged
         position[i] = len(out)
-        out.append(tagged[0] if tagged is not None else token.word)
-    if tokens:
-        out += ["?", "|"] if tokens[-1].question else ["|"]
+        out.append(word if tagged is None else tagged[0])
+    out += layout.end
     return out, position
 
 
 def _written_twice(
-    tokens: Sequence[Token],
+    layout: Layout,
     tag_at: dict[int, tuple[str, int]],
     named_tag_at: dict[int, tuple[str, int]],
 ) -> tuple[list[str], dict[int, int], list[str]]:
@@ -383,15 +410,10 @@ def _written_twice(
     position: dict[int, int] = {}
     last: tuple[str, int] | None = None
     last_plain: tuple[str, int] | None = None
-    for i, token in enumerate(tokens):
-        if i and token.sentence != tokens[i - 1].sentence:
-            ends = ("?", "|") if tokens[i - 1].question else ("|",)
-            out += ends
-            plain += ends
-            last = last_plain = None
-        elif i and token.clause:
-            out.append("|")
-            plain.append("|")
+    for i, (word, marks) in enumerate(zip(layout.words, layout.breaks, strict=True)):
+        if marks:
+            out += marks
+            plain += marks
             last = last_plain = None
         tagged = tag_at.get(i)
         if tagged is not None and tagged == last:
@@ -399,15 +421,13 @@ def _written_twice(
         else:
             last = tagged
             position[i] = len(out)
-            out.append(tagged[0] if tagged is not None else token.word)
+            out.append(word if tagged is None else tagged[0])
         named = named_tag_at.get(i)
         if named is None or named != last_plain:
             last_plain = named
-            plain.append(named[0] if named is not None else token.word)
-    if tokens:
-        ends = ("?", "|") if tokens[-1].question else ("|",)
-        out += ends
-        plain += ends
+            plain.append(word if named is None else named[0])
+    out += layout.end
+    plain += layout.end
     return out, position, plain
 
 

@@ -29,6 +29,7 @@ from .._memo import TextMemo
 from ..spec import TypedTask
 from . import _phrases as P
 from ._matching import (
+    Layout,
     Match,
     TokenStems,
     find_matches,
@@ -133,6 +134,7 @@ class ParsedMessage:
     tokens: tuple[Token, ...]
     found: tuple[tuple[FoundValue, list[int]], ...]
     matches: tuple[Match, ...]
+    layout: Layout
 
 
 TEXTS_KEPT = 2048
@@ -159,11 +161,13 @@ class _TextReading(NamedTuple):
     stems: TokenStems
     dates: frozenset[int]
     """the tokens of its dates (a date's words are the date: no name or context)"""
+    layout: Layout
 
 
 def _read_tokens_and_values(text: str) -> _TextReading:
     """The tokens of a message, the values it writes (with their tokens), the tokens' stems
-    (:class:`TokenStems`) and the tokens of its dates. They depend on the text alone, and an
+    (:class:`TokenStems`), the tokens of its dates and how it is written (:class:`Layout`).
+    They depend on the text alone, and an
     agent sends one message to several colleagues and the same words in many tasks (the
     built-in agents: 46 distinct messages in 1,416 readings of the careful agent), so the
     last are remembered (:func:`_tokens_and_values`)."""
@@ -171,7 +175,7 @@ def _read_tokens_and_values(text: str) -> _TextReading:
     found = value_tokens(tokens, scan_values(text))
     kept_found = tuple((value, tuple(indexes)) for value, indexes in found)
     dates = frozenset(i for v, ix in kept_found if isinstance(v.value, _dt.date) for i in ix)
-    return _TextReading(tuple(tokens), kept_found, TokenStems.of(tokens), dates)
+    return _TextReading(tuple(tokens), kept_found, TokenStems.of(tokens), dates, Layout.of(tokens))
 
 
 _tokens_and_values = TextMemo(
@@ -251,7 +255,7 @@ phrase_hits = TextMemo(
 
 def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
     """The addressee-free part of :func:`read_request`."""
-    kept_tokens, kept_found, token_stems, dates = _tokens_and_values(text)
+    kept_tokens, kept_found, token_stems, dates, layout = _tokens_and_values(text)
     # a date's words are the date; a plain number may still belong to a name or a context
     matches = find_matches(vocabulary, kept_tokens, dates, token_stems)
     # a number inside a name ("Lot 26-0103") or a context ("revision 3") is not a value
@@ -262,7 +266,7 @@ def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
         matches = [
             m for m in matches if m.entry.kind != "fact" or not numbers.issuperset(m.indexes)
         ]
-    return ParsedMessage(text, kept_tokens, tuple(found), tuple(one_reading(matches)))
+    return ParsedMessage(text, kept_tokens, tuple(found), tuple(one_reading(matches)), layout)
 
 
 def read_request(
@@ -283,7 +287,7 @@ def read_request(
         parsed = parse_message(vocabulary, text)
     tokens, found, matches = parsed.tokens, parsed.found, parsed.matches
     role_facts = vocabulary.facts_read_for(role)
-    words, position, as_written = tagged(task, role_facts, tokens, matches, found)
+    words, position, as_written = tagged(task, role_facts, tokens, matches, found, parsed.layout)
     joined = " ".join(words)
     # the message is also read with its fact and candidate words left as written, so that a
     # label word that is also an intent word ("actual batch cost") still shows the intent
