@@ -206,7 +206,7 @@ def test_the_message_as_written_is_tagged_without_its_names(
     with patch.object(M, "_written_twice", two_passes):
         assert (words, position, as_written) == tagged(task, role_facts, tokens, matches, found)
 
-    def plain_writing(tag_at: dict[int, tuple[str, int]]) -> tuple[list[str], dict[int, int]]:
+    def plain_writing(tag_at: dict[int, tuple[str, int]]) -> tuple[list[str], list[int]]:
         """The writing's definition, token by token (before the layout was made once)."""
         out: list[str] = []
         position: dict[int, int] = {}
@@ -227,7 +227,7 @@ def test_the_message_as_written_is_tagged_without_its_names(
             out.append(tag[0] if tag is not None else token.word)
         if tokens:
             out += ["?", "|"] if tokens[-1].question else ["|"]
-        return out, position
+        return out, [position[i] for i in range(len(tokens))]
 
     def plain(layout: M.Layout, tag_at: dict, named_tag_at: dict) -> tuple:
         return (*plain_writing(tag_at), plain_writing(named_tag_at)[0])

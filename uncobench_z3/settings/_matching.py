@@ -330,8 +330,9 @@ def tagged(
     matches: Sequence[Match],
     values: Sequence[tuple[FoundValue, Sequence[int]]],
     layout: Layout | None = None,
-) -> tuple[list[str], dict[int, int], list[str]]:
-    """The message as words with tags (see :mod:`._phrases`), token -> position in it, and
+) -> tuple[list[str], list[int], list[str]]:
+    """The message as words with tags (see :mod:`._phrases`), each token's position in it
+    (never decreasing), and
     the message tagged with its candidate names and one-word fact names left as written.
     ``layout``: :meth:`Layout.of` the tokens, when the caller has it.
 
@@ -376,12 +377,10 @@ def tagged(
     return _written_twice(layout, tag_at, named_tag_at)
 
 
-def _written(
-    layout: Layout, tag_at: dict[int, tuple[str, int]]
-) -> tuple[list[str], dict[int, int]]:
+def _written(layout: Layout, tag_at: dict[int, tuple[str, int]]) -> tuple[list[str], list[int]]:
     """The tokens as words, each match written as its tag once, sentences ended by ``|``."""
     out: list[str] = []
-    position: dict[int, int] = {}
+    position: list[int] = []
     last: tuple[str, int] | None = None
     for i, (word, marks) in enumerate(zip(layout.words, layout.breaks, strict=True)):
         if marks:
@@ -389,10 +388,10 @@ def _written(
             last = None
         tagged = tag_at.get(i)
         if tagged is not None and tagged == last:
-            position[i] = len(out) - 1  # the same match goes on: one tag for it
+            position.append(len(out) - 1)  # the same match goes on: one tag for it
             continue
         last = tagged
-        position[i] = len(out)
+        position.append(len(out))
         out.append(word if tagged is None else tagged[0])
     out += layout.end
     return out, position
@@ -402,12 +401,12 @@ def _written_twice(
     layout: Layout,
     tag_at: dict[int, tuple[str, int]],
     named_tag_at: dict[int, tuple[str, int]],
-) -> tuple[list[str], dict[int, int], list[str]]:
+) -> tuple[list[str], list[int], list[str]]:
     """:func:`_written` with ``tag_at`` (the words and their positions) and with
     ``named_tag_at`` (the words), in one pass over the tokens."""
     out: list[str] = []
     plain: list[str] = []
-    position: dict[int, int] = {}
+    position: list[int] = []
     last: tuple[str, int] | None = None
     last_plain: tuple[str, int] | None = None
     for i, (word, marks) in enumerate(zip(layout.words, layout.breaks, strict=True)):
@@ -417,10 +416,10 @@ def _written_twice(
             last = last_plain = None
         tagged = tag_at.get(i)
         if tagged is not None and tagged == last:
-            position[i] = len(out) - 1  # the same match goes on: one tag for it
+            position.append(len(out) - 1)  # the same match goes on: one tag for it
         else:
             last = tagged
-            position[i] = len(out)
+            position.append(len(out))
             out.append(word if tagged is None else tagged[0])
         named = named_tag_at.get(i)
         if named is None or named != last_plain:

@@ -20,6 +20,7 @@ The reading does not depend on any rule: the rules (:mod:`._followup`) decide on
 from __future__ import annotations
 
 import datetime as _dt
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -293,18 +294,16 @@ def read_request(
     # label word that is also an intent word ("actual batch cost") still shows the intent
     plain = " ".join(as_written)
     hits = phrase_hits(joined, plain)
-    tokens_at: dict[int, list[int]] = {}  # position in ``words`` -> its tokens
-    for index, at in position.items():
-        tokens_at.setdefault(at, []).append(index)
 
     def original(start: int, end: int) -> str:
-        """The message's own words for the characters ``start:end`` of ``joined``."""
+        """The message's own words for the characters ``start:end`` of ``joined``: of the
+        tokens written at its words (a range: the positions never decrease)."""
         first = len(joined[:start].split())
         last = first + len(joined[start:end].split())
-        indexes = [i for at in range(first, last) for i in tokens_at.get(at, [])]
-        if not indexes:
+        low, high = bisect_left(position, first), bisect_left(position, last)
+        if low >= high:
             return joined[start:end].strip("| ?")
-        return text[tokens[min(indexes)].start : tokens[max(indexes)].end]
+        return text[tokens[low].start : tokens[high - 1].end]
 
     evidence: dict[str, list[str]] = {}
 
@@ -349,7 +348,7 @@ def read_request(
             members.append((ref[0], ref[1]))
             note(f"member:{ref[0]}:{ref[1]}", span(m.indexes))
         elif kind == "context":
-            first = position[min(m.indexes)]
+            first = position[m.indexes[0]]
             negated = _negated(words, first)
             mentions.append(
                 ContextMention(
