@@ -462,8 +462,8 @@ def test_a_remembered_phrasing_reads_as_a_new_one(
 
 VALUE_PIECES = ["2026-03-01", "3/4/2026", "1 August 2026", "end of March 2026", "Mar 3, 2026",
                 "May 3, 2026", "3rd of May, 2026", "middle of Sept. 2026", "12 dec 2026",
-                "June 30th 2026", "12k", "1,200.50", "-3", "5 million", "FY26", "2026-27", "Q3",
-                " "]  # fmt: skip
+                "June 30th 2026", "Sept 3RD,\t2026", "END\nOF jan 2026", "12k", "1,200.50",
+                "-3", "5 million", "FY26", "2026-27", "Q3", " "]  # fmt: skip
 
 
 @settings(max_examples=200, deadline=None)
@@ -472,13 +472,18 @@ def test_values_found_with_the_screens_are_the_values_found_without(
     pieces: list[str], noise: str
 ) -> None:
     """The date patterns are tried only on texts with their separator (or a month's name
-    before a digit), and nothing on texts without a digit: what every pattern tried on every
-    text finds."""
+    before a digit; a day before a year, "of" between spaces), and nothing on texts without a
+    digit: what every pattern tried on every text finds."""
     text = " ".join(pieces) + noise
     screened = scan_values(text)
     every = re.compile("")
     with patch.multiple(
-        W, _DATE_SEPARATORS=("", "", "", ""), _DIGIT=every, _MONTH_BEFORE_DIGIT=every
+        W,
+        _DATE_SEPARATORS=("", "", "", ""),
+        _DATE_SCREENS=(None, None, None, None),
+        _DIGIT=every,
+        _MONTH_BEFORE_DIGIT=every,
+        _SPACED_OF=every,
     ):
         assert scan_values(text) == screened
 

@@ -109,6 +109,15 @@ _MONTH_BEFORE_DIGIT = re.compile(
 """what every match of the date patterns that name the month has (and of ``_MONTH_END``): a
 month's name, then a digit after spaces and an optional comma. Most messages name no month
 before a number, and this search costs a fifth of trying those patterns."""
+_DAY_BEFORE_YEAR = re.compile(r"\d\w{0,2},?\s+\d{4}")
+"""what every match of the date pattern with the month first has ("May 3rd, 2026": a digit,
+its suffix, a comma, spaces and four digits): messages that name a month before a number
+mostly name a month and a year ("April 2026"), and this search costs a third of that
+pattern's"""
+_SPACED_OF = re.compile(r"\sof\s", re.IGNORECASE)
+"""what every match of ``_MONTH_END`` has ("end of March 2026")"""
+_DATE_SCREENS = (None, None, _DAY_BEFORE_YEAR, None)
+"""a search each date pattern's matches have a match of, besides :data:`_DATE_SEPARATORS`"""
 _DIGIT = re.compile(r"\d")
 _YEAR_AND_DASH = re.compile(r"\d{4}[-/]$")
 _NUMBER = re.compile(
@@ -149,8 +158,12 @@ def scan_values(text: str) -> list[FoundValue]:
     if not _DIGIT.search(text):
         return found  # every date and number has a digit
     month_named = _MONTH_BEFORE_DIGIT.search(text) is not None
-    for separator, pattern in zip(_DATE_SEPARATORS, _DATE_PATTERNS, strict=True):
+    for separator, screen, pattern in zip(
+        _DATE_SEPARATORS, _DATE_SCREENS, _DATE_PATTERNS, strict=True
+    ):
         if not (month_named if separator is None else separator in text):
+            continue
+        if screen is not None and not screen.search(text):
             continue
         for m in pattern.finditer(text):
             try:
@@ -162,7 +175,7 @@ def scan_values(text: str) -> list[FoundValue]:
                 continue
             taken.append((m.start(), m.end()))
             found.append(FoundValue(day, m.start(), m.end()))
-    for m in _MONTH_END.finditer(text) if month_named else ():
+    for m in _MONTH_END.finditer(text) if month_named and _SPACED_OF.search(text) else ():
         month, year = _month_number(m["mn"]), int(m["y"])
         last = calendar.monthrange(year, month)[1]
         which = {"end": last, "middle": 15}.get(m["edge"].lower(), 1)
