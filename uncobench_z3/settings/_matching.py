@@ -82,8 +82,6 @@ class TokenStems(NamedTuple):
     at: dict[str, list[int]]
     """stem -> the tokens with it, in order (a message is looked up by the stems it shares
     with a vocabulary's first words, not word by word; read, never changed)"""
-    present: frozenset[str]
-    """the stems"""
     sentence_of: tuple[int, ...]
     """each token's sentence"""
 
@@ -102,7 +100,6 @@ class TokenStems(NamedTuple):
                 tuple([i for i, word in enumerate(words) if len(word) >= 6 and not word.isdigit()]),
                 tuple(dict.fromkeys(sentence_of)),  # (a message's sentences are in order)
                 at,
-                frozenset(at),
                 sentence_of,
             ),
         )
@@ -140,11 +137,10 @@ def find_matches(
                 fixed[i] = read_as
     at: Mapping[str, Sequence[int]]
     if fixed is None:  # the message's own stems: what it holds is known without a scan
-        at, present = token_stems.at, token_stems.present
+        at = token_stems.at
     else:
         stems = fixed
         at = _where(fixed)
-        present = frozenset(at)
     size = len(stems)
     # Every match of two words or more comes before every match of one word in the order
     # (longest first), so the one-word matches are decided after the longer ones are kept:
@@ -182,7 +178,10 @@ def find_matches(
         unordered_entries = vocabulary.unordered_entries
         for k in maybe:
             entry = unordered_entries[k]
-            if present.issuperset(entry.stems):
+            for want in entry.stems:  # (a few entries a message: no set of its stems kept)
+                if want not in at:
+                    break
+            else:
                 for hit in _unordered(entry, sentences, at, sentence_of):
                     if len(hit) == 1:
                         unordered_singles.append((-entry.priority, hit[0], entry))

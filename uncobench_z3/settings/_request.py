@@ -146,8 +146,10 @@ had been read before, in another group. With 2,048 texts kept, 56% were found he
 1,024, 50%; with 128, 3%."""
 TEXT_CHARACTERS_KEPT = 400_000
 """the characters of the messages whose tokens are kept, in all: what is kept of a message
-grows with it, about 45 bytes a character (measured with tracemalloc: 10.6 kB for a
-message of 250 characters, 83 kB for 2,000), so at most about 18 MB"""
+grows with it, about 45-55 bytes a character (measured with tracemalloc: 12.0 kB for a
+message of 250 characters, 86.5 kB for 2,000; the stems' tokens and the layout kept with the
+tokens since round 23 added about a half to the 8.0 and 68.4 kB before), so at most about
+22 MB"""
 LONGEST_TEXT_KEPT = 2_000
 """a longer message's tokens are not kept (the built-in agents' messages have up to about
 500 characters; a model's long message is rarely sent twice)"""
