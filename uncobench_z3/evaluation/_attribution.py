@@ -73,6 +73,7 @@ from ._evidence import (
     FaceValueEvidence,
     Readings,
     StatementKey,
+    TaskTables,
     differing_completion,
     final_evidence,
     statement_key,
@@ -434,10 +435,15 @@ class EvidenceJudge:
         self.readings: Readings = {}
         """how each statement stated in the group's samples reads (:class:`._evidence.
         EvidenceReader`): shared by every reading of a trace of this task"""
-        decision = task.decision_facts()
-        self._decision_slots = frozenset(
-            (candidate, fact) for candidate in task.candidates for fact in decision
+        self.tables = TaskTables(task)
+        """what exact evaluation reads of the task alone, for every evidence asked about"""
+        self._decision_slots = frozenset(self.tables.decision_slots)
+        self.note_slots = tuple(
+            (candidate, fact)
+            for candidate in task.candidates
+            for fact in sorted(self.tables.decision)
         )
+        """the decision records in the order the round notes list them"""
         # Gold is what the true records give (verify proved it at build time; a group edited
         # since would not be, and then every verdict goes to the solver).
         try:
@@ -478,8 +484,10 @@ class EvidenceJudge:
 
     def truthful(self, evidence: FaceValueEvidence) -> bool:
         """Every exact value is the record's true value, every imprecise statement true of it."""
-        values = self.task.values
-        return all(values.get(slot) == value for slot, value in evidence.exact.items()) and all(
+        values, exact = self.task.values, evidence.exact
+        # (the reader knows the exact values at their true value: only the others are compared)
+        compared = exact if evidence.untrue is None else evidence.untrue
+        return all(values.get(slot) == exact[slot] for slot in compared) and all(
             _true_of(self.task, slot, s) for slot, s in evidence.imprecise
         )
 
@@ -491,7 +499,7 @@ class EvidenceJudge:
         if truthful and self._gold_is_truth and self._decision_slots <= evidence.exact.keys():
             return "unsat"  # every decision record pinned at its true value (class docstring)
         if self._gold is not None and differing_completion(
-            self.task, self._gold, evidence, truth=self._truth
+            self.task, self._gold, evidence, truth=self._truth, tables=self.tables
         ):
             return "sat"  # a model of the query below, found by evaluation (class docstring)
         return None

@@ -50,12 +50,16 @@ class FaceValueEvidence:
     order, each once"""
     signature: tuple[object, ...]
     """equal for equal evidence: the key a judge remembers its verdict by"""
+    untrue: frozenset[Slot] | None = None
+    """the slots of ``exact`` whose value is not the record's true value of the same type
+    (None: not known, compare them); :class:`EvidenceReader` knows it from its readings"""
 
 
-Reading = tuple[StatedValue, Slot, int, Value | None, str, StatementKey]
+Reading = tuple[StatedValue, Slot, int, Value | None, str, StatementKey, bool]
 """How one statement reads (:meth:`EvidenceReader.read`): (the statement, its slot, its kind -
 ``_OTHER_CONTEXT``, ``_EXACT`` or ``_IMPRECISE`` -, the exact value or None, the exact value's
-repr or "", its :func:`statement_key`)"""
+repr or "", its :func:`statement_key`, whether the exact value is the record's true value
+and of its type)"""
 Readings = dict[int, Reading]
 """readings by ``id`` of the statement (each reading holds its statement, so an id cannot be
 another object's while its reading is kept)"""
@@ -70,11 +74,13 @@ def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
     slot = (stated.candidate, stated.fact)
     key = statement_key(stated)
     if stated.context != task.facts[stated.fact].context:
-        return stated, slot, _OTHER_CONTEXT, None, "", key
+        return stated, slot, _OTHER_CONTEXT, None, "", key, False
     if stated.is_exact:
         value = stated_value(task, stated)
-        return stated, slot, _EXACT, value, repr(value), key
-    return stated, slot, _IMPRECISE, None, "", key
+        truth = task.values.get(slot)
+        true = type(value) is type(truth) and value == truth
+        return stated, slot, _EXACT, value, repr(value), key, true
+    return stated, slot, _IMPRECISE, None, "", key, False
 
 
 class EvidenceReader:
@@ -95,6 +101,7 @@ class EvidenceReader:
         # and its repr (a slot stated at a second value leaves both for good)
         self._exact: dict[Slot, Value] = {}
         self._texts: dict[Slot, str] = {}
+        self._untrue: set[Slot] = set()  # the slots of _exact not at their true value
         self._imprecise: dict[tuple[Slot, StatementKey], StatedValue] = {}
         self._last: FaceValueEvidence | None = None  # the snapshot, while nothing changed
         self.rounds = 0
@@ -110,18 +117,21 @@ class EvidenceReader:
                 if reading is None or reading[0] is not stated:
                     reading = read_statement(task, stated)
                     remember(readings, id(stated), reading, _READINGS_KEPT)
-                _, slot, kind, value, text, key = reading
+                _, slot, kind, value, text, key, true = reading
                 if kind == _EXACT:
                     found = seen.get(slot)
                     if found is None:
                         seen[slot] = {text}
                         self._exact[slot] = value  # type: ignore[assignment]
                         self._texts[slot] = text
+                        if not true:
+                            self._untrue.add(slot)
                         changed = True
                     elif text not in found:
                         found.add(text)
                         self._exact.pop(slot, None)
                         self._texts.pop(slot, None)
+                        self._untrue.discard(slot)
                         changed = True
                 elif kind == _IMPRECISE and (slot, key) not in self._imprecise:
                     self._imprecise[(slot, key)] = stated
@@ -148,7 +158,7 @@ class EvidenceReader:
             frozenset(self._texts.items()),
             frozenset(key for key in imprecise if key[0] not in exact),
         )
-        self._last = FaceValueEvidence(exact, kept, signature)
+        self._last = FaceValueEvidence(exact, kept, signature, frozenset(self._untrue))
         return self._last
 
 
@@ -185,12 +195,39 @@ def values_to_try(task: TypedTask, slot: Slot) -> list[Value]:
     return [*found, fact.value_of(first), fact.value_of(last)]
 
 
+class TaskTables:
+    """What :func:`differing_completion` reads of a task alone, made once for all the evidence
+    a group's judge is asked about (each sample of a group asked it again): the facts the
+    conditions read, the decision records in the order tried, and each decision fact's values
+    to try that lie in its domain (:func:`values_to_try`, each once, in order), made on first
+    use. The task's records must not change after."""
+
+    __slots__ = ("_tries", "conditions", "decision", "decision_slots", "task")
+
+    def __init__(self, task: TypedTask) -> None:
+        self.task = task
+        self.conditions = frozenset(condition.fact for condition in task.conditions)
+        self.decision = frozenset(task.decision_facts())
+        self.decision_slots = tuple(s for s in task.all_slots() if s[1] in self.decision)
+        self._tries: dict[str, list[Value]] = {}
+
+    def tries(self, slot: Slot) -> list[Value]:
+        """``values_to_try(task, slot)`` in the fact's domain, each once (do not change it)."""
+        found = self._tries.get(slot[1])
+        if found is None:
+            contains = self.task.facts[slot[1]].contains
+            tried = dict.fromkeys(values_to_try(self.task, slot))
+            found = self._tries[slot[1]] = [value for value in tried if contains(value)]
+        return found
+
+
 def differing_completion(
     task: TypedTask,
     gold: Outcome,
     evidence: FaceValueEvidence,
     shortcuts: bool = True,
     truth: Outcome | None = None,
+    tables: TaskTables | None = None,
 ) -> dict[Slot, Value] | None:
     """Records that agree with ``evidence`` and give an output other than ``gold``, when one
     is found by evaluation; None when none is (which proves nothing: ask the solver).
@@ -209,17 +246,25 @@ def differing_completion(
     the tests compare with: the same completion is returned). ``truth``: ``task.outcome()``
     (the true records' output), when the caller has it; the first completion is the true
     records themselves whenever the evidence is true of them, and is then not evaluated again.
+    ``tables``: the task's :class:`TaskTables`, when the caller keeps them.
     """
     values = dict(task.values)
     records_changed = False
-    for slot, value in evidence.exact.items():
-        true_value = values.get(slot)
-        # the true value is in its domain (check_structure): so is an equal one of its type
-        if type(value) is not type(true_value) or value != true_value:
-            if not task.facts[slot[1]].contains(value):
-                return None  # off the domain: the solver decides what that evidence means
-            records_changed = True
-        values[slot] = value
+    untrue = evidence.untrue
+    if untrue is None:
+        untrue = frozenset(
+            slot
+            for slot, value in evidence.exact.items()
+            if type(value) is not type(values.get(slot)) or value != values.get(slot)
+        )
+    # the true value is in its domain (check_structure): so is an equal one of its type
+    for slot in untrue:
+        if not task.facts[slot[1]].contains(evidence.exact[slot]):
+            return None  # off the domain: the solver decides what that evidence means
+        records_changed = True
+    values.update(evidence.exact)
+    if tables is None:
+        tables = TaskTables(task)
     ranges: dict[Slot, list[tuple[Value, Value]]] = {}
     options: dict[Slot, list[tuple[Value, ...]]] = {}
     for slot, stated in evidence.imprecise:
@@ -247,6 +292,8 @@ def differing_completion(
             return False
 
     def alternatives(slot: Slot) -> list[Value]:
+        if slot not in options and slot not in ranges:
+            return tables.tries(slot)  # (allowed: in the domain)
         found = values_to_try(task, slot)
         for chosen in options.get(slot, ()):
             found += chosen
@@ -268,42 +315,51 @@ def differing_completion(
         except Exception:  # the rule cannot evaluate it: no witness
             return None
 
-    def differs(completion: dict[Slot, Value]) -> bool:
-        found = output(completion)
-        return found is not None and not found.same_output(gold)
-
     base = truth if truth is not None and shortcuts and not records_changed else output(values)
     if base is not None and not base.same_output(gold):
         return values
     # Each completion below changes one record of ``values``, whose output is gold's: the
     # output can change only if that candidate's eligibility does, or if the answer's
-    # number reads the record. Those that can are evaluated in full (the reference semantics).
-    conditions = {condition.fact for condition in task.conditions}
+    # number reads the record. Those that can are evaluated by the reference semantics, the
+    # other candidates' eligibility taken from base's (a condition reads one record of its
+    # candidate: theirs are base's records).
+    conditions = tables.conditions
+    operands = task.rule.operands
     chosen = base.candidate if base is not None and base.kind == "eligible" else None
+    eligible = frozenset(base.eligible) if base is not None else frozenset()
 
-    def same_output(slot: Slot, changed: dict[Slot, Value]) -> bool:
-        """Whether ``changed`` (``values`` with ``slot`` changed) surely has base's output."""
+    def same_output(slot: Slot) -> bool:
+        """Whether no value of ``slot`` can change base's output (it reads no condition)."""
+        return shortcuts and base is not None and not (slot[0] == chosen and slot[1] in operands)
+
+    def differs(slot: Slot, changed: dict[Slot, Value]) -> bool:
+        """Whether ``changed`` (``values`` with ``slot`` changed) has an output not gold's."""
         if base is None or not shortcuts:
-            return False
+            found = output(changed)
+            return found is not None and not found.same_output(gold)
         candidate, fact = slot
-        if candidate == chosen and fact in task.rule.operands:
+        was = candidate in eligible
+        try:
+            now = task.eligible(candidate, changed) if fact in conditions else was
+            if now == was and not (candidate == chosen and fact in operands):
+                return False  # base's output
+            found = task.outcome_of(
+                tuple(c for c in task.candidates if (now if c == candidate else c in eligible)),
+                changed,
+            )
+        except Exception:  # the rule cannot evaluate it: no witness
             return False
-        if fact not in conditions:
-            return True  # a number of a candidate the answer does not take
-        try:  # (base.eligible: the candidates eligible with ``values``)
-            return task.eligible(candidate, changed) == (candidate in base.eligible)
-        except Exception:  # the full evaluation says what it makes of it
-            return False
+        return not found.same_output(gold)
 
-    decision = task.decision_facts()
-    for slot in task.all_slots():
-        if slot[1] not in decision or slot in evidence.exact:
+    exact = evidence.exact
+    for slot in tables.decision_slots:
+        if slot in exact:
             continue
-        if slot[1] not in conditions and same_output(slot, values):
+        if slot[1] not in conditions and same_output(slot):
             continue  # no value of this record changes the output
         for value in alternatives(slot):
             if value != values[slot]:
                 changed = {**values, slot: value}
-                if not same_output(slot, changed) and differs(changed):
+                if differs(slot, changed):
                     return changed
     return None

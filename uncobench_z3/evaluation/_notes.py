@@ -66,21 +66,27 @@ def round_notes(
     judge = shared_judge(group_hash, task, gold, budget)
     if evidence is None:
         evidence = evidence_by_round(task, trace, judge.readings)
-    decision = sorted(task.decision_facts())
-    slots = [(candidate, fact) for candidate in task.candidates for fact in decision]
+    slots = judge.note_slots
+    needed = len(slots)
     notes: list[RoundNote] = []
+    last: FaceValueEvidence | None = None
     for record, snapshot in zip(trace, evidence, strict=True):
-        status = judge.verdict(snapshot)
-        open_slots = tuple(slot for slot in slots if slot not in snapshot.exact)
+        if snapshot is not last:  # (a round that changed nothing shares the snapshot)
+            last = snapshot
+            status = judge.verdict(snapshot)
+            determined = None if status == "unknown" else status == "unsat"
+            exact = snapshot.exact
+            open_slots = tuple(slot for slot in slots if slot not in exact)
+            imprecise = len(snapshot.imprecise)
         # built from checked parts, on every sample's hot path: no validation pass
         notes.append(
             _round_note(
                 round=record.round,
-                determined=None if status == "unknown" else status == "unsat",
-                received=len(slots) - len(open_slots),
-                needed=len(slots),
+                determined=determined,
+                received=needed - len(open_slots),
+                needed=needed,
                 open=open_slots,
-                imprecise=len(snapshot.imprecise),
+                imprecise=imprecise,
             )
         )
     return notes

@@ -329,7 +329,12 @@ class TypedTask:
     def outcome(self, values: Mapping[Slot, Value] | None = None) -> Outcome:
         """Decide from ``values`` (default: the instance values), exactly."""
         values = self.values if values is None else values
-        eligible = tuple(c for c in self.candidates if self.eligible(c, values))
+        return self.outcome_of(
+            tuple(c for c in self.candidates if self.eligible(c, values)), values
+        )
+
+    def outcome_of(self, eligible: tuple[str, ...], values: Mapping[Slot, Value]) -> Outcome:
+        """:meth:`outcome` of ``values``, given the candidates eligible with them (in order)."""
         if not eligible:
             return Outcome("none")
         if len(eligible) > 1:
