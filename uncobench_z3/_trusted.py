@@ -8,8 +8,8 @@ of the runner playing known samples again it was the largest single cost (about 
 :class:`TrustedMaker` does that work once per class and gives the same model: the same
 ``__dict__`` (in field order), the same set of fields set, no extra and no private state.
 
-Only plain models qualify (no aliases, no ``extra="allow"``, no ``model_post_init``, not a
-root model); for any other the maker simply calls ``model_construct``. Unlike
+Only plain models qualify (no aliases, no ``extra="allow"``, no ``model_post_init``, no
+``__new__``, not a root model); for any other the maker simply calls ``model_construct``. Unlike
 ``model_construct``, a name that is not a field is an error rather than ignored: every
 caller is our own code, and a misspelt field would otherwise vanish silently.
 """
@@ -28,6 +28,7 @@ _REQUIRED = object()  # no default: left out when not given, as model_construct 
 _COMPUTED = object()  # a default_factory, or a default model_construct would copy
 _IMMUTABLE = (type(None), bool, int, float, str, bytes, frozenset)
 _set_attribute = object.__setattr__
+_new = object.__new__  # (a pydantic model has no __new__ of its own)
 
 
 def _shared_default(value: object) -> bool:
@@ -49,6 +50,7 @@ class TrustedMaker(Generic[Model]):
         self._plain = not (
             cls.__pydantic_root_model__
             or cls.__pydantic_post_init__
+            or cls.__new__ is not object.__new__
             or cls.model_config.get("extra") == "allow"
             or any(f.alias is not None or f.validation_alias is not None for f in fields.values())
         )
@@ -64,19 +66,23 @@ class TrustedMaker(Generic[Model]):
         # every field in order, at its shared default or a marker: the state of a call is this
         # updated with the values given (a dict keeps a key's place when it is updated)
         self._initial = dict(template)
-        self._marked = tuple(name for name, d in template if d is _REQUIRED or d is _COMPUTED)
+        # the fields a call must give for the usual path: those without a shared default
+        self._marked = frozenset(name for name, d in template if d is _REQUIRED or d is _COMPUTED)
+        self._count = len(template)
 
     def __call__(self, **values: Any) -> Model:
         if not self._plain:
             return self.cls.model_construct(**values)
         state = self._initial.copy()
         state.update(values)
-        if len(state) == len(self._template):  # (else a name that is not a field)
-            for name in self._marked:
-                if state[name] is _REQUIRED or state[name] is _COMPUTED:
-                    break  # a field left out that has no shared default: made below
-            else:  # the usual call
-                return self._make(state, values)
+        # the usual call: every field without a shared default given, no name not a field
+        if len(state) == self._count and values.keys() >= self._marked:
+            model = _new(self.cls)  # (as _make, inline: about ten models a round)
+            _set_attribute(model, "__dict__", state)
+            _set_attribute(model, "__pydantic_fields_set__", set(values))
+            _set_attribute(model, "__pydantic_extra__", None)
+            _set_attribute(model, "__pydantic_private__", None)
+            return model
         return self._made_field_by_field(values)
 
     def _made_field_by_field(self, values: dict[str, Any]) -> Model:
@@ -96,7 +102,7 @@ class TrustedMaker(Generic[Model]):
         return self._make(state, values)
 
     def _make(self, state: dict[str, Any], values: dict[str, Any]) -> Model:
-        model = self.cls.__new__(self.cls)
+        model = _new(self.cls)
         _set_attribute(model, "__dict__", state)
         _set_attribute(model, "__pydantic_fields_set__", set(values))
         _set_attribute(model, "__pydantic_extra__", None)
