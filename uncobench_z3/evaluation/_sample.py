@@ -71,6 +71,7 @@ from ._environment import (
     EpisodeOutcome,
     EpisodeStatus,
     PreparedGroup,
+    ReplyRecord,
     RoundRecord,
     run_episode,
 )
@@ -159,11 +160,14 @@ class SampleJob(BaseModel):
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         copy = super().model_copy(update=update, deep=deep)
-        copy.__dict__.pop("key", None)  # the copy's fields may differ: its key is its own
+        # the copy's fields may differ: its key and seed are its own
+        copy.__dict__.pop("key", None)
+        copy.__dict__.pop("epoch_seed", None)
         return copy
 
-    @property
+    @functools.cached_property
     def epoch_seed(self) -> int:
+        """Computed once per job (a sample reads it three times: a hash each)."""
         return epoch_seed(self.seed, self.group.id, self.epoch)
 
     @functools.cached_property
@@ -215,9 +219,10 @@ class Behaviour(BaseModel):
         return set(self.defects_seen) <= set(self.defects_resolved)
 
 
-def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Behaviour:
+def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> Behaviour:
     """Count the behaviour of one episode (``required``: fact key -> required context)."""
     received: set[tuple[str, str]] = set()
+    unread: list[ReplyRecord] = []  # replies of earlier rounds not yet added to ``received``
     asked: set[str] = set()
     counts = {"contacts": 0, "waits": 0, "redundant": 0, "targeted": 0, "generic": 0, "invalid": 0}
     seen: dict[DefectKind, None] = {}
@@ -230,9 +235,13 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
                 resolved.update(dict.fromkeys(reply.resolved))
                 continue  # a pending reply arriving after a wait: no request was sent
             counts["contacts"] += 1
-            # (the records concerned are compared only for a colleague asked before)
-            if reply.role in asked and received.issuperset((c, f) for c, f in reply.concerned):
-                counts["redundant"] += 1
+            # (the records concerned are compared only for a colleague asked before, and the
+            # records received read only then)
+            if reply.role in asked:
+                if unread:
+                    _receive(received, unread, required)
+                if received.issuperset((c, f) for c, f in reply.concerned):
+                    counts["redundant"] += 1
             counts["targeted"] += reply.follow_up == "targeted"
             counts["generic"] += reply.follow_up == "generic"
             seen.update(dict.fromkeys(reply.defects))
@@ -240,9 +249,7 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
         # the round's replies count as received from the next round on
         for reply in record.replies:
             asked.add(reply.role)
-            for stated in reply.stated:  # (``stated.is_exact``, inline: every statement)
-                if stated.value is not None and stated.context == required.get(stated.fact):
-                    received.add((stated.candidate, stated.fact))
+        unread.extend(record.replies)
     return Behaviour(
         contacts=counts["contacts"],
         waits=counts["waits"],
@@ -254,6 +261,17 @@ def behaviour_of(trace: Sequence[RoundRecord], required: dict[str, str]) -> Beha
         invalid_actions=counts["invalid"],
         **pending_behaviour(trace),
     )
+
+
+def _receive(
+    received: set[tuple[str, str]], replies: list[ReplyRecord], required: Mapping[str, str]
+) -> None:
+    """Add the records ``replies`` stated exactly in the required context (and empty it)."""
+    for reply in replies:
+        for stated in reply.stated:  # (``stated.is_exact``, inline: every statement)
+            if stated.value is not None and stated.context == required.get(stated.fact):
+                received.add((stated.candidate, stated.fact))
+    replies.clear()
 
 
 class SampleError(BaseModel):
