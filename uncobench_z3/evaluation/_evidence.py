@@ -58,8 +58,8 @@ class FaceValueEvidence:
 Reading = tuple[StatedValue, Slot, int, Value | None, str, StatementKey, bool]
 """How one statement reads (:meth:`EvidenceReader.read`): (the statement, its slot, its kind -
 ``_OTHER_CONTEXT``, ``_EXACT`` or ``_IMPRECISE`` -, the exact value or None, the exact value's
-repr or "", its :func:`statement_key`, whether the exact value is the record's true value
-and of its type)"""
+repr or "", its :func:`statement_key` if it is imprecise (else ``()``: only those are kept
+by it), whether the exact value is the record's true value and of its type)"""
 Readings = dict[int, Reading]
 """readings by ``id`` of the statement (each reading holds its statement, so an id cannot be
 another object's while its reading is kept)"""
@@ -72,15 +72,14 @@ state a few hundred statement objects per group; other colleagues may state new 
 def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
     """How ``stated`` reads in ``task`` (see :data:`Reading`)."""
     slot = (stated.candidate, stated.fact)
-    key = statement_key(stated)
     if stated.context != task.facts[stated.fact].context:
-        return stated, slot, _OTHER_CONTEXT, None, "", key, False
+        return stated, slot, _OTHER_CONTEXT, None, "", (), False
     if stated.is_exact:
         value = stated_value(task, stated)
         truth = task.values.get(slot)
         true = type(value) is type(truth) and value == truth
-        return stated, slot, _EXACT, value, repr(value), key, true
-    return stated, slot, _IMPRECISE, None, "", key, False
+        return stated, slot, _EXACT, value, repr(value), (), true
+    return stated, slot, _IMPRECISE, None, "", statement_key(stated), False
 
 
 class EvidenceReader:
