@@ -71,12 +71,12 @@ def admits(task: TypedTask, parsed: ParsedAnswer, values: Mapping[Slot, Value]) 
 
 def _result(task: TypedTask, chosen: str, values: Mapping[Slot, Value]) -> Fraction:
     """The rounded result of candidate ``chosen`` from ``values`` (raises on a non-number)."""
-    operands = []
+    operands: list[Fraction | int] = []
     for key in task.rule.operands:
         value = values[(chosen, key)]
         if not isinstance(value, INT_OR_FRACTION) or isinstance(value, bool):
             raise TypeError(f"{key} is not a number")
-        operands.append(Fraction(value))
+        operands.append(value)  # (the rule makes each a Fraction)
     return task.rule.rounded(operands)
 
 

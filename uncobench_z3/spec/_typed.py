@@ -205,9 +205,9 @@ class TypedRule:
     mode: RoundingMode
     weights: tuple[Fraction, ...] = ()
 
-    def value(self, operands: Sequence[Fraction]) -> Fraction:
+    def value(self, operands: Sequence[Fraction | int]) -> Fraction:
         """The unrounded result, exactly (the reference definition of each operation)."""
-        a = [Fraction(x) for x in operands]
+        a = [x if type(x) is Fraction else Fraction(x) for x in operands]  # (each a Fraction)
         op = self.operation
         if op == "sum":
             return sum(a, Fraction(0))
@@ -232,13 +232,13 @@ class TypedRule:
         raise ValueError(f"unknown operation {op}")
 
     @cached_property
-    def _results(self) -> dict[tuple[Fraction, ...], Fraction]:
+    def _results(self) -> dict[tuple[Fraction | int, ...], Fraction]:
         """What :meth:`rounded` gave, by the operands' values: scoring evaluates the chosen
         candidate's operands once for each completion it tries, and most leave them as they
         were."""
         return {}
 
-    def rounded(self, operands: Sequence[Fraction]) -> Fraction:
+    def rounded(self, operands: Sequence[Fraction | int]) -> Fraction:
         """The result rounded once, as the answer states it (the reference definition)."""
         memo = self._results
         key = tuple(operands)  # (equal numbers hash alike: 2 and Fraction(2) give one result)
@@ -324,7 +324,12 @@ class TypedTask:
 
     # -- reference semantics -----------------------------------------------------------------
     def eligible(self, candidate: str, values: Mapping[Slot, Value]) -> bool:
-        return all(cond.holds(values[(candidate, cond.fact)]) for cond in self.conditions)
+        # a loop, not all() over a generator: a frame resumed less each condition (scoring
+        # evaluates this for every completion it tries)
+        for cond in self.conditions:  # noqa: SIM110
+            if not cond.holds(values[(candidate, cond.fact)]):
+                return False
+        return True
 
     def outcome(self, values: Mapping[Slot, Value] | None = None) -> Outcome:
         """Decide from ``values`` (default: the instance values), exactly."""
@@ -340,11 +345,11 @@ class TypedTask:
         if len(eligible) > 1:
             return Outcome("ambiguous", eligible=eligible)
         chosen = eligible[0]
-        operands = []
+        operands: list[Fraction | int] = []
         for key in self.rule.operands:
             value = values[(chosen, key)]
             assert isinstance(value, INT_OR_FRACTION) and not isinstance(value, bool)
-            operands.append(Fraction(value))
+            operands.append(value)  # (an int as it is: the rule makes every operand a Fraction)
         return Outcome("eligible", chosen, self.rule.rounded(operands), eligible)
 
     def with_values(self, changes: Mapping[Slot, Value]) -> dict[Slot, Value]:
