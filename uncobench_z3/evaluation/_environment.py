@@ -19,6 +19,7 @@ policy, judged against the scripted reference (``"policy"``, :mod:`._policy_coll
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -164,6 +165,31 @@ class PreparedGroup:
     _scores: dict[AnswerAction, AnswerScore] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+    _briefings: dict[tuple[int, str | None], Briefing] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+
+    def briefing(self, budget: int, instructions: str | None = None) -> Briefing:
+        """What the agent is shown first, for a round budget and instructions (None: the
+        default ones). Made once per group and budget (it was once per sample: the default
+        instructions read from their file, the briefing validated); it is immutable."""
+        found = self._briefings.get((budget, instructions))
+        if found is None:
+            rendered = self.rendered
+            found = Briefing(
+                task_text=rendered.task_text,
+                roles=tuple(rendered.role_directory),
+                budget=budget,
+                instructions=instructions if instructions is not None else default_instructions(),
+                tools=self.tools or tool_definitions(rendered.role_directory),
+            )
+            remember(self._briefings, (budget, instructions), found, _SCORES_KEPT)
+        return found
+
+    @functools.cached_property
+    def role_names(self) -> dict[str, str]:
+        """Role id -> name (do not change it)."""
+        return {card.id: card.name for card in self.rendered.role_directory}
 
     def score(self, answer: AnswerAction) -> AnswerScore:
         """``answer`` parsed and scored against the group's gold. Remembered: a score is a
@@ -267,14 +293,8 @@ class Environment:
         self.style = rendered.style
         self.intervention: InterventionArm = intervention
         self.intervention_delivered = False
-        self.role_names = {card.id: card.name for card in rendered.role_directory}
-        self.briefing = Briefing(
-            task_text=rendered.task_text,
-            roles=tuple(rendered.role_directory),
-            budget=budget,
-            instructions=instructions if instructions is not None else default_instructions(),
-            tools=prepared.tools or tool_definitions(rendered.role_directory),
-        )
+        self.role_names = prepared.role_names
+        self.briefing = prepared.briefing(budget, instructions)
         self._turns: list[Turn] = []
         self.trace: list[RoundRecord] = []
         self.answer: AnswerAction | None = None
@@ -403,10 +423,15 @@ class Environment:
         error: str | None = ask_error
         note: str | None = None
         kind: ActionKind = "invalid" if ask_error is not None else action.kind
+        waited = isinstance(action, WaitAction)
         for question, reply, text, check in phrased:
             answers = self._pending.pop(reply.role)[0] if reply.answers_pending else None
             if reply.pending:
                 self._pending[reply.role] = (number, question)
+            fidelity = policy = None  # (a scripted reply has no check)
+            if check is not None:
+                fidelity = check if isinstance(check, FidelityCheck) else None
+                policy = check if isinstance(check, PolicyCheck) else None
             replies.append(
                 _reply_record(
                     role=reply.role,
@@ -417,15 +442,15 @@ class Environment:
                     defects=reply.defects,
                     resolved=reply.resolved,
                     follow_up=reply.follow_up,
-                    fidelity=check if isinstance(check, FidelityCheck) else None,
-                    policy=check if isinstance(check, PolicyCheck) else None,
+                    fidelity=fidelity,
+                    policy=policy,
                     pending=reply.pending,
                     answers_round=answers,
-                    delivered=isinstance(action, WaitAction),
+                    delivered=waited,
                     readings=reply.readings,
                 )
             )
-        if isinstance(action, WaitAction):
+        if waited:
             note = (
                 "You waited; a reply to an earlier request arrived."
                 if replies
