@@ -116,25 +116,28 @@ class EvidenceReader:
                 if reading is None or reading[0] is not stated:
                     reading = read_statement(task, stated)
                     remember(readings, id(stated), reading, _READINGS_KEPT)
-                _, slot, kind, value, text, key, true = reading
+                kind = reading[2]
                 if kind == _EXACT:
+                    slot, text = reading[1], reading[4]
                     found = seen.get(slot)
                     if found is None:
                         seen[slot] = {text}
-                        self._exact[slot] = value  # type: ignore[assignment]
+                        self._exact[slot] = reading[3]  # type: ignore[assignment]
                         self._texts[slot] = text
-                        if not true:
+                        if not reading[6]:
                             self._untrue.add(slot)
                         changed = True
-                    elif text not in found:
+                    elif text not in found:  # (a statement read again: no change)
                         found.add(text)
                         self._exact.pop(slot, None)
                         self._texts.pop(slot, None)
                         self._untrue.discard(slot)
                         changed = True
-                elif kind == _IMPRECISE and (slot, key) not in self._imprecise:
-                    self._imprecise[(slot, key)] = stated
-                    changed = True
+                elif kind == _IMPRECISE:
+                    key = (reading[1], reading[5])
+                    if key not in self._imprecise:
+                        self._imprecise[key] = stated
+                        changed = True
         if changed:
             self._last = None
         self.rounds += 1

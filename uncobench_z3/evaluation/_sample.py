@@ -224,41 +224,49 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
     received: set[tuple[str, str]] = set()
     unread: list[ReplyRecord] = []  # replies of earlier rounds not yet added to ``received``
     asked: set[str] = set()
-    counts = {"contacts": 0, "waits": 0, "redundant": 0, "targeted": 0, "generic": 0, "invalid": 0}
+    contacts = waits = redundant = targeted = generic = invalid = 0
     seen: dict[DefectKind, None] = {}
     resolved: dict[DefectKind, None] = {}
     for record in trace:
-        counts["waits"] += record.action == "wait"
-        counts["invalid"] += record.action == "invalid"
-        for reply in record.replies:
-            if reply.delivered:
+        action = record.action
+        if action == "wait":
+            waits += 1
+        elif action == "invalid":
+            invalid += 1
+        replies = record.replies
+        for reply in replies:
+            if reply.resolved:
                 resolved.update(dict.fromkeys(reply.resolved))
+            if reply.delivered:
                 continue  # a pending reply arriving after a wait: no request was sent
-            counts["contacts"] += 1
+            contacts += 1
             # (the records concerned are compared only for a colleague asked before, and the
             # records received read only then)
             if reply.role in asked:
                 if unread:
                     _receive(received, unread, required)
                 if received.issuperset((c, f) for c, f in reply.concerned):
-                    counts["redundant"] += 1
-            counts["targeted"] += reply.follow_up == "targeted"
-            counts["generic"] += reply.follow_up == "generic"
-            seen.update(dict.fromkeys(reply.defects))
-            resolved.update(dict.fromkeys(reply.resolved))
+                    redundant += 1
+            follow_up = reply.follow_up
+            if follow_up == "targeted":
+                targeted += 1
+            elif follow_up == "generic":
+                generic += 1
+            if reply.defects:
+                seen.update(dict.fromkeys(reply.defects))
         # the round's replies count as received from the next round on
-        for reply in record.replies:
+        for reply in replies:
             asked.add(reply.role)
-        unread.extend(record.replies)
+        unread.extend(replies)
     return Behaviour(
-        contacts=counts["contacts"],
-        waits=counts["waits"],
-        redundant_contacts=counts["redundant"],
-        targeted_follow_ups=counts["targeted"],
-        generic_follow_ups=counts["generic"],
+        contacts=contacts,
+        waits=waits,
+        redundant_contacts=redundant,
+        targeted_follow_ups=targeted,
+        generic_follow_ups=generic,
         defects_seen=tuple(seen),
         defects_resolved=tuple(resolved),
-        invalid_actions=counts["invalid"],
+        invalid_actions=invalid,
         **pending_behaviour(trace),
     )
 
