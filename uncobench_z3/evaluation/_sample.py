@@ -408,11 +408,11 @@ def _usage(agent: Agent, environment: Environment) -> dict[str, ModelUsage]:
     """Tokens spent per part (``agent``, ``colleagues``); answers served from the response
     cache are kept apart, marked ``<part>_cached``, so totals after a resume can count them."""
     usage: dict[str, ModelUsage] = {}
-    helpers = (environment.phraser, environment.reader, environment.policy)
-    parts: list[tuple[str, list[object]]] = [
-        ("agent", [agent]),
-        ("colleagues", [h for h in helpers if h is not None]),
-    ]
+    found = (environment.phraser, environment.reader, environment.policy)
+    helpers: list[object] = [h for h in found if h is not None]
+    if not helpers and not hasattr(agent, "usage") and not hasattr(agent, "cached_usage"):
+        return usage  # scripted colleagues and an agent without a model: nothing spent
+    parts: list[tuple[str, list[object]]] = [("agent", [agent]), ("colleagues", helpers)]
     for part, spenders in parts:
         spent = _total_usage(getattr(s, "usage", None) for s in spenders)
         cached = _total_usage(getattr(s, "cached_usage", None) for s in spenders)
@@ -565,7 +565,6 @@ def _record(
     **outcome: Any,
 ) -> SampleRecord:
     """The sample's record: what every sample has, and its ``outcome`` fields."""
-    required = {key: fact.context for key, fact in task.facts.items()}
     return SampleRecord(
         key=job.key,
         group_id=job.group.id,
@@ -585,7 +584,7 @@ def _record(
         intervention_delivered=episode.intervention_delivered,
         gold=job.group.gold,
         rounds=episode.rounds,
-        behaviour=behaviour_of(episode.trace, required),
+        behaviour=behaviour_of(episode.trace, task.required_contexts),
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
         trace=list(episode.trace),
         end_detail=episode.end_detail,

@@ -318,6 +318,12 @@ class TypedTask:
                 return entry.name
         raise KeyError(role)
 
+    @cached_property
+    def required_contexts(self) -> dict[str, str]:
+        """Fact key -> the context the task requires (made once: every sample's record reads
+        it; do not change it)."""
+        return {key: fact.context for key, fact in self.facts.items()}
+
     def decision_facts(self) -> set[str]:
         """Facts that some condition or the rule reads."""
         return {c.fact for c in self.conditions} | set(self.rule.operands)
