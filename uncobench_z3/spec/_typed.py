@@ -297,8 +297,17 @@ class TypedTask:
     def has_values(self) -> bool:
         return bool(self.values)
 
+    @cached_property
+    def _facts_by_role(self) -> dict[str, tuple[str, ...]]:
+        """Each role's facts, in order (a scripted colleague reads its own for every message:
+        made once; the facts do not change after the task is made)."""
+        found: dict[str, list[str]] = {}
+        for key, fact in self.facts.items():
+            found.setdefault(fact.owner, []).append(key)
+        return {role: tuple(keys) for role, keys in found.items()}
+
     def facts_of(self, role: str) -> list[str]:
-        return [key for key, fact in self.facts.items() if fact.owner == role]
+        return list(self._facts_by_role.get(role, ()))
 
     def slots_of(self, role: str) -> list[Slot]:
         return [(c, f) for c in self.candidates for f in self.facts_of(role)]
@@ -306,11 +315,19 @@ class TypedTask:
     def all_slots(self) -> list[Slot]:
         return [(c, f) for c in self.candidates for f in self.facts]
 
+    @cached_property
+    def _candidate_names(self) -> dict[str, str]:
+        names: dict[str, str] = {}
+        for entry in self.spec.candidates:  # (the first of an id, as a search would find)
+            names.setdefault(entry.id, entry.name)
+        return names
+
     def candidate_name(self, candidate: str) -> str:
-        for entry in self.spec.candidates:
-            if entry.id == candidate:
-                return entry.name
-        raise KeyError(candidate)
+        """The candidate's name (the spec is frozen: the table is made once)."""
+        name = self._candidate_names.get(candidate)
+        if name is None:
+            raise KeyError(candidate)
+        return name
 
     def role_name(self, role: str) -> str:
         for entry in self.spec.roles:
