@@ -16,7 +16,7 @@ equal evidence once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._memo import remember
 from ..settings import StatedValue, stated_imprecision, stated_value
@@ -50,9 +50,10 @@ class FaceValueEvidence:
     order, each once"""
     signature: tuple[object, ...]
     """equal for equal evidence: the key a judge remembers its verdict by"""
-    untrue: frozenset[Slot] | None = None
+    untrue: frozenset[Slot] | None = field(default=None, compare=False)
     """the slots of ``exact`` whose value is not the record's true value of the same type
-    (None: not known, compare them); :class:`EvidenceReader` knows it from its readings"""
+    (None: not known, compare them); :class:`EvidenceReader` knows it from its readings. Derived
+    from ``exact``: not compared (equal evidence is equal however it was made)"""
 
 
 Reading = tuple[StatedValue, Slot, int, Value | None, str, StatementKey, bool]
