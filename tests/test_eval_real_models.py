@@ -226,7 +226,7 @@ def test_a_local_colleague_gets_the_providers_default_reply_limit(
     name gets (a policy colleague without one wrote until its context was full, past the 300 s
     timeout, and every retry queued behind the abandoned reply); a limit in the name wins, and
     run.json records the limit used. Making the models starts no server."""
-    from uncobench_z3.evaluation._runner import generation_record
+    from uncobench_z3.evaluation._plan import generation_record
 
     for name, limit in [("local/smollm2", 512), ("local/smollm2,max_tokens=80", 80)]:
         environment = Environment(groups[0], "missed", colleague=name, colleague_mode=mode,  # type: ignore[arg-type]

@@ -131,6 +131,14 @@ from ._models import (
 )
 from ._notes import RoundNote, round_notes
 from ._options import DEFAULT_CONCURRENCY, EvalOptions
+from ._plan import (
+    MAX_EPOCHS,
+    RunConfig,
+    benchmark_digest,
+    generation_record,
+    make_config,
+    plan_jobs,
+)
 from ._play import Player
 from ._policy import (
     DUE_PREFIX,
@@ -183,18 +191,7 @@ from ._registry import (
 )
 from ._reply_judge import ReplyJudgement, judge_text
 from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
-from ._runner import (
-    MAX_EPOCHS,
-    RUN_KIND,
-    RunConfig,
-    benchmark_digest,
-    default_concurrency,
-    evaluate,
-    generation_record,
-    make_config,
-    plan_jobs,
-    run_evaluation,
-)
+from ._runner import RUN_KIND, default_concurrency, evaluate, run_evaluation
 from ._sample import (
     JOB_IDENTITY,
     AgentMaker,

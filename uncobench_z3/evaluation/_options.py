@@ -1,7 +1,7 @@
 """How a run is carried out: :class:`EvalOptions`.
 
 Nothing here changes a sample's record, so none of it is part of a run's configuration
-(:class:`~._runner.RunConfig`, which says *what* runs): a run started with one concurrency,
+(:class:`~._plan.RunConfig`, which says *what* runs): a run started with one concurrency,
 executor or number of workers resumes with any other.
 """
 

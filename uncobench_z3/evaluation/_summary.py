@@ -22,7 +22,7 @@ from ._runlog import SAMPLES_FILE
 from ._sample import SampleRecord, SampleResult
 
 if TYPE_CHECKING:  # the runner imports this module
-    from ._runner import RunConfig
+    from ._plan import RunConfig
 
 
 class SampleOutcome(NamedTuple):
