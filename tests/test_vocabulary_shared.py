@@ -195,7 +195,6 @@ def _plain_add(vocabulary: Vocabulary, entry: Entry) -> None:
         )
         vocabulary.unordered_entries.append(entry)
     else:
-        vocabulary.starting.setdefault(first, []).append(entry)
         apart = vocabulary.starting_word if len(entry.stems) == 1 else vocabulary.starting_words
         apart.setdefault(first, []).append(entry)
     for word, word_stem in zip(entry.words, entry.stems, strict=True):

@@ -77,12 +77,7 @@ class TrustedMaker(Generic[Model]):
         state.update(values)
         # the usual call: every field without a shared default given, no name not a field
         if len(state) == self._count and values.keys() >= self._marked:
-            model = _new(self.cls)  # (as _make, inline: about ten models a round)
-            _set_attribute(model, "__dict__", state)
-            _set_attribute(model, "__pydantic_fields_set__", set(values))
-            _set_attribute(model, "__pydantic_extra__", None)
-            _set_attribute(model, "__pydantic_private__", None)
-            return model
+            return self._make(state, values)
         return self._made_field_by_field(values)
 
     def _made_field_by_field(self, values: dict[str, Any]) -> Model:

@@ -216,20 +216,23 @@ def format_options(fact: TypedFact, options: tuple[Value, ...], style: Style) ->
 
 def possessive(name: str) -> str:
     """``Marcus Vance's``, ``Steelspan Structures'``."""
-    return f"{name}'" if name.endswith("s") else f"{name}'s"
+    return name + _possessive_ending(name)
+
+
+def _possessive_ending(name: str) -> str:
+    return "'" if name.endswith("s") else "'s"
 
 
 def record_line(candidate: str, label: str, context: str, value_text: str, style: Style) -> str:
-    frame = _line_frame(style.frame, candidate.endswith("s"), label_is_plural(label))
+    frame = _line_frame(style.record_frame, _possessive_ending(candidate), label_is_plural(label))
     return frame.format(candidate=candidate, label=label, context=context, value=value_text)
 
 
 @functools.lru_cache(maxsize=64)
-def _line_frame(frame: int, name_in_s: bool, plural: bool) -> str:
-    """A record frame with its possessive (:func:`possessive`) and its copula agreeing."""
-    text = RECORD_FRAMES[frame % len(RECORD_FRAMES)]
-    if name_in_s:
-        text = text.replace("{candidate}'s", "{candidate}'")
+def _line_frame(frame: str, ending: str, plural: bool) -> str:
+    """A record frame with the candidate's possessive ``ending`` (:func:`possessive`) and its
+    copula agreeing (the name itself stays a field: it is written literally)."""
+    text = frame.replace("{candidate}'s", "{candidate}" + ending)
     if plural:
         text = text.replace(") is {value}", ") are {value}")
     return text

@@ -98,13 +98,12 @@ class Vocabulary:
     """fact -> its contexts from the earliest to the latest (only when they can be ordered)"""
     unordered_entries: list[Entry] = field(default_factory=list)
     """the entries matched in any word order, in ``entries`` order"""
-    starting: dict[str, list[Entry]] = field(default_factory=dict)
-    """stem -> the entries matched word for word that start with it, in ``entries`` order
-    (``by_stem`` without the unordered ones: the reader looks each word of a message up)"""
     starting_words: dict[str, list[Entry]] = field(default_factory=dict)
-    """``starting``'s entries of two words or more (the reader tries them word by word)"""
+    """stem -> the entries of two words or more matched word for word that start with it, in
+    ``entries`` order (the reader tries them word by word)"""
     starting_word: dict[str, list[Entry]] = field(default_factory=dict)
-    """``starting``'s entries of one word (the reader makes their matches last)"""
+    """stem -> the entries of one word matched as written, in ``entries`` order (the reader
+    makes their matches last)"""
     unordered_by_first: dict[str, list[int]] = field(default_factory=dict)
     """stem -> where the unordered entries whose first stem it is stand in
     ``unordered_entries`` (a message has the words of few of them)"""
@@ -149,7 +148,7 @@ class Vocabulary:
         tables at hand, not a call an entry (a quarter of the building's time)."""
         known = self._known
         listed = self.entries
-        by_stem, starting, long_words = self.by_stem, self.starting, self.long_words
+        by_stem, long_words = self.by_stem, self.long_words
         starting_words, starting_word = self.starting_words, self.starting_word
         unordered_by_first, unordered_entries = self.unordered_by_first, self.unordered_entries
         long_added = False
@@ -167,7 +166,6 @@ class Vocabulary:
                 unordered_by_first.setdefault(first, []).append(len(unordered_entries))
                 unordered_entries.append(entry)
             else:
-                starting.setdefault(first, []).append(entry)
                 apart = starting_word if len(stems) == 1 else starting_words
                 apart.setdefault(first, []).append(entry)
             for word_stem in stems:
@@ -242,6 +240,18 @@ class Vocabulary:
             self.context_words[key] = context_words
             if order is not None:
                 self.order[key] = list(order)
+
+    @property
+    def starting(self) -> dict[str, list[Entry]]:
+        """stem -> the entries matched word for word that start with it, in ``entries`` order
+        (``by_stem`` without the unordered ones; the reader keeps them apart by length:
+        :attr:`starting_word`, :attr:`starting_words`)."""
+        found: dict[str, list[Entry]] = {}
+        for word_stem, entries in self.by_stem.items():
+            kept = [entry for entry in entries if not entry.unordered]
+            if kept:
+                found[word_stem] = kept
+        return found
 
     # -- reading helpers --------------------------------------------------------------------
     def corrected(self, word: str, word_stem: str) -> str:
