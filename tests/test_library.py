@@ -15,11 +15,10 @@ from uncobench_z3.construct._library import (
     ConditionTemplate,
     FactTemplate,
     assemble_spec,
-    check_library,
     condition_text,
     load_library,
-    reference_conditions,
 )
+from uncobench_z3.construct._library_check import check_library, reference_conditions
 from uncobench_z3.errors import SpecReadError
 from uncobench_z3.spec import OPERATIONS, check_structure
 

@@ -38,12 +38,11 @@ from ._instantiate import InstantiationError, Instantiator, Plan, instantiate, m
 from ._integrity import check_rendering, with_rendering_check
 from ._library import (
     DomainFile,
-    LibraryProblem,
     ScenarioLibrary,
     ScenarioTemplate,
-    check_library,
     load_library,
 )
+from ._library_check import LibraryProblem, check_library
 from ._llm_stages import (
     ANSWER_TOOL,
     LLMStages,

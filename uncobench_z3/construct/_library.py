@@ -2,7 +2,8 @@
 
 A scenario is a superset of a task (more roles and facts, condition templates with thresholds
 to choose from, a rule template per operation); :mod:`._generate` picks a subset, and
-:func:`check_library` proves every scenario and rule can yield a structurally valid spec.
+:func:`._library_check.check_library` proves every scenario and rule can yield a structurally
+valid spec.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 from .._assets import asset_path
 from ..errors import SpecReadError
 from ..spec import (
-    OPERATIONS,
     Candidate,
     Condition,
     Decision,
@@ -28,28 +27,16 @@ from ..spec import (
     Operator,
     Role,
     TaskSpec,
-    ValueParseError,
-    check_structure,
-    day_number,
     format_value,
     load_json,
     parse_value,
     validate_document,
 )
 from ..spec._model import Identifier, Scalar
-from ..spec._structure import CONDITION_RANGE, MIN_CONDITION_ROLES, OPS_BY_TYPE, ROLE_RANGE
-from ..spec._values import Value, parse_fraction
 from ._text import question_text
 
-#: Authoring conventions of a scenario (a task takes 5-7 roles out of these).
-SCENARIO_ROLE_RANGE = (7, 9)
-SCENARIO_FACT_RANGE = (10, 16)
-MIN_NAMES_PER_POOL = 3
-
-ORDERED_TYPES = ("int", "decimal", "date")
-_QUESTION_FIELDS = {"rule_label", "unit"}
-_TEXT_FIELDS = {"value", "low", "high"}
-_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+#: A ``{field}`` placeholder of a question or condition text.
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
 class _Strict(BaseModel):
@@ -183,16 +170,6 @@ class ScenarioLibrary:
         for entry in self.domains:
             for scenario in entry.scenarios:
                 yield entry, scenario
-
-
-@dataclass(frozen=True)
-class LibraryProblem:
-    source: str
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.source}: {self.path}: {self.message}"
 
 
 # -- loading ---------------------------------------------------------------------------------
@@ -380,7 +357,7 @@ def condition_text(chosen: ChosenCondition) -> str:
             "high": show(items[-1], None),
         }
         # unknown placeholders stay as written (check_library reports them)
-        return _PLACEHOLDER.sub(lambda m: fields.get(m.group(1), m.group(0)), chosen.template.text)
+        return PLACEHOLDER.sub(lambda m: fields.get(m.group(1), m.group(0)), chosen.template.text)
     if op == "between":
         assert isinstance(value, list)
         return f"{fact.label} between {show(value[0], fact.unit)} and {show(value[1], fact.unit)}"
@@ -393,186 +370,3 @@ def condition_text(chosen: ChosenCondition) -> str:
 def _join_or(items: list[str]) -> str:
     """``a``, ``a or b``, ``a, b or c``."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
-
-
-# -- self-check ------------------------------------------------------------------------------
-
-
-def check_library(library: ScenarioLibrary) -> list[LibraryProblem]:
-    """Every quality problem of the library, each with its file and JSON path.
-
-    Checks the authoring conventions (sizes, every operation, every role owning a condition,
-    thresholds strictly inside the domain and within the typical range) and, for every
-    scenario and every rule template, builds a spec and runs :func:`check_structure` on it.
-    """
-    problems: list[LibraryProblem] = []
-    names_file = str(library.root / "names.json")
-    for kind, pool in library.names.items():
-        if len(set(pool)) != len(pool) or len(pool) < MIN_NAMES_PER_POOL:
-            message = f"needs {MIN_NAMES_PER_POOL}+ names, none listed twice"
-            problems.append(LibraryProblem(names_file, f"$.{kind}", message))
-    for entry in library.domains:
-        source = library.sources[entry.domain]
-        for i, scenario in enumerate(entry.scenarios):
-            where = f"$.scenarios[{i}]"
-            found = [
-                *_check_scenario_shape(scenario, where),
-                *_check_scenario_facts(scenario, where),
-                *_check_scenario_rules(entry.domain, scenario, library, where),
-            ]
-            problems.extend(LibraryProblem(source, path, msg) for path, msg in found)
-    return problems
-
-
-def _check_scenario_shape(scenario: ScenarioTemplate, where: str) -> Iterator[tuple[str, str]]:
-    low, high = SCENARIO_ROLE_RANGE
-    if not low <= len(scenario.roles) <= high:
-        yield f"{where}.roles", f"a scenario has {low}-{high} roles, found {len(scenario.roles)}"
-    low, high = SCENARIO_FACT_RANGE
-    if not low <= len(scenario.facts) <= high:
-        yield f"{where}.facts", f"a scenario has {low}-{high} facts, found {len(scenario.facts)}"
-    for j, role in enumerate(scenario.roles):
-        if not scenario.condition_facts(role.id):
-            yield f"{where}.roles[{j}]", f"role {role.id!r} owns no fact with conditions"
-    for operation in OPERATIONS:
-        if not scenario.rules_for(operation):
-            yield f"{where}.rules", f"no rule template for {operation}"
-    for name in _PLACEHOLDER.findall(scenario.question):
-        if name not in _QUESTION_FIELDS:
-            yield f"{where}.question", f"unknown placeholder {{{name}}}"
-
-
-def _check_scenario_facts(scenario: ScenarioTemplate, where: str) -> Iterator[tuple[str, str]]:
-    for j, fact in enumerate(scenario.facts):
-        path = f"{where}.facts[{j}]"
-        ordered = fact.type in ORDERED_TYPES
-        try:
-            low = _ordered(fact, fact.min) if ordered else None
-            high = _ordered(fact, fact.max) if ordered else None
-            typical = [_ordered(fact, v) for v in fact.typical or []] if ordered else []
-        except ValueParseError as exc:
-            yield path, str(exc)
-            continue  # check_structure reports the details on the built spec
-        if ordered and not typical:
-            yield f"{path}.typical", f"a {fact.type} fact needs a typical [low, high] range"
-        elif not ordered and fact.typical is not None:
-            yield f"{path}.typical", f"a {fact.type} fact has no typical range"
-        if typical and low is not None and high is not None:
-            if not low <= typical[0] <= typical[1] <= high:
-                yield f"{path}.typical", "needs min <= low <= high <= max"
-            elif any(not _on_step(fact, t) for t in typical):
-                yield f"{path}.typical", f"bounds must be multiples of the step {fact.step}"
-        for k, template in enumerate(fact.conditions):
-            for message in _condition_problems(fact, template, low, high, typical):
-                yield f"{path}.conditions[{k}]", message
-
-
-def _ordered(fact: FactTemplate, raw: Scalar | None) -> Fraction:
-    if raw is None:
-        raise ValueParseError(f"a {fact.type} fact needs min and max")
-    value = parse_value(fact.type, raw)
-    if isinstance(value, bool | str):
-        raise ValueParseError(f"{raw!r} is not ordered")
-    if isinstance(value, int | Fraction):
-        return Fraction(value)
-    return Fraction(day_number(value))
-
-
-def _on_step(fact: FactTemplate, value: Fraction) -> bool:
-    if fact.type == "date":
-        return True
-    step = parse_fraction(fact.step) if fact.step is not None else Fraction(1)
-    return (value / step).denominator == 1
-
-
-def _condition_problems(
-    fact: FactTemplate,
-    template: ConditionTemplate,
-    low: Fraction | None,
-    high: Fraction | None,
-    typical: list[Fraction],
-) -> Iterator[str]:
-    if template.op not in OPS_BY_TYPE[fact.type]:
-        yield f"'{template.op}' does not apply to a {fact.type} fact"
-        return
-    if template.text is not None:
-        for name in _PLACEHOLDER.findall(template.text):
-            if name not in _TEXT_FIELDS:
-                yield f"unknown placeholder {{{name}}} in the text"
-    listed = template.op in ("in", "not in", "between")
-    for n, choice in enumerate(template.choices):
-        label = f"choice {n} ({choice})"
-        if listed != isinstance(choice, list):
-            yield f"{label}: '{template.op}' takes {'a list' if listed else 'a single value'}"
-            continue
-        items = choice if isinstance(choice, list) else [choice]
-        try:
-            values = [parse_value(fact.type, raw, fact.values) for raw in items]
-        except ValueParseError as exc:
-            yield f"{label}: {exc}"
-            continue
-        yield from (f"{label}: {m}" for m in _choice_problems(fact, template.op, values))
-        if fact.type in ORDERED_TYPES and low is not None and high is not None:
-            numbers = [_ordered(fact, raw) for raw in items]
-            if template.op == "between" and (len(numbers) != 2 or numbers[0] > numbers[1]):
-                yield f"{label}: 'between' takes [low, high] with low <= high"
-            elif not all(low < x < high for x in numbers):
-                yield f"{label}: thresholds must lie strictly inside [{fact.min}, {fact.max}]"
-            elif typical and not all(typical[0] <= x <= typical[1] for x in numbers):
-                yield f"{label}: thresholds must lie within the typical range {fact.typical}"
-            elif not all(_on_step(fact, x) for x in numbers):
-                yield f"{label}: thresholds must be multiples of the step {fact.step}"
-
-
-def _choice_problems(fact: FactTemplate, op: str, values: list[Value]) -> Iterator[str]:
-    if op not in ("in", "not in"):
-        return
-    if len(set(values)) != len(values):
-        yield "a value is listed twice"
-    if not values or (fact.type == "enum" and len(set(values)) >= len(fact.values or [])):
-        yield f"'{op}' needs a non-empty, proper subset of the values"
-
-
-def _check_scenario_rules(
-    domain: str, scenario: ScenarioTemplate, library: ScenarioLibrary, where: str
-) -> Iterator[tuple[str, str]]:
-    names = library.names[scenario.candidate_kind][:3]
-    for j, rule in enumerate(scenario.rules):
-        path = f"{where}.rules[{j}]"
-        try:
-            conditions = reference_conditions(scenario, rule)
-        except ValueError as exc:
-            yield path, str(exc)
-            continue
-        spec = assemble_spec(
-            spec_id=f"{scenario.id}_check",
-            domain=domain,
-            scenario=scenario,
-            rule=rule,
-            conditions=conditions,
-            candidate_names=names,
-        )
-        for problem in check_structure(spec).problems:
-            yield path, f"the built spec fails at {problem.path}: {problem.message}"
-
-
-def reference_conditions(scenario: ScenarioTemplate, rule: NumericalRule) -> list[ChosenCondition]:
-    """A plain, deterministic condition choice for ``rule``: the smallest admissible task.
-
-    The operand owners plus the next roles in order up to the minimum role count, each with a
-    condition on its first condition fact, topped up to the minimum condition count.
-    """
-    roles = scenario.operand_roles(rule)
-    for role in scenario.roles:
-        if len(roles) >= max(ROLE_RANGE[0], MIN_CONDITION_ROLES):
-            break
-        if role.id not in roles and scenario.condition_facts(role.id):
-            roles.append(role.id)
-    pool = [f for f in scenario.facts if f.owner in roles and f.conditions]
-    firsts = [facts[0] for r in roles if (facts := scenario.condition_facts(r))]
-    if len(firsts) < MIN_CONDITION_ROLES or len(roles) > ROLE_RANGE[1]:
-        raise ValueError("too few roles with condition facts for a task around this rule")
-    chosen = firsts + [f for f in pool if f not in firsts][: CONDITION_RANGE[0] - len(firsts)]
-    if len(chosen) < CONDITION_RANGE[0]:
-        raise ValueError("too few condition facts for a task around this rule")
-    return [ChosenCondition(f, f.conditions[0], f.conditions[0].choices[0]) for f in chosen]
