@@ -33,6 +33,7 @@ from ._benchfile import (
     verify_benchmark,
 )
 from ._candidate import CandidateOutcome, MinimumRounds, process_candidate
+from ._full_information import read_full_information, validate_rendering
 from ._generate import Draft, DraftError, FactHint, SpecGenerator
 from ._instantiate import InstantiationError, Instantiator, Plan, instantiate, make_plan
 from ._integrity import check_rendering, with_rendering_check
@@ -72,9 +73,7 @@ from ._reader import (
     parse_catalog,
     parse_statement,
     parse_task_text,
-    read_full_information,
     read_task_text,
-    validate_rendering,
 )
 from ._render import RenderedTask, RoleCard, render_task, statement_text
 from ._rounds_check import minimum_rounds_check, with_minimum_rounds_check

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from ..settings import DefectBalance, SettingName, TaskGroup, group_digest, perturb
 from ..solver import DEFAULT_BUDGET, SolverBudget, SolverContext, Verdict
 from ..spec import TypedTask
+from ._full_information import validate_rendering
 from ._generate import Draft
 from ._instantiate import InstantiationError, instantiate
 from ._llm_stages import (
@@ -25,7 +26,6 @@ from ._llm_stages import (
     run_with_model,
     validate_with_llm,
 )
-from ._reader import validate_rendering
 from ._render import render_task
 
 Stage = Literal["spec_validation", "logical_verification", "rendering_validation"]

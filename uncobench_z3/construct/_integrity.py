@@ -22,8 +22,8 @@ from pydantic import ValidationError
 from ..settings import TaskGroup
 from ..solver import CheckResult, Verdict, VerificationReport, combine
 from ..spec import TypedTask, check_structure
+from ._full_information import validate_rendering
 from ._llm_stages import surviving_problems
-from ._reader import validate_rendering
 from ._render import RenderedTask, render_task
 
 CHECK_NAME = "rendering-identical"
