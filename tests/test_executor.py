@@ -116,6 +116,35 @@ async def test_a_stream_gathers_what_it_sends_within_its_window(
     assert batches == [list(range(20))]
 
 
+async def sending_large_items(payload: dict[str, Any], channel: Channel) -> None:
+    for number in range(payload["count"]):
+        channel.send(f"{number}:" + "x" * payload["size"])
+
+
+async def test_a_batch_larger_than_the_sockets_buffer_arrives_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # one window's items make a message of 3 MB, far more than the socket's buffer holds: the
+    # worker writes it in pieces as the driver reads, without blocking its event loop
+    monkeypatch.setattr(executor_module, "SEND_WINDOW_S", 3600.0)
+    payload = {"count": 30, "size": 100_000}
+    stream = LocalExecutor(2).stream(sending_large_items, payload)
+
+    async def received() -> list[list[Any]]:
+        return [batch async for batch in stream.batches()]
+
+    try:
+        # (the bound turns a message never finished into a failure instead of a hang; it is
+        # no timing assertion)
+        batches = await asyncio.wait_for(received(), 60)
+    except TimeoutError:
+        stream.process.kill()  # (what the stream's reader waits for ends with it)
+        raise
+    finally:
+        await stream.close()
+    assert batches == [[f"{n}:" + "x" * 100_000 for n in range(30)]]
+
+
 async def test_a_stopped_stream_starts_nothing_new() -> None:
     seen = await collect({"upto": 10_000, "pause": 0.002}, stop_after=5)
     assert 5 <= len(seen) < 10_000
