@@ -152,3 +152,18 @@ def test_the_log_writes_every_line_when_its_writer_is_cancelled(
 
     asyncio.run(run())
     assert path.read_text().splitlines() == [f"line {i}" for i in range(5)]
+
+
+def test_the_log_writes_lines_appended_together_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "samples.jsonl"
+
+    async def run() -> None:
+        log = SampleLog(path)
+        await asyncio.gather(
+            log.append_lines(["line 0", "line 1", "line 2"]), log.append_line("line 3")
+        )
+        await log.append_lines(["line 4"])
+        log.close()
+
+    asyncio.run(run())
+    assert path.read_text().splitlines() == [f"line {i}" for i in range(5)]

@@ -16,7 +16,7 @@ import asyncio
 import concurrent.futures
 import os
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,8 +270,17 @@ class SampleLog:
 
     async def append_line(self, line: str) -> None:
         """Append a record's JSON line (without its newline) and wait until it is on disk."""
+        await self._append(line + "\n")
+
+    async def append_lines(self, lines: Sequence[str]) -> None:
+        """Append records' JSON lines (without their newlines), written together, and wait
+        until they are on disk: one waiter for all (eval shards send tens of samples at a
+        time, and a waiter a line cost the driver a task and a future each)."""
+        await self._append("".join(line + "\n" for line in lines))
+
+    async def _append(self, text: str) -> None:
         written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((line + "\n", written))
+        self._pending.append((text, written))
         self._start_writer()
         await written
 

@@ -70,7 +70,7 @@ from ._runlog import (
     remove_stale_run_temps,
 )
 from ._sample import AgentMaker, SampleJob
-from ._shards import RemoteFailure, ShardedPlayer, plan_shards
+from ._shards import Kept, RemoteFailure, ShardedPlayer, plan_shards
 from ._summary import RunSummary, SampleOutcome
 
 ERRORS_FILE = "errors.log"
@@ -301,16 +301,26 @@ class _Run:
             with _progress(options.progress) as bar, fewer_collections():
                 task_id = bar.add_task("", total=len(self.jobs), completed=len(done))
 
-                async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
-                    assert log is not None
-                    await log.append_line(line)
+                def kept(job: SampleJob, outcome: SampleOutcome) -> None:
+                    """``job``'s sample is in the log: counted, and shown."""
                     outcomes.append(outcome)
                     self._count(outcome, player.stop)
                     if not bar.disable:
                         bar.update(task_id, advance=1, description=f"{job.group.id} {job.setting}")
 
+                async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
+                    assert log is not None
+                    await log.append_line(line)
+                    kept(job, outcome)
+
+                async def sink_batch(batch: Kept) -> None:
+                    assert log is not None
+                    await log.append_lines([line for _, _, line in batch])
+                    for job, outcome, _ in batch:
+                        kept(job, outcome)
+
                 if isinstance(player, ShardedPlayer):
-                    await player.play(sink)
+                    await player.play(sink_batch)
                 else:
                     await player.play(queue, sink)
         finally:

@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import gc
 import pickle
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,12 +36,16 @@ from .._secrets import redact, redacted_error, redacted_traceback
 from ..errors import UncobenchError
 from ..spec import TypedTask
 from ._models import CALL_POLICY, CONNECTION_SHARE, CallPolicy, close_models, forget_models
-from ._play import Player, Sink
+from ._play import Player
 from ._sample import AgentMaker, SampleJob
 from ._summary import SampleOutcome
 
 RESTARTS = 3
 """times a shard is started again after its worker was lost"""
+Kept = list[tuple[SampleJob, SampleOutcome, str]]
+"""finished samples, each with its outcome and log line"""
+BatchSink = Callable[[Kept], Awaitable[None]]
+"""where the samples a shard sent together go (the run's log commits their lines together)"""
 
 
 @dataclass(frozen=True)
@@ -138,8 +142,9 @@ def plan_shards(
 
 
 class ShardedPlayer:
-    """The driver's side: starts the shards, feeds what they send to ``sink``, restarts
-    shards whose worker was lost. Same interface as :class:`~._play.Player`."""
+    """The driver's side: starts the shards, feeds what they send to ``sink`` (a batch at a
+    time, as they send it), restarts shards whose worker was lost. Stopped, and its failures
+    read, as :class:`~._play.Player`."""
 
     def __init__(self, executor: Executor, works: list[ShardWork]) -> None:
         self.executor = executor
@@ -158,7 +163,7 @@ class ShardedPlayer:
         for stream in list(self._streams):
             stream.stop()
 
-    async def play(self, sink: Sink) -> None:
+    async def play(self, sink: BatchSink) -> None:
         results = await asyncio.gather(
             *(self._shard(work, sink) for work in self.works), return_exceptions=True
         )
@@ -166,7 +171,7 @@ class ShardedPlayer:
         if errors:
             raise errors[0]
 
-    async def _shard(self, work: ShardWork, sink: Sink) -> None:
+    async def _shard(self, work: ShardWork, sink: BatchSink) -> None:
         lost = 0
         while True:
             stream = self.executor.stream(play_shard, work)
@@ -202,9 +207,9 @@ class ShardedPlayer:
                 await stream.close()
 
     async def _receive(
-        self, batch: list[tuple[str, Any]], work: ShardWork, done: set[int], sink: Sink
+        self, batch: list[tuple[str, Any]], work: ShardWork, done: set[int], sink: BatchSink
     ) -> None:
-        pending = []
+        kept: Kept = []
         for kind, body in batch:
             if kind == "failure":
                 index, exc = body
@@ -216,6 +221,6 @@ class ShardedPlayer:
             if outcome.key in self._received:
                 continue  # sent again by a restarted shard
             self._received.add(outcome.key)
-            pending.append(sink(work.jobs[index], outcome, line))
-        # the log commits the batch's lines together (one write and fsync)
-        await asyncio.gather(*pending)
+            kept.append((work.jobs[index], outcome, line))
+        if kept:  # the log commits the batch's lines together (one write and fsync)
+            await sink(kept)
