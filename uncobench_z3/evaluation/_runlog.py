@@ -276,7 +276,7 @@ class SampleLog:
         """Append records' JSON lines (without their newlines), written together, and wait
         until they are on disk: one waiter for all (eval shards send tens of samples at a
         time, and a waiter a line cost the driver a task and a future each)."""
-        await self._append("".join(line + "\n" for line in lines))
+        await self._append("\n".join([*lines, ""]))  # (one copy of the lines, not two)
 
     async def _append(self, text: str) -> None:
         written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
