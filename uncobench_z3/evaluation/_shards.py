@@ -10,9 +10,10 @@ back as it goes, with the sample's outcome (key, result, an error's message: wha
 driver needs besides the line, so it does not parse and validate the line again - a tenth
 of a millisecond or more per sample in the one process that all shards report to), and its
 place in the shard's jobs (so the driver finds the job without hashing every job's key). The
-driver drops a sample it already has (a restarted shard may send one again) and hands it to
-the same sink as an in-process run: the log (written by the driver alone, so the lock,
-resumption and ``--max-errors`` keep their meaning), the error budget and the progress bar.
+driver drops a sample it already has (a restarted shard may send one again) and hands what
+a shard sent together to the run's batch sink, which keeps each sample as an in-process run
+does: the log (written by the driver alone, so the lock, resumption and ``--max-errors``
+keep their meaning; the batch's lines in one commit), the error budget and the progress bar.
 
 A shard whose worker is lost (a killed process, a lost Ray node) is started again with the
 samples it had not sent (at most :data:`RESTARTS` times); samples in flight are played again,
