@@ -87,12 +87,13 @@ class TokenStems(NamedTuple):
 
     @classmethod
     def of(cls, tokens: Sequence[Token]) -> TokenStems:
-        stems = tuple([token[1] for token in tokens])
-        sentence_of = tuple([token[5] for token in tokens])
+        if not tokens:
+            return _new_tuple(cls, ((), (), (), {}, ()))
+        # the tokens' fields as columns, in one go: words, stems, ..., sentences
+        words, stems, _, _, _, sentence_of, _, _ = zip(*tokens, strict=True)
         at: dict[str, list[int]] = {}
         for i, word_stem in enumerate(stems):
             at.setdefault(word_stem, []).append(i)
-        words = [token[0] for token in tokens]
         return _new_tuple(
             cls,
             (

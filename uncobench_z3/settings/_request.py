@@ -175,10 +175,19 @@ def _read_tokens_and_values(text: str) -> _TextReading:
     built-in agents: 46 distinct messages in 1,416 readings of the careful agent), so the
     last are remembered (:func:`_tokens_and_values`)."""
     tokens = tokenize(text)
-    found = value_tokens(tokens, scan_values(text))
-    kept_found = tuple((value, tuple(indexes)) for value, indexes in found)
-    dates = frozenset(i for v, ix in kept_found if isinstance(v.value, _dt.date) for i in ix)
-    return _TextReading(tuple(tokens), kept_found, TokenStems.of(tokens), dates, Layout.of(tokens))
+    values = scan_values(text)
+    kept_found: tuple[tuple[FoundValue, tuple[int, ...]], ...] = ()
+    dates = _NO_DATES
+    if values:  # (most messages write none)
+        found = value_tokens(tokens, values)
+        kept_found = tuple([(value, tuple(indexes)) for value, indexes in found])
+        dates = frozenset(i for v, ix in kept_found if isinstance(v.value, _dt.date) for i in ix)
+    reading = (tuple(tokens), kept_found, TokenStems.of(tokens), dates, Layout.of(tokens))
+    return _new_tuple(_TextReading, reading)
+
+
+_NO_DATES: frozenset[int] = frozenset()
+_new_tuple = tuple.__new__
 
 
 _tokens_and_values = TextMemo(
@@ -226,12 +235,16 @@ def _find_phrase_hits(joined: str, plain: str) -> PhraseHits:
     contexts written as tags; ``plain``: candidate names and one-word fact names left as
     written). :func:`phrase_hits` remembers the last."""
     in_joined = text_words(joined)  # what the phrase patterns are screened with
-    in_plain = text_words(plain)
-    found_all = first_match(_ALL, ((joined, in_joined),))
+    # most messages name no candidate and no one-word fact: their two texts are one, and a
+    # pattern that misses the first misses the second
+    texts: tuple[tuple[str, frozenset[str]], ...] = ((joined, in_joined),)
+    if plain != joined:
+        texts += ((plain, text_words(plain)),)
+    found_all = first_match(_ALL, texts[:1])
     pronoun = _PRONOUNS.search(joined, in_joined) or _PLURAL_PRONOUNS.search(joined, in_joined)
     intents = []
     for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
-        found_intent = first_match(patterns, ((joined, in_joined), (plain, in_plain)))
+        found_intent = first_match(patterns, texts)
         if found_intent is not None:
             which, hit = found_intent
             intents.append((name, which, hit.span(), hit.group(0)))

@@ -23,6 +23,8 @@ from typing import NamedTuple
 import Stemmer
 from rapidfuzz.distance import OSA
 
+from .._memo import remember
+
 MONTHS = (
     "january",
     "february",
@@ -121,7 +123,9 @@ _DATE_SCREENS = (None, None, _DAY_BEFORE_YEAR, None)
 _DIGIT = re.compile(r"\d")
 _YEAR_AND_DASH = re.compile(r"\d{4}[-/]$")
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>-)?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    # (the lookahead first: a number starts with a sign or a digit, and a pattern that starts
+    # with a lookbehind is tried in full at every position of the text)
+    r"(?=[-\d])(?<![\w.])(?P<sign>-)?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s?(?P<scale>k|m|thousand|million|bn|billion)\b)?(?![\w])",
     re.IGNORECASE,
 )
@@ -147,6 +151,23 @@ def _month_number(text: str) -> int:
     return MONTHS.index(full) + 1
 
 
+_MONTH_STARTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _names_a_month(text: str) -> bool:
+    """False when ``text`` has no match of :data:`_MONTH_BEFORE_DIGIT`: an ASCII text without
+    the first three letters of a month's name in any case (lower case is what that pattern's
+    case-insensitive matching reads in ASCII; other texts are searched). Most messages name
+    no month, and this costs a fifth of the search."""
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    for start in _MONTH_STARTS:  # noqa: SIM110 (a loop: any() of a generator costs twice)
+        if start in lowered:
+            return True
+    return False
+
+
 def scan_values(text: str) -> list[FoundValue]:
     """Every date and number of ``text`` in order; a number inside a date is not repeated.
 
@@ -157,7 +178,7 @@ def scan_values(text: str) -> list[FoundValue]:
     taken: list[tuple[int, int]] = []
     if not _DIGIT.search(text):
         return found  # every date and number has a digit
-    month_named = _MONTH_BEFORE_DIGIT.search(text) is not None
+    month_named = _names_a_month(text) and _MONTH_BEFORE_DIGIT.search(text) is not None
     for separator, screen, pattern in zip(
         _DATE_SEPARATORS, _DATE_SCREENS, _DATE_PATTERNS, strict=True
     ):
@@ -226,31 +247,38 @@ def tokenize(text: str) -> list[Token]:
     """The canonical tokens of ``text`` (sentence marks are kept only as sentence numbers)."""
     tokens: list[Token] = []
     sentence = 0
-    # (word, start, end, capitalised, clause) of the sentence read so far: its tokens are
-    # made when it ends, with its number and whether it is a question
-    pending: list[tuple[str, int, int, bool, bool]] = []
+    first = 0  # the first token of the sentence read so far
     clause = False
+    new_tuple = _new_tuple
+    plain = _PLAIN
     for m in _RAW_TOKEN.finditer(text):
         raw = m[0]
-        if raw.isalpha() or raw.isdigit():  # most words: one piece, itself in lower case
+        known = plain.get(raw)  # most words: one piece, itself in lower case
+        if known is None and (raw.isalpha() or raw.isdigit()):
+            known = _plain(raw)
+        if known is not None:
+            word, word_stem, capitalised = known
             start, end = m.span()
-            pending.append((raw.lower(), start, end, raw[0].isupper(), clause))
+            token = (word, word_stem, start, end, capitalised, sentence, False, clause)
+            tokens.append(new_tuple(Token, token))
             clause = False
             continue
         if raw in _SENTENCE_ENDS:
-            _close_sentence(tokens, pending, sentence, raw == "?")
+            if raw == "?":  # (made as statements: most sentences are)
+                _ask(tokens, first)
             sentence += 1
+            first = len(tokens)
             clause = False
             continue
         if raw.strip() in _CLAUSE_MARKS:
-            clause = bool(pending)
+            clause = len(tokens) > first
             continue
         start, end = m.span()
         capitalised = raw[0].isupper()
         for piece in _pieces(raw):
-            pending.append((piece, start, end, capitalised, clause))
+            token = (piece, stem(piece), start, end, capitalised, sentence, False, clause)
+            tokens.append(new_tuple(Token, token))
             clause = False
-    _close_sentence(tokens, pending, sentence, False)
     return _canonical_periods(tokens)
 
 
@@ -259,17 +287,23 @@ _CLAUSE_MARKS = frozenset([":", "-", "–", "—"])
 _new_tuple = tuple.__new__  # a Token made without its Python-level __new__ (a third the time)
 
 
-def _close_sentence(
-    tokens: list[Token],
-    pending: list[tuple[str, int, int, bool, bool]],
-    sentence: int,
-    question: bool,
-) -> None:
-    """Make the tokens of the sentence ``pending`` holds (numbered ``sentence``)."""
-    for word, start, end, capitalised, clause in pending:
-        token = (word, stem(word), start, end, capitalised, sentence, question, clause)
-        tokens.append(_new_tuple(Token, token))
-    pending.clear()
+_PLAIN: dict[str, tuple[str, str, bool]] = {}
+"""a word written in letters or in digits alone -> its token's word, stem and whether it is
+capitalised (a message's words are mostly words read before: one look-up, not four calls)"""
+PLAIN_WORDS_KEPT = 65536
+
+
+def _plain(raw: str) -> tuple[str, str, bool]:
+    word = raw.lower()
+    return remember(_PLAIN, raw, (word, stem(word), raw[0].isupper()), PLAIN_WORDS_KEPT)
+
+
+def _ask(tokens: list[Token], first: int) -> None:
+    """Make the tokens from ``first`` on those of a question."""
+    for i in range(first, len(tokens)):
+        word, word_stem, start, end, capitalised, sentence, _, clause = tokens[i]
+        token = (word, word_stem, start, end, capitalised, sentence, True, clause)
+        tokens[i] = _new_tuple(Token, token)
 
 
 _YEAR = re.compile(r"(19|20)\d\d")
@@ -295,6 +329,12 @@ def _canonical_periods(tokens: list[Token]) -> list[Token]:
     "3rd quarter" / "quarter 3" -> "q3"; "first half" -> "h1"; "rev C" -> "revision c";
     "v2" -> "version 2".
     """
+    for token in tokens:  # (most messages write no period: nothing to rewrite)
+        word = token[0]
+        if word in _PERIOD_WORDS or (len(word) == 2 and word.isdecimal()):
+            break
+    else:
+        return tokens
     out: list[Token] = []
     i = 0
 
