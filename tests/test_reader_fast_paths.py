@@ -8,6 +8,7 @@ value scan."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -31,6 +32,10 @@ from uncobench_z3.settings._matching import (
     value_tokens,
 )
 from uncobench_z3.settings._request import (
+    ContextMention,
+    Request,
+    _made,
+    _mention,
     _tokens_and_values,
     parse_message,
     phrase_hits,
@@ -472,8 +477,9 @@ def test_values_found_with_the_screens_are_the_values_found_without(
     pieces: list[str], noise: str
 ) -> None:
     """The date patterns are tried only on texts with their separator (or a month's name
-    before a digit; a day before a year, "of" between spaces), and nothing on texts without a
-    digit: what every pattern tried on every text finds."""
+    before a digit - searched only when the text has a month's first letters -; a day before
+    a year, "of" between spaces), and nothing on texts without a digit; numbers are searched
+    where a sign or a digit starts: what every pattern tried on every text finds."""
     text = " ".join(pieces) + noise
     screened = scan_values(text)
     every = re.compile("")
@@ -483,9 +489,45 @@ def test_values_found_with_the_screens_are_the_values_found_without(
         _DATE_SCREENS=(None, None, None, None),
         _DIGIT=every,
         _MONTH_BEFORE_DIGIT=every,
+        _names_a_month=lambda text: True,
         _SPACED_OF=every,
+        _NUMBER=re.compile(W._NUMBER.pattern.removeprefix(r"(?=[-\d])"), W._NUMBER.flags),
     ):
         assert scan_values(text) == screened
+
+
+MONTH_LIKE = [*W._MONTH_STARTS, "Sept", "MAR", "Dec.", "ſep", "oCt", "x", "12", ""]
+ONE_MONTH = st.tuples(
+    st.sampled_from(MONTH_LIKE), st.sampled_from([" ", ", ", "\t", ""]), st.sampled_from("3x")
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ONE_MONTH, max_size=3).map(" ".join))
+def test_a_text_without_a_month_s_first_letters_has_no_month_before_a_digit(text: str) -> None:
+    """The screen of :data:`_MONTH_BEFORE_DIGIT`: false only where that pattern finds nothing
+    (a text with other than ASCII, "ſep" for "sep", is always searched)."""
+    assert W._names_a_month(text) or W._MONTH_BEFORE_DIGIT.search(text) is None
+    if not text.isascii():
+        assert W._names_a_month(text)
+
+
+def test_a_reading_made_without_its_init_is_the_one_its_init_makes() -> None:
+    """A reading and its contexts are made as frozen dataclasses without ``__init__``
+    (:func:`_made`): equal, with equal hashes, fields and field order."""
+    mention = _mention("fact", "April 2026", True, False, "April")
+    assert mention == ContextMention("fact", "April 2026", True, False, "April")
+    assert hash(mention) == hash(ContextMention("fact", "April 2026", True, False, "April"))
+    fields: dict[str, object] = {
+        "text": "Did he pass?", "role": "hr", "candidates": ("vance",), "all_candidates": False,
+        "pronoun": "vance", "facts": ("cleared",), "contexts": (mention,), "members": (),
+        "values": (Fraction(3),), "intents": frozenset(["exact", "request"]),
+        "evidence": {"exact": ("Did he pass",)},
+    }  # fmt: skip
+    made = _made(Request, fields)
+    assert made == Request(**fields)  # type: ignore[arg-type]
+    assert vars(made) == vars(Request(**fields)) and list(vars(made)) == list(fields)  # type: ignore[arg-type]
+    assert [f.name for f in dataclasses.fields(Request)] == list(fields)
 
 
 @given(st.from_regex(r"[0-9]{1,12}", fullmatch=True))

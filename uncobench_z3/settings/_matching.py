@@ -140,7 +140,7 @@ def find_matches(
     if fixed is None:  # the message's own stems: what it holds is known without a scan
         at = token_stems.at
     else:
-        stems = fixed
+        stems = tuple(fixed)  # (a tuple: its slices compare with an entry's stems)
         at = _where(fixed)
     size = len(stems)
     # Every match of two words or more comes before every match of one word in the order
@@ -155,12 +155,13 @@ def find_matches(
     for word_stem in starting_words.keys() & at.keys():
         entries = starting_words[word_stem]
         for i in at[word_stem]:
+            token = tokens[i]
             for entry in entries:
                 wanted = entry.stems
                 length = len(wanted)
-                if i + length > size or tuple(stems[i : i + length]) != wanted:
+                if i + length > size or stems[i : i + length] != wanted:
                     continue
-                if not _starts_as(entry, tokens[i]):
+                if (entry.capital or entry.exact) and not _starts_as(entry, token):
                     continue
                 hit = tuple(range(i, i + length))
                 raw.append(((-length, -entry.priority, hit), entry, hit))
@@ -219,8 +220,9 @@ def find_matches(
                 continue
             token = tokens[i]
             for entry in entries:
-                if _starts_as(entry, token):
-                    singles.append((-entry.priority, i, entry))
+                if (entry.capital or entry.exact) and not _starts_as(entry, token):
+                    continue  # (most entries may start at any word of their stem)
+                singles.append((-entry.priority, i, entry))
     singles += [s for s in unordered_singles if s[1] not in taken and s[1] not in blocked]
     singles.sort(key=_single_order)  # (stable, as above)
     for _, i, entry in singles:
@@ -381,18 +383,26 @@ def _written(layout: Layout, tag_at: dict[int, tuple[str, int]]) -> tuple[list[s
     """The tokens as words, each match written as its tag once, sentences ended by ``|``."""
     out: list[str] = []
     position: list[int] = []
+    size = 0  # len(out)
     last: tuple[str, int] | None = None
+    get = tag_at.get
     for i, (word, marks) in enumerate(zip(layout.words, layout.breaks, strict=True)):
         if marks:
             out += marks
+            size += len(marks)
             last = None
-        tagged = tag_at.get(i)
-        if tagged is not None and tagged == last:
-            position.append(len(out) - 1)  # the same match goes on: one tag for it
+        tagged = get(i)
+        if tagged is None:  # (most words: written as they are)
+            last = None
+            out.append(word)
+        elif tagged == last:
+            position.append(size - 1)  # the same match goes on: one tag for it
             continue
-        last = tagged
-        position.append(len(out))
-        out.append(word if tagged is None else tagged[0])
+        else:
+            last = tagged
+            out.append(tagged[0])
+        position.append(size)
+        size += 1
     out += layout.end
     return out, position
 
@@ -407,24 +417,36 @@ def _written_twice(
     out: list[str] = []
     plain: list[str] = []
     position: list[int] = []
+    size = 0  # len(out)
     last: tuple[str, int] | None = None
     last_plain: tuple[str, int] | None = None
+    get, get_named = tag_at.get, named_tag_at.get
     for i, (word, marks) in enumerate(zip(layout.words, layout.breaks, strict=True)):
         if marks:
             out += marks
             plain += marks
+            size += len(marks)
             last = last_plain = None
-        tagged = tag_at.get(i)
-        if tagged is not None and tagged == last:
-            position.append(len(out) - 1)  # the same match goes on: one tag for it
+        tagged = get(i)
+        if tagged is None:
+            last = None
+            position.append(size)
+            size += 1
+            out.append(word)
+        elif tagged == last:
+            position.append(size - 1)  # the same match goes on: one tag for it
         else:
             last = tagged
-            position.append(len(out))
-            out.append(word if tagged is None else tagged[0])
-        named = named_tag_at.get(i)
-        if named is None or named != last_plain:
+            position.append(size)
+            size += 1
+            out.append(tagged[0])
+        named = get_named(i)
+        if named is None:
+            last_plain = None
+            plain.append(word)
+        elif named != last_plain:
             last_plain = named
-            plain.append(word if named is None else named[0])
+            plain.append(named[0])
     out += layout.end
     plain += layout.end
     return out, position, plain
