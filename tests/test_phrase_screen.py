@@ -1,5 +1,6 @@
 """The screens of the phrase patterns (:mod:`uncobench_z3.settings._screen`) never skip a
-pattern that matches: a screened search is the pattern's own search, for every pattern."""
+pattern that matches: a screened search is the pattern's own search, for every pattern (the
+screens by whole words and by strings written)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from uncobench_z3.settings import _phrases as P
-from uncobench_z3.settings._screen import Phrase, first_match, needed_words, phrases, text_words
+from uncobench_z3.settings._screen import (
+    Phrase,
+    first_match,
+    needed_strings,
+    needed_words,
+    phrases,
+    text_words,
+)
 
 INVENTORIES = [*P.EXACT, *P.MISMATCH, *P.REPLY_REFERENCE, *P.ALL_CANDIDATES]
 SINGLES = [
@@ -39,6 +47,7 @@ def test_every_text_a_pattern_matches_passes_its_screen(
     text = data.draw(st.from_regex(phrase.pattern))
     assert phrase.pattern.search(text)
     assert phrase.could_match(text_words(text)), (text, phrase.needs)
+    assert phrase.could_match_text(text), (text, phrase.strings)
 
 
 @settings(max_examples=400, deadline=None)
@@ -87,3 +96,25 @@ def test_the_screens_are_what_the_patterns_need() -> None:
         assert needed_words(re.compile(unscreened)) == ()
     # most patterns of the inventories are screened
     assert sum(bool(p.needs) for p in PHRASES) >= 0.9 * len(PHRASES)
+
+
+def test_the_strings_screens_are_what_the_patterns_contain() -> None:
+    mismatch = re.compile(r"\bmismatch\w*\b|\bmis ?match\w*\b|\bmix ?up\b|\bconfused\b")
+    assert needed_words(mismatch) == ()  # ("mismatched" is not the word "mismatch")
+    assert needed_strings(mismatch) == (
+        frozenset({"mismatch", "mis match", "mix up", "mixup", "confused"}),
+    )
+    # a string another of the set holds is enough ("all" of "all 3"), a set each for the
+    # parts on either side of a part of any string; the "?" a question ends with
+    assert needed_strings(re.compile(r"\ball(?: of)?(?: 3)?[^|]* (?:candidates|of them)")) == (
+        frozenset({"all"}),
+        frozenset({" candidates", " of them"}),
+    )
+    assert frozenset("?") in needed_strings(re.compile(r"[^|?]*\bzmem\b[^|?]*\?"))
+    # a set the words screen already asks for is left out; flags, lookarounds alone: none
+    exact = re.compile(r"\bexact(?:ly)?\b")
+    assert needed_strings(exact, needed_words(exact)) == ()
+    for unscreened in (r"(?i)\bmismatch", r"(?=exact)", r"(\w+)\1", r"\w+|x"):
+        assert needed_strings(re.compile(unscreened)) == ()
+    assert needed_strings(re.compile(r"(\w+) \1")) == (frozenset(" "),)
+    assert sum(bool(p.strings) for p in PHRASES) >= 0.6 * len(PHRASES)

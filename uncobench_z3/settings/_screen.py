@@ -40,13 +40,15 @@ def text_words(text: str) -> frozenset[str]:
 
 
 class Phrase:
-    """A compiled phrase pattern, searched only when the text has a word of each ``needs``."""
+    """A compiled phrase pattern, searched only when the text has a word of each ``needs``
+    and a string of each ``strings``."""
 
-    __slots__ = ("needs", "pattern")
+    __slots__ = ("needs", "pattern", "strings")
 
     def __init__(self, source: str | re.Pattern[str]) -> None:
         self.pattern = re.compile(source)
         self.needs = needed_words(self.pattern)
+        self.strings = needed_strings(self.pattern, self.needs)
 
     def could_match(self, words: frozenset[str]) -> bool:
         """False when a text with these :func:`text_words` has no match."""
@@ -55,12 +57,26 @@ class Phrase:
                 return False
         return True
 
+    def could_match_text(self, text: str) -> bool:
+        """False when ``text`` lacks every string of one of :attr:`strings` (no match)."""
+        for need in self.strings:
+            for string in need:
+                if string in text:
+                    break
+            else:
+                return False
+        return True
+
     def search(self, text: str, words: frozenset[str]) -> re.Match[str] | None:
         """``pattern.search(text)``; ``words`` are :func:`text_words` of ``text``."""
-        return self.pattern.search(text) if self.could_match(words) else None
+        if self.could_match(words) and self.could_match_text(text):
+            return self.pattern.search(text)
+        return None
 
     def finditer(self, text: str, words: frozenset[str]) -> list[re.Match[str]]:
-        return list(self.pattern.finditer(text)) if self.could_match(words) else []
+        if self.could_match(words) and self.could_match_text(text):
+            return list(self.pattern.finditer(text))
+        return []
 
 
 class Inventory:
@@ -115,6 +131,8 @@ def first_match(
                 if need.isdisjoint(words):
                     break
             else:
+                if phrase.strings and not phrase.could_match_text(text):
+                    continue
                 hit = phrase.pattern.search(text)
                 if hit:
                     return which, hit
@@ -123,6 +141,101 @@ def first_match(
 
 _MOST_SETS = 3
 """sets of needed words kept for a pattern (the most telling)"""
+_MOST_LITERALS = 24
+"""the largest set of needed strings kept (each is looked for in the text in turn)"""
+_MOST_STRING_SETS = 3
+"""sets of needed strings kept for a pattern (the fewest strings: the quickest looked for)"""
+
+
+def needed_strings(
+    pattern: re.Pattern[str], needs: tuple[frozenset[str], ...] = ()
+) -> tuple[frozenset[str], ...]:
+    """Sets of strings such that every match of ``pattern`` contains a string of each set, as
+    written (not as whole words: "mismatch" of "mismatched"; "?"); () when none are known.
+    A substring test costs a fraction of a search that finds nothing, and some patterns have
+    no whole word to screen with (:func:`needed_words`). A set that a text passing the
+    screen of ``needs`` (the pattern's :func:`needed_words`) always has is left out."""
+    if pattern.flags & ~re.UNICODE or _parser is None:
+        return ()  # case-insensitive and other modes: not screened
+    try:
+        found = _strings(list(_parser.parse(pattern.pattern)))
+    except Exception:  # a parse tree laid out otherwise (another Python): not screened
+        return ()
+    telling = [
+        strings
+        for strings in set(found)
+        if not any(all(any(s in word for s in strings) for word in need) for need in needs)
+    ]
+    return tuple(sorted(telling, key=_quickest)[:_MOST_STRING_SETS])
+
+
+def _quickest(strings: frozenset[str]) -> tuple[int, int, list[str]]:
+    """Fewer strings first, then longer shortest strings (then in order, for a stable
+    choice)."""
+    return len(strings), -min(len(s) for s in strings), sorted(strings)
+
+
+def _telling(strings: frozenset[str]) -> tuple[int, int, list[str]]:
+    """Longer shortest strings first, then fewer (then in order, for a stable choice)."""
+    return -min(len(s) for s in strings), len(strings), sorted(strings)
+
+
+def _literal(run: frozenset[str]) -> frozenset[str] | None:
+    """The strings of a run of known parts as text holds them (``\\b`` matches no character);
+    None when one is empty (then every text has it) or they are too many."""
+    strings = frozenset(s.replace(_BOUNDARY, "") for s in run)
+    if "" in strings:
+        return None
+    return _fewest(strings)
+
+
+def _fewest(strings: frozenset[str]) -> frozenset[str] | None:
+    """The strings that hold no other of them (a text with one of ``strings`` has one of
+    these); None when they are too many to look for."""
+    kept = frozenset(s for s in strings if not any(t != s and t in s for t in strings))
+    return kept if len(kept) <= _MOST_LITERALS else None
+
+
+def _strings(items: list[tuple[object, Any]]) -> list[frozenset[str]]:
+    """Sets of strings each match of the parts ``items`` (one after another) contains one of:
+    each run of parts whose matches are a known set of strings gives one (its matches are
+    contiguous in the text), and so may a part that must match (a group, a branch, a repeat
+    of at least one)."""
+    found: list[frozenset[str] | None] = []
+    run: frozenset[str] = frozenset([""])
+    for op, arg in items:
+        exact, _ = _part(op, arg)
+        if exact is not None and len(run) * len(exact) <= _MOST_STRINGS:
+            run = frozenset(a + b for a in run for b in exact)
+            continue
+        found.append(_literal(run))
+        run = frozenset([""]) if exact is None else exact
+        if exact is None:
+            found.append(_inner_strings(op, arg))
+    found.append(_literal(run))
+    return [strings for strings in found if strings is not None]
+
+
+def _inner_strings(op: object, arg: Any) -> frozenset[str] | None:
+    """The most telling set of strings every match of one part contains, if any."""
+    if op is C.SUBPATTERN:
+        _group, add_flags, del_flags, items = arg
+        return None if add_flags or del_flags else _best(_strings(list(items)))
+    if op is C.BRANCH:
+        # a match of the branch is a match of one alternative: it has a string of that
+        # alternative's set
+        chosen = [_best(_strings(list(branch))) for branch in arg[1]]
+        if any(strings is None for strings in chosen):
+            return None
+        return _fewest(frozenset[str]().union(*chosen))  # type: ignore[arg-type]
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+        low, _high, items = arg
+        return _best(_strings(list(items))) if low >= 1 else None
+    return None  # anything else (a lookaround, a class...): no string known
+
+
+def _best(sets: list[frozenset[str]]) -> frozenset[str] | None:
+    return min(sets, key=_telling) if sets else None
 
 
 def needed_words(pattern: re.Pattern[str]) -> tuple[frozenset[str], ...]:
