@@ -34,7 +34,6 @@ from uncobench_z3.settings._matching import (
 from uncobench_z3.settings._request import (
     ContextMention,
     Request,
-    _made,
     _mention,
     _tokens_and_values,
     parse_message,
@@ -42,7 +41,7 @@ from uncobench_z3.settings._request import (
     read_request,
 )
 from uncobench_z3.settings._vocabulary import Entry, _entry
-from uncobench_z3.settings._words import _pieces, close_enough, scan_values, tokenize
+from uncobench_z3.settings._words import _pieces, close_enough, made_frozen, scan_values, tokenize
 from uncobench_z3.settings._words import stem as stem_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -514,7 +513,7 @@ def test_a_text_without_a_month_s_first_letters_has_no_month_before_a_digit(text
 
 def test_a_reading_made_without_its_init_is_the_one_its_init_makes() -> None:
     """A reading and its contexts are made as frozen dataclasses without ``__init__``
-    (:func:`_made`): equal, with equal hashes, fields and field order."""
+    (:func:`made_frozen`): equal, with equal hashes, fields and field order."""
     mention = _mention("fact", "April 2026", True, False, "April")
     assert mention == ContextMention("fact", "April 2026", True, False, "April")
     assert hash(mention) == hash(ContextMention("fact", "April 2026", True, False, "April"))
@@ -524,7 +523,7 @@ def test_a_reading_made_without_its_init_is_the_one_its_init_makes() -> None:
         "values": (Fraction(3),), "intents": frozenset(["exact", "request"]),
         "evidence": {"exact": ("Did he pass",)},
     }  # fmt: skip
-    made = _made(Request, fields)
+    made = made_frozen(Request, fields)
     assert made == Request(**fields)  # type: ignore[arg-type]
     assert vars(made) == vars(Request(**fields)) and list(vars(made)) == list(fields)  # type: ignore[arg-type]
     assert [f.name for f in dataclasses.fields(Request)] == list(fields)

@@ -18,7 +18,7 @@ import functools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import Stemmer
 from rapidfuzz.distance import OSA
@@ -203,19 +203,56 @@ def scan_values(text: str) -> list[FoundValue]:
         taken.append((m.start(), m.end()))
         found.append(FoundValue(_dt.date(year, month, which), m.start(), m.end()))
     for m in _NUMBER.finditer(text):
-        if any(s < m.end() and m.start() < e for s, e in taken):
+        start, end = m.span()
+        if taken and any(s < end and start < e for s, e in taken):
             continue
-        digits = m["num"].replace(",", "")
-        before = text[max(0, m.start() - 5) : m.start()].lower()
+        before = text[max(0, start - 5) : start].lower()
         if before.endswith(("fy", "q", "h")) or _YEAR_AND_DASH.search(before):
             continue  # FY26, Q3, H1, the "27" of "2026-27": periods
+        sign, number, scale = m.group("sign", "num", "scale")
+        digits = number.replace(",", "")
         # a whole number in ASCII digits makes the same fraction without parsing a string
         whole = digits.isascii() and digits.isdigit()
-        value = Fraction(int(digits)) if whole else Fraction(digits)
-        if m["scale"]:
-            value *= _SCALES.get(m["scale"].lower(), 1)
-        found.append(FoundValue(-value if m["sign"] else value, m.start(), m.end()))
-    return sorted(found, key=lambda v: v.start)
+        value = _whole_number(digits) if whole else Fraction(digits)
+        if scale:
+            value *= _SCALES.get(scale.lower(), 1)
+        found.append(made_frozen(FoundValue, {"value": -value if sign else value,
+                                              "start": start, "end": end}))  # fmt: skip
+    if taken:  # dates and numbers (the numbers alone are found in order)
+        found.sort(key=_value_start)
+    return found
+
+
+def _value_start(value: FoundValue) -> int:
+    return value.start
+
+
+_WHOLE_NUMBERS: dict[str, Fraction] = {}
+"""digits -> their fraction (a fraction is immutable: one is shared; messages and their
+groups quote the same years and figures)"""
+
+
+def _whole_number(digits: str) -> Fraction:
+    found = _WHOLE_NUMBERS.get(digits)
+    if found is None:
+        found = remember(_WHOLE_NUMBERS, digits, Fraction(int(digits)), 4096)
+    return found
+
+
+_Frozen = TypeVar("_Frozen")
+
+
+def made_frozen(cls: type[_Frozen], fields: dict[str, object]) -> _Frozen:
+    """An instance of the frozen dataclass ``cls`` with ``fields`` (every field, in order),
+    as ``cls(**fields)`` makes it, without calling its ``__init__``: that sets each field with
+    ``object.__setattr__`` (3.1 us for a reading's :class:`~._request.Request`, a tenth of a
+    reading; 1.2 for a ContextMention; against 0.6 and 0.4 this way)."""
+    made = _new_object(cls)
+    made.__dict__.update(fields)
+    return made
+
+
+_new_object = object.__new__
 
 
 # -- tokens ------------------------------------------------------------------------------------
