@@ -282,7 +282,16 @@ def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
         matches = [
             m for m in matches if m.entry.kind != "fact" or not numbers.issuperset(m.indexes)
         ]
-    return ParsedMessage(text, kept_tokens, tuple(found), tuple(one_reading(matches)), layout)
+    return made_frozen(
+        ParsedMessage,
+        {
+            "text": text,
+            "tokens": kept_tokens,
+            "found": tuple(found),
+            "matches": tuple(one_reading(matches)),
+            "layout": layout,
+        },
+    )
 
 
 def read_request(
@@ -454,8 +463,8 @@ def read_request(
 
 
 def _mention(fact: str, context: str, required: bool, negated: bool, words: str) -> ContextMention:
-    """``ContextMention(fact, context, required, negated, words)``, made as :func:`made_frozen` makes
-    one (a reading names a context or two)."""
+    """``ContextMention(fact, context, required, negated, words)``, made as
+    :func:`made_frozen` makes one (a reading names a context or two)."""
     return made_frozen(
         ContextMention,
         {
