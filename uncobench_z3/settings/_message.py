@@ -1,0 +1,194 @@
+"""What the request reader takes from a message's text alone, remembered across groups.
+
+A message's tokens, the values it writes, its tokens' stems and its layout depend on its text
+alone (:func:`_tokens_and_values`), and so do the phrase patterns found in the message written
+with tags (:func:`phrase_hits`: by the two tagged texts, which many messages of other groups
+share): agents send the same words in many groups of a benchmark, so the last read are kept.
+:func:`~._request.read_request` reads the rest against the task's vocabulary.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .._memo import TextMemo
+from . import _phrases as P
+from ._matching import Layout, TokenStems, value_tokens
+from ._screen import Phrase, first_match, phrases, text_words
+from ._words import FoundValue, Token, scan_values, tokenize
+
+_EXACT = phrases(P.EXACT)
+_MISMATCH = phrases(P.MISMATCH)
+_REFERENCE = phrases(P.REPLY_REFERENCE)
+_ALL = phrases(P.ALL_CANDIDATES)
+_PRONOUNS = Phrase(P.PRONOUNS)
+_PLURAL_PRONOUNS = Phrase(P.PLURAL_PRONOUNS)
+_LATEST = Phrase(P.LATEST)
+_EARLIEST = Phrase(P.EARLIEST)
+_QUESTIONS = (Phrase(P.YES_NO_QUESTION), Phrase(P.COMPARISON), Phrase(P.ELLIPTICAL_QUESTION))
+
+TEXTS_KEPT = 2048
+"""messages whose tokens and values are remembered (the last read). Agents write the same
+messages in many groups of a benchmark (their templates name a scenario library's facts and
+contexts): in the minimum-rounds search over a 1,000-group build, 58% of the messages read
+had been read before, in another group. With 2,048 texts kept, 56% were found here; with
+1,024, 50%; with 128, 3%."""
+TEXT_CHARACTERS_KEPT = 400_000
+"""the characters of the messages whose tokens are kept, in all: what is kept of a message
+grows with it, about 45-55 bytes a character (measured with tracemalloc: 12.0 kB for a
+message of 250 characters, 86.5 kB for 2,000; the stems' tokens and the layout kept with the
+tokens since round 23 added about a half to the 8.0 and 68.4 kB before), so at most about
+22 MB"""
+LONGEST_TEXT_KEPT = 2_000
+"""a longer message's tokens are not kept (the built-in agents' messages have up to about
+500 characters; a model's long message is rarely sent twice)"""
+
+
+class _TextReading(NamedTuple):
+    """What a message's text alone gives the reader (:func:`_read_tokens_and_values`)."""
+
+    tokens: tuple[Token, ...]
+    found: tuple[tuple[FoundValue, tuple[int, ...]], ...]
+    """the values it writes, with their tokens"""
+    stems: TokenStems
+    dates: frozenset[int]
+    """the tokens of its dates (a date's words are the date: no name or context)"""
+    layout: Layout
+
+
+def _read_tokens_and_values(text: str) -> _TextReading:
+    """The tokens of a message, the values it writes (with their tokens), the tokens' stems
+    (:class:`TokenStems`), the tokens of its dates and how it is written (:class:`Layout`).
+    They depend on the text alone, and an
+    agent sends one message to several colleagues and the same words in many tasks (the
+    built-in agents: 46 distinct messages in 1,416 readings of the careful agent), so the
+    last are remembered (:func:`_tokens_and_values`)."""
+    tokens = tokenize(text)
+    values = scan_values(text)
+    kept_found: tuple[tuple[FoundValue, tuple[int, ...]], ...] = ()
+    dates = _NO_DATES
+    if values:  # (most messages write none)
+        found = value_tokens(tokens, values)
+        kept_found = tuple([(value, tuple(indexes)) for value, indexes in found])
+        dates = frozenset(i for v, ix in kept_found if isinstance(v.value, _dt.date) for i in ix)
+    reading = (tuple(tokens), kept_found, TokenStems.of(tokens), dates, Layout.of(tokens))
+    return _new_tuple(_TextReading, reading)
+
+
+_NO_DATES: frozenset[int] = frozenset()
+_new_tuple = tuple.__new__
+
+
+_tokens_and_values = TextMemo(
+    _read_tokens_and_values, TEXTS_KEPT, TEXT_CHARACTERS_KEPT, LONGEST_TEXT_KEPT
+)
+
+
+PHRASINGS_KEPT = 2048
+"""tagged messages whose phrase-pattern hits are remembered (the last read). Written with
+tags, a message loses its task's names and numbers: over 300 groups of a built benchmark,
+70% of the built-in careful agent's readings had the tagged words of an earlier reading
+(2,685 readings, 819 distinct), 87% for the naive and patient agents together. A kept entry
+is the two tagged texts and a few spans: about 1 kB for a message of 250 characters."""
+PHRASING_CHARACTERS_KEPT = 1_000_000
+"""the characters of the tagged texts kept, in all (a kept entry is about its two texts:
+23 kB for a message of 20,000 characters), so about 2 MB at most"""
+LONGEST_PHRASING_KEPT = 4_000
+"""two tagged texts longer than this in all are not kept (see :data:`LONGEST_TEXT_KEPT`)"""
+
+_Span = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class PhraseHits:
+    """What the phrase patterns find in a message written with tags (:func:`tagged`). It
+    depends on the two tagged texts alone, so equal texts of other messages share it; spans
+    are positions in ``joined`` (or in ``plain``, for an intent found there)."""
+
+    all_candidates: _Span | None
+    pronoun: _Span | None
+    """a personal pronoun, singular or plural (read only when no candidate is named)"""
+    latest: tuple[_Span, ...]
+    earliest: tuple[_Span, ...]
+    intents: tuple[tuple[str, int, _Span, str], ...]
+    """(intent, 0 for ``joined`` or 1 for ``plain``, span, the words matched), in
+    :data:`~._request.INTENTS` order"""
+    questions: tuple[_Span, ...]
+    """the questions asking for one exact value (:data:`_QUESTIONS`, each pattern's first)"""
+    yes_no: bool
+    """a yes/no question naming a fact (:func:`_yes_no_about`)"""
+
+
+def _find_phrase_hits(joined: str, plain: str) -> PhraseHits:
+    """The phrase patterns' hits in a tagged message (``joined``: facts, candidates and
+    contexts written as tags; ``plain``: candidate names and one-word fact names left as
+    written). :func:`phrase_hits` remembers the last."""
+    in_joined = text_words(joined)  # what the phrase patterns are screened with
+    # most messages name no candidate and no one-word fact: their two texts are one, and a
+    # pattern that misses the first misses the second
+    texts: tuple[tuple[str, frozenset[str]], ...] = ((joined, in_joined),)
+    if plain != joined:
+        texts += ((plain, text_words(plain)),)
+    found_all = first_match(_ALL, texts[:1])
+    pronoun = _PRONOUNS.search(joined, in_joined) or _PLURAL_PRONOUNS.search(joined, in_joined)
+    intents = []
+    for name, patterns in (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE)):
+        found_intent = first_match(patterns, texts)
+        if found_intent is not None:
+            which, hit = found_intent
+            intents.append((name, which, hit.span(), hit.group(0)))
+    questions = []
+    for pattern in _QUESTIONS:
+        asked = pattern.search(joined, in_joined)
+        if asked:
+            questions.append(asked.span())
+    return PhraseHits(
+        all_candidates=found_all[1].span() if found_all is not None else None,
+        pronoun=pronoun.span() if pronoun else None,
+        latest=tuple(h.span() for h in _LATEST.finditer(joined, in_joined)),
+        earliest=tuple(h.span() for h in _EARLIEST.finditer(joined, in_joined)),
+        intents=tuple(intents),
+        questions=tuple(questions),
+        yes_no=_yes_no_about(joined),
+    )
+
+
+phrase_hits = TextMemo(
+    _find_phrase_hits, PHRASINGS_KEPT, PHRASING_CHARACTERS_KEPT, LONGEST_PHRASING_KEPT
+)
+
+
+_AUXILIARIES = frozenset(
+    [
+        "did",
+        "does",
+        "do",
+        "is",
+        "was",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "will",
+        "would",
+        "are",
+        "were",
+    ]
+)
+
+
+def _yes_no_about(joined: str) -> bool:
+    """A yes/no question naming a fact ("Is he certified?", "Does she hold the licence?");
+    "Can you send ...?" is a request, not such a question."""
+    for sentence in joined.split("|"):
+        words = sentence.split()
+        is_question = bool(words) and words[-1] == "?" and "zfact" in words
+        while words and words[0] in P.LEAD_WORDS:
+            words = words[1:]
+        asks_value = bool(words) and words[0] in _AUXILIARIES and words[1:2] != ["you"]
+        if is_question and (asks_value or "whether" in words):
+            return True
+    return False
