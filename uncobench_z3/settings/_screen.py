@@ -15,8 +15,11 @@ pattern unscreened (always searched), never skip one that matches.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
+
+from .._memo import remember
 
 try:  # ``re``'s own parser is private (Python 3.11+): without it nothing is screened
     from re import _constants as C  # type: ignore[attr-defined]
@@ -158,7 +161,7 @@ def needed_strings(
     if pattern.flags & ~re.UNICODE or _parser is None:
         return ()  # case-insensitive and other modes: not screened
     try:
-        found = _strings(list(_parser.parse(pattern.pattern)))
+        found = _strings(list(_tree(pattern.pattern)))
     except Exception:  # a parse tree laid out otherwise (another Python): not screened
         return ()
     telling = [
@@ -192,8 +195,13 @@ def _literal(run: frozenset[str]) -> frozenset[str] | None:
 def _fewest(strings: frozenset[str]) -> frozenset[str] | None:
     """The strings that hold no other of them (a text with one of ``strings`` has one of
     these); None when they are too many to look for."""
-    kept = frozenset(s for s in strings if not any(t != s and t in s for t in strings))
-    return kept if len(kept) <= _MOST_LITERALS else None
+    kept: list[str] = []
+    for string in sorted(strings, key=len):  # (a string can hold only shorter ones)
+        if not any(shorter in string for shorter in kept):
+            kept.append(string)
+            if len(kept) > _MOST_LITERALS:
+                return None
+    return frozenset(kept)
 
 
 def _strings(items: list[tuple[object, Any]]) -> list[frozenset[str]]:
@@ -228,7 +236,7 @@ def _inner_strings(op: object, arg: Any) -> frozenset[str] | None:
         if any(strings is None for strings in chosen):
             return None
         return _fewest(frozenset[str]().union(*chosen))  # type: ignore[arg-type]
-    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+    if op in _REPEATS:
         low, _high, items = arg
         return _best(_strings(list(items))) if low >= 1 else None
     return None  # anything else (a lookaround, a class...): no string known
@@ -244,10 +252,16 @@ def needed_words(pattern: re.Pattern[str]) -> tuple[frozenset[str], ...]:
     if pattern.flags & ~re.UNICODE or _parser is None:
         return ()  # case-insensitive and other modes: not screened
     try:
-        needs = _sequence(list(_parser.parse(pattern.pattern)))[1]
+        needs = _sequence(list(_tree(pattern.pattern)))[1]
     except Exception:  # a parse tree laid out otherwise (another Python): not screened
         return ()
     return tuple(sorted(needs, key=_selectivity, reverse=True)[:_MOST_SETS])
+
+
+@functools.lru_cache(maxsize=256)
+def _tree(source: str) -> tuple[tuple[object, Any], ...]:
+    """The parse tree of a pattern (parsed once for both screens: read, never changed)."""
+    return tuple(_parser.parse(source))
 
 
 # Each part of a pattern is read as (every string it can match, or None when they are not a
@@ -314,11 +328,31 @@ def _selectivity(words: frozenset[str]) -> tuple[bool, int, int]:
     return words.isdisjoint(_COMMON), min(len(w) for w in words), -len(words)
 
 
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) if C is not None else ()
+_READ_PARTS: dict[int, tuple[Any, _Reading]] = {}
+"""id of a group's, a branch's or a repeat's argument -> (it, its reading): both screens read
+the parts of a pattern, and the strings' screen reads a part and then the parts inside it"""
+
+
 def _part(op: object, arg: Any) -> _Reading:
+    if op is C.SUBPATTERN or op is C.BRANCH or op in _REPEATS:
+        kept = _READ_PARTS.get(id(arg))
+        if kept is not None and kept[0] is arg:  # (the very object: an id may be reused)
+            return kept[1]
+        reading = _compound(op, arg)
+        remember(_READ_PARTS, id(arg), (arg, reading), 4096)
+        return reading
     if op is C.LITERAL and arg != 0:
         return frozenset([chr(arg)]), frozenset()
     if op is C.AT:
         return frozenset([_BOUNDARY if arg is C.AT_BOUNDARY else ""]), frozenset()
+    if op is C.IN and all(o is C.LITERAL and c != 0 for o, c in arg):
+        return frozenset(chr(c) for _, c in arg), frozenset()
+    return _UNKNOWN  # any other character class, lookarounds, back-references: anything
+
+
+def _compound(op: object, arg: Any) -> _Reading:
+    """:func:`_part` of a group, a branch or a repeat (read from the parts inside it)."""
     if op is C.SUBPATTERN:
         _group, add_flags, del_flags, items = arg
         return _UNKNOWN if add_flags or del_flags else _sequence(list(items))
@@ -334,12 +368,8 @@ def _part(op: object, arg: Any) -> _Reading:
         # alternative's most telling set
         either = frozenset().union(*(max(needs, key=_selectivity) for _, needs in readings))
         return exact, frozenset([either])
-    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-        low, high, items = arg
-        exact, needs = _sequence(list(items))
-        if (low, high) == (0, 1) and exact is not None:
-            return exact | {""}, frozenset()
-        return None, (needs if low >= 1 else frozenset())
-    if op is C.IN and all(o is C.LITERAL and c != 0 for o, c in arg):
-        return frozenset(chr(c) for _, c in arg), frozenset()
-    return _UNKNOWN  # any other character class, lookarounds, back-references: anything
+    low, high, items = arg  # a repeat
+    exact, needs = _sequence(list(items))
+    if (low, high) == (0, 1) and exact is not None:
+        return exact | {""}, frozenset()
+    return None, (needs if low >= 1 else frozenset())
