@@ -217,3 +217,33 @@ def test_conversation_renders_as_chat_messages() -> None:
     assert messages[4].content == "{" and not messages[4].tool_calls
     assert "oops" in messages[5].content
     assert messages[6].tool_calls[0].function == WAIT_TOOL
+
+
+def test_faithful_replies_are_made_once_per_group_and_recorded_as_made_fresh() -> None:
+    """A faithful reply is the record book's one value, its record and view the prepared
+    group's: each equal (fields set too) to what the environment would make of it anew."""
+    from uncobench_z3.evaluation import PreparedGroup, ReplyRecord
+    from uncobench_z3.evaluation._protocol import ReplyView
+
+    prepared = PreparedGroup.of(MINING)
+    action = ask(("operations", "all records"), ("finance", "all records"))
+    first = Environment(MINING, "reliable", prepared=prepared)
+    again = Environment(MINING, "reliable", prepared=prepared)
+    seen = first.step(action), again.step(action)
+    for left, right in zip(first.trace[0].replies, again.trace[0].replies, strict=True):
+        assert left is right  # one record, shared
+        fresh = ReplyRecord(role=left.role, question=left.question, text=left.text,
+                            stated=left.stated, concerned=left.concerned)  # fmt: skip
+        assert left == fresh and left.model_dump_json() == fresh.model_dump_json()
+        assert left.model_fields_set == set(ReplyRecord.model_fields)
+    for observation in seen:
+        for view in observation.replies:
+            fresh_view = ReplyView(
+                role=view.role, role_name=first.role_names[view.role], text=view.text
+            )
+            assert view == fresh_view and view.model_fields_set == fresh_view.model_fields_set
+    # a reply a defect touches is not the book's faithful reply: its record says so
+    defective = Environment(MINING, "misaligned", prepared=prepared)
+    defective.step(action)
+    assert [r.defects for r in defective.trace[0].replies] == [("misaligned",), ()]
+    assert defective.trace[0].replies[1] is first.trace[0].replies[1]

@@ -76,11 +76,16 @@ class TrustedMaker(Generic[Model]):
         state = self._initial.copy()
         state.update(values)
         # the usual call: every field without a shared default given, no name not a field
-        if len(state) == self._count and values.keys() >= self._marked:
-            return self._make(state, values)
-        return self._made_field_by_field(values)
+        if len(state) != self._count or not values.keys() >= self._marked:
+            state = self._state_field_by_field(values)
+        model = _new(self.cls)
+        _set_attribute(model, "__dict__", state)
+        _set_attribute(model, "__pydantic_fields_set__", set(values))
+        _set_attribute(model, "__pydantic_extra__", None)
+        _set_attribute(model, "__pydantic_private__", None)
+        return model
 
-    def _made_field_by_field(self, values: dict[str, Any]) -> Model:
+    def _state_field_by_field(self, values: dict[str, Any]) -> dict[str, Any]:
         state: dict[str, Any] = {}
         for name, default in self._template:
             if name in values:
@@ -94,15 +99,7 @@ class TrustedMaker(Generic[Model]):
         unknown = sorted(name for name in values if name not in self._fields)
         if unknown:
             raise TypeError(f"{self.cls.__name__} has no field {', '.join(unknown)}")
-        return self._make(state, values)
-
-    def _make(self, state: dict[str, Any], values: dict[str, Any]) -> Model:
-        model = _new(self.cls)
-        _set_attribute(model, "__dict__", state)
-        _set_attribute(model, "__pydantic_fields_set__", set(values))
-        _set_attribute(model, "__pydantic_extra__", None)
-        _set_attribute(model, "__pydantic_private__", None)
-        return model
+        return state
 
     def _default(self, name: str, state: dict[str, Any]) -> Any:
         # as model_construct makes it: a factory's value, or a copy of a mutable default

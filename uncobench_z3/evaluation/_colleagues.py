@@ -37,6 +37,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
+from .._trusted import TrustedMaker
 from ..construct import Style, statement_text
 from ..construct._render import exact_line
 from ..settings import (
@@ -79,6 +80,10 @@ class FollowUpReading(BaseModel):
     @property
     def targeted(self) -> bool:
         return self.model if self.used == "model" and self.model is not None else self.rules
+
+
+_reading = TrustedMaker(FollowUpReading)
+"""(a follow-up's reading is made from values typed here: without validation)"""
 
 
 @dataclass(frozen=True)
@@ -182,6 +187,12 @@ class RecordBook:
         # triggers the defect: their lines are remembered by identity (the statement is kept,
         # so its id cannot be reused while remembered).
         self._other_lines: dict[int, tuple[StatedValue, str]] = {}
+        # A reply that no defect, follow-up or pending request touches is the faithful reply
+        # of its role and records, in every setting and episode of the group: made once
+        # (a frozen value), and known by identity (:meth:`is_faithful`), so that what is made
+        # from it alone can be remembered too (the environment's trace records).
+        self._faithful_colleague: dict[tuple[str, tuple[Slot, ...]], ColleagueReply] = {}
+        self._faithful_ids: dict[int, ColleagueReply] = {}
 
     def line(self, stated: StatedValue) -> str:
         slot = (stated.candidate, stated.fact)
@@ -225,6 +236,25 @@ class RecordBook:
             text = "\n".join(self.faithful_line(slot) for slot in slots)
             found = remember(self._faithful_replies, slots, (stated, text), READINGS_KEPT)
         return found
+
+    def faithful_colleague_reply(self, role: str, slots: tuple[Slot, ...]) -> ColleagueReply:
+        """The reply of ``role`` that states ``slots`` faithfully, with nothing else to it
+        (made once: :meth:`is_faithful` knows it)."""
+        key = (role, slots)
+        found = self._faithful_colleague.get(key)
+        if found is None:
+            stated, text = self.faithful_reply(slots)
+            found = _made_reply(role=role, text=text, stated=stated, concerned=slots)
+            if len(self._faithful_colleague) >= READINGS_KEPT:
+                self._faithful_colleague.clear()
+                self._faithful_ids.clear()
+            self._faithful_colleague[key] = self._faithful_ids[id(found)] = found
+        return found
+
+    def is_faithful(self, reply: ColleagueReply) -> bool:
+        """Whether ``reply`` is one of :meth:`faithful_colleague_reply`'s (by identity: a
+        remembered reply is kept, so its id cannot be another's meanwhile)."""
+        return self._faithful_ids.get(id(reply)) is reply
 
     def read(self, role: str | None, question: str, focus: str | None = None) -> Request:
         """The reading of ``question`` to ``role`` (remembered: see ``_readings``)."""
@@ -384,10 +414,12 @@ class ScriptedColleagues:
                 defects=("missed",),
                 pending=True,
             )
+        pending = self._pending.pop(role, None)
+        if pending is None and not follow_ups and role not in self._designated:
+            return book.faithful_colleague_reply(role, slots)  # (most replies)
         resolved: list[DefectKind] = []
         follow_up: FollowUpKind | None = None
         answers_pending = False
-        pending = self._pending.pop(role, None)
         if pending is not None:
             # a re-request: the pending reply comes with this one
             slots = tuple(dict.fromkeys([*pending.slots, *slots]))
@@ -399,7 +431,7 @@ class ScriptedColleagues:
         for item in follow_ups:
             asked = model_verdicts is not None and item.index in model_verdicts
             model = (model_verdicts or {}).get(item.index)
-            reading = FollowUpReading(
+            reading = _reading(
                 defect=item.defect.kind,
                 rules=item.decision.targeted,
                 why=item.decision.why(),
@@ -414,6 +446,8 @@ class ScriptedColleagues:
         statements, carried, more_resolved, kind = self._statements(role, slots, verdicts)
         resolved += more_resolved
         follow_up = follow_up or kind
+        if not (statements or carried or resolved or follow_up or readings):
+            return book.faithful_colleague_reply(role, slots)  # (no defect touched it)
         stated, text = self._reply_text(slots, statements)
         return _made_reply(
             role=role,

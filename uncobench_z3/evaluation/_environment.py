@@ -71,6 +71,8 @@ _Written = tuple[str, ColleagueReply, str | None, FidelityCheck | PolicyCheck | 
 _DETAIL_CHARACTERS = 500
 _SCORES_KEPT = 256
 """answers a prepared group remembers the scores of (then it starts again)"""
+_VIEWS_KEPT = 4096
+"""reply views and faithful replies' records a prepared group remembers"""
 EpisodeStatus = Literal["running", "answered", "budget_exhausted", "context_exhausted"]
 
 
@@ -145,6 +147,8 @@ _round_record = TrustedMaker(RoundRecord)
 _observation = TrustedMaker(Observation)
 _reply_view = TrustedMaker(ReplyView)
 _turn = TrustedMaker(Turn)
+_FaithfulRecord = tuple[ColleagueReply, ReplyRecord, ReplyView]
+"""a faithful reply of the record book, its trace record and its view"""
 _ACTIONS = (AskAction, WaitAction, AnswerAction, InvalidAction)
 """what an agent may return (a tuple made once: checked every round)"""
 
@@ -168,6 +172,52 @@ class PreparedGroup:
     _briefings: dict[tuple[int, str | None], Briefing] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+    _views: dict[tuple[str, str | None], ReplyView] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """(role, text) -> what the agent sees of a reply (frozen: shared by every episode)"""
+    _faithful_records: dict[tuple[int, str], _FaithfulRecord] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """(id of a faithful reply of the book, question) -> the reply (kept, so that its id is
+    not reused), its trace record and its view: a function of the two alone"""
+
+    def reply_view(self, role: str, text: str | None) -> ReplyView:
+        """What the agent sees of a reply of ``role`` (made once per role and text)."""
+        key = (role, text)
+        found = self._views.get(key)
+        if found is None:
+            found = _reply_view(role=role, role_name=self.role_names[role], text=text)
+            remember(self._views, key, found, _VIEWS_KEPT)
+        return found
+
+    def faithful_record(self, question: str, reply: ColleagueReply) -> _FaithfulRecord:
+        """The trace record and view of a faithful reply of the book (its
+        :meth:`~._colleagues.RecordBook.is_faithful`) to ``question``, scripted, in a round
+        with no pending reply to it: remembered, since an agent asks its questions again in
+        every setting of a group."""
+        key = (id(reply), question)
+        found = self._faithful_records.get(key)
+        if found is None or found[0] is not reply:
+            record = _reply_record(
+                role=reply.role,
+                question=question,
+                text=reply.text,
+                stated=reply.stated,
+                concerned=reply.concerned,
+                defects=(),
+                resolved=(),
+                follow_up=None,
+                fidelity=None,
+                policy=None,
+                pending=False,
+                answers_round=None,
+                delivered=False,
+                readings=(),
+            )
+            found = (reply, record, self.reply_view(reply.role, reply.text))
+            remember(self._faithful_records, key, found, _VIEWS_KEPT)
+        return found
 
     def briefing(self, budget: int, instructions: str | None = None) -> Briefing:
         """What the agent is shown first, for a round budget and instructions (None: the
@@ -294,6 +344,8 @@ class Environment:
         self.intervention: InterventionArm = intervention
         self.intervention_delivered = False
         self.role_names = prepared.role_names
+        self._prepared = prepared
+        self._book = self.colleagues.records
         self.briefing = prepared.briefing(budget, instructions)
         self._turns: list[Turn] = []
         self.trace: list[RoundRecord] = []
@@ -424,7 +476,16 @@ class Environment:
         note: str | None = None
         kind: ActionKind = "invalid" if ask_error is not None else action.kind
         waited = isinstance(action, WaitAction)
+        views: list[ReplyView] = []
+        prepared = self._prepared
+        is_faithful = self._book.is_faithful
         for question, reply, text, check in phrased:
+            if check is None and not waited and text is reply.text and is_faithful(reply):
+                # (no pending reply to it either: a faithful reply answers nothing pending)
+                _, record, view = prepared.faithful_record(question, reply)
+                replies.append(record)
+                views.append(view)
+                continue
             answers = self._pending.pop(reply.role)[0] if reply.answers_pending else None
             if reply.pending:
                 self._pending[reply.role] = (number, question)
@@ -450,6 +511,7 @@ class Environment:
                     readings=reply.readings,
                 )
             )
+            views.append(prepared.reply_view(reply.role, text))
         if waited:
             note = (
                 "You waited; a reply to an earlier request arrived."
@@ -484,10 +546,7 @@ class Environment:
         observation = _observation(
             round=number,
             rounds_left=max(left, 0),
-            replies=tuple(
-                _reply_view(role=r.role, role_name=self.role_names[r.role], text=r.text)
-                for r in replies
-            ),
+            replies=tuple(views),
             note=note,
             error=error,
         )
