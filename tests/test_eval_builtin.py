@@ -137,3 +137,30 @@ async def test_agents_are_deterministic(groups: list[TaskGroup]) -> None:
     assert [r.model_dump(exclude=strip) for r in first] == [
         r.model_dump(exclude=strip) for r in second
     ]
+
+
+async def test_careful_reads_each_turn_once_and_as_the_whole_conversation_reads() -> None:
+    """What careful remembers between turns (the statements read so far, its first questions,
+    the facts it needs) gives what reading the whole conversation again gives, also when it
+    is handed a conversation that does not continue the last one."""
+    from uncobench_z3.evaluation._builtin import latest_statements
+
+    group = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+    agent = CarefulAgent()
+    env = Environment(group, "mixed")
+    conversations = []
+    while not env.finished:
+        conversation = env.conversation
+        conversations.append(conversation)
+        read = agent.read(conversation)
+        assert agent.latest_of(conversation, read) == latest_statements(conversation, read)
+        await env.astep(await agent.act(conversation))
+    assert len(conversations) == 3
+    for conversation in (conversations[1], conversations[2], conversations[0]):  # not grown
+        fresh = CarefulAgent()
+        assert await agent.act(conversation) == await fresh.act(conversation)
+        read = agent.read(conversation)
+        assert agent.latest_of(conversation, read) == latest_statements(conversation, read)
+    first = await CarefulAgent().act(conversations[0])
+    assert first is await CarefulAgent(seed=5).act(conversations[0])  # one per task text
+    assert first == CarefulAgent().first_questions(agent.read(conversations[0]))

@@ -41,10 +41,12 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .._memo import remember
+from .._trusted import TrustedMaker
 from ..construct import ReadError, ReadTask, Statement, read_task_text
 from ..settings import range_midpoint
 from ..spec import Value, format_fraction
@@ -55,10 +57,23 @@ from ._protocol import (
     AskAction,
     Conversation,
     RoleRequest,
+    Turn,
     WaitAction,
 )
 
 NAIVE_QUESTION = "Please send me all your records for every candidate."
+# The agents' actions are made from values they have typed themselves (their reading's
+# names, their own questions): without validation, as the environment makes its records.
+_answer = TrustedMaker(AnswerAction)
+_ask = TrustedMaker(AskAction)
+_request = TrustedMaker(RoleRequest)
+_READINGS_KEPT = 256
+"""task readings whose reply texts' statements are remembered (as many as read_task_text's)"""
+_TEXTS_KEPT = 4096
+"""reply texts whose statements one task reading remembers"""
+_text_statements: dict[int, tuple[ReadTask, dict[str | None, tuple[Statement, ...]]]] = {}
+"""id of a task reading -> the reading (kept: its id is not reused meanwhile) and its reply
+texts' statements"""
 
 ReadSlot = tuple[str, str]
 """(candidate name, fact key): how the agents index what they read."""
@@ -78,16 +93,27 @@ def _parse_line(line: str, read: ReadTask) -> Statement | None:
     return None if isinstance(statement, ReadError) else statement
 
 
+def text_statements(text: str | None, read: ReadTask) -> tuple[Statement, ...]:
+    """The readable record lines of one reply text, in order. Remembered per task reading and
+    text: an agent reads every reply again each turn, and the replies of a group repeat
+    across its settings and episodes."""
+    found = _text_statements.get(id(read))
+    if found is None or found[0] is not read:
+        found = remember(_text_statements, id(read), (read, {}), _READINGS_KEPT)
+    texts = found[1]
+    statements = texts.get(text)
+    if statements is None:
+        read_lines = (_parse_line(line, read) for line in (text or "").splitlines() if line.strip())
+        statements = tuple(statement for statement in read_lines if statement is not None)
+        remember(texts, text, statements, _TEXTS_KEPT)
+    return statements
+
+
 def reply_statements(conversation: Conversation, read: ReadTask) -> Iterator[Statement]:
     """Every readable record line of every reply, in the order received."""
     for turn in conversation.turns:
         for reply in turn.observation.replies:
-            for line in (reply.text or "").splitlines():
-                if not line.strip():
-                    continue
-                statement = _parse_line(line, read)
-                if statement is not None:
-                    yield statement
+            yield from text_statements(reply.text, read)
 
 
 def latest_statements(conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Statement]:
@@ -113,8 +139,14 @@ def face_value(statement: Statement) -> Value | None:
     return None
 
 
-def decide(read: ReadTask, values: dict[ReadSlot, Value], tie_break: random.Random) -> AnswerAction:
-    """The answer from the facts at hand, exactly (unknown facts: see the module docstring)."""
+def decide(
+    read: ReadTask,
+    values: dict[ReadSlot, Value],
+    tie_break: random.Random | Callable[[], random.Random],
+) -> AnswerAction:
+    """The answer from the facts at hand, exactly (unknown facts: see the module docstring).
+    ``tie_break``: the choice among several eligible candidates, or what makes it when it is
+    needed (seeding one costs more than most decisions)."""
 
     def passes(name: str) -> bool:
         for condition in read.conditions:
@@ -125,19 +157,23 @@ def decide(read: ReadTask, values: dict[ReadSlot, Value], tie_break: random.Rand
 
     eligible = [name for name in read.catalog.candidates if passes(name)]
     if not eligible:
-        return AnswerAction(decision=read.negative, candidate=None, number=None)
-    chosen = eligible[0] if len(eligible) == 1 else tie_break.choice(eligible)
+        return _answer(decision=read.negative, candidate=None, number=None)
+    if len(eligible) == 1:
+        chosen = eligible[0]
+    else:
+        rng = tie_break if isinstance(tie_break, random.Random) else tie_break()
+        chosen = rng.choice(eligible)
     operands: list[Fraction] = []
     for key in read.rule.operands:
         value = values.get((chosen, key))
         if not isinstance(value, INT_OR_FRACTION) or isinstance(value, bool):
-            return AnswerAction(decision=read.positive, candidate=chosen, unit=read.rule.unit)
+            return _answer(decision=read.positive, candidate=chosen, unit=read.rule.unit)
         operands.append(Fraction(value))
     try:
         number = read.rule.rounded(operands)
     except ZeroDivisionError:
-        return AnswerAction(decision=read.positive, candidate=chosen, unit=read.rule.unit)
-    return AnswerAction(
+        return _answer(decision=read.positive, candidate=chosen, unit=read.rule.unit)
+    return _answer(
         decision=read.positive,
         candidate=chosen,
         number=format_fraction(number, max(read.rule.digits, 0)),
@@ -157,6 +193,10 @@ class _TextAgent:
         digest = hashlib.sha256(conversation.briefing.task_text.encode()).hexdigest()[:16]
         return random.Random(f"{self.seed}:{digest}")
 
+    def tie_breaker(self, conversation: Conversation) -> Callable[[], random.Random]:
+        """:meth:`tie_break`, made only if :func:`decide` needs it."""
+        return lambda: self.tie_break(conversation)
+
     def read(self, conversation: Conversation) -> ReadTask:
         text = conversation.briefing.task_text
         if self._read is None or self._text != text:
@@ -169,14 +209,14 @@ class NaiveAgent(_TextAgent):
 
     async def act(self, conversation: Conversation) -> Action:
         if not conversation.turns:
-            return AskAction(
+            return _ask(
                 requests=tuple(
-                    RoleRequest(role=card.id, question=NAIVE_QUESTION)
+                    _request(role=card.id, question=NAIVE_QUESTION)
                     for card in conversation.briefing.roles
                 )
             )
         read = self.read(conversation)
-        return decide(read, face_values(conversation, read), self.tie_break(conversation))
+        return decide(read, face_values(conversation, read), self.tie_breaker(conversation))
 
 
 def face_values(conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Value]:
@@ -201,12 +241,77 @@ def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
+@dataclass
+class _Known:
+    """What an agent of one class works out from a task reading alone, once for every episode
+    that reads the same task text (nothing may change it)."""
+
+    read: ReadTask
+    needed: dict[str, list[str]]
+    first: AskAction | None = None
+
+
+_known_readings: dict[tuple[type, int], _Known] = {}
+"""(agent class, id of a task reading) -> what it knows of the reading (which it keeps)"""
+
+
+@dataclass
+class _Latest:
+    """The latest statements of the turns of a conversation read so far (the turns kept)."""
+
+    read: ReadTask
+    turns: tuple[Turn, ...]
+    latest: dict[ReadSlot, Statement]
+
+
 class CarefulAgent(_TextAgent):
     """Checks every reply against the task text and follows up until every record is exact."""
 
     def __init__(self, seed: int = 0, wait_for_silence: bool = False) -> None:
         super().__init__(seed)
         self.wait_for_silence = wait_for_silence
+        self._latest: _Latest | None = None
+
+    def _known(self, read: ReadTask) -> _Known:
+        key = (type(self), id(read))
+        found = _known_readings.get(key)
+        if found is None or found.read is not read:
+            found = _Known(read, self.needed(read))
+            remember(_known_readings, key, found, _READINGS_KEPT)
+        return found
+
+    def needed_of(self, read: ReadTask) -> dict[str, list[str]]:
+        """:meth:`needed`, worked out once per class and task reading (asked every turn)."""
+        return self._known(read).needed
+
+    def first_questions_of(self, read: ReadTask) -> AskAction:
+        """:meth:`first_questions`, asked once per class and task reading (a frozen action:
+        every episode of the task asks the same)."""
+        known = self._known(read)
+        if known.first is None:
+            known.first = self.first_questions(read)
+        return known.first
+
+    def latest_of(self, conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Statement]:
+        """:func:`latest_statements`, reading only the turns it has not read before: each turn
+        of an episode's conversation is the previous one's with a turn more (the same turn
+        objects, frozen). The dict is the agent's: read it before the next call."""
+        turns = conversation.turns
+        known = self._latest
+        if (
+            known is None
+            or known.read is not read
+            or len(known.turns) > len(turns)
+            or not all(a is b for a, b in zip(known.turns, turns[: len(known.turns)], strict=True))
+        ):
+            known = self._latest = _Latest(read, (), {})
+        latest = known.latest
+        for turn in turns[len(known.turns) :]:
+            for reply in turn.observation.replies:
+                for statement in text_statements(reply.text, read):
+                    latest[(statement.candidate, statement.fact)] = statement
+        known.turns = turns
+        return latest
 
     def needed(self, read: ReadTask) -> dict[str, list[str]]:
         """Decision-relevant facts per owning role, in record-key order."""
@@ -221,20 +326,20 @@ class CarefulAgent(_TextAgent):
 
     def first_questions(self, read: ReadTask) -> AskAction:
         requests = []
-        for role, keys in self.needed(read).items():
+        for role, keys in self.needed_of(read).items():
             wanted = "; ".join(self.fact_text(read, key) for key in keys)
             requests.append(
-                RoleRequest(
+                _request(
                     role=role,
                     question=f"For every candidate, please send your records of: {wanted}. "
                     "I need exactly these contexts and exact values.",
                 )
             )
-        return AskAction(requests=tuple(requests))
+        return _ask(requests=tuple(requests))
 
     def problems(self, read: ReadTask, latest: dict[ReadSlot, Statement]) -> list[_Problem]:
         found = []
-        for keys in self.needed(read).values():
+        for keys in self.needed_of(read).values():
             for key in keys:
                 required = read.required_context[key]
                 for name in read.catalog.candidates:
@@ -283,11 +388,11 @@ class CarefulAgent(_TextAgent):
     async def act(self, conversation: Conversation) -> Action:
         read = self.read(conversation)
         if not conversation.turns:
-            return self.first_questions(read)
-        latest = latest_statements(conversation, read)
+            return self.first_questions_of(read)
+        latest = self.latest_of(conversation, read)
         problems = self.problems(read, latest)
         if not problems or conversation.rounds_left <= 1:
-            return decide(read, self.believed(read, latest), self.tie_break(conversation))
+            return decide(read, self.believed(read, latest), self.tie_breaker(conversation))
         last = conversation.turns[-1]
         silent = any(reply.text is None for reply in last.observation.replies)
         if self.wait_for_silence and silent and not isinstance(last.action, WaitAction):
@@ -295,9 +400,9 @@ class CarefulAgent(_TextAgent):
         by_role: dict[str, list[_Problem]] = {}
         for problem in problems:
             by_role.setdefault(read.catalog.keys[problem.fact].owner, []).append(problem)
-        return AskAction(
+        return _ask(
             requests=tuple(
-                RoleRequest(role=role, question=self.follow_up(read, found))
+                _request(role=role, question=self.follow_up(read, found))
                 for role, found in by_role.items()
             )
         )
@@ -338,5 +443,5 @@ class FaceValueAgent(CarefulAgent):
     async def act(self, conversation: Conversation) -> Action:
         read = self.read(conversation)
         if not conversation.turns:
-            return self.first_questions(read)
-        return decide(read, face_values(conversation, read), self.tie_break(conversation))
+            return self.first_questions_of(read)
+        return decide(read, face_values(conversation, read), self.tie_breaker(conversation))
