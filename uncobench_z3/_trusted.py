@@ -1,10 +1,12 @@
 """Building pydantic models from values that are already typed and checked, cheaply.
 
-An episode builds about ten models a round (the reply records, the round record, the
-observation and its reply views, the round note) from values the environment has made and
-checked itself. ``Model.model_construct`` skips validation but still looks up aliases,
-asks every field whether it is required and copies every default, each time: in a profile
-of the runner playing known samples again it was the largest single cost (about a sixth).
+An episode builds several models a round (the conversation, the reply records, the round
+record, the observation and its reply views, the turn, the round note; about eight a round of
+a first pass, since a faithful reply's record and view are made once per group) from values
+the environment has made and checked itself. ``Model.model_construct`` skips validation but
+still looks up aliases, asks every field whether it is required and copies every default,
+each time: in a profile of the runner playing known samples again it was the largest single
+cost (about a sixth).
 :class:`TrustedMaker` does that work once per class and gives the same model: the same
 ``__dict__`` (in field order), the same set of fields set, no extra and no private state.
 

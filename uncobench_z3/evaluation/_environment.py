@@ -19,253 +19,73 @@ policy, judged against the scripted reference (``"policy"``, :mod:`._policy_coll
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from .._memo import remember
 from .._trusted import TrustedMaker
-from ..construct import RenderedTask, model_with_defaults, rendered_of
+from ..construct import model_with_defaults
 from ..errors import ConfigError, ContextWindowError
-from ..models import StoredOutput, ToolDef
-from ..settings import DefectKind, SettingName, StatedValue, TaskGroup
-from ..spec import TypedTask
-from ._colleagues import (
-    ColleagueReply,
-    FollowUpKind,
-    FollowUpReader,
-    FollowUpReading,
-    RecordBook,
-    ScriptedColleagues,
-)
+from ..models import StoredOutput
+from ..settings import SettingName, TaskGroup
+from ._colleagues import ColleagueReply, FollowUpReader, ScriptedColleagues
 from ._followup_reader import ModelFollowUpReader
-from ._inputs import typed_task
 from ._interventions import InterventionArm, intervention_text
 from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser
 from ._policy_colleague import LLMPolicyColleague, PolicyCheck, PolicyColleague
+from ._prepared import PreparedGroup
 from ._protocol import (
     DEFAULT_BUDGET,
     Action,
     Agent,
     AnswerAction,
     AskAction,
-    Briefing,
     Conversation,
     InvalidAction,
     Observation,
     ReplyView,
     Turn,
     WaitAction,
-    default_instructions,
-    tool_definitions,
 )
-from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
+from ._trace import (
+    ActionKind,
+    EpisodeOutcome,
+    EpisodeStatus,
+    ReplyRecord,
+    RoundRecord,
+    episode_outcome,
+    reply_record,
+    round_record,
+)
 
-ActionKind = Literal["ask", "wait", "answer", "invalid"]
+# (the records are ._trace's and the prepared group ._prepared's, named here too)
+__all__ = [
+    "ActionKind",
+    "ColleagueMode",
+    "Environment",
+    "EpisodeOutcome",
+    "EpisodeStatus",
+    "PreparedGroup",
+    "ReplyRecord",
+    "RoundRecord",
+    "exhaust_context",
+    "run_episode",
+]
+
 ColleagueMode = Literal["phrase", "policy"]
 _Written = tuple[str, ColleagueReply, str | None, FidelityCheck | PolicyCheck | None]
 """(question, the scripted reply, the text the agent sees, the check of a model's text)"""
 _DETAIL_CHARACTERS = 500
-_SCORES_KEPT = 256
-"""answers a prepared group remembers the scores of (then it starts again)"""
-_VIEWS_KEPT = 4096
-"""reply views and faithful replies' records a prepared group remembers"""
-EpisodeStatus = Literal["running", "answered", "budget_exhausted", "context_exhausted"]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ReplyRecord(_Frozen):
-    """One request and what came back, with the data attribution and metrics need."""
-
-    role: str
-    question: str
-    text: str | None
-    stated: tuple[StatedValue, ...] = ()
-    concerned: tuple[tuple[str, str], ...] = ()
-    defects: tuple[DefectKind, ...] = ()
-    resolved: tuple[DefectKind, ...] = ()
-    follow_up: FollowUpKind | None = None
-    fidelity: FidelityCheck | None = None
-    """the programmatic check of an LLM colleague's wording (None for scripted replies)"""
-    policy: PolicyCheck | None = None
-    """a policy colleague's reply judged against the scripted reference (``stated`` and
-    ``pending`` are the reference's; ``text`` is what the model wrote and the agent saw)"""
-    pending: bool = False
-    """the request got no reply and stays pending (Missed)"""
-    answers_round: int | None = None
-    """this reply (also) answers the request left pending in that round"""
-    delivered: bool = False
-    """the reply arrived without a request this round: the pending reply, after waiting"""
-    readings: tuple[FollowUpReading, ...] = ()
-    """how a follow-up to a stated defect was read (the rules' and, optionally, a model's)"""
-
-
-class RoundRecord(_Frozen):
-    round: int
-    action: ActionKind
-    replies: tuple[ReplyRecord, ...] = ()
-    answer: AnswerAction | None = None
-    error: str | None = None
-    intervention: str | None = None
-    """the intervention text delivered with this round's observation, if any"""
-    output: StoredOutput | None = None
-    """what the agent's model wrote for this round's action, as it wrote it (LLM agents)"""
-
-
-class EpisodeOutcome(_Frozen):
-    """What a played episode leaves behind: everything its sample record needs from it.
-
-    An environment gives its own (:attr:`Environment.outcome`); the inspect_ai integration
-    keeps one in each sample's store, so a logged sample can be scored again.
-    """
-
-    status: EpisodeStatus
-    answer: AnswerAction | None = None
-    trace: tuple[RoundRecord, ...] = ()
-    intervention_delivered: bool = False
-    end_detail: str | None = None
-    """why the episode ended early (the model's error for ``context_exhausted``)"""
-
-    @property
-    def rounds(self) -> int:
-        return len(self.trace)
 
 
 # The environment builds its records and observations from values it has typed and checked
 # itself: made without validation, and without model_construct's per-call look-ups (see
-# uncobench_z3._trusted; about ten models a round).
+# uncobench_z3._trusted). The records (._trace) are made the same way, and a faithful reply's
+# record and view once per group and question (._prepared).
 _conversation = TrustedMaker(Conversation)
-_outcome = TrustedMaker(EpisodeOutcome)
-_reply_record = TrustedMaker(ReplyRecord)
-_round_record = TrustedMaker(RoundRecord)
 _observation = TrustedMaker(Observation)
-_reply_view = TrustedMaker(ReplyView)
 _turn = TrustedMaker(Turn)
-_FaithfulRecord = tuple[ColleagueReply, ReplyRecord, ReplyView]
-"""a faithful reply of the record book, its trace record and its view"""
 _ACTIONS = (AskAction, WaitAction, AnswerAction, InvalidAction)
 """what an agent may return (a tuple made once: checked every round)"""
-
-
-@dataclass(frozen=True)
-class PreparedGroup:
-    """What every episode of a group derives from it: the typed task and the rendered text.
-
-    Deriving them costs milliseconds (structure check, rendering), more than a whole episode
-    of scripted replies, so a runner prepares each group once and shares it read-only.
-    """
-
-    group: TaskGroup
-    task: TypedTask
-    rendered: RenderedTask
-    book: RecordBook
-    tools: tuple[ToolDef, ...] = ()
-    _scores: dict[AnswerAction, AnswerScore] = field(
-        default_factory=dict, init=False, compare=False, repr=False
-    )
-    _briefings: dict[tuple[int, str | None], Briefing] = field(
-        default_factory=dict, init=False, compare=False, repr=False
-    )
-    _views: dict[tuple[str, str | None], ReplyView] = field(
-        default_factory=dict, init=False, compare=False, repr=False
-    )
-    """(role, text) -> what the agent sees of a reply (frozen: shared by every episode)"""
-    _faithful_records: dict[tuple[int, str], _FaithfulRecord] = field(
-        default_factory=dict, init=False, compare=False, repr=False
-    )
-    """(id of a faithful reply of the book, question) -> the reply (kept, so that its id is
-    not reused), its trace record and its view: a function of the two alone"""
-
-    def reply_view(self, role: str, text: str | None) -> ReplyView:
-        """What the agent sees of a reply of ``role`` (made once per role and text)."""
-        key = (role, text)
-        found = self._views.get(key)
-        if found is None:
-            found = _reply_view(role=role, role_name=self.role_names[role], text=text)
-            remember(self._views, key, found, _VIEWS_KEPT)
-        return found
-
-    def faithful_record(self, question: str, reply: ColleagueReply) -> _FaithfulRecord:
-        """The trace record and view of a faithful reply of the book (its
-        :meth:`~._colleagues.RecordBook.is_faithful`) to ``question``, scripted, in a round
-        with no pending reply to it: remembered, since an agent asks its questions again in
-        every setting of a group."""
-        key = (id(reply), question)
-        found = self._faithful_records.get(key)
-        if found is None or found[0] is not reply:
-            record = _reply_record(
-                role=reply.role,
-                question=question,
-                text=reply.text,
-                stated=reply.stated,
-                concerned=reply.concerned,
-                defects=(),
-                resolved=(),
-                follow_up=None,
-                fidelity=None,
-                policy=None,
-                pending=False,
-                answers_round=None,
-                delivered=False,
-                readings=(),
-            )
-            found = (reply, record, self.reply_view(reply.role, reply.text))
-            remember(self._faithful_records, key, found, _VIEWS_KEPT)
-        return found
-
-    def briefing(self, budget: int, instructions: str | None = None) -> Briefing:
-        """What the agent is shown first, for a round budget and instructions (None: the
-        default ones). Made once per group and budget (it was once per sample: the default
-        instructions read from their file, the briefing validated); it is immutable."""
-        found = self._briefings.get((budget, instructions))
-        if found is None:
-            rendered = self.rendered
-            found = Briefing(
-                task_text=rendered.task_text,
-                roles=tuple(rendered.role_directory),
-                budget=budget,
-                instructions=instructions if instructions is not None else default_instructions(),
-                tools=self.tools or tool_definitions(rendered.role_directory),
-            )
-            remember(self._briefings, (budget, instructions), found, _SCORES_KEPT)
-        return found
-
-    @functools.cached_property
-    def role_names(self) -> dict[str, str]:
-        """Role id -> name (do not change it)."""
-        return {card.id: card.name for card in self.rendered.role_directory}
-
-    def score(self, answer: AnswerAction) -> AnswerScore:
-        """``answer`` parsed and scored against the group's gold. Remembered: a score is a
-        function of the answer's fields alone, and an agent tends to give the same answer in
-        every setting and epoch of a group."""
-        found = self._scores.get(answer)
-        if found is None:  # (bounded for agents whose answers are all different)
-            key = AnswerKey.from_task(self.task)
-            found = score_answer(parse_answer(answer, key), self.group.gold, key)
-            remember(self._scores, answer, found, _SCORES_KEPT)
-        return found
-
-    @classmethod
-    def of(cls, group: TaskGroup, task: TypedTask | None = None) -> PreparedGroup:
-        """``task``: the group's typed task, when the caller has made it already (one of
-        another spec, or without values, is not used)."""
-        if task is None or task.spec is not group.spec or not task.has_values:
-            task = typed_task(group)  # (which says why a group without values is unusable)
-        rendered = rendered_of(group, task)
-        return cls(
-            group=group,
-            task=task,
-            rendered=rendered,
-            book=RecordBook(task, rendered.style),
-            tools=tool_definitions(rendered.role_directory),
-        )
 
 
 class Environment:
@@ -368,7 +188,7 @@ class Environment:
 
     @property
     def outcome(self) -> EpisodeOutcome:
-        return _outcome(
+        return episode_outcome(
             status=self.status,
             answer=self.answer,
             trace=tuple(self.trace),
@@ -494,7 +314,7 @@ class Environment:
                 fidelity = check if isinstance(check, FidelityCheck) else None
                 policy = check if isinstance(check, PolicyCheck) else None
             replies.append(
-                _reply_record(
+                reply_record(
                     role=reply.role,
                     question=question,
                     text=text,
@@ -525,7 +345,7 @@ class Environment:
         # Every value here is already typed and checked, so the trace and the observation are
         # built without re-validation: it keeps a round's cost small (see the benchmark).
         self.trace.append(
-            _round_record(
+            round_record(
                 round=number,
                 action=kind,
                 replies=tuple(replies),
