@@ -34,270 +34,45 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from .._memo import remember
 from .._trusted import TrustedMaker
-from ..construct import Style, statement_text
-from ..construct._render import exact_line
+from ..construct import Style
 from ..settings import (
     DEFAULT_MISSED_WAIT,
     Defect,
     DefectKind,
     FollowUpDecision,
-    ParsedMessage,
     Request,
     StatedValue,
-    Vocabulary,
     decide,
-    parse_message,
-    read_request,
 )
-from ..spec import Slot, TypedTask, to_json_scalar
+from ..spec import Slot, TypedTask
+from ._record_book import (
+    READINGS_KEPT,
+    ColleagueReply,
+    FollowUpKind,
+    FollowUpReader,
+    FollowUpReading,
+    RecordBook,
+    _made_reply,
+    named_candidates,
+)
 
-FollowUpKind = Literal["targeted", "generic"]
-READINGS_KEPT = 4096
-"""readings a record book remembers (per group; cleared when full)"""
-FollowUpReader = Literal["rules", "model"]
+# (the replies and the record book are ._record_book's, named here too)
+__all__ = [
+    "READINGS_KEPT",
+    "ColleagueReply",
+    "FollowUpKind",
+    "FollowUpReader",
+    "FollowUpReading",
+    "RecordBook",
+    "ScriptedColleagues",
+    "named_candidates",
+]
 _DefectState = Literal["armed", "stated", "resolved"]
-
-
-class FollowUpReading(BaseModel):
-    """How one follow-up to a stated defect was read: by the rules and, optionally, a model."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    defect: DefectKind
-    rules: bool
-    """the rules' decision: targeted or not"""
-    why: str
-    model: bool | None = None
-    """the model's decision (``--followup-reader model``); None when not asked or unreadable"""
-    model_note: str | None = None
-    """what went wrong with the model's reading, if anything (the rules' decision is used)"""
-    used: FollowUpReader = "rules"
-
-    @property
-    def targeted(self) -> bool:
-        return self.model if self.used == "model" and self.model is not None else self.rules
 
 
 _reading = TrustedMaker(FollowUpReading)
 """(a follow-up's reading is made from values typed here: without validation)"""
-
-
-@dataclass(frozen=True)
-class ColleagueReply:
-    """One reply, with what it carried (for the trace; the agent sees only ``text``)."""
-
-    role: str
-    text: str | None
-    stated: tuple[StatedValue, ...]
-    concerned: tuple[Slot, ...]
-    """The records the question concerns (by the rule above), answered or not."""
-    defects: tuple[DefectKind, ...] = ()
-    """Defects this reply carried (``missed`` for a silence)."""
-    resolved: tuple[DefectKind, ...] = ()
-    """Defects this request resolved (it was a targeted follow-up)."""
-    follow_up: FollowUpKind | None = None
-    """Whether the request followed up an outstanding defect, and how."""
-    pending: bool = False
-    """The request got no reply and is pending (a Missed defect)."""
-    answers_pending: bool = False
-    """The reply also answers (or, after waiting, only answers) an earlier pending request."""
-    readings: tuple[FollowUpReading, ...] = ()
-
-
-_new_object = object.__new__
-_set_attribute = object.__setattr__
-
-
-def _made_reply(
-    role: str,
-    text: str | None,
-    stated: tuple[StatedValue, ...],
-    concerned: tuple[Slot, ...],
-    defects: tuple[DefectKind, ...] = (),
-    resolved: tuple[DefectKind, ...] = (),
-    follow_up: FollowUpKind | None = None,
-    pending: bool = False,
-    answers_pending: bool = False,
-    readings: tuple[FollowUpReading, ...] = (),
-) -> ColleagueReply:
-    """``ColleagueReply(...)`` with the same fields, made without the frozen class's
-    ``__init__``: its ten ``object.__setattr__`` calls took 2.8 us a reply, this 1.1 (timeit,
-    one moment). Every request gets a reply; a test keeps the two alike."""
-    reply = _new_object(ColleagueReply)
-    _set_attribute(
-        reply,
-        "__dict__",
-        {
-            "role": role,
-            "text": text,
-            "stated": stated,
-            "concerned": concerned,
-            "defects": defects,
-            "resolved": resolved,
-            "follow_up": follow_up,
-            "pending": pending,
-            "answers_pending": answers_pending,
-            "readings": readings,
-        },
-    )
-    return reply
-
-
-class RecordBook:
-    """What the colleagues of one task need, derived once: vocabulary, faithful lines.
-
-    Shared by every episode of the group: it only ever adds a faithful line to its cache
-    (a pure function of the slot), so sharing cannot change a reply.
-    """
-
-    def __init__(self, task: TypedTask, style: Style) -> None:
-        self.task = task
-        self.style = style
-        self.vocabulary = Vocabulary.of(task)
-        self.facts_of = {role: tuple(task.facts_of(role)) for role in task.roles}
-        self.faithful: dict[Slot, StatedValue] = {
-            slot: StatedValue(
-                candidate=slot[0],
-                fact=slot[1],
-                context=task.facts[slot[1]].context,
-                value=to_json_scalar(task.values[slot]),
-            )
-            for slot in task.all_slots()
-        }
-        self._lines: dict[Slot, str] = {}  # faithful lines, written when first needed
-        # Reading a message costs milliseconds and agents repeat their questions (across
-        # settings, epochs and agents, and the minimum-rounds search asks what careful asks):
-        # a reading depends only on the text, the role and the candidate in focus.
-        self._readings: dict[tuple[str, str | None, str | None], Request] = {}
-        # The addressee-free part of the last message read: a message sent to several
-        # colleagues is read for each in turn. Only the last is kept: parses are many small
-        # objects, and keeping them all made the garbage collector's passes cost more than
-        # the parsing saved.
-        self._last_parsed: ParsedMessage | None = None
-        # Every reply derives the records its request concerns from the reading, and a reply
-        # that no defect touches is the faithful lines of those records: both are pure
-        # functions of the reading (resp. of the records), remembered like the readings.
-        self._concerned: dict[tuple[str, str, str | None], tuple[Request, tuple[Slot, ...]]] = {}
-        self._faithful_replies: dict[tuple[Slot, ...], tuple[tuple[StatedValue, ...], str]] = {}
-        # A defect's statements are the group's data, stated again in every episode that
-        # triggers the defect: their lines are remembered by identity (the statement is kept,
-        # so its id cannot be reused while remembered).
-        self._other_lines: dict[int, tuple[StatedValue, str]] = {}
-        # A reply that no defect, follow-up or pending request touches is the faithful reply
-        # of its role and records, in every setting and episode of the group: made once
-        # (a frozen value), and known by identity (:meth:`is_faithful`), so that what is made
-        # from it alone can be remembered too (the environment's trace records).
-        self._faithful_colleague: dict[tuple[str, tuple[Slot, ...]], ColleagueReply] = {}
-        self._faithful_ids: dict[int, ColleagueReply] = {}
-
-    def line(self, stated: StatedValue) -> str:
-        slot = (stated.candidate, stated.fact)
-        if self.faithful.get(slot) is stated:
-            return self.faithful_line(slot)
-        return self.statement_line(stated)  # a defect's statement
-
-    def faithful_line(self, slot: Slot) -> str:
-        """The line of ``slot``'s faithful statement (its true value in the required context),
-        written when first needed: from the typed value itself, which is what the statement's
-        value reads back as (:func:`~uncobench_z3.settings.stated_value`), without reading it."""
-        text = self._lines.get(slot)
-        if text is None:
-            task = self.task
-            fact = task.facts[slot[1]]
-            text = self._lines[slot] = exact_line(
-                task, slot, fact.context, task.values[slot], self.style
-            )
-        return text
-
-    def statement_line(self, stated: StatedValue) -> str:
-        """The line of any statement (a defect's), remembered by identity."""
-        found = self._other_lines.get(id(stated))
-        if found is not None and found[0] is stated:
-            return found[1]
-        slot = (stated.candidate, stated.fact)
-        faithful = self.faithful.get(slot)
-        if faithful is not None and faithful == stated:
-            # (a resolved reply states the truth: 3,504 of the 4,672 defect statements of a
-            # first pass over 320 benchmark groups; their line is the faithful one)
-            text = self.faithful_line(slot)
-        else:
-            text = statement_text(self.task, stated, self.style)
-        return remember(self._other_lines, id(stated), (stated, text), READINGS_KEPT)[1]
-
-    def faithful_reply(self, slots: tuple[Slot, ...]) -> tuple[tuple[StatedValue, ...], str]:
-        """The faithful statements of ``slots``, in order, and the reply text they make."""
-        found = self._faithful_replies.get(slots)
-        if found is None:
-            stated = tuple(self.faithful[slot] for slot in slots)
-            text = "\n".join(self.faithful_line(slot) for slot in slots)
-            found = remember(self._faithful_replies, slots, (stated, text), READINGS_KEPT)
-        return found
-
-    def faithful_colleague_reply(self, role: str, slots: tuple[Slot, ...]) -> ColleagueReply:
-        """The reply of ``role`` that states ``slots`` faithfully, with nothing else to it
-        (made once: :meth:`is_faithful` knows it)."""
-        key = (role, slots)
-        found = self._faithful_colleague.get(key)
-        if found is None:
-            stated, text = self.faithful_reply(slots)
-            found = _made_reply(role=role, text=text, stated=stated, concerned=slots)
-            if len(self._faithful_colleague) >= READINGS_KEPT:
-                self._faithful_colleague.clear()
-                self._faithful_ids.clear()
-            self._faithful_colleague[key] = self._faithful_ids[id(found)] = found
-        return found
-
-    def is_faithful(self, reply: ColleagueReply) -> bool:
-        """Whether ``reply`` is one of :meth:`faithful_colleague_reply`'s (by identity: a
-        remembered reply is kept, so its id cannot be another's meanwhile)."""
-        return self._faithful_ids.get(id(reply)) is reply
-
-    def read(self, role: str | None, question: str, focus: str | None = None) -> Request:
-        """The reading of ``question`` to ``role`` (remembered: see ``_readings``)."""
-        key = (question, role, focus)
-        found = self._readings.get(key)
-        if found is None:  # (bounded for long runs of unique LLM questions)
-            parsed = self._last_parsed
-            if parsed is None or parsed.text != question:
-                parsed = self._last_parsed = parse_message(self.vocabulary, question)
-            request = read_request(self.vocabulary, question, role, focus, parsed)
-            found = remember(self._readings, key, request, READINGS_KEPT)
-        return found
-
-    def named_candidates(self, text: str) -> list[str]:
-        """Candidates a text names (full name, first name or surname, any case)."""
-        return list(self.read(None, text).candidates)
-
-    def slots(self, role: str, request: Request) -> list[Slot]:
-        """The records of ``role`` a request concerns (see the module docstring)."""
-        candidates = request.concerned_candidates(self.task.candidates)
-        own = self.facts_of[role]
-        facts = [f for f in own if f in request.facts] or list(own)
-        return [(c, f) for c in candidates for f in facts]
-
-    def concerned_slots(self, role: str, question: str, focus: str | None = None) -> list[Slot]:
-        return list(self.concerned(role, question, focus)[1])
-
-    def concerned(
-        self, role: str, question: str, focus: str | None = None
-    ) -> tuple[Request, tuple[Slot, ...]]:
-        """The reading of ``question`` to ``role`` and the records it concerns (remembered)."""
-        key = (question, role, focus)
-        found = self._concerned.get(key)
-        if found is None:
-            request = self.read(role, question, focus)
-            found = (request, tuple(self.slots(role, request)))
-            remember(self._concerned, key, found, READINGS_KEPT)
-        return found
-
-
-def named_candidates(task: TypedTask, text: str) -> list[str]:
-    """Candidates a text names (the colleagues' rule; see :class:`RecordBook`)."""
-    return list(read_request(Vocabulary.of(task), text).candidates)
 
 
 @dataclass
