@@ -173,7 +173,6 @@ class ScriptedColleagues:
             raise KeyError(role)
         book = self.records
         request, slots = book.concerned(role, question, self._focus.get(role))
-        follow_ups = self._follow_ups(role, request, slots)
         previous = self._contacted.get(role, 0)
         self._contacted[role] = previous + 1
         if len(request.candidates) == 1:
@@ -190,8 +189,10 @@ class ScriptedColleagues:
                 pending=True,
             )
         pending = self._pending.pop(role, None)
-        if pending is None and not follow_ups and role not in self._designated:
+        if pending is None and role not in self._designated:
             return book.faithful_colleague_reply(role, slots)  # (most replies)
+        # (the follow-ups are read from the defects' state, which nothing above changes)
+        follow_ups = self._follow_ups(role, request, slots)
         resolved: list[DefectKind] = []
         follow_up: FollowUpKind | None = None
         answers_pending = False

@@ -285,7 +285,7 @@ class Environment:
         phrased: Sequence[_Written],
         ask_error: str | None,
     ) -> Observation:
-        if self.finished:
+        if self.status != "running":
             raise RuntimeError("the episode is over")
         if not isinstance(action, _ACTIONS):
             raise TypeError(f"an agent must return an action, not {type(action).__name__}")
@@ -341,7 +341,7 @@ class Environment:
         elif isinstance(action, InvalidAction):
             error = action.reason
         answer = action if isinstance(action, AnswerAction) else None
-        delivered = self._intervention(replies)
+        delivered = None if self.intervention == "none" else self._intervention(replies)
         # Every value here is already typed and checked, so the trace and the observation are
         # built without re-validation: it keeps a round's cost small (see the benchmark).
         self.trace.append(
