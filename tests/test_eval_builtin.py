@@ -164,3 +164,20 @@ async def test_careful_reads_each_turn_once_and_as_the_whole_conversation_reads(
     first = await CarefulAgent().act(conversations[0])
     assert first is await CarefulAgent(seed=5).act(conversations[0])  # one per task text
     assert first == CarefulAgent().first_questions(agent.read(conversations[0]))
+
+
+async def test_naive_asks_each_briefing_one_remembered_question_as_validated() -> None:
+    from uncobench_z3.evaluation import AskAction, RoleRequest
+
+    group = load_groups(ROOT / "examples" / "groups" / "mining_supervisor.group.json")[0]
+    env = Environment(group, "reliable")
+    first = await make_agent("builtin/naive", 0).act(env.conversation)
+    assert first is await make_agent("builtin/naive", 1).act(env.conversation)
+    validated = AskAction(
+        requests=tuple(RoleRequest(role=r.id, question=NAIVE_QUESTION) for r in group.spec.roles)
+    )
+    assert first == validated and first.model_dump_json() == validated.model_dump_json()
+    assert first.model_fields_set == validated.model_fields_set
+    other = Environment(group, "reliable", budget=5)  # another briefing: asked anew, alike
+    again = await make_agent("builtin/naive", 0).act(other.conversation)
+    assert again == first and again is not first

@@ -55,6 +55,7 @@ from ._protocol import (
     Action,
     AnswerAction,
     AskAction,
+    Briefing,
     Conversation,
     RoleRequest,
     Turn,
@@ -204,17 +205,25 @@ class _TextAgent:
         return self._read
 
 
+_naive_asks: dict[int, tuple[Briefing, AskAction]] = {}
+"""id of a briefing -> the briefing (kept) and naive's first question to its roles"""
+
+
 class NaiveAgent(_TextAgent):
     """Asks everyone once, trusts every reply, never follows up."""
 
     async def act(self, conversation: Conversation) -> Action:
         if not conversation.turns:
-            return _ask(
-                requests=tuple(
-                    _request(role=card.id, question=NAIVE_QUESTION)
-                    for card in conversation.briefing.roles
+            # the same frozen action for every episode that shares the briefing (a group's)
+            briefing = conversation.briefing
+            found = _naive_asks.get(id(briefing))
+            if found is None or found[0] is not briefing:
+                requests = tuple(
+                    _request(role=card.id, question=NAIVE_QUESTION) for card in briefing.roles
                 )
-            )
+                found = (briefing, _ask(requests=requests))
+                remember(_naive_asks, id(briefing), found, _READINGS_KEPT)
+            return found[1]
         read = self.read(conversation)
         return decide(read, face_values(conversation, read), self.tie_breaker(conversation))
 
