@@ -70,8 +70,9 @@ _ask = TrustedMaker(AskAction)
 _request = TrustedMaker(RoleRequest)
 _READINGS_KEPT = 256
 """task readings whose reply texts' statements are remembered (as many as read_task_text's)"""
-_TEXTS_KEPT = 4096
-"""reply texts whose statements one task reading remembers"""
+_TEXTS_KEPT = 256
+"""reply texts whose statements one task reading remembers (a group's scripted replies are a few
+dozen; a model colleague's are all new, and the bound keeps them from piling up)"""
 _text_statements: dict[int, tuple[ReadTask, dict[str | None, tuple[Statement, ...]]]] = {}
 """id of a task reading -> the reading (kept: its id is not reused meanwhile) and its reply
 texts' statements"""
