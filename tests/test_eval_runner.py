@@ -181,10 +181,10 @@ def test_the_groups_are_checked_before_the_run_and_their_typed_tasks_are_used_on
 ) -> None:
     """Every group the run plays is checked (its typed task made) before anything is written;
     playing in this process, the run prepares each group with that task, not a new one."""
-    from uncobench_z3.evaluation import _environment, _inputs
+    from uncobench_z3.evaluation import _inputs, _prepared
 
     checked = typed_tasks_made(monkeypatch, _inputs)
-    made_again = typed_tasks_made(monkeypatch, _environment)
+    made_again = typed_tasks_made(monkeypatch, _prepared)
     summary = evaluate(groups, make_config("bench", groups, AGENTS, limit=2), tmp_path / "run")
     assert checked == [group.id for group in groups[:2]]
     assert summary.ran > 0 and made_again == []

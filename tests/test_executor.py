@@ -185,18 +185,18 @@ def test_the_driver_hashes_no_job_key_and_workers_make_no_typed_task_again(
     """A shard sends each sample with its job's place, so the driver finds the job without
     hashing any job's key (thousands of hashes held the workers back); forked workers prepare
     their groups with the typed tasks the driver's input check made."""
-    from uncobench_z3.evaluation import _environment
+    from uncobench_z3.evaluation import _prepared
 
     planned = jobs_planned(monkeypatch)
     made_again = tmp_path / "made-again.txt"  # the workers write here (their own processes)
-    real = _environment.typed_task
+    real = _prepared.typed_task
 
     def noted(group: Any) -> Any:
         with made_again.open("a") as handle:
             handle.write(f"{group.id}\n")
         return real(group)
 
-    monkeypatch.setattr(_environment, "typed_task", noted)
+    monkeypatch.setattr(_prepared, "typed_task", noted)
     groups = example_groups()
     options = EvalOptions(concurrency=4, executor=ExecutorOptions(workers=2))
     summary = evaluate(groups, make_config("ex", groups, AGENTS), tmp_path / "run", options)

@@ -27,8 +27,8 @@ from uncobench_z3.errors import ResumeError
 from uncobench_z3.evaluation import (
     PreparedGroup,
     SampleRecord,
-    _environment,
     _min_rounds,
+    _prepared,
     group_digest,
     make_agent,
     make_config,
@@ -198,7 +198,7 @@ def test_build_and_verify_hand_the_search_the_typed_task_they_made(
 ) -> None:
     """The search does not check a group's structure again where its caller has (a build's
     proof, verify's structure check); a task of another spec is not used."""
-    made = typed_tasks_made(monkeypatch, _environment)
+    made = typed_tasks_made(monkeypatch, _prepared)
     out = tmp_path / "b"
     build_benchmark(out, groups=3, seed=5, workers=1, minimum_rounds=settings_minimum_rounds)
     reports = verify_benchmark(out, SolverBudget(), workers=1,
