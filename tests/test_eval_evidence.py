@@ -46,6 +46,7 @@ from uncobench_z3.evaluation._attribution import (
 from uncobench_z3.evaluation._evidence import (
     EvidenceReader,
     FaceValueEvidence,
+    TaskTables,
     differing_completion,
     evidence_by_round,
     final_evidence,
@@ -289,6 +290,28 @@ def test_skipping_completions_that_cannot_change_the_output_finds_the_same_one(
         assert fast == differing_completion(task, gold, snapshot, shortcuts=False)
         # the true records' output handed in (as the judge does): the same again
         assert fast == differing_completion(task, gold, snapshot, truth=task.outcome())
+
+
+# one table, gold and truth per task for every example: the first changes a table keeps for
+# one evidence are read for every evidence after (as a group's judge keeps them)
+_KEPT = [(TaskTables(task), group.gold.to_outcome(), task.outcome())
+         for task, group in zip(TASKS, GROUPS, strict=True)]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traces())
+def test_first_changes_kept_across_evidence_find_the_same_completion(
+    case: tuple[int, list[RoundRecord]],
+) -> None:
+    """The judge's tables keep each record's first change found with every other record at
+    its true value: read again for later evidence (other snapshots, other traces), they give
+    what the plain search returns."""
+    index, trace = case
+    task = TASKS[index]
+    tables, gold, truth = _KEPT[index]
+    for snapshot in evidence_by_round(task, trace):
+        kept = differing_completion(task, gold, snapshot, truth=truth, tables=tables)
+        assert kept == differing_completion(task, gold, snapshot, shortcuts=False)
 
 
 def test_the_true_records_output_is_reused_only_for_evidence_true_of_them() -> None:

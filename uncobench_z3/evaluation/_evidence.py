@@ -70,6 +70,12 @@ _READINGS_KEPT = 4096
 state a few hundred statement objects per group; other colleagues may state new ones"""
 
 
+def at_true_value(value: Value, truth: Value | None) -> bool:
+    """Whether a stated exact value is the record's true value ``truth``, of the same type
+    (equal values of two types, ``True`` and ``1``, are not the same record value)."""
+    return type(value) is type(truth) and value == truth
+
+
 def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
     """How ``stated`` reads in ``task`` (see :data:`Reading`)."""
     slot = (stated.candidate, stated.fact)
@@ -77,8 +83,7 @@ def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
         return stated, slot, _OTHER_CONTEXT, None, "", (), False
     if stated.is_exact:
         value = stated_value(task, stated)
-        truth = task.values.get(slot)
-        true = type(value) is type(truth) and value == truth
+        true = at_true_value(value, task.values.get(slot))
         return stated, slot, _EXACT, value, repr(value), (), true
     return stated, slot, _IMPRECISE, None, "", statement_key(stated), False
 
@@ -205,7 +210,7 @@ class TaskTables:
     to try that lie in its domain (:func:`values_to_try`, each once, in order), made on first
     use. The task's records must not change after."""
 
-    __slots__ = ("_tries", "conditions", "decision", "decision_slots", "task")
+    __slots__ = ("_changes", "_tries", "conditions", "decision", "decision_slots", "task")
 
     def __init__(self, task: TypedTask) -> None:
         self.task = task
@@ -213,6 +218,17 @@ class TaskTables:
         self.decision = frozenset(task.decision_facts())
         self.decision_slots = tuple(s for s in task.all_slots() if s[1] in self.decision)
         self._tries: dict[str, list[Value]] = {}
+        self._changes: tuple[Outcome, Outcome, dict[Slot, object]] | None = None
+
+    def changes(self, gold: Outcome, truth: Outcome) -> dict[Slot, object]:
+        """The first change of each decision record that gives an output other than ``gold``
+        when every other record is at its true value (``truth``: their output), as
+        :func:`differing_completion` finds it, by record (``_NO_CHANGE``: none), for that
+        function to fill and read (the table of the last ``gold`` and ``truth`` asked)."""
+        kept = self._changes
+        if kept is None or kept[0] is not gold or kept[1] is not truth:
+            kept = self._changes = (gold, truth, {})
+        return kept[2]
 
     def tries(self, slot: Slot) -> list[Value]:
         """``values_to_try(task, slot)`` in the fact's domain, each once (do not change it)."""
@@ -258,7 +274,7 @@ def differing_completion(
         untrue = frozenset(
             slot
             for slot, value in evidence.exact.items()
-            if type(value) is not type(values.get(slot)) or value != values.get(slot)
+            if not at_true_value(value, values.get(slot))
         )
     # the true value is in its domain (check_structure): so is an equal one of its type
     for slot in untrue:
@@ -354,15 +370,34 @@ def differing_completion(
             return False
         return not found.same_output(gold)
 
+    def first_change(slot: Slot) -> object:
+        """The first value of ``slot`` that gives another output (``_NO_CHANGE``: none)."""
+        if slot[1] not in conditions and same_output(slot):
+            return _NO_CHANGE  # no value of this record changes the output
+        for value in alternatives(slot):
+            if value != values[slot] and differs(slot, {**values, slot: value}):
+                return value
+        return _NO_CHANGE
+
+    # With every record at its true value (base is the truth), the first change of a record
+    # no statement constrains depends on that record alone: the group's tables keep it, for
+    # every evidence asked about after.
+    known = tables.changes(gold, truth) if base is truth and truth is not None else None
     exact = evidence.exact
     for slot in tables.decision_slots:
         if slot in exact:
             continue
-        if slot[1] not in conditions and same_output(slot):
-            continue  # no value of this record changes the output
-        for value in alternatives(slot):
-            if value != values[slot]:
-                changed = {**values, slot: value}
-                if differs(slot, changed):
-                    return changed
+        if known is None or slot in options or slot in ranges:
+            value = first_change(slot)
+        else:
+            value = known.get(slot, _UNKNOWN)
+            if value is _UNKNOWN:
+                value = known[slot] = first_change(slot)
+        if value is not _NO_CHANGE:
+            return {**values, slot: value}  # type: ignore[dict-item]
     return None
+
+
+_NO_CHANGE = object()
+"""no change of a record gives another output (:meth:`TaskTables.changes`)"""
+_UNKNOWN = object()
