@@ -55,6 +55,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
+from .._trusted import TrustedMaker
 from ..settings import StatedValue, stated_imprecision, stated_value
 from ..solver import GOAL_DIFFERS, QueryResult, SolverBudget, TaskSolver, shared_context
 from ..solver._encoding import smt_and
@@ -238,12 +239,14 @@ def attribute_error(
     ``group_hash`` (the group's content hash) lets the samples of one group share a solver
     and remember each label by what the replies stated and what the agent answered."""
     memo = _group_memo(group_hash, budget)
-    key = (trace_statements(trace), _answer_key(parsed))
-    found = memo.attributions.get(key) if memo is not None else None
+    judge = shared_judge(group_hash, task, gold, budget)
+    if memo is None:
+        return _attribute(judge, trace, parsed)
+    key = (trace_statements(trace, judge.statement_keys), _answer_key(parsed))
+    found = memo.attributions.get(key)
     if found is None:
-        found = _attribute(shared_judge(group_hash, task, gold, budget), trace, parsed)
-        if memo is not None:
-            remember(memo.attributions, key, found, MEMO_ENTRIES)
+        found = _attribute(judge, trace, parsed)
+        remember(memo.attributions, key, found, MEMO_ENTRIES)
     return found
 
 
@@ -252,13 +255,12 @@ def _attribute(
 ) -> Attribution:
     task = judge.task
     evidence, accepted = received_evidence(task, trace)
-    decision = task.decision_facts()
-    received = sum(1 for _, fact in evidence if fact in decision)
-    needed = len(task.candidates) * len(decision)
+    received, needed = _decision_records(judge, evidence)
     described = tuple(_describe(task, s) for _, s in sorted(accepted.items()))
 
     def result(label: AttributionLabel, detail: str) -> Attribution:
-        return Attribution(
+        # built from checked parts: no validation pass
+        return _attribution(
             label=label, detail=detail, received=received, needed=needed, accepted=described
         )
 
@@ -330,12 +332,36 @@ def _attribute(
     )
 
 
-def trace_statements(trace: Sequence[RoundRecord]) -> tuple[StatementKey, ...]:
+StatementKeys = dict[int, tuple[StatedValue, StatementKey]]
+"""statements and their :func:`statement_key`, by ``id`` of the statement (as
+:data:`._evidence.Readings`)"""
+
+
+def trace_statements(
+    trace: Sequence[RoundRecord], keys: StatementKeys | None = None
+) -> tuple[StatementKey, ...]:
     """Every statement of a trace's replies, in order, as a hashable key: all that attribution
-    and justification read from a trace (equal keys get equal labels)."""
-    return tuple(
-        statement_key(s) for record in trace for reply in record.replies for s in reply.stated
-    )
+    and justification read from a trace (equal keys get equal labels). ``keys``: a table of
+    statement keys to share (a group's judge keeps one: its samples state the same statement
+    objects again)."""
+    if keys is None:
+        return tuple(
+            statement_key(s) for record in trace for reply in record.replies for s in reply.stated
+        )
+    found: list[StatementKey] = []
+    for record in trace:
+        for reply in record.replies:
+            for stated in reply.stated:
+                kept = keys.get(id(stated))
+                if kept is None or kept[0] is not stated:
+                    kept = (stated, statement_key(stated))
+                    remember(keys, id(stated), kept, _KEYS_KEPT)
+                found.append(kept[1])
+    return tuple(found)
+
+
+_KEYS_KEPT = 4096
+"""statement keys a judge keeps (then it starts again), as its readings"""
 
 
 def _answer_key(parsed: ParsedAnswer | None) -> tuple[str | None, ...] | None:
@@ -391,10 +417,11 @@ def forget_group(group_hash: str) -> None:
             del table[key]
 
 
-def _decision_records(task: TypedTask, evidence: dict[Slot, Value]) -> tuple[int, int]:
-    decision = task.decision_facts()
+def _decision_records(judge: EvidenceJudge, evidence: dict[Slot, Value]) -> tuple[int, int]:
+    """(decision records in ``evidence``, decision records of the judge's task)."""
+    decision = judge.tables.decision
     received = sum(1 for _, fact in evidence if fact in decision)
-    return received, len(task.candidates) * len(decision)
+    return received, len(judge.task.candidates) * len(decision)
 
 
 def _true_of(task: TypedTask, slot: Slot, stated: StatedValue) -> bool:
@@ -435,6 +462,9 @@ class EvidenceJudge:
         self.readings: Readings = {}
         """how each statement stated in the group's samples reads (:class:`._evidence.
         EvidenceReader`): shared by every reading of a trace of this task"""
+        self.statement_keys: StatementKeys = {}
+        """each statement's :func:`._evidence.statement_key`, made once (attribution's memo
+        key)"""
         self.tables = TaskTables(task)
         """what exact evaluation reads of the task alone, for every evidence asked about"""
         self._decision_slots = frozenset(self.tables.decision_slots)
@@ -582,9 +612,8 @@ def justify_answer(
 def _justify(
     judge: EvidenceJudge, determined: tuple[DeterminedStatus, dict[Slot, Value], int]
 ) -> Justification:
-    task = judge.task
     status, evidence, imprecise = determined
-    received, needed = _decision_records(task, evidence)
+    received, needed = _decision_records(judge, evidence)
     seen = f"{received} of {needed} decision records"
     if imprecise:
         seen += f" and {imprecise} imprecise statement{'s' if imprecise > 1 else ''}"
@@ -597,6 +626,10 @@ def _justify(
     else:
         label = "unknown"
         detail = f"the solver could not decide whether the evidence ({seen}) determined it"
-    return Justification(
+    return _justification(  # built from checked parts: no validation pass
         label=label, detail=detail, received=received, needed=needed, imprecise=imprecise
     )
+
+
+_attribution = TrustedMaker(Attribution)
+_justification = TrustedMaker(Justification)

@@ -53,6 +53,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._trusted import TrustedMaker
 from ..errors import ModelAPIError
 from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup, group_digest
@@ -258,7 +259,8 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
         for reply in replies:
             asked.add(reply.role)
         unread.extend(replies)
-    return Behaviour(
+    # built from counts made here, for every sample: no validation pass
+    return _behaviour(
         contacts=contacts,
         waits=waits,
         redundant_contacts=redundant,
@@ -269,6 +271,9 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
         invalid_actions=invalid,
         **pending_behaviour(trace),
     )
+
+
+_behaviour = TrustedMaker(Behaviour)
 
 
 def _receive(
@@ -564,18 +569,19 @@ def _record(
     task: TypedTask,
     **outcome: Any,
 ) -> SampleRecord:
-    """The sample's record: what every sample has, and its ``outcome`` fields."""
-    return SampleRecord(
+    """The sample's record: what every sample has, and its ``outcome`` fields (built from
+    checked parts, on every sample's path: no validation pass)."""
+    return _sample_record(
         key=job.key,
         group_id=job.group.id,
         group_hash=job.group_hash or group_digest(job.group),
         setting=job.setting,
-        agent=configuration_name(job.agent),
+        agent=_configuration_name(job.agent),
         seed=job.seed,
         budget=job.budget,
         epoch=job.epoch,
         epoch_seed=job.epoch_seed,
-        colleague=configuration_name(job.colleague),
+        colleague=_configuration_name(job.colleague),
         colleague_mode=job.colleague_mode,
         colleague_policy=(
             policy_keeping(episode.trace) if job.colleague_mode == "policy" else None
@@ -592,3 +598,8 @@ def _record(
         elapsed_seconds=round(elapsed, 6),
         **outcome,
     )
+
+
+_sample_record = TrustedMaker(SampleRecord)
+_configuration_name = functools.lru_cache(maxsize=256)(configuration_name)
+"""(a run names a few agents and colleagues, and each sample's record names both)"""
