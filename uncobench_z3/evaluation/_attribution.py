@@ -77,6 +77,8 @@ from ._evidence import (
     TaskTables,
     differing_completion,
     final_evidence,
+    is_exact_reading,
+    reading_of,
     statement_key,
 )
 from ._scoring import ParsedAnswer
@@ -107,18 +109,23 @@ class Attribution(BaseModel):
 
 
 def received_evidence(
-    task: TypedTask, trace: Sequence[RoundRecord]
+    task: TypedTask, trace: Sequence[RoundRecord], readings: Readings | None = None
 ) -> tuple[dict[Slot, Value], dict[Slot, StatedValue]]:
-    """(exact required-context values, accepted defective statements) of a trace."""
+    """(exact required-context values, accepted defective statements) of a trace
+    (``readings``: the statements' readings to share, :class:`._evidence.EvidenceReader`'s:
+    scoring has read every statement of the trace for the round notes already)."""
     exact: dict[Slot, set[object]] = {}
     values: dict[Slot, Value] = {}
     defective: dict[Slot, StatedValue] = {}
+    if readings is None:
+        readings = {}
     for record in trace:
         for reply in record.replies:
             for stated in reply.stated:
-                slot = (stated.candidate, stated.fact)
-                if stated.is_exact and stated.context == task.facts[stated.fact].context:
-                    value = stated_value(task, stated)
+                reading = reading_of(task, stated, readings)
+                slot = reading[1]
+                if is_exact_reading(reading):  # exact, in the required context
+                    value: Value = reading[3]  # type: ignore[assignment]
                     exact.setdefault(slot, set()).add(value)
                     values[slot] = value
                 else:
@@ -254,7 +261,7 @@ def _attribute(
     judge: EvidenceJudge, trace: Sequence[RoundRecord], parsed: ParsedAnswer | None
 ) -> Attribution:
     task = judge.task
-    evidence, accepted = received_evidence(task, trace)
+    evidence, accepted = received_evidence(task, trace, judge.readings)
     received, needed = _decision_records(judge, evidence)
     described = tuple(_describe(task, s) for _, s in sorted(accepted.items()))
 

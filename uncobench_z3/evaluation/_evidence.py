@@ -88,6 +88,20 @@ def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
     return stated, slot, _IMPRECISE, None, "", statement_key(stated), False
 
 
+def reading_of(task: TypedTask, stated: StatedValue, readings: Readings) -> Reading:
+    """:func:`read_statement`, remembered in ``readings`` (a group's judge keeps the table)."""
+    reading = readings.get(id(stated))
+    if reading is None or reading[0] is not stated:
+        reading = read_statement(task, stated)
+        remember(readings, id(stated), reading, _READINGS_KEPT)
+    return reading
+
+
+def is_exact_reading(reading: Reading) -> bool:
+    """Whether a reading is of an exact value in the required context."""
+    return reading[2] == _EXACT
+
+
 class EvidenceReader:
     """Reads a trace round by round and gives the face-value evidence so far: the minimum-
     rounds search asks after every round of a growing trace, and reading only the new round

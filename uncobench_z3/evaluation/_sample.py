@@ -221,13 +221,19 @@ class Behaviour(BaseModel):
 
 
 def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> Behaviour:
-    """Count the behaviour of one episode (``required``: fact key -> required context)."""
+    """Count the behaviour of one episode (``required``: fact key -> required context), in
+    one pass over its replies."""
     received: set[tuple[str, str]] = set()
     unread: list[ReplyRecord] = []  # replies of earlier rounds not yet added to ``received``
     asked: set[str] = set()
     contacts = waits = redundant = targeted = generic = invalid = 0
     seen: dict[DefectKind, None] = {}
     resolved: dict[DefectKind, None] = {}
+    # for answered_pending and designated_contacts (module docstring): the roles whose reply
+    # is pending, and those that ever missed a request
+    pending: set[str] = set()
+    designated: set[str] = set()
+    answered_pending = False
     for record in trace:
         action = record.action
         if action == "wait":
@@ -236,6 +242,12 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
             invalid += 1
         replies = record.replies
         for reply in replies:
+            role = reply.role
+            if reply.pending:
+                pending.add(role)
+                designated.add(role)
+            if reply.answers_round is not None:
+                pending.discard(role)
             if reply.resolved:
                 resolved.update(dict.fromkeys(reply.resolved))
             if reply.delivered:
@@ -243,7 +255,7 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
             contacts += 1
             # (the records concerned are compared only for a colleague asked before, and the
             # records received read only then)
-            if reply.role in asked:
+            if role in asked:
                 if unread:
                     _receive(received, unread, required)
                 if received.issuperset((c, f) for c, f in reply.concerned):
@@ -255,10 +267,20 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
                 generic += 1
             if reply.defects:
                 seen.update(dict.fromkeys(reply.defects))
+        if action == "answer" and pending:
+            answered_pending = True
         # the round's replies count as received from the next round on
         for reply in replies:
             asked.add(reply.role)
         unread.extend(replies)
+    designated_contacts = 0
+    if designated:  # (a Missed colleague: the requests sent to it, in every round)
+        designated_contacts = sum(
+            1
+            for record in trace
+            for reply in record.replies
+            if reply.role in designated and not reply.delivered
+        )
     # built from counts made here, for every sample: no validation pass
     return _behaviour(
         contacts=contacts,
@@ -269,7 +291,8 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
         defects_seen=tuple(seen),
         defects_resolved=tuple(resolved),
         invalid_actions=invalid,
-        **pending_behaviour(trace),
+        answered_pending=answered_pending,
+        designated_contacts=designated_contacts,
     )
 
 
@@ -302,29 +325,6 @@ class SampleError(BaseModel):
     attempts: int | None = None
     """attempts made at the failing call (``None`` when unknown)"""
     status_code: int | None = None
-
-
-def pending_behaviour(trace: Sequence[RoundRecord]) -> dict[str, Any]:
-    """``answered_pending`` and ``designated_contacts`` of one episode (see the module doc)."""
-    pending: set[str] = set()
-    designated: set[str] = set()
-    answered_pending = False
-    for record in trace:
-        for reply in record.replies:
-            if reply.pending:
-                pending.add(reply.role)
-                designated.add(reply.role)
-            if reply.answers_round is not None:
-                pending.discard(reply.role)
-        if record.action == "answer" and pending:
-            answered_pending = True
-    contacts = sum(
-        1
-        for record in trace
-        for reply in record.replies
-        if reply.role in designated and not reply.delivered
-    )
-    return {"answered_pending": answered_pending, "designated_contacts": contacts}
 
 
 class PolicyKeeping(BaseModel):
