@@ -39,6 +39,11 @@ def statement_key(stated: StatedValue) -> StatementKey:
     )
 
 
+StatementKeys = dict[int, tuple[StatedValue, StatementKey]]
+"""statements and their :func:`statement_key`, by ``id`` of the statement (as
+:data:`Readings`)"""
+
+
 @dataclass(frozen=True, slots=True)
 class FaceValueEvidence:
     """The face-value evidence after one round (module docstring)."""

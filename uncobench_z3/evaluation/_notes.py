@@ -5,7 +5,7 @@ After round ``r`` the *evidence* is what the replies of rounds ``1..r`` state at
 (:func:`._attribution.face_value_evidence`: exact values in the required context, plus
 imprecise required-context statements as constraints; a wrong-context value states nothing).
 The note says whether it **determined** the gold answer (no completion of the records not
-received gives another output: the question :class:`._attribution.EvidenceJudge` asks for
+received gives another output: the question :class:`._evidence_judge.EvidenceJudge` asks for
 justified accuracy and minimum rounds, so the three always agree), and lists the decision
 records (those a condition or the rule reads, for every candidate) not yet received exactly
 in the required context. ``determined`` is None when the solver could not decide; never

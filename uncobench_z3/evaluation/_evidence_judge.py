@@ -1,0 +1,226 @@
+"""Whether face-value evidence determines a task's gold answer: :class:`EvidenceJudge`.
+
+Justification (:func:`._attribution.justify_answer`), attribution's first question, the
+round notes (:mod:`._notes`) and the minimum rounds (:mod:`._min_rounds`) all ask it of the
+evidence received (:mod:`._evidence`). Exact evaluation settles most of it: evidence that pins
+every decision record at its true value determines gold, and a completion of the records
+found by evaluation (:func:`._evidence.differing_completion`) is a model of the solver's
+"does the evidence leave another output open?" query. The rest goes to the solver, through
+the task's encoding (:class:`_Attributor`, loaded on first use; its queries read only
+verdicts), which attribution's own questions use too. A judge remembers each verdict by the
+evidence; :func:`._attribution.shared_judge` shares one among a group's samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Literal
+
+from ..settings import StatedValue, stated_imprecision, stated_value
+from ..solver import GOAL_DIFFERS, QueryResult, SolverBudget, TaskSolver, shared_context
+from ..solver._encoding import smt_and
+from ..spec import Answer, Outcome, Slot, TypedTask, Value, preimage, round_fraction
+from ._environment import RoundRecord
+from ._evidence import (
+    FaceValueEvidence,
+    Readings,
+    StatementKeys,
+    TaskTables,
+    differing_completion,
+    final_evidence,
+)
+from ._scoring import ParsedAnswer
+
+Pinned = tuple[list[Slot], list[str]]
+"""values as solver constraints: (slots pinned at their true value, equality terms)"""
+
+
+class _Attributor:
+    def __init__(self, task: TypedTask, gold: Answer, budget: SolverBudget) -> None:
+        self.task = task
+        self.gold = gold.to_outcome()
+        # Only verdicts are read, so the thread's long-lived Z3 context serves (no model or
+        # core reaches the label, so what the context solved before cannot change it).
+        self.solver = TaskSolver(task, self.gold, budget, shared_context())
+        self.encoding = self.solver.encoding
+
+    def ask(self, name: str, goal: str | None, values: Pinned, terms: list[str]) -> QueryResult:
+        """A verdict-only query with ``values`` pinned and ``terms`` asserted."""
+        slots, pinned_terms = values
+        return self.solver.query(
+            name, slots, goal, [*pinned_terms, *terms], want_core=False, want_model=False
+        )
+
+    def equals(self, values: dict[Slot, Value]) -> Pinned:
+        """``values`` as constraints: a record at its true value by the encoding's own pin
+        literal (already in the solver), any other value as an equality term (parsed into the
+        solver once, behind a guard). Both say the same: ``slot = value``."""
+        recorded = self.task.values
+        slots = [slot for slot, value in values.items() if recorded.get(slot) == value]
+        terms = [
+            self.encoding.value_equals_term(slot, value)
+            for slot, value in values.items()
+            if recorded.get(slot) != value
+        ]
+        return slots, terms
+
+    def statement_term(self, slot: Slot, stated: StatedValue) -> str:
+        if stated.is_exact:
+            return self.encoding.value_equals_term(slot, stated_value(self.task, stated))
+        statement = stated_imprecision(self.task, stated)
+        if statement.options is not None:
+            return self.encoding.value_in_set_term(slot, statement.options)
+        assert statement.low is not None and statement.high is not None
+        return self.encoding.value_in_range_term(slot, statement.low, statement.high)
+
+    def answer_term(self, parsed: ParsedAnswer | None) -> str | None:
+        """The outputs that agree with the agent's answer, as far as it says anything.
+
+        A negative answer: nobody eligible. A positive one: the named candidate eligible and,
+        if a number was given, its result rounding to that number. Other candidates are left
+        free: a defect that makes two candidates eligible forces any answer to pick one.
+        """
+        if parsed is None or parsed.decision is None:
+            return None
+        if parsed.decision == "negative":
+            return self.encoding.outcome_term(Outcome("none"))
+        chosen = parsed.candidate
+        if chosen is None or chosen not in self.task.candidates:
+            return None
+        terms = [self.encoding.eligible_name(chosen)]
+        if parsed.number is not None:
+            rule = self.task.rule
+            number = round_fraction(Fraction(parsed.number), rule.digits, rule.mode)
+            window = preimage(number, rule.digits, rule.mode)
+            terms.append(self.encoding.in_interval_term(chosen, window))
+        return smt_and(terms)
+
+
+def _true_of(task: TypedTask, slot: Slot, stated: StatedValue) -> bool:
+    """Does the record's true value satisfy an imprecise statement? (False when unsure.)"""
+    truth = task.values.get(slot)
+    try:
+        statement = stated_imprecision(task, stated)
+        if statement.options is not None:
+            return truth in statement.options
+        return statement.low <= truth <= statement.high  # type: ignore[operator]
+    except Exception:  # an unreadable or incomparable statement: let the solver decide
+        return False
+
+
+DeterminedStatus = Literal["sat", "unsat", "unknown"]
+
+
+class EvidenceJudge:
+    """Decides, for one task, whether face-value evidence determines the gold answer, and
+    remembers each verdict by the evidence (samples of one group often receive the same).
+
+    Evidence that pins every decision record at its true value (with every imprecise
+    statement true of its record) determines gold by exact evaluation: the output is a
+    function of the decision records, and the true records give gold. That is what the
+    solver would prove, so it is not asked. Evidence that leaves another output open is
+    usually shown so by a completion found by evaluation (:func:`._evidence.
+    differing_completion`: a model of the solver's query). The task's encoding is loaded into
+    a solver only when some evidence needs one: evidence that determines gold without pinning
+    every decision record, or whose other outputs those tries miss.
+    """
+
+    def __init__(self, task: TypedTask, gold: Answer, budget: SolverBudget) -> None:
+        self.task = task
+        self.gold = gold
+        self.budget = budget
+        self._attributor: _Attributor | None = None
+        self.verdicts: dict[tuple[object, ...], DeterminedStatus] = {}
+        self.readings: Readings = {}
+        """how each statement stated in the group's samples reads (:class:`._evidence.
+        EvidenceReader`): shared by every reading of a trace of this task"""
+        self.statement_keys: StatementKeys = {}
+        """each statement's :func:`._evidence.statement_key`, made once (attribution's memo
+        key)"""
+        self.tables = TaskTables(task)
+        """what exact evaluation reads of the task alone, for every evidence asked about"""
+        self._decision_slots = frozenset(self.tables.decision_slots)
+        self.note_slots = tuple(
+            (candidate, fact)
+            for candidate in task.candidates
+            for fact in sorted(self.tables.decision)
+        )
+        """the decision records in the order the round notes list them"""
+        # Gold is what the true records give (verify proved it at build time; a group edited
+        # since would not be, and then every verdict goes to the solver).
+        try:
+            self._gold: Outcome | None = gold.to_outcome()
+            self._truth: Outcome | None = task.outcome()
+            self._gold_is_truth = self._truth.same_output(self._gold)
+        except Exception:  # a rule the true records cannot evaluate: leave it to the solver
+            self._gold, self._truth, self._gold_is_truth = None, None, False
+
+    @property
+    def attributor(self) -> _Attributor:
+        """The task's encoding in a solver, loaded on first use."""
+        if self._attributor is None:
+            self._attributor = _Attributor(self.task, self.gold, self.budget)
+        return self._attributor
+
+    def determines_gold(
+        self, trace: Sequence[RoundRecord]
+    ) -> tuple[DeterminedStatus, dict[Slot, Value], int]:
+        """``unsat``: the face-value evidence of ``trace`` determines gold; ``sat``: another
+        output is consistent with it; ``unknown``: undecided - with the exact evidence and the
+        number of imprecise statements used. Contradictory evidence (which faithful
+        colleagues never give) determines nothing and is reported ``unknown``."""
+        return self.verdict_of(final_evidence(self.task, trace, self.readings))
+
+    def verdict_of(
+        self, evidence: FaceValueEvidence
+    ) -> tuple[DeterminedStatus, dict[Slot, Value], int]:
+        """:meth:`determines_gold` of a trace whose evidence is already read."""
+        return self.verdict(evidence), evidence.exact, len(evidence.imprecise)
+
+    def verdict(self, evidence: FaceValueEvidence) -> DeterminedStatus:
+        """:meth:`determines_gold` of evidence already read from a trace."""
+        status = self.verdicts.get(evidence.signature)
+        if status is None:
+            status = self.verdicts[evidence.signature] = self._decide(evidence)
+        return status
+
+    def truthful(self, evidence: FaceValueEvidence) -> bool:
+        """Every exact value is the record's true value, every imprecise statement true of it."""
+        values, exact = self.task.values, evidence.exact
+        # (the reader knows the exact values at their true value: only the others are compared)
+        compared = exact if evidence.untrue is None else evidence.untrue
+        return all(values.get(slot) == exact[slot] for slot in compared) and all(
+            _true_of(self.task, slot, s) for slot, s in evidence.imprecise
+        )
+
+    def evaluated(self, evidence: FaceValueEvidence, truthful: bool) -> DeterminedStatus | None:
+        """Whether ``evidence`` leaves an output other than gold open, when exact evaluation
+        settles it (class docstring): ``unsat`` for evidence that pins every decision record
+        at its true value (``truthful``: :meth:`truthful` of it), ``sat`` when a differing
+        completion is found; None leaves the question to the solver."""
+        if truthful and self._gold_is_truth and self._decision_slots <= evidence.exact.keys():
+            return "unsat"  # every decision record pinned at its true value (class docstring)
+        if self._gold is not None and differing_completion(
+            self.task, self._gold, evidence, truth=self._truth, tables=self.tables
+        ):
+            return "sat"  # a model of the query below, found by evaluation (class docstring)
+        return None
+
+    def _decide(self, evidence: FaceValueEvidence) -> DeterminedStatus:
+        truthful = self.truthful(evidence)
+        settled = self.evaluated(evidence, truthful)
+        if settled is not None:
+            return settled
+        attributor = self.attributor
+        pinned = attributor.equals(evidence.exact)
+        terms = [attributor.statement_term(slot, stated) for slot, stated in evidence.imprecise]
+        differs = attributor.ask("justification", GOAL_DIFFERS, pinned, terms)
+        if differs.status != "unsat":
+            return differs.status
+        # unsat is only meaningful for consistent evidence: the true records are a witness
+        # when they satisfy every statement (always, with faithful colleagues), else ask
+        if truthful:
+            return "unsat"
+        consistent = attributor.ask("justification-consistent", None, pinned, terms)
+        return "unsat" if consistent.status == "sat" else "unknown"
