@@ -11,24 +11,8 @@ tie-breaks, an LLM's ``seed`` and its response-cache scope), so epochs differ wh
 agent has randomness, while the agents, settings and intervention arms of one group and
 epoch share it (common random numbers: paired comparisons compare like with like).
 
-Behaviour counts, per sample:
-
-* ``contacts`` - requests sent (one per colleague per ask action);
-* ``waits`` - wait actions;
-* ``redundant_contacts`` - requests to a colleague already asked in an earlier round, every
-  record of which (by the colleagues' concern rule) had already reached the agent exactly
-  and in the required context. Re-asking a silent colleague, following up a wrong-context or
-  imprecise reply, or asking for records not yet received is never redundant;
-* ``targeted_follow_ups`` / ``generic_follow_ups`` - requests that followed up an
-  outstanding defect and did / did not resolve it (a re-ask after a silence is targeted);
-* ``defects_seen`` / ``defects_resolved`` - defect kinds that showed up in a reply (or a
-  silence) / that a targeted follow-up then resolved;
-* ``invalid_actions`` - actions the environment rejected (what the model wrote for each is in
-  the trace: ``RoundRecord.output``);
-* ``answered_pending`` - the agent answered while a request was still pending (a Missed
-  colleague's reply it neither waited for nor asked again for);
-* ``designated_contacts`` - requests to the colleague that missed a request (the paper counts
-  the Missed cases with more than one).
+The behaviour a record counts (contacts, waits, redundant contacts, follow-ups, defects seen
+and resolved, ...) is defined in :mod:`._behaviour`.
 
 A sample's ``result`` is ``correct``, ``wrong_answer``, ``budget_exhausted`` (no answer within
 the round budget) or ``context_exhausted`` (the conversation outgrew the agent model's context
@@ -36,9 +20,9 @@ window). All four are *outcomes*: the sample was played and is scored (the last 
 wrong), so they count in accuracy. A sample that could not be played at all (a model call
 that failed after its retries) has the result ``error``: not an outcome, never scored.
 
-With policy colleagues (``colleague_mode`` ``policy``), ``colleague_policy`` counts the replies
-the judge found unfaithful or incomplete against the scripted reference; a sample with any
-such reply broke the policy and is reported apart from the agent's figures.
+With policy colleagues (``colleague_mode`` ``policy``), ``colleague_policy`` says how they
+kept their policy (:func:`._behaviour.policy_keeping`); a sample that broke it is reported
+apart from the agent's figures.
 """
 
 from __future__ import annotations
@@ -47,7 +31,7 @@ import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
@@ -65,6 +49,10 @@ from ._attribution import (
     justify_answer,
     shared_judge,
 )
+from ._behaviour import Behaviour as Behaviour  # (these four: imported from here too)
+from ._behaviour import PolicyKeeping as PolicyKeeping
+from ._behaviour import behaviour_of as behaviour_of
+from ._behaviour import policy_keeping as policy_keeping
 from ._colleagues import FollowUpReader
 from ._environment import (
     ColleagueMode,
@@ -72,7 +60,6 @@ from ._environment import (
     EpisodeOutcome,
     EpisodeStatus,
     PreparedGroup,
-    ReplyRecord,
     RoundRecord,
     run_episode,
 )
@@ -200,116 +187,6 @@ class SampleJob(BaseModel):
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
-class Behaviour(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    contacts: int = 0
-    waits: int = 0
-    redundant_contacts: int = 0
-    targeted_follow_ups: int = 0
-    generic_follow_ups: int = 0
-    defects_seen: tuple[DefectKind, ...] = ()
-    defects_resolved: tuple[DefectKind, ...] = ()
-    invalid_actions: int = 0
-    answered_pending: bool = False
-    designated_contacts: int = 0
-
-    @property
-    def recovered(self) -> bool:
-        """Every defect that showed up was resolved."""
-        return set(self.defects_seen) <= set(self.defects_resolved)
-
-
-def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> Behaviour:
-    """Count the behaviour of one episode (``required``: fact key -> required context), in
-    one pass over its replies."""
-    received: set[tuple[str, str]] = set()
-    unread: list[ReplyRecord] = []  # replies of earlier rounds not yet added to ``received``
-    asked: set[str] = set()
-    contacts = waits = redundant = targeted = generic = invalid = 0
-    seen: dict[DefectKind, None] = {}
-    resolved: dict[DefectKind, None] = {}
-    # for answered_pending and designated_contacts (module docstring): the roles whose reply
-    # is pending, and those that ever missed a request
-    pending: set[str] = set()
-    designated: set[str] = set()
-    answered_pending = False
-    for record in trace:
-        action = record.action
-        if action == "wait":
-            waits += 1
-        elif action == "invalid":
-            invalid += 1
-        replies = record.replies
-        for reply in replies:
-            role = reply.role
-            if reply.pending:
-                pending.add(role)
-                designated.add(role)
-            if reply.answers_round is not None:
-                pending.discard(role)
-            if reply.resolved:
-                resolved.update(dict.fromkeys(reply.resolved))
-            if reply.delivered:
-                continue  # a pending reply arriving after a wait: no request was sent
-            contacts += 1
-            # (the records concerned are compared only for a colleague asked before, and the
-            # records received read only then)
-            if role in asked:
-                if unread:
-                    _receive(received, unread, required)
-                if received.issuperset((c, f) for c, f in reply.concerned):
-                    redundant += 1
-            follow_up = reply.follow_up
-            if follow_up == "targeted":
-                targeted += 1
-            elif follow_up == "generic":
-                generic += 1
-            if reply.defects:
-                seen.update(dict.fromkeys(reply.defects))
-        if action == "answer" and pending:
-            answered_pending = True
-        # the round's replies count as received from the next round on
-        for reply in replies:
-            asked.add(reply.role)
-        unread.extend(replies)
-    designated_contacts = 0
-    if designated:  # (a Missed colleague: the requests sent to it, in every round)
-        designated_contacts = sum(
-            1
-            for record in trace
-            for reply in record.replies
-            if reply.role in designated and not reply.delivered
-        )
-    # built from counts made here, for every sample: no validation pass
-    return _behaviour(
-        contacts=contacts,
-        waits=waits,
-        redundant_contacts=redundant,
-        targeted_follow_ups=targeted,
-        generic_follow_ups=generic,
-        defects_seen=tuple(seen),
-        defects_resolved=tuple(resolved),
-        invalid_actions=invalid,
-        answered_pending=answered_pending,
-        designated_contacts=designated_contacts,
-    )
-
-
-_behaviour = TrustedMaker(Behaviour)
-
-
-def _receive(
-    received: set[tuple[str, str]], replies: list[ReplyRecord], required: Mapping[str, str]
-) -> None:
-    """Add the records ``replies`` stated exactly in the required context (and empty it)."""
-    for reply in replies:
-        for stated in reply.stated:  # (``stated.is_exact``, inline: every statement)
-            if stated.value is not None and stated.context == required.get(stated.fact):
-                received.add((stated.candidate, stated.fact))
-    replies.clear()
-
-
 class SampleError(BaseModel):
     """Why a sample could not be played: a model call failed after its retries.
 
@@ -325,30 +202,6 @@ class SampleError(BaseModel):
     attempts: int | None = None
     """attempts made at the failing call (``None`` when unknown)"""
     status_code: int | None = None
-
-
-class PolicyKeeping(BaseModel):
-    """How a policy colleague kept its policy over one sample: its judged replies."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    replies: int = 0
-    unfaithful: int = 0
-    incomplete: int = 0
-    """replies that conveyed less than the policy required"""
-
-    @property
-    def broken(self) -> bool:
-        return self.unfaithful > 0 or self.incomplete > 0
-
-
-def policy_keeping(trace: Sequence[RoundRecord]) -> PolicyKeeping:
-    verdicts = [r.policy.verdict for rnd in trace for r in rnd.replies if r.policy is not None]
-    return PolicyKeeping(
-        replies=len(verdicts),
-        unfaithful=sum(not v.fidelity for v in verdicts),
-        incomplete=sum(v.conveyed < v.required for v in verdicts),
-    )
 
 
 class SampleRecord(BaseModel):

@@ -1,0 +1,169 @@
+"""What an episode's trace shows of the agent's behaviour: the counts of a sample's record.
+
+Behaviour counts, per sample:
+
+* ``contacts`` - requests sent (one per colleague per ask action);
+* ``waits`` - wait actions;
+* ``redundant_contacts`` - requests to a colleague already asked in an earlier round, every
+  record of which (by the colleagues' concern rule) had already reached the agent exactly
+  and in the required context. Re-asking a silent colleague, following up a wrong-context or
+  imprecise reply, or asking for records not yet received is never redundant;
+* ``targeted_follow_ups`` / ``generic_follow_ups`` - requests that followed up an
+  outstanding defect and did / did not resolve it (a re-ask after a silence is targeted);
+* ``defects_seen`` / ``defects_resolved`` - defect kinds that showed up in a reply (or a
+  silence) / that a targeted follow-up then resolved;
+* ``invalid_actions`` - actions the environment rejected (what the model wrote for each is in
+  the trace: ``RoundRecord.output``);
+* ``answered_pending`` - the agent answered while a request was still pending (a Missed
+  colleague's reply it neither waited for nor asked again for);
+* ``designated_contacts`` - requests to the colleague that missed a request (the paper counts
+  the Missed cases with more than one).
+
+With policy colleagues (``colleague_mode`` ``policy``), ``colleague_policy`` counts the replies
+the judge found unfaithful or incomplete against the scripted reference; a sample with any
+such reply broke the policy and is reported apart from the agent's figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from .._trusted import TrustedMaker
+from ..settings import DefectKind
+from ._environment import ReplyRecord, RoundRecord
+
+
+class Behaviour(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    contacts: int = 0
+    waits: int = 0
+    redundant_contacts: int = 0
+    targeted_follow_ups: int = 0
+    generic_follow_ups: int = 0
+    defects_seen: tuple[DefectKind, ...] = ()
+    defects_resolved: tuple[DefectKind, ...] = ()
+    invalid_actions: int = 0
+    answered_pending: bool = False
+    designated_contacts: int = 0
+
+    @property
+    def recovered(self) -> bool:
+        """Every defect that showed up was resolved."""
+        return set(self.defects_seen) <= set(self.defects_resolved)
+
+
+def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> Behaviour:
+    """Count the behaviour of one episode (``required``: fact key -> required context), in
+    one pass over its replies."""
+    received: set[tuple[str, str]] = set()
+    unread: list[ReplyRecord] = []  # replies of earlier rounds not yet added to ``received``
+    asked: set[str] = set()
+    contacts = waits = redundant = targeted = generic = invalid = 0
+    seen: dict[DefectKind, None] = {}
+    resolved: dict[DefectKind, None] = {}
+    # for answered_pending and designated_contacts (module docstring): the roles whose reply
+    # is pending, and those that ever missed a request
+    pending: set[str] = set()
+    designated: set[str] = set()
+    answered_pending = False
+    for record in trace:
+        action = record.action
+        if action == "wait":
+            waits += 1
+        elif action == "invalid":
+            invalid += 1
+        replies = record.replies
+        for reply in replies:
+            role = reply.role
+            if reply.pending:
+                pending.add(role)
+                designated.add(role)
+            if reply.answers_round is not None:
+                pending.discard(role)
+            if reply.resolved:
+                resolved.update(dict.fromkeys(reply.resolved))
+            if reply.delivered:
+                continue  # a pending reply arriving after a wait: no request was sent
+            contacts += 1
+            # (the records concerned are compared only for a colleague asked before, and the
+            # records received read only then)
+            if role in asked:
+                if unread:
+                    _receive(received, unread, required)
+                if received.issuperset((c, f) for c, f in reply.concerned):
+                    redundant += 1
+            follow_up = reply.follow_up
+            if follow_up == "targeted":
+                targeted += 1
+            elif follow_up == "generic":
+                generic += 1
+            if reply.defects:
+                seen.update(dict.fromkeys(reply.defects))
+        if action == "answer" and pending:
+            answered_pending = True
+        # the round's replies count as received from the next round on
+        for reply in replies:
+            asked.add(reply.role)
+        unread.extend(replies)
+    designated_contacts = 0
+    if designated:  # (a Missed colleague: the requests sent to it, in every round)
+        designated_contacts = sum(
+            1
+            for record in trace
+            for reply in record.replies
+            if reply.role in designated and not reply.delivered
+        )
+    # built from counts made here, for every sample: no validation pass
+    return _behaviour(
+        contacts=contacts,
+        waits=waits,
+        redundant_contacts=redundant,
+        targeted_follow_ups=targeted,
+        generic_follow_ups=generic,
+        defects_seen=tuple(seen),
+        defects_resolved=tuple(resolved),
+        invalid_actions=invalid,
+        answered_pending=answered_pending,
+        designated_contacts=designated_contacts,
+    )
+
+
+_behaviour = TrustedMaker(Behaviour)
+
+
+def _receive(
+    received: set[tuple[str, str]], replies: list[ReplyRecord], required: Mapping[str, str]
+) -> None:
+    """Add the records ``replies`` stated exactly in the required context (and empty it)."""
+    for reply in replies:
+        for stated in reply.stated:  # (``stated.is_exact``, inline: every statement)
+            if stated.value is not None and stated.context == required.get(stated.fact):
+                received.add((stated.candidate, stated.fact))
+    replies.clear()
+
+
+class PolicyKeeping(BaseModel):
+    """How a policy colleague kept its policy over one sample: its judged replies."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    replies: int = 0
+    unfaithful: int = 0
+    incomplete: int = 0
+    """replies that conveyed less than the policy required"""
+
+    @property
+    def broken(self) -> bool:
+        return self.unfaithful > 0 or self.incomplete > 0
+
+
+def policy_keeping(trace: Sequence[RoundRecord]) -> PolicyKeeping:
+    verdicts = [r.policy.verdict for rnd in trace for r in rnd.replies if r.policy is not None]
+    return PolicyKeeping(
+        replies=len(verdicts),
+        unfaithful=sum(not v.fidelity for v in verdicts),
+        incomplete=sum(v.conveyed < v.required for v in verdicts),
+    )
