@@ -167,13 +167,16 @@ def attribute_error(
     parsed: ParsedAnswer | None,
     budget: SolverBudget = ATTRIBUTION_BUDGET,
     group_hash: str | None = None,
+    judge: EvidenceJudge | None = None,
 ) -> Attribution:
     """Label a wrong answer (see the module docstring for the definitions).
 
     ``group_hash`` (the group's content hash) lets the samples of one group share a solver
-    and remember each label by what the replies stated and what the agent answered."""
+    and remember each label by what the replies stated and what the agent answered.
+    ``judge``: ``shared_judge(group_hash, task, gold, budget)``, when the caller has it."""
     memo = _group_memo(group_hash, budget)
-    judge = shared_judge(group_hash, task, gold, budget)
+    if judge is None:
+        judge = shared_judge(group_hash, task, gold, budget)
     if memo is None:
         return _attribute(judge, trace, parsed)
     key = (trace_statements(trace, judge.statement_keys), _answer_key(parsed))
@@ -388,19 +391,22 @@ def justify_answer(
     budget: SolverBudget = ATTRIBUTION_BUDGET,
     group_hash: str | None = None,
     evidence: FaceValueEvidence | None = None,
+    judge: EvidenceJudge | None = None,
 ) -> Justification:
     """Label a correct answer ``justified``, ``lucky`` or ``unknown`` (module docstring).
 
     ``group_hash`` (the group's content hash) lets the samples of one group share a solver
     and remember each label by the statements received. ``evidence``: the face-value evidence
     of the whole trace, when the caller has read it already (scoring reads it for the round
-    notes too); the label is then remembered by the evidence."""
+    notes too); the label is then remembered by the evidence. ``judge``: ``shared_judge(
+    group_hash, task, gold, budget)``, when the caller has it."""
     memo = _group_memo(group_hash, budget)
     # evidence already read: its signature is a shorter key than every statement of the trace
     key = trace_statements(trace) if evidence is None else ("evidence", evidence.signature)
     found = memo.justifications.get(key) if memo is not None else None
     if found is None:
-        judge = shared_judge(group_hash, task, gold, budget)
+        if judge is None:
+            judge = shared_judge(group_hash, task, gold, budget)
         found = _justify(
             judge, judge.determines_gold(trace) if evidence is None else judge.verdict_of(evidence)
         )

@@ -29,6 +29,7 @@ from ..spec import Answer, TypedTask
 from ._attribution import ATTRIBUTION_BUDGET, shared_judge
 from ._environment import RoundRecord
 from ._evidence import FaceValueEvidence, evidence_by_round
+from ._evidence_judge import EvidenceJudge
 
 
 class RoundNote(BaseModel):
@@ -60,10 +61,13 @@ def round_notes(
     group_hash: str | None = None,
     budget: SolverBudget = ATTRIBUTION_BUDGET,
     evidence: Sequence[FaceValueEvidence] | None = None,
+    judge: EvidenceJudge | None = None,
 ) -> list[RoundNote]:
     """One note per round of ``trace`` (``group_hash``: share the group's judge; ``evidence``:
-    :func:`._evidence.evidence_by_round` of ``trace``, when the caller has read it already)."""
-    judge = shared_judge(group_hash, task, gold, budget)
+    :func:`._evidence.evidence_by_round` of ``trace``, when the caller has read it already;
+    ``judge``: ``shared_judge(group_hash, task, gold, budget)``, when the caller has it)."""
+    if judge is None:
+        judge = shared_judge(group_hash, task, gold, budget)
     if evidence is None:
         evidence = evidence_by_round(task, trace, judge.readings)
     slots = judge.note_slots

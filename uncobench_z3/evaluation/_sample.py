@@ -395,23 +395,26 @@ async def score_episode(
     elif outcome.status == "context_exhausted":
         result = "context_exhausted"
     group_hash = job.group_hash or group_digest(job.group)
-    # the face-value evidence of every round, read once for the notes and the justification
-    readings = shared_judge(group_hash, task, gold).readings
-    evidence = evidence_by_round(task, outcome.trace, readings)
+    # the face-value evidence of every round, read once for the notes and the justification,
+    # on the group's judge (looked up once for the three)
+    judge = shared_judge(group_hash, task, gold)
+    evidence = evidence_by_round(task, outcome.trace, judge.readings)
     attribution = justification = None
     if correct:
         justification = justify_answer(task, gold, outcome.trace, group_hash=group_hash,
-                                       evidence=evidence[-1] if evidence else None)  # fmt: skip
+                                       evidence=evidence[-1] if evidence else None,
+                                       judge=judge)  # fmt: skip
     else:
         parsed = score.parsed if score is not None else None
-        attribution = attribute_error(task, gold, outcome.trace, parsed, group_hash=group_hash)
+        attribution = attribute_error(task, gold, outcome.trace, parsed, group_hash=group_hash,
+                                      judge=judge)  # fmt: skip
     fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
     return _record(job, outcome, usage or {}, elapsed, task, status=outcome.status,
                    result=result, correct=correct, answer=outcome.answer, score=score,
                    attribution=attribution, justification=justification,
                    min_rounds=fewest,
                    notes=round_notes(task, gold, outcome.trace, group_hash,
-                                     evidence=evidence))  # fmt: skip
+                                     evidence=evidence, judge=judge))  # fmt: skip
 
 
 def _record(
