@@ -227,7 +227,8 @@ class TaskTables:
     a group's judge is asked about (each sample of a group asked it again): the facts the
     conditions read, the decision records in the order tried, and each decision fact's values
     to try that lie in its domain (:func:`values_to_try`, each once, in order), made on first
-    use. The task's records must not change after."""
+    use, and each decision record's first change found with the others true (:meth:`changes`).
+    The task's records must not change after."""
 
     __slots__ = ("_changes", "_tries", "conditions", "decision", "decision_slots", "task")
 
