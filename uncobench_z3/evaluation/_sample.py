@@ -337,9 +337,11 @@ class PlayedSample:
     async def score(self) -> SampleRecord:
         """The sample's record: the error sample, or the episode scored."""
         if self.error is not None:
+            # (notes given, as their default would be: the record's maker then takes its
+            # usual path, not the field-by-field one that asks pydantic for each default)
             return _record(self.job, self.environment.outcome, self.usage, self.elapsed,
                            self.prepared.task, status="error", result="error", correct=False,
-                           error=self.error)  # fmt: skip
+                           notes=[], error=self.error)  # fmt: skip
         return await score_episode(
             self.job, self.environment.outcome, self.usage, self.elapsed, self.prepared
         )
