@@ -5,7 +5,7 @@ To call a wrong answer *misled*, attribution asks two questions of the task's re
 statements taken at face value *admit* the answer given (``sat``), while the true values of
 those records do not (``unsat``)? An output admits a negative answer when nobody is eligible,
 and a positive one when the named candidate is eligible and, if a number was given, its
-result rounds to that number (:meth:`._attribution._Attributor.answer_term`).
+result rounds to that number (:meth:`._evidence_judge._Attributor.answer_term`).
 
 Each question is "is there a completion of the records, every value in its domain, with these
 values fixed and these statements true, whose output admits the answer?". Exact evaluation

@@ -5,7 +5,7 @@ every problem up as soon as it shows (a wrong context, an imprecise value, a sil
 is exactly what ``builtin/careful`` does, and no question can get more out of the scripted
 colleagues in one round: a colleague's first statement of a defective record is defective
 however it is asked. After each round the solver decides whether the evidence received so
-far, taken at face value (:class:`._attribution.EvidenceJudge`), already determines
+far, taken at face value (:class:`._evidence_judge.EvidenceJudge`), already determines
 the gold answer; the first round after which it does is followed by the answer. So the
 minimum is ``1 + (rounds of asking until the evidence determines gold)``: 2 in Reliable
 (every role is necessary, so nothing is determined before asking), 2 or 3 under defects

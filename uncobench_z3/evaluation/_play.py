@@ -5,7 +5,7 @@ shard (:mod:`._shards`). It takes jobs from its queue in order, plays each with
 :func:`~._sample.run_sample` and hands the sample's outcome (what the run's summary and
 error budget keep of it) and its log line to a *sink* (the driver writes the log; a shard
 sends both to the driver, which then need not parse the line again). Each group's derived
-data (:class:`~._environment.PreparedGroup`: typed task, rendering, the colleagues' record
+data (:class:`~._prepared.PreparedGroup`: typed task, rendering, the colleagues' record
 book with its remembered readings) is made once and shared by every sample of the group.
 When a group's last queued sample has finished, the player lets it go, with what the process
 remembers of the group elsewhere (its vocabulary, solver labels and judge, minimum rounds):

@@ -74,7 +74,7 @@ class PreparedGroup:
 
     def faithful_record(self, question: str, reply: ColleagueReply) -> _FaithfulRecord:
         """The trace record and view of a faithful reply of the book (its
-        :meth:`~._colleagues.RecordBook.is_faithful`) to ``question``, scripted, in a round
+        :meth:`~._record_book.RecordBook.is_faithful`) to ``question``, scripted, in a round
         with no pending reply to it: remembered, since an agent asks its questions again in
         every setting of a group."""
         key = (id(reply), question)

@@ -86,7 +86,7 @@ class ValidityCell(BaseModel):
 
 class Replied(Protocol):
     """What :meth:`ValidityTally.add` reads of a round: its replies (a
-    :class:`~._environment.RoundRecord`, or only the replies of a trace read apart)."""
+    :class:`~._trace.RoundRecord`, or only the replies of a trace read apart)."""
 
     @property
     def replies(self) -> Sequence[ReplyRecord]: ...

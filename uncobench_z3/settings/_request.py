@@ -27,12 +27,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .._trusted import made_frozen
 from ..spec import TypedTask
 from . import _phrases as P
 from ._matching import Layout, Match, find_matches, one_reading, tagged
 from ._message import _tokens_and_values, phrase_hits
 from ._vocabulary import Vocabulary
-from ._words import FoundValue, Token, made_frozen
+from ._words import FoundValue, Token
 
 INTENTS = ("exact", "mismatch", "reference", "request")
 _NEGATORS = frozenset(

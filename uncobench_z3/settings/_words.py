@@ -18,12 +18,13 @@ import functools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 import Stemmer
 from rapidfuzz.distance import OSA
 
 from .._memo import remember
+from .._trusted import made_frozen
 
 MONTHS = (
     "january",
@@ -237,22 +238,6 @@ def _whole_number(digits: str) -> Fraction:
     if found is None:
         found = remember(_WHOLE_NUMBERS, digits, Fraction(int(digits)), 4096)
     return found
-
-
-_Frozen = TypeVar("_Frozen")
-
-
-def made_frozen(cls: type[_Frozen], fields: dict[str, object]) -> _Frozen:
-    """An instance of the frozen dataclass ``cls`` with ``fields`` (every field, in order),
-    as ``cls(**fields)`` makes it, without calling its ``__init__``: that sets each field with
-    ``object.__setattr__`` (3.1 us for a reading's :class:`~._request.Request`, a tenth of a
-    reading; 1.2 for a ContextMention; against 0.6 and 0.4 this way)."""
-    made = _new_object(cls)
-    made.__dict__.update(fields)
-    return made
-
-
-_new_object = object.__new__
 
 
 # -- tokens ------------------------------------------------------------------------------------
