@@ -573,7 +573,13 @@ def main(argv: list[str] | None = None) -> None:
         help="copies of the 5 example groups (a throughput run has at least one per slot)",
     )
     parser.add_argument("--latency-ms", type=non_negative, default=50.0)
-    parser.add_argument("--concurrency", type=at_least(1), nargs="*", default=[1, 16, 64])
+    parser.add_argument(
+        "--concurrency",
+        type=at_least(1),
+        nargs="*",
+        default=[1, 16, 64],
+        help="slots of the throughput runs (the flag alone: no throughput run)",
+    )
     parser.add_argument(
         "--workers", type=at_least(1), nargs="+", default=[1], help="shard processes"
     )
@@ -581,7 +587,7 @@ def main(argv: list[str] | None = None) -> None:
         "--agents",
         nargs="*",
         default=["builtin/careful", "builtin/naive", "builtin/patient"],
-        help="built-in agents whose CPU per round is measured",
+        help="built-in agents whose CPU per round is measured (the flag alone: none)",
     )
     parser.add_argument(
         "--bench",
