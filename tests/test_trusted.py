@@ -125,6 +125,20 @@ class _Mutable(BaseModel):
     seen: dict[str, int] = Field(default_factory=dict)
 
 
+class _FromData(BaseModel):
+    name: str
+    label: str = Field(default_factory=lambda data: data["name"].upper())
+    later: list[int] = Field(default_factory=list)
+
+
+def test_a_factory_given_the_fields_before_it_gets_them() -> None:
+    make = TrustedMaker(_FromData)
+    made = make(name="x")
+    assert made.label == "X" and made.later == [] and made.model_fields_set == {"name"}
+    _same(made, _FromData.model_construct(name="x"))
+    assert make(name="y", later=[1]).label == "Y"
+
+
 class _Aliased(BaseModel):
     value: int = Field(alias="v")
 
