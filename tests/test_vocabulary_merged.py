@@ -113,3 +113,18 @@ def test_built_groups_vocabularies_equal_the_plain_path() -> None:
     groups = load_groups(_BENCH)[:200]
     for task in _typed([check_structure(group.spec).task for group in groups]):
         _assert_as_plain(task)
+
+
+def test_an_entry_added_after_the_building_leaves_the_shared_parts_alone() -> None:
+    """The merged indexes share the chunks' lists: an entry added to a built vocabulary goes
+    into its own lists only, and the next vocabulary of the task is as before."""
+    task = _typed([check_structure(group.spec).task for group in load_groups(_GROUPS[0])])[0]
+    built = Vocabulary(task)
+    built._build()
+    for priority, name in enumerate(("by_stem", "starting_word", "starting_words"), 90):
+        index = getattr(built, name)
+        first = next(key for key, entries in reversed(index.items()) if entries)
+        extra = index[first][0]._replace(priority=priority)
+        built._add(extra)
+        assert built.by_stem[first][-1] == extra
+    _assert_as_plain(task)

@@ -120,6 +120,10 @@ class Vocabulary:
     )
     """``long_words`` by first letter, in order (a typo keeps its first letter: only those
     are compared), made on the first check"""
+    _shared: bool = field(default=False, repr=False, compare=False)
+    """lists of ``by_stem``, ``starting_word`` and ``starting_words`` may be a chunk's own
+    (:meth:`_merge` shares them): none is changed in place, :meth:`_add_all` copies them
+    first"""
 
     @classmethod
     def of(cls, task: TypedTask) -> Vocabulary:
@@ -144,6 +148,11 @@ class Vocabulary:
 
     def _add_all(self, entries: Iterable[Entry]) -> None:
         """Index ``entries``, in order, as :meth:`_add` one by one would."""
+        if self._shared:  # its lists are to be changed in place: its own copies first
+            self._shared = False
+            for index in (self.by_stem, self.starting_word, self.starting_words):
+                for key, listed in index.items():
+                    index[key] = listed.copy()
         if _index(self, entries):
             self._long_by_first = None  # made again when next needed
 
@@ -155,6 +164,7 @@ class Vocabulary:
             self._add_all(chunk.entries)
             return
         known |= chunk._known  # a set's own hashes: no entry hashed again
+        self._shared = True
         self.entries += chunk.entries
         offset = len(self.unordered_entries)
         if chunk.unordered_entries:
@@ -322,14 +332,15 @@ def _index(tables: Vocabulary | _Chunk, entries: Iterable[Entry]) -> bool:
 
 
 def _extend(index: dict[str, list[Entry]], more: dict[str, list[Entry]]) -> None:
-    """``more``'s lists after ``index``'s, key by key (a new key last, its list copied: a
-    chunk's lists are shared)."""
+    """``more``'s lists after ``index``'s, key by key, a new key last. A list of a chunk is
+    shared, not copied, and a list is never changed once in a vocabulary made of chunks: one
+    extended is made anew (see :attr:`Vocabulary._shared`)."""
+    if index.keys().isdisjoint(more):
+        index.update(more)
+        return
     for key, entries in more.items():
         listed = index.get(key)
-        if listed is None:
-            index[key] = entries.copy()
-        else:
-            listed += entries
+        index[key] = entries if listed is None else listed + entries
 
 
 @dataclass
