@@ -137,10 +137,7 @@ class EvidenceReader:
         changed = False
         for reply in record.replies:
             for stated in reply.stated:
-                reading = readings.get(id(stated))
-                if reading is None or reading[0] is not stated:
-                    reading = read_statement(task, stated)
-                    remember(readings, id(stated), reading, _READINGS_KEPT)
+                reading = reading_of(task, stated, readings)
                 kind = reading[2]
                 if kind == _EXACT:
                     slot, text = reading[1], reading[4]
