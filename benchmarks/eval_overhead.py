@@ -32,9 +32,11 @@
    the same schedule (each sample to the first free slot, in job order) if only the latency
    counted; the table reports measured / ideal. CPU per round counts the worker processes.
    The same schedule is also run as sleeps alone (every sample a slot, every round one
-   ``asyncio.sleep`` of the latency, nothing else): asyncio's timers wake late (the selector
-   waits whole milliseconds, rounded up), so even that takes longer than the ideal; measured
-   / sleeps-alone is what the runner itself adds to a timer-simulated agent.
+   ``asyncio.sleep`` of the latency, nothing else): timers wake late (the loop waits whole
+   milliseconds, rounded up), so even that takes longer than the ideal; measured /
+   sleeps-alone is what the runner itself adds to a timer-simulated agent. Both run on the
+   event loop ``uncobench eval`` takes (uvloop where installed, ``UNCOBENCH_EVENT_LOOP``:
+   ``uncobench_z3/_eventloop.py``); the JSON's ``event_loop`` names it.
    Each configuration runs in a fresh interpreter, as ``uncobench eval`` starts: what this
    script played before (remembered readings, minimum rounds, vocabularies) would otherwise
    make a later run look cheaper than a user's (measured: 1.18-1.20x at concurrency 64 in a
@@ -75,6 +77,8 @@ from typing import Any, NamedTuple, TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import at_least, descendants, machine, non_negative, own_cpu, tree_cpu
 
+from uncobench_z3._eventloop import event_loop_name
+from uncobench_z3._eventloop import run as run_loop
 from uncobench_z3._executor import ExecutorOptions
 from uncobench_z3._gc import fewer_collections
 from uncobench_z3.construct import (
@@ -550,7 +554,8 @@ def sleeps_alone(job_rounds: list[int], slots: int, latency: float) -> float:
 
 
 def _run_sleeps_alone(job_rounds: list[int], slots: int, latency: float) -> float:
-    return asyncio.run(_sleeps_alone(job_rounds, slots, latency))
+    # on the loop the runner's run takes (uvloop where installed: uncobench_z3/_eventloop.py)
+    return run_loop(_sleeps_alone(job_rounds, slots, latency))
 
 
 def ideal_makespan(latencies: list[float], workers: int) -> float:
@@ -710,13 +715,14 @@ def main(argv: list[str] | None = None) -> None:
         "wrong_answer_cpu_ms": round(1e3 * wrong_cpu / len(sample), 3),
         "builtin_agents": builtin,
         "latency_ms": args.latency_ms,
+        "event_loop": event_loop_name(),  # the throughput runs' (and the sleeps alone)
         "concurrency": {},
     }
 
     latency = args.latency_ms / 1000
     say(
         f"\nagent latency {args.latency_ms:g} ms per call; full runner (stored content hashes "
-        "spot-checked, preparation, log with fsync)"
+        f"spot-checked, preparation, log with fsync), event loop: {event_loop_name()}"
     )
     say(
         f"{'concurrency':>11} {'workers':>7} {'samples':>8} {'samples/s':>10} "

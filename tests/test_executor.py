@@ -1,6 +1,6 @@
 """The local executor and eval shards (no Ray): tasks, streams that stop and die, shards that
 give the same samples as one process, a killed worker that loses and duplicates nothing, the
-hot path's memos that change no record, and a core that runs without Ray installed."""
+hot path's memos that change no record, and a core that runs without Ray or uvloop installed."""
 
 from __future__ import annotations
 
@@ -271,23 +271,26 @@ def test_the_memos_change_no_record(reference: list[str], tmp_path: Path, monkey
     assert comparable(summary.records) == reference
 
 
-# -- the core without Ray ----------------------------------------------------------------------
-NO_RAY = """
+# -- the core without Ray or uvloop -----------------------------------------------------------
+NO_EXTRAS = """
 import sys
-sys.modules["ray"] = None  # "import ray" now fails, as where Ray is not installed
+# "import ray" and "import uvloop" now fail, as where the extras [ray] and [fast] are not
+# installed
+sys.modules["ray"] = sys.modules["uvloop"] = None
 from uncobench_z3.cli import main
 main(sys.argv[1:])
 """
 
 
-def test_the_core_runs_without_ray(tmp_path: Path) -> None:
+def test_the_core_runs_without_ray_or_uvloop(tmp_path: Path) -> None:
     bench = tmp_path / "bench.jsonl"
     bench.write_text("".join(g.model_dump_json() + "\n" for g in example_groups()))
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
+    def run(*args: str, loop: str = "") -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-c", NO_RAY, *args], capture_output=True, text=True, timeout=300
-        )
+            [sys.executable, "-c", NO_EXTRAS, *args], capture_output=True, text=True,
+            timeout=300, env={**os.environ, "UNCOBENCH_EVENT_LOOP": loop},
+        )  # fmt: skip
 
     done = run("eval", str(bench), "--agent", "builtin/careful", "--out", str(tmp_path / "run"),
                "--workers", "2", "--no-progress")  # fmt: skip
@@ -298,6 +301,13 @@ def test_the_core_runs_without_ray(tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines() == [
         'error: --executor ray needs Ray: pip install "uncobench-z3[ray]"'
+    ]
+    no_uvloop = run("eval", str(bench), "--agent", "builtin/careful",
+                    "--out", str(tmp_path / "other"), loop="uvloop")  # fmt: skip
+    assert no_uvloop.returncode == 2
+    assert no_uvloop.stderr.strip().splitlines() == [
+        "error: UNCOBENCH_EVENT_LOOP=uvloop, but uvloop is not installed "
+        '(pip install "uncobench-z3[fast]", Linux and macOS)'
     ]
     assert not (tmp_path / "other").exists()  # refused before any file was written
 

@@ -38,6 +38,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Literal, Protocol, TypeVar
 
+from ._eventloop import run as run_loop
 from ._secrets import redacted_error, redacted_traceback
 from ._workers import die_with_parent, worker_pool
 from .errors import ConfigError, UncobenchError
@@ -398,7 +399,7 @@ def _stream_main(fn: StreamFunction, payload: Any, conn: Connection, parent: int
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what an interrupt ends
     channel = _PipeChannel(conn)
     try:
-        asyncio.run(channel.serve(fn, payload))
+        run_loop(channel.serve(fn, payload))  # the driver's kind of loop (_eventloop.py)
         conn.send(("done", None))
     except BaseException as exc:
         with contextlib.suppress(OSError):
