@@ -548,14 +548,16 @@ async def _sleeps_alone(job_rounds: list[int], slots: int, latency: float) -> fl
     return time.perf_counter() - started
 
 
-def sleeps_alone(job_rounds: list[int], slots: int, latency: float) -> float:
-    """:func:`_sleeps_alone` in a fresh interpreter (an idle event loop, as the runs')."""
-    return in_fresh_process(_run_sleeps_alone, job_rounds, slots, latency)
+def sleeps_alone(job_rounds: list[int], slots: int, latency: float, workers: int) -> float:
+    """:func:`_sleeps_alone` in a fresh interpreter (an idle event loop, as the runs'), on
+    the loop that plays the samples: asyncio's in the driver (one worker), the eval workers'
+    with more (uvloop where installed: uncobench_z3/_eventloop.py)."""
+    return in_fresh_process(_run_sleeps_alone, job_rounds, slots, latency, workers > 1)
 
 
-def _run_sleeps_alone(job_rounds: list[int], slots: int, latency: float) -> float:
-    # on the loop the runner's run takes (uvloop where installed: uncobench_z3/_eventloop.py)
-    return run_loop(_sleeps_alone(job_rounds, slots, latency))
+def _run_sleeps_alone(job_rounds: list[int], slots: int, latency: float, workers: bool) -> float:
+    run = run_loop if workers else asyncio.run
+    return run(_sleeps_alone(job_rounds, slots, latency))
 
 
 def ideal_makespan(latencies: list[float], workers: int) -> float:
@@ -715,14 +717,14 @@ def main(argv: list[str] | None = None) -> None:
         "wrong_answer_cpu_ms": round(1e3 * wrong_cpu / len(sample), 3),
         "builtin_agents": builtin,
         "latency_ms": args.latency_ms,
-        "event_loop": event_loop_name(),  # the throughput runs' (and the sleeps alone)
+        "workers_event_loop": event_loop_name(),  # (with --workers > 1; and their sleeps alone)
         "concurrency": {},
     }
 
     latency = args.latency_ms / 1000
     say(
         f"\nagent latency {args.latency_ms:g} ms per call; full runner (stored content hashes "
-        f"spot-checked, preparation, log with fsync), event loop: {event_loop_name()}"
+        f"spot-checked, preparation, log with fsync), workers' event loop: {event_loop_name()}"
     )
     say(
         f"{'concurrency':>11} {'workers':>7} {'samples':>8} {'samples/s':>10} "
@@ -751,9 +753,13 @@ def main(argv: list[str] | None = None) -> None:
                 run_memo = Path(scratch) / f"memo-{slots}.pickle"
                 run_memo.write_bytes(pickle.dumps({**memo, **more}))
             ideal = ideal_makespan([latency * r for r in job_rounds], slots)
-            alone = sleeps_alone(job_rounds, slots, latency)
+            alone_on: dict[bool, float] = {}  # sleeps alone on the driver's loop or the workers'
             run_rounds = sum(job_rounds)
             for workers in args.workers:
+                on_workers = workers > 1
+                if on_workers not in alone_on:
+                    alone_on[on_workers] = sleeps_alone(job_rounds, slots, latency, workers)
+                alone = alone_on[on_workers]
                 measured, cpu, driver_cpu, first_call = cold_run(
                     ThroughputRun(run_copies, limit, slots, workers, latency, str(run_memo))
                 )

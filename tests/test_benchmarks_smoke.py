@@ -107,6 +107,7 @@ def test_eval_overhead_json_has_the_fresh_first_pass_and_a_copy_per_slot(
     assert readings["cpu_ms_per_group"] > stored["cpu_ms_per_group"] >= 0
     assert abs(sum(part["share"] for part in parts.values()) - 1) < 0.01
     assert figures["machine"]["additions_cpu_s"] > 0  # the machine's speed, to compare periods
+    assert figures["workers_event_loop"] in ("asyncio", "uvloop")  # (_eventloop.py's choice)
     run = figures["concurrency"]["2"]
     assert run["groups"] == 10  # raised to a copy of the examples (5 groups) per slot
     assert run["samples"] > figures["samples"] and run["ratio"] > 0

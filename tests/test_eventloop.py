@@ -1,6 +1,6 @@
-"""The event loop of ``uncobench eval`` (uncobench_z3/_eventloop.py): uvloop where installed,
-asyncio's own where not or where ``UNCOBENCH_EVENT_LOOP=asyncio`` says so; the same samples
-on either, in the driver and in forked workers. (The core without uvloop installed:
+"""The event loop of ``uncobench eval``'s workers (uncobench_z3/_eventloop.py): uvloop where
+installed, asyncio's own where not or where ``UNCOBENCH_EVENT_LOOP=asyncio`` says so; the
+driver on asyncio's; the same samples on either. (The core without uvloop installed:
 tests/test_executor.py.)"""
 
 from __future__ import annotations
@@ -73,10 +73,14 @@ def test_a_value_not_understood_is_refused_and_the_coroutine_never_runs(
     assert not started
 
 
-def test_uvloop_runs_the_driver_and_its_forked_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("variable", "workers"), [("", "uvloop"), ("asyncio", "asyncio")])
+def test_the_workers_run_on_the_chosen_loop_and_the_driver_on_asyncio(
+    monkeypatch: pytest.MonkeyPatch, variable: str, workers: str
+) -> None:
+    """A worker forked from the driver's running (asyncio) loop makes the chosen loop."""
     pytest.importorskip("uvloop")
-    monkeypatch.delenv(EVENT_LOOP_VARIABLE, raising=False)
-    assert event_loop_name() == "uvloop"
+    monkeypatch.setenv(EVENT_LOOP_VARIABLE, variable)
+    assert event_loop_name() == workers
 
     async def report(payload: object, channel: object) -> None:
         channel.send(loop_kind())  # type: ignore[attr-defined]
@@ -87,13 +91,23 @@ def test_uvloop_runs_the_driver_and_its_forked_workers(monkeypatch: pytest.Monke
         await stream.close()
         return [loop_kind(), *kinds]
 
-    assert run(main()) == ["uvloop", "uvloop"]
+    assert asyncio.run(main()) == ["asyncio", workers]
+
+
+def test_a_choice_not_understood_is_refused_before_the_run_folder_is_touched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(EVENT_LOOP_VARIABLE, "uv")
+    groups = example_groups()
+    with pytest.raises(ConfigError, match=f"{EVENT_LOOP_VARIABLE} must be one of"):
+        evaluate(groups, make_config("ex", groups, AGENTS), tmp_path / "run", concurrency=4)
+    assert not (tmp_path / "run").exists()
 
 
 def test_either_loop_writes_the_same_samples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same run on asyncio's loop and on uvloop, in one process and with two workers:
+    """The same run with its workers on asyncio's loop and on uvloop (and in one process):
     every sample the same but for its wall time; a run made on one is resumed on the other."""
     pytest.importorskip("uvloop")
     groups = example_groups()
@@ -109,5 +123,6 @@ def test_either_loop_writes_the_same_samples(
             lines[out.name] = comparable(read_log(out / "samples.jsonl")[0])
     assert len({tuple(found) for found in lines.values()}) == 1
     # a run made on asyncio's loop is the same run on uvloop: resumed, nothing redone
-    resumed = evaluate(groups, config, tmp_path / "asyncio-1", concurrency=4)
-    assert resumed.ran == 0 and resumed.reused == len(lines["asyncio-1"])
+    two = EvalOptions(concurrency=4, executor=ExecutorOptions(workers=2))
+    resumed = evaluate(groups, config, tmp_path / "asyncio-2", two)
+    assert resumed.ran == 0 and resumed.reused == len(lines["asyncio-2"])

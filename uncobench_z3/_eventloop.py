@@ -1,17 +1,24 @@
-"""The event loop of ``uncobench eval``: uvloop where it is installed, else asyncio's own.
+"""The event loop of ``uncobench eval``'s worker processes: uvloop where it is installed.
 
-``uncobench eval`` plays its samples in one event loop per process (the driver, and each eval
-worker of ``--workers N``): at high concurrency against a slow agent, thousands of timers,
-task switches and socket writes a second, and the loop's own work is part of what keeps a
-run from the latency-bound ideal. `uvloop <https://github.com/MagicStack/uvloop>`_ (libuv,
-in C) does that work for less CPU. It is an optional extra, for Linux and macOS:
-``pip install "uncobench-z3[fast]"``; without it everything runs on asyncio's loop, the same.
+With ``--workers N`` each eval worker plays its shard in one event loop: at high concurrency
+against a slow agent, thousands of timers, task switches and socket writes a second, and the
+loop's own work is part of what keeps a run from the latency-bound ideal. `uvloop
+<https://github.com/MagicStack/uvloop>`_ (libuv, in C) does that work for less CPU. It is an
+optional extra, for Linux and macOS: ``pip install "uncobench-z3[fast]"``; without it the
+workers run on asyncio's loop, the same.
+
+The driver stays on asyncio's own loop: it forks the workers from inside its running loop,
+and a forked child of a running libuv loop inherits that loop's state (its epoll instance
+among it), which libuv does not promise to be safe; a worker whose parent never ran libuv
+starts it clean. (A uvloop driver measured no less CPU: 0.50 against 0.51 CPU-s in
+``benchmarks/eval_overhead.py``'s run at concurrency 256 over two workers.)
 
 The loop decides nothing a record holds (the samples' lines are the same bytes on either,
 but for ``elapsed_seconds``, which differs between any two runs), so a run may be resumed on
 the other loop. ``UNCOBENCH_EVENT_LOOP`` chooses: ``asyncio`` (asyncio's loop even where
 uvloop is installed), ``uvloop`` (uvloop, or an error when it is not installed), unset or
-``auto`` (uvloop if installed). Worker processes inherit the choice with the environment.
+``auto`` (uvloop if installed). The workers inherit it with the environment; the driver
+checks it before the run folder is touched.
 """
 
 from __future__ import annotations

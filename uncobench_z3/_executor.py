@@ -399,7 +399,7 @@ def _stream_main(fn: StreamFunction, payload: Any, conn: Connection, parent: int
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what an interrupt ends
     channel = _PipeChannel(conn)
     try:
-        run_loop(channel.serve(fn, payload))  # the driver's kind of loop (_eventloop.py)
+        run_loop(channel.serve(fn, payload))  # uvloop where installed (_eventloop.py)
         conn.send(("done", None))
     except BaseException as exc:
         with contextlib.suppress(OSError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,7 +12,6 @@ from typing import cast
 import click
 from rich.markup import escape
 
-from .._eventloop import run as run_loop
 from .._gc import long_lived
 from ..construct import load_benchmark
 from ..errors import ConfigError, UncobenchError
@@ -169,7 +169,7 @@ def run_eval(request: EvalRequest, output: Output | None = None) -> list[Setting
         followup_reader=cast("FollowUpReader", request.followup_reader),
         colleague_mode=cast("ColleagueMode", request.colleague_mode),
     )
-    summary = run_loop(  # uvloop where installed (uncobench_z3/_eventloop.py)
+    summary = asyncio.run(
         run_evaluation(groups, config, request.out, request.options, digests=digests)
     )
     del groups  # played: the benchmark's memory goes before the records are read back

@@ -29,6 +29,7 @@ in its cache, so interleaved samples make it read every prompt again from the st
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import __version__
-from .._eventloop import run as run_loop
+from .._eventloop import loop_factory
 from .._executor import Executor, open_executor
 from .._gc import fewer_collections
 from .._outdir import check_output_folder, lock_output
@@ -148,6 +149,7 @@ async def _run_evaluation(
     changes: dict[str, Any],
 ) -> RunSummary:
     options = (options or EvalOptions()).updated(**changes)
+    loop_factory()  # the eval workers' event loop can be had (uncobench_z3/_eventloop.py)
     if agents is make_agent:
         for name in config.agents:
             check_agent_name(name)
@@ -372,6 +374,5 @@ def evaluate(
     options: EvalOptions | None = None,
     **changes: Any,
 ) -> RunSummary:
-    """:func:`run_evaluation` from synchronous code, on uvloop where it is installed
-    (:mod:`uncobench_z3._eventloop`)."""
-    return run_loop(run_evaluation(groups, config, out, options, **changes))
+    """:func:`run_evaluation` from synchronous code."""
+    return asyncio.run(run_evaluation(groups, config, out, options, **changes))
