@@ -208,6 +208,18 @@ def test_the_driver_hashes_no_job_key_and_workers_make_no_typed_task_again(
         assert not made_again.exists()
 
 
+def test_a_shards_failure_crosses_a_process_boundary_with_its_traceback() -> None:
+    """``evaluate`` run in another process (a process pool, as eval_overhead.py runs it)
+    raises what a shard raised, its traceback kept."""
+    import pickle
+
+    from uncobench_z3.evaluation._shards import RemoteFailure
+
+    again = pickle.loads(pickle.dumps(RemoteFailure("boom", "Traceback: in the worker")))
+    assert isinstance(again, RemoteFailure)
+    assert (str(again), again.remote_traceback) == ("boom", "Traceback: in the worker")
+
+
 @pytest.mark.parametrize("limit", [1, 5, 8, 13])
 def test_connection_shares_add_up_to_the_limit(limit: int) -> None:
     for shards in range(1, limit + 1):

@@ -71,6 +71,12 @@ class RemoteFailure(UncobenchError):
         super().__init__(message)
         self.remote_traceback = remote_traceback
 
+    def __reduce__(self) -> tuple[type[RemoteFailure], tuple[str, str]]:
+        # pickled with its traceback (an exception pickles its message alone, and this one
+        # could not be made again from it: a caller running ``evaluate`` in another process
+        # got "missing 1 required positional argument" instead of the shard's failure)
+        return type(self), (str(self), self.remote_traceback)
+
 
 def _portable(exc: BaseException) -> BaseException:
     """``exc`` if it survives pickling (so the driver raises the same error), else a
