@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Literal
 
+from .._memo import remember
 from ..settings import StatedValue, range_midpoint, stated_imprecision
 from ..spec import Slot, TypedTask, Value, round_fraction
 from ..spec._values import INT_OR_FRACTION
@@ -53,6 +54,9 @@ from ._evidence import values_to_try
 from ._scoring import ParsedAnswer
 
 Settled = Literal["sat", "unsat"]
+_GIVENS_KEPT = 4096
+_givens: dict[tuple[str, int, str], Fraction] = {}
+"""(an answer's number, digits, rounding mode) -> the result it stands for (:func:`_given`)"""
 
 
 def admits(task: TypedTask, parsed: ParsedAnswer, values: Mapping[Slot, Value]) -> bool:
@@ -83,8 +87,15 @@ def _result(task: TypedTask, chosen: str, values: Mapping[Slot, Value]) -> Fract
 def _given(task: TypedTask, number: str) -> Fraction:
     """An answer's number as the result it stands for. "Rounds to the number given": the
     result lies in the preimage of the number rounded (what the solver's interval term says;
-    the two are equivalent, tested exhaustively)."""
-    return round_fraction(Fraction(number), task.rule.digits, task.rule.mode)
+    the two are equivalent, tested exhaustively). Remembered by the number and the rule's
+    rounding (each question of a verdict, and each completion tried, asks it again)."""
+    rule = task.rule
+    key = (number, rule.digits, rule.mode)
+    found = _givens.get(key)
+    if found is None:
+        found = round_fraction(Fraction(number), rule.digits, rule.mode)
+        remember(_givens, key, found, _GIVENS_KEPT)
+    return found
 
 
 def settle_admission(
@@ -95,11 +106,22 @@ def settle_admission(
 ) -> Settled | None:
     """Is there a completion with ``fixed`` values and every imprecise statement of
     ``statements`` true that admits ``parsed``? ``sat`` or ``unsat`` when exact evaluation
-    proves it (module docstring), None when only the solver can say."""
+    proves it (module docstring), None when only the solver can say.
+
+    Every value put in place of a true one is checked to lie in its domain once, as it is put
+    there (a fixed value equal to the record's true value, of its type, is: ``check_structure``
+    refuses a true value off its domain): a completion is a model of the query when its output
+    admits the answer."""
     try:
-        values = dict(task.values)
+        recorded, facts = task.values, task.facts
+        values = dict(recorded)
         for slot, value in fixed.items():
-            if not task.facts[slot[1]].contains(value):
+            truth = recorded.get(slot)
+            if not (
+                value is truth
+                or (type(value) is type(truth) and value == truth)
+                or facts[slot[1]].contains(value)
+            ):
                 return None  # off the domain: the solver says what that means
             values[slot] = value
         choices: dict[Slot, list[Value]] = {}  # what each open record may be, first tried first
@@ -111,7 +133,8 @@ def settle_admission(
                 return None  # unreadable, or nothing tried fits: the solver decides
             choices[slot] = fits
             values[slot] = fits[0]
-        if _admitted(task, parsed, values):
+        # (every value in its domain: the output admitting the answer makes it a model)
+        if admits(task, parsed, values):
             return "sat"
         if _excluded(task, parsed, fixed):
             return "unsat"  # (always, when every decision record is fixed: the special case)
@@ -120,10 +143,14 @@ def settle_admission(
         # another completion, one open decision record changed, may admit it (a model found)
         for slot in open_slots:
             kept = values[slot]
-            for value in choices.get(slot) or dict.fromkeys(values_to_try(task, slot)):
+            fits = choices.get(slot)  # (each in its domain)
+            fact = facts[slot[1]]
+            for value in fits or dict.fromkeys(values_to_try(task, slot)):
                 if value != kept:
                     values[slot] = value  # one record changed in place, then put back
-                    if _admitted(task, parsed, values):
+                    if admits(task, parsed, values) and (
+                        fits is not None or value is recorded.get(slot) or fact.contains(value)
+                    ):
                         return "sat"
             values[slot] = kept
         return None
@@ -159,19 +186,6 @@ def _always_eligible(task: TypedTask, candidate: str, fixed: Mapping[Slot, Value
         if slot not in fixed or not cond.holds(fixed[slot]):
             return False
     return True
-
-
-def _admitted(task: TypedTask, parsed: ParsedAnswer, values: dict[Slot, Value]) -> bool:
-    """A model of the query: the output admits the answer and every value is in its domain
-    (a record's true value is: ``check_structure`` refuses one off its domain; so only the
-    values put in place of the true ones are checked)."""
-    if not admits(task, parsed, values):
-        return False
-    recorded, facts = task.values, task.facts
-    return all(
-        value is recorded.get(slot) or facts[slot[1]].contains(value)
-        for slot, value in values.items()
-    )
 
 
 def _fitting(task: TypedTask, slot: Slot, stated: StatedValue) -> list[Value] | None:
