@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.stated_helpers import imprecise_stated
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import ParsedAnswer, typed_task
 from uncobench_z3.evaluation._admission import (
@@ -131,7 +132,7 @@ def _fixed_value(task: TypedTask, slot: Slot, rng: random.Random) -> Value:
         low, high = fact.code_range()
         return fact.value_of(rng.choice([low - 1, high + 1]))
     if draw < 0.06 and fact.type == "bool":
-        return int(truth)  # (equal to the truth, of another type: not in the domain)
+        return 1 if truth else 0  # (equal to the truth, of another type: not in the domain)
     if draw < 0.06 and fact.type == "int":
         return Fraction(truth)  # type: ignore[arg-type]  # (in the domain)
     if draw < 0.4 and isinstance(truth, Fraction):
@@ -149,20 +150,7 @@ def _statement(task: TypedTask, slot: Slot, rng: random.Random) -> StatedValue:
     made = {"candidate": candidate, "fact": key, "context": fact.context}
     if rng.random() < 0.1:
         return StatedValue(**made, value=to_json_scalar(task.values[slot]))
-    if fact.is_ordered:
-        low, high = fact.code_range()
-        code = fact.code(task.values[slot])
-        assert not isinstance(code, bool)
-        first = rng.choice([low - 3, low, code - 1, code, code + 1])
-        last = max(first, rng.choice([code, code + 2, high, high + 2]))
-        return StatedValue(
-            **made,
-            low=to_json_scalar(fact.value_of(first)),
-            high=to_json_scalar(fact.value_of(last)),
-        )
-    pool = [False, True] if fact.type == "bool" else list(fact.members)
-    options = rng.sample(pool, rng.randint(1, len(pool)))
-    return StatedValue(**made, options=[to_json_scalar(o) for o in options])
+    return imprecise_stated(task, slot, fact.context, rng)
 
 
 def _answer(task: TypedTask, fixed: Mapping[Slot, Value], rng: random.Random) -> ParsedAnswer:

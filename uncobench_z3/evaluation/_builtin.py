@@ -35,15 +35,22 @@ reply, careful out of rounds) skips the conditions whose facts are unknown; when
 candidates pass, it picks one by a choice seeded with the agent's seed and the task text (not
 the first in the directory, which would favour whatever order the directory has); it gives
 no number if one of the chosen candidate's operands is unknown.
+
+Each action is what reading the whole conversation again would give, but what depends on the
+task text alone or on one reply text is worked out once for every episode that reads it
+(:class:`_Knowledge`: each reply text's lines and how each reads, the decisions by the values
+they read, each agent class's first and follow-up questions), and careful keeps what the
+turns said line by line as they arrive (the values it believes, the records not settled).
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import NamedTuple
 
 from .._memo import remember
 from .._trusted import TrustedMaker
@@ -73,12 +80,29 @@ _READINGS_KEPT = 256
 _TEXTS_KEPT = 256
 """reply texts whose statements one task reading remembers (a group's scripted replies are a few
 dozen; a model colleague's are all new, and the bound keeps them from piling up)"""
-_text_statements: dict[int, tuple[ReadTask, dict[str | None, tuple[Statement, ...]]]] = {}
-"""id of a task reading -> the reading (kept: its id is not reused meanwhile) and its reply
-texts' statements"""
+_DECISIONS_KEPT = 256
+"""decisions one task reading remembers, by the values they were made from (careful decides
+from the same values in every sample of a group; a model colleague's may all differ)"""
+_ASKS_KEPT = 256
+"""follow-up questions an agent class remembers per task reading, by the problems they ask
+about"""
 
 ReadSlot = tuple[str, str]
 """(candidate name, fact key): how the agents index what they read."""
+
+
+class _Line(NamedTuple):
+    """One readable record line of a reply, as a task reading reads it: what every agent
+    takes from it, worked out once per reading and reply text."""
+
+    slot: ReadSlot
+    statement: Statement
+    face: Value | None
+    """:func:`face_value`: what a trusting reader takes it to say"""
+    in_context: bool
+    """whether it names the context the task requires of its fact (in any case)"""
+    exact: Value | None
+    """its exact value, if it is stated exactly in the required context (careful believes it)"""
 
 
 def parse_task(text: str) -> ReadTask:
@@ -99,16 +123,7 @@ def text_statements(text: str | None, read: ReadTask) -> tuple[Statement, ...]:
     """The readable record lines of one reply text, in order. Remembered per task reading and
     text: an agent reads every reply again each turn, and the replies of a group repeat
     across its settings and episodes."""
-    found = _text_statements.get(id(read))
-    if found is None or found[0] is not read:
-        found = remember(_text_statements, id(read), (read, {}), _READINGS_KEPT)
-    texts = found[1]
-    statements = texts.get(text)
-    if statements is None:
-        read_lines = (_parse_line(line, read) for line in (text or "").splitlines() if line.strip())
-        statements = tuple(statement for statement in read_lines if statement is not None)
-        remember(texts, text, statements, _TEXTS_KEPT)
-    return statements
+    return _knowledge_of(read).text(text)[0]
 
 
 def reply_statements(conversation: Conversation, read: ReadTask) -> Iterator[Statement]:
@@ -143,12 +158,25 @@ def face_value(statement: Statement) -> Value | None:
 
 def decide(
     read: ReadTask,
-    values: dict[ReadSlot, Value],
+    values: Mapping[ReadSlot, Value],
     tie_break: random.Random | Callable[[], random.Random],
 ) -> AnswerAction:
     """The answer from the facts at hand, exactly (unknown facts: see the module docstring).
     ``tie_break``: the choice among several eligible candidates, or what makes it when it is
     needed (seeding one costs more than most decisions)."""
+    eligible = _eligible(read, values)
+    if not eligible:
+        return _answer(decision=read.negative, candidate=None, number=None)
+    if len(eligible) == 1:
+        chosen = eligible[0]
+    else:
+        rng = tie_break if isinstance(tie_break, random.Random) else tie_break()
+        chosen = rng.choice(eligible)
+    return _answer_for(read, values, chosen)
+
+
+def _eligible(read: ReadTask, values: Mapping[ReadSlot, Value]) -> list[str]:
+    """The candidates no known fact rules out, in the directory's order."""
 
     def passes(name: str) -> bool:
         for condition in read.conditions:
@@ -157,14 +185,11 @@ def decide(
                 return False
         return True
 
-    eligible = [name for name in read.catalog.candidates if passes(name)]
-    if not eligible:
-        return _answer(decision=read.negative, candidate=None, number=None)
-    if len(eligible) == 1:
-        chosen = eligible[0]
-    else:
-        rng = tie_break if isinstance(tie_break, random.Random) else tie_break()
-        chosen = rng.choice(eligible)
+    return [name for name in read.catalog.candidates if passes(name)]
+
+
+def _answer_for(read: ReadTask, values: Mapping[ReadSlot, Value], chosen: str) -> AnswerAction:
+    """The positive answer naming ``chosen``, with its number when every operand is known."""
     operands: list[Fraction] = []
     for key in read.rule.operands:
         value = values.get((chosen, key))
@@ -183,6 +208,98 @@ def decide(
     )
 
 
+class _Decided:
+    """What :func:`decide` made of one set of decision values: the eligible candidates, the
+    answer naming each one chosen so far (None: the negative one), the choice by seed."""
+
+    __slots__ = ("answers", "chosen", "eligible")
+
+    def __init__(self, eligible: list[str]) -> None:
+        self.eligible = eligible
+        self.answers: dict[str | None, AnswerAction] = {}
+        self.chosen: dict[int, str] = {}
+
+
+class _Knowledge:
+    """What the agents work out from one task reading alone, once for every episode that
+    reads the same task text (nothing may change it): each reply text's lines, the decisions
+    by the values they were made from, and what each agent class knows of it (:class:`_Known`)."""
+
+    __slots__ = ("classes", "decision_slots", "decisions", "read", "texts")
+
+    def __init__(self, read: ReadTask) -> None:
+        self.read = read
+        self.texts: dict[str | None, tuple[tuple[Statement, ...], tuple[_Line, ...]]] = {}
+        self.decisions: dict[tuple[tuple[Value | None, ...], tuple[type, ...]], _Decided] = {}
+        self.classes: dict[type, _Known] = {}
+        names, rule = read.catalog.candidates, read.rule
+        facts = dict.fromkeys([*(c.fact for c in read.conditions), *rule.operands])
+        self.decision_slots = tuple((name, fact) for name in names for fact in facts)
+        """every record :func:`decide` reads"""
+
+    def text(self, text: str | None) -> tuple[tuple[Statement, ...], tuple[_Line, ...]]:
+        """The readable record lines of one reply text, in order: their statements, and how
+        each reads (:class:`_Line`)."""
+        found = self.texts.get(text)
+        if found is None:
+            read = self.read
+            lines = (_parse_line(line, read) for line in (text or "").splitlines() if line.strip())
+            statements = tuple(statement for statement in lines if statement is not None)
+            found = (statements, tuple(_line_of(statement, read) for statement in statements))
+            remember(self.texts, text, found, _TEXTS_KEPT)
+        return found
+
+    def decision(
+        self, values: Mapping[ReadSlot, Value], seed: int, tie_break: Callable[[], random.Random]
+    ) -> AnswerAction:
+        """:func:`decide`, remembered by the values it reads (of each record in
+        :attr:`decision_slots`, with their types) and, among several eligible candidates,
+        the seed of the choice (``tie_break`` makes the agent's choice for this reading)."""
+        found = tuple(map(values.get, self.decision_slots))
+        key = (found, tuple(map(type, found)))
+        decided = self.decisions.get(key)
+        if decided is None:
+            decided = _Decided(_eligible(self.read, values))
+            remember(self.decisions, key, decided, _DECISIONS_KEPT)
+        eligible = decided.eligible
+        if not eligible:
+            chosen = None
+        elif len(eligible) == 1:
+            chosen = eligible[0]
+        else:
+            chosen = decided.chosen.get(seed)
+            if chosen is None:
+                chosen = decided.chosen[seed] = tie_break().choice(eligible)
+        answer = decided.answers.get(chosen)
+        if answer is None:
+            read = self.read
+            answer = decided.answers[chosen] = (
+                _answer(decision=read.negative, candidate=None, number=None)
+                if chosen is None
+                else _answer_for(read, values, chosen)
+            )
+        return answer
+
+
+_knowledge: dict[int, _Knowledge] = {}
+"""id of a task reading -> what the agents know of it (which keeps the reading: its id is not
+reused meanwhile)"""
+
+
+def _knowledge_of(read: ReadTask) -> _Knowledge:
+    found = _knowledge.get(id(read))
+    if found is None or found.read is not read:
+        found = remember(_knowledge, id(read), _Knowledge(read), _READINGS_KEPT)
+    return found
+
+
+def _line_of(statement: Statement, read: ReadTask) -> _Line:
+    in_context = statement.context.lower() == read.required_context.get(statement.fact, "").lower()
+    exact = statement.value if in_context else None
+    slot = (statement.candidate, statement.fact)
+    return _Line(slot, statement, face_value(statement), in_context, exact)
+
+
 class _TextAgent:
     """Parses the task text once (it never changes within an episode)."""
 
@@ -190,6 +307,7 @@ class _TextAgent:
         self.seed = seed
         self._read: ReadTask | None = None
         self._text: str | None = None
+        self._knows: _Knowledge | None = None
 
     def tie_break(self, conversation: Conversation) -> random.Random:
         digest = hashlib.sha256(conversation.briefing.task_text.encode()).hexdigest()[:16]
@@ -204,6 +322,22 @@ class _TextAgent:
         if self._read is None or self._text != text:
             self._read, self._text = parse_task(text), text
         return self._read
+
+    def knowledge(self, conversation: Conversation) -> _Knowledge:
+        """What the agents know of the task text's reading (:meth:`read`)."""
+        read = self.read(conversation)
+        knows = self._knows
+        if knows is None or knows.read is not read:
+            knows = self._knows = _knowledge_of(read)
+        return knows
+
+    def decision(
+        self, conversation: Conversation, values: Mapping[ReadSlot, Value]
+    ) -> AnswerAction:
+        """:func:`decide` on the conversation's task with the agent's tie-break, remembered
+        by the values it reads (:meth:`_Knowledge.decision`)."""
+        knows = self.knowledge(conversation)
+        return knows.decision(values, self.seed, self.tie_breaker(conversation))
 
 
 _naive_asks: dict[int, tuple[Briefing, AskAction]] = {}
@@ -225,22 +359,25 @@ class NaiveAgent(_TextAgent):
                 found = (briefing, _ask(requests=requests))
                 remember(_naive_asks, id(briefing), found, _READINGS_KEPT)
             return found[1]
-        read = self.read(conversation)
-        return decide(read, face_values(conversation, read), self.tie_breaker(conversation))
+        return self.decision(conversation, _face_values(conversation, self.knowledge(conversation)))
 
 
 def face_values(conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Value]:
     """Every stated record at face value (the last statement of each wins)."""
+    return _face_values(conversation, _knowledge_of(read))
+
+
+def _face_values(conversation: Conversation, knows: _Knowledge) -> dict[ReadSlot, Value]:
     values: dict[ReadSlot, Value] = {}
-    for statement in reply_statements(conversation, read):
-        value = face_value(statement)
-        if value is not None:
-            values[(statement.candidate, statement.fact)] = value
+    for turn in conversation.turns:
+        for reply in turn.observation.replies:
+            for line in knows.text(reply.text)[1]:
+                if line.face is not None:
+                    values[line.slot] = line.face
     return values
 
 
-@dataclass(frozen=True)
-class _Problem:
+class _Problem(NamedTuple):
     kind: str  # "missing", "context" or "imprecise"
     candidate: str
     fact: str
@@ -256,26 +393,37 @@ class _Known:
     """What an agent of one class works out from a task reading alone, once for every episode
     that reads the same task text (nothing may change it)."""
 
-    read: ReadTask
     needed: dict[str, list[str]]
+    slots: tuple[ReadSlot, ...]
+    """the records of :attr:`needed`, of every candidate, in the order :meth:`CarefulAgent.
+    problems` lists them"""
     first: AskAction | None = None
+    asks: dict[tuple[_Problem, ...], AskAction] = field(default_factory=dict)
+    """the follow-up questions asked, by the problems they ask about"""
 
 
-_known_readings: dict[tuple[type, int], _Known] = {}
-"""(agent class, id of a task reading) -> what it knows of the reading (which it keeps)"""
-
-
-@dataclass
 class _Latest:
-    """The latest statements of the turns of a conversation read so far (the turns kept)."""
+    """What the turns of a conversation read so far say (the turns kept): the latest line of
+    each record, the values the agent believes (:meth:`CarefulAgent.believed`) and the
+    records it needs that are not settled (those :meth:`CarefulAgent.problems` lists)."""
 
-    read: ReadTask
-    turns: tuple[Turn, ...]
-    latest: dict[ReadSlot, Statement]
+    __slots__ = ("believed", "lines", "read", "turns", "unsettled")
+
+    def __init__(self, read: ReadTask, needed: tuple[ReadSlot, ...]) -> None:
+        self.read = read
+        self.turns: tuple[Turn, ...] = ()
+        self.lines: dict[ReadSlot, _Line] = {}
+        self.believed: dict[ReadSlot, Value] = {}
+        self.unsettled = set(needed)
 
 
 class CarefulAgent(_TextAgent):
     """Checks every reply against the task text and follows up until every record is exact."""
+
+    takes_imprecise = False
+    """whether an imprecise statement in the required context settles a record, at face
+    value (the midpoint agent's); what :meth:`problems` and :meth:`believed` say, read line
+    by line as the turns arrive"""
 
     def __init__(self, seed: int = 0, wait_for_silence: bool = False) -> None:
         super().__init__(seed)
@@ -283,11 +431,13 @@ class CarefulAgent(_TextAgent):
         self._latest: _Latest | None = None
 
     def _known(self, read: ReadTask) -> _Known:
-        key = (type(self), id(read))
-        found = _known_readings.get(key)
-        if found is None or found.read is not read:
-            found = _Known(read, self.needed(read))
-            remember(_known_readings, key, found, _READINGS_KEPT)
+        knows = _knowledge_of(read)
+        found = knows.classes.get(type(self))
+        if found is None:
+            needed = self.needed(read)
+            names = read.catalog.candidates
+            slots = tuple((name, key) for keys in needed.values() for key in keys for name in names)
+            found = knows.classes[type(self)] = _Known(needed, slots)
         return found
 
     def needed_of(self, read: ReadTask) -> dict[str, list[str]]:
@@ -305,23 +455,62 @@ class CarefulAgent(_TextAgent):
     def latest_of(self, conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Statement]:
         """:func:`latest_statements`, reading only the turns it has not read before: each turn
         of an episode's conversation is the previous one's with a turn more (the same turn
-        objects, frozen). The dict is the agent's: read it before the next call."""
+        objects, frozen)."""
+        lines = self._read_up_to(conversation, read).lines
+        return {slot: line.statement for slot, line in lines.items()}
+
+    def _read_up_to(self, conversation: Conversation, read: ReadTask) -> _Latest:
+        """What the conversation's turns say (:class:`_Latest`), reading only the turns not
+        read before (:meth:`latest_of`)."""
         turns = conversation.turns
-        known = self._latest
+        state = self._latest
         if (
-            known is None
-            or known.read is not read
-            or len(known.turns) > len(turns)
-            or not all(a is b for a, b in zip(known.turns, turns[: len(known.turns)], strict=True))
+            state is None
+            or state.read is not read
+            or len(state.turns) > len(turns)
+            or not all(a is b for a, b in zip(state.turns, turns[: len(state.turns)], strict=True))
         ):
-            known = self._latest = _Latest(read, (), {})
-        latest = known.latest
-        for turn in turns[len(known.turns) :]:
+            state = self._latest = _Latest(read, self._known(read).slots)
+        takes_imprecise = self.takes_imprecise
+        lines, believed, unsettled = state.lines, state.believed, state.unsettled
+        knows = _knowledge_of(read) if self._knows is None else self._knows
+        for turn in turns[len(state.turns) :]:
             for reply in turn.observation.replies:
-                for statement in text_statements(reply.text, read):
-                    latest[(statement.candidate, statement.fact)] = statement
-        known.turns = turns
-        return latest
+                for line in knows.text(reply.text)[1]:
+                    slot = line.slot
+                    lines[slot] = line
+                    if takes_imprecise:
+                        settled = line.in_context
+                        value = line.face if settled else None
+                    else:
+                        value = line.exact
+                        settled = value is not None
+                    if value is None:
+                        believed.pop(slot, None)
+                    else:
+                        believed[slot] = value
+                    if settled:
+                        unsettled.discard(slot)
+                    else:
+                        unsettled.add(slot)  # (also one it does not need: never listed)
+        state.turns = turns
+        return state
+
+    def _problems(self, read: ReadTask, state: _Latest) -> list[_Problem]:
+        """:meth:`problems` of the conversation read so far (its lines read once)."""
+        found = []
+        lines, unsettled, takes_imprecise = state.lines, state.unsettled, self.takes_imprecise
+        for slot in self._known(read).slots:
+            if slot in unsettled:
+                line = lines.get(slot)
+                name, key = slot
+                if line is None:
+                    found.append(_Problem("missing", name, key))
+                elif not line.in_context:
+                    found.append(_Problem("context", name, key, line.statement.context))
+                elif not takes_imprecise:  # (and stated imprecisely: else settled)
+                    found.append(_Problem("imprecise", name, key))
+        return found
 
     def needed(self, read: ReadTask) -> dict[str, list[str]]:
         """Decision-relevant facts per owning role, in record-key order."""
@@ -395,27 +584,41 @@ class CarefulAgent(_TextAgent):
                 sentences.append(f"Please send the {label} ({required}) of {_names(missing)}.")
         return " ".join(sentences)
 
+    def follow_ups(self, read: ReadTask, problems: list[_Problem]) -> AskAction:
+        """One question to each colleague with problems (:meth:`follow_up`), in the order of
+        the problems; remembered per class and task reading by the problems (a frozen
+        action)."""
+        known = self._known(read)
+        key = tuple(problems)
+        found = known.asks.get(key)
+        if found is None:
+            by_role: dict[str, list[_Problem]] = {}
+            for problem in problems:
+                by_role.setdefault(read.catalog.keys[problem.fact].owner, []).append(problem)
+            requests = tuple(
+                _request(role=role, question=self.follow_up(read, of_role))
+                for role, of_role in by_role.items()
+            )
+            found = remember(known.asks, key, _ask(requests=requests), _ASKS_KEPT)
+        return found
+
     async def act(self, conversation: Conversation) -> Action:
         read = self.read(conversation)
         if not conversation.turns:
             return self.first_questions_of(read)
-        latest = self.latest_of(conversation, read)
-        problems = self.problems(read, latest)
-        if not problems or conversation.rounds_left <= 1:
-            return decide(read, self.believed(read, latest), self.tie_breaker(conversation))
-        last = conversation.turns[-1]
-        silent = any(reply.text is None for reply in last.observation.replies)
-        if self.wait_for_silence and silent and not isinstance(last.action, WaitAction):
-            return WaitAction()
-        by_role: dict[str, list[_Problem]] = {}
-        for problem in problems:
-            by_role.setdefault(read.catalog.keys[problem.fact].owner, []).append(problem)
-        return _ask(
-            requests=tuple(
-                _request(role=role, question=self.follow_up(read, found))
-                for role, found in by_role.items()
-            )
-        )
+        state = self._read_up_to(conversation, read)
+        if conversation.rounds_left > 1:
+            problems = self._problems(read, state)
+            if problems:
+                last = conversation.turns[-1]
+                silent = any(reply.text is None for reply in last.observation.replies)
+                if self.wait_for_silence and silent and not isinstance(last.action, WaitAction):
+                    return _WAIT
+                return self.follow_ups(read, problems)
+        return self.decision(conversation, state.believed)
+
+
+_WAIT = WaitAction()
 
 
 class OptimistAgent(CarefulAgent):
@@ -429,6 +632,8 @@ class OptimistAgent(CarefulAgent):
 
 class MidpointAgent(CarefulAgent):
     """``careful`` that takes an imprecise statement at face value instead of asking."""
+
+    takes_imprecise = True
 
     def problems(self, read: ReadTask, latest: dict[ReadSlot, Statement]) -> list[_Problem]:
         return [p for p in super().problems(read, latest) if p.kind != "imprecise"]
@@ -454,4 +659,4 @@ class FaceValueAgent(CarefulAgent):
         read = self.read(conversation)
         if not conversation.turns:
             return self.first_questions_of(read)
-        return decide(read, face_values(conversation, read), self.tie_breaker(conversation))
+        return self.decision(conversation, _face_values(conversation, self.knowledge(conversation)))
