@@ -40,6 +40,7 @@ from uncobench_z3.evaluation import (
 )
 from uncobench_z3.evaluation._builtin import (
     _eligible,
+    _knowledge_of,
     _Problem,
     latest_statements,
     parse_task,
@@ -189,9 +190,9 @@ async def test_each_action_is_the_plain_definitions(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["builtin/careful", "builtin/midpoint", "builtin/optimist"])
 async def test_what_careful_keeps_is_what_the_turns_say(name: str) -> None:
-    """Turn by turn, what careful keeps (believed values, unsettled records, their problems)
-    is what :meth:`~CarefulAgent.believed` and :meth:`~CarefulAgent.problems` read from the
-    latest statements."""
+    """Turn by turn, what careful keeps (believed values and their tokens, unsettled records,
+    their problems) is what :meth:`~CarefulAgent.believed` and
+    :meth:`~CarefulAgent.problems` read from the latest statements."""
     rng = random.Random(f"kept:{name}")
     for group in GROUPS:
         environment = Environment(group, "reliable")
@@ -200,10 +201,14 @@ async def test_what_careful_keeps_is_what_the_turns_say(name: str) -> None:
             agent = make_agent(name, 0)
             assert isinstance(agent, CarefulAgent)
             read = agent.read(conversation)
+            knows = _knowledge_of(read)
             for n in range(1, len(conversation.turns) + 1):
                 prefix = conversation.model_copy(update={"turns": conversation.turns[:n]})
                 latest = latest_statements(prefix, read)
                 state = agent._read_up_to(prefix, read)
                 assert agent.latest_of(prefix, read) == latest
                 assert state.believed == agent.believed(read, latest)
+                # (and the tokens its decisions are remembered by: one a believed value)
+                tokens = {slot: knows.token(value) for slot, value in state.believed.items()}
+                assert state.tokens == tokens
                 assert agent._problems(read, state) == agent.problems(read, latest)

@@ -46,6 +46,7 @@ turns said line by line as they arrive (the values it believes, the records not 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -84,6 +85,10 @@ _DECISIONS_KEPT = 256
 """decisions one task reading remembers, by the values they were made from (careful decides
 from the same values in every sample of a group; a model colleague's may all differ)"""
 _ASKS_KEPT = 256
+_TOKENS_KEPT = 4096
+"""values one task reading remembers the token of (:meth:`_Knowledge.token`)"""
+_tokens = itertools.count()
+"""a new token for each value a task reading meets (never one another value had)"""
 """follow-up questions an agent class remembers per task reading, by the problems they ask
 about"""
 
@@ -103,6 +108,9 @@ class _Line(NamedTuple):
     """whether it names the context the task requires of its fact (in any case)"""
     exact: Value | None
     """its exact value, if it is stated exactly in the required context (careful believes it)"""
+    token: int | None
+    """its face value's token (:meth:`_Knowledge.token`; None: no face value), which is also
+    its exact value's"""
 
 
 def parse_task(text: str) -> ReadTask:
@@ -225,12 +233,13 @@ class _Knowledge:
     reads the same task text (nothing may change it): each reply text's lines, the decisions
     by the values they were made from, and what each agent class knows of it (:class:`_Known`)."""
 
-    __slots__ = ("classes", "decision_slots", "decisions", "read", "texts")
+    __slots__ = ("classes", "decision_slots", "decisions", "read", "texts", "tokens")
 
     def __init__(self, read: ReadTask) -> None:
         self.read = read
         self.texts: dict[str | None, tuple[tuple[Statement, ...], tuple[_Line, ...]]] = {}
-        self.decisions: dict[tuple[tuple[Value | None, ...], tuple[type, ...]], _Decided] = {}
+        self.decisions: dict[tuple[int | None, ...], _Decided] = {}
+        self.tokens: dict[tuple[type, Value], int] = {}
         self.classes: dict[type, _Known] = {}
         names, rule = read.catalog.candidates, read.rule
         facts = dict.fromkeys([*(c.fact for c in read.conditions), *rule.operands])
@@ -245,18 +254,43 @@ class _Knowledge:
             read = self.read
             lines = (_parse_line(line, read) for line in (text or "").splitlines() if line.strip())
             statements = tuple(statement for statement in lines if statement is not None)
-            found = (statements, tuple(_line_of(statement, read) for statement in statements))
+            found = (statements, tuple(self._line_of(statement) for statement in statements))
             remember(self.texts, text, found, _TEXTS_KEPT)
         return found
 
+    def token(self, value: Value) -> int:
+        """A number that stands for ``value`` and its type: equal numbers stand for equal
+        values of one type (a value may get a new number once the table starts again, and
+        no number ever stands for two values). A decision is remembered by the numbers of the
+        values it reads: an integer hashes in a step, where a fraction's hash is computed
+        in Python."""
+        key = (type(value), value)
+        found = self.tokens.get(key)
+        if found is None:
+            found = remember(self.tokens, key, next(_tokens), _TOKENS_KEPT)
+        return found
+
+    def _line_of(self, statement: Statement) -> _Line:
+        required = self.read.required_context.get(statement.fact, "")
+        in_context = statement.context.lower() == required.lower()
+        exact = statement.value if in_context else None
+        slot = (statement.candidate, statement.fact)
+        face = face_value(statement)
+        token = None if face is None else self.token(face)
+        return _Line(slot, statement, face, in_context, exact, token)
+
     def decision(
-        self, values: Mapping[ReadSlot, Value], seed: int, tie_break: Callable[[], random.Random]
+        self,
+        values: Mapping[ReadSlot, Value],
+        tokens: Mapping[ReadSlot, int | None],
+        seed: int,
+        tie_break: Callable[[], random.Random],
     ) -> AnswerAction:
-        """:func:`decide`, remembered by the values it reads (of each record in
-        :attr:`decision_slots`, with their types) and, among several eligible candidates,
-        the seed of the choice (``tie_break`` makes the agent's choice for this reading)."""
-        found = tuple(map(values.get, self.decision_slots))
-        key = (found, tuple(map(type, found)))
+        """:func:`decide`, remembered by the values it reads (each record's in
+        :attr:`decision_slots`, by its token in ``tokens``: :meth:`token` of its value in
+        ``values``, none where there is none) and, among several eligible candidates, the
+        seed of the choice (``tie_break`` makes the agent's choice for this reading)."""
+        key = tuple(map(tokens.get, self.decision_slots))
         decided = self.decisions.get(key)
         if decided is None:
             decided = _Decided(_eligible(self.read, values))
@@ -293,13 +327,6 @@ def _knowledge_of(read: ReadTask) -> _Knowledge:
     return found
 
 
-def _line_of(statement: Statement, read: ReadTask) -> _Line:
-    in_context = statement.context.lower() == read.required_context.get(statement.fact, "").lower()
-    exact = statement.value if in_context else None
-    slot = (statement.candidate, statement.fact)
-    return _Line(slot, statement, face_value(statement), in_context, exact)
-
-
 class _TextAgent:
     """Parses the task text once (it never changes within an episode)."""
 
@@ -332,12 +359,15 @@ class _TextAgent:
         return knows
 
     def decision(
-        self, conversation: Conversation, values: Mapping[ReadSlot, Value]
+        self,
+        conversation: Conversation,
+        values: Mapping[ReadSlot, Value],
+        tokens: Mapping[ReadSlot, int | None],
     ) -> AnswerAction:
         """:func:`decide` on the conversation's task with the agent's tie-break, remembered
         by the values it reads (:meth:`_Knowledge.decision`)."""
         knows = self.knowledge(conversation)
-        return knows.decision(values, self.seed, self.tie_breaker(conversation))
+        return knows.decision(values, tokens, self.seed, self.tie_breaker(conversation))
 
 
 _naive_asks: dict[int, tuple[Briefing, AskAction]] = {}
@@ -359,22 +389,29 @@ class NaiveAgent(_TextAgent):
                 found = (briefing, _ask(requests=requests))
                 remember(_naive_asks, id(briefing), found, _READINGS_KEPT)
             return found[1]
-        return self.decision(conversation, _face_values(conversation, self.knowledge(conversation)))
+        values, tokens = _face_values(conversation, self.knowledge(conversation))
+        return self.decision(conversation, values, tokens)
 
 
 def face_values(conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Value]:
     """Every stated record at face value (the last statement of each wins)."""
-    return _face_values(conversation, _knowledge_of(read))
+    return _face_values(conversation, _knowledge_of(read))[0]
 
 
-def _face_values(conversation: Conversation, knows: _Knowledge) -> dict[ReadSlot, Value]:
+def _face_values(
+    conversation: Conversation, knows: _Knowledge
+) -> tuple[dict[ReadSlot, Value], dict[ReadSlot, int | None]]:
+    """:func:`face_values`, and their tokens (:meth:`_Knowledge.token`)."""
     values: dict[ReadSlot, Value] = {}
+    tokens: dict[ReadSlot, int | None] = {}
     for turn in conversation.turns:
         for reply in turn.observation.replies:
             for line in knows.text(reply.text)[1]:
-                if line.face is not None:
-                    values[line.slot] = line.face
-    return values
+                face = line.face
+                if face is not None:
+                    values[line.slot] = face
+                    tokens[line.slot] = line.token
+    return values, tokens
 
 
 class _Problem(NamedTuple):
@@ -407,13 +444,14 @@ class _Latest:
     each record, the values the agent believes (:meth:`CarefulAgent.believed`) and the
     records it needs that are not settled (those :meth:`CarefulAgent.problems` lists)."""
 
-    __slots__ = ("believed", "lines", "read", "turns", "unsettled")
+    __slots__ = ("believed", "lines", "read", "tokens", "turns", "unsettled")
 
     def __init__(self, read: ReadTask, needed: tuple[ReadSlot, ...]) -> None:
         self.read = read
         self.turns: tuple[Turn, ...] = ()
         self.lines: dict[ReadSlot, _Line] = {}
         self.believed: dict[ReadSlot, Value] = {}
+        self.tokens: dict[ReadSlot, int | None] = {}  # (of the believed values)
         self.unsettled = set(needed)
 
 
@@ -472,7 +510,8 @@ class CarefulAgent(_TextAgent):
         ):
             state = self._latest = _Latest(read, self._known(read).slots)
         takes_imprecise = self.takes_imprecise
-        lines, believed, unsettled = state.lines, state.believed, state.unsettled
+        lines, believed, tokens = state.lines, state.believed, state.tokens
+        unsettled = state.unsettled
         knows = _knowledge_of(read) if self._knows is None else self._knows
         for turn in turns[len(state.turns) :]:
             for reply in turn.observation.replies:
@@ -487,8 +526,10 @@ class CarefulAgent(_TextAgent):
                         settled = value is not None
                     if value is None:
                         believed.pop(slot, None)
+                        tokens.pop(slot, None)
                     else:
                         believed[slot] = value
+                        tokens[slot] = line.token  # (its value's)
                     if settled:
                         unsettled.discard(slot)
                     else:
@@ -615,7 +656,7 @@ class CarefulAgent(_TextAgent):
                 if self.wait_for_silence and silent and not isinstance(last.action, WaitAction):
                     return _WAIT
                 return self.follow_ups(read, problems)
-        return self.decision(conversation, state.believed)
+        return self.decision(conversation, state.believed, state.tokens)
 
 
 _WAIT = WaitAction()
@@ -659,4 +700,5 @@ class FaceValueAgent(CarefulAgent):
         read = self.read(conversation)
         if not conversation.turns:
             return self.first_questions_of(read)
-        return self.decision(conversation, _face_values(conversation, self.knowledge(conversation)))
+        values, tokens = _face_values(conversation, self.knowledge(conversation))
+        return self.decision(conversation, values, tokens)
