@@ -46,19 +46,31 @@ turns said line by line as they arrive (the values it believes, the records not 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import random
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from fractions import Fraction
-from typing import NamedTuple
+from collections.abc import Callable, Mapping
 
 from .._memo import remember
 from .._trusted import TrustedMaker
-from ..construct import ReadError, ReadTask, Statement, read_task_text
-from ..settings import range_midpoint
-from ..spec import Value, format_fraction
-from ..spec._values import INT_OR_FRACTION
+from ..construct import ReadTask, Statement
+from ..spec import Value
+from ._builtin_reading import (
+    _READINGS_KEPT,
+    ReadSlot,
+    _Knowledge,
+    _knowledge_of,
+    _Known,
+    _Line,
+    _Problem,
+)
+from ._builtin_reading import _eligible as _eligible
+from ._builtin_reading import _parse_line as _parse_line
+from ._builtin_reading import decide as decide
+from ._builtin_reading import face_value as face_value
+from ._builtin_reading import latest_statements as latest_statements
+from ._builtin_reading import midpoint as midpoint
+from ._builtin_reading import parse_task as parse_task
+from ._builtin_reading import reply_statements as reply_statements
+from ._builtin_reading import text_statements as text_statements
 from ._protocol import (
     Action,
     AnswerAction,
@@ -73,258 +85,11 @@ from ._protocol import (
 NAIVE_QUESTION = "Please send me all your records for every candidate."
 # The agents' actions are made from values they have typed themselves (their reading's
 # names, their own questions): without validation, as the environment makes its records.
-_answer = TrustedMaker(AnswerAction)
 _ask = TrustedMaker(AskAction)
 _request = TrustedMaker(RoleRequest)
-_READINGS_KEPT = 256
-"""task readings whose reply texts' statements are remembered (as many as read_task_text's)"""
-_TEXTS_KEPT = 256
-"""reply texts whose statements one task reading remembers (a group's scripted replies are a few
-dozen; a model colleague's are all new, and the bound keeps them from piling up)"""
-_DECISIONS_KEPT = 256
-"""decisions one task reading remembers, by the values they were made from (careful decides
-from the same values in every sample of a group; a model colleague's may all differ)"""
 _ASKS_KEPT = 256
-_TOKENS_KEPT = 4096
-"""values one task reading remembers the token of (:meth:`_Knowledge.token`)"""
-_tokens = itertools.count()
-"""a new token for each value a task reading meets (never one another value had)"""
 """follow-up questions an agent class remembers per task reading, by the problems they ask
 about"""
-
-ReadSlot = tuple[str, str]
-"""(candidate name, fact key): how the agents index what they read."""
-
-
-class _Line(NamedTuple):
-    """One readable record line of a reply, as a task reading reads it: what every agent
-    takes from it, worked out once per reading and reply text."""
-
-    slot: ReadSlot
-    statement: Statement
-    face: Value | None
-    """:func:`face_value`: what a trusting reader takes it to say"""
-    in_context: bool
-    """whether it names the context the task requires of its fact (in any case)"""
-    exact: Value | None
-    """its exact value, if it is stated exactly in the required context (careful believes it)"""
-    token: int | None
-    """its face value's token (:meth:`_Knowledge.token`; None: no face value), which is also
-    its exact value's"""
-
-
-def parse_task(text: str) -> ReadTask:
-    """The reading of a task text, shared by the agents of every episode
-    (:func:`~uncobench_z3.construct.read_task_text`: read-only, remembered for the last
-    few): an agent re-reads the same text every episode and the same reply lines every turn."""
-    return read_task_text(text)
-
-
-def _parse_line(line: str, read: ReadTask) -> Statement | None:
-    """The statement of a reply line (None: not a record), remembered by the reading's
-    catalog."""
-    statement = read.catalog.statement(line)
-    return None if isinstance(statement, ReadError) else statement
-
-
-def text_statements(text: str | None, read: ReadTask) -> tuple[Statement, ...]:
-    """The readable record lines of one reply text, in order. Remembered per task reading and
-    text: an agent reads every reply again each turn, and the replies of a group repeat
-    across its settings and episodes."""
-    return _knowledge_of(read).text(text)[0]
-
-
-def reply_statements(conversation: Conversation, read: ReadTask) -> Iterator[Statement]:
-    """Every readable record line of every reply, in the order received."""
-    for turn in conversation.turns:
-        for reply in turn.observation.replies:
-            yield from text_statements(reply.text, read)
-
-
-def latest_statements(conversation: Conversation, read: ReadTask) -> dict[ReadSlot, Statement]:
-    latest: dict[ReadSlot, Statement] = {}
-    for statement in reply_statements(conversation, read):
-        latest[(statement.candidate, statement.fact)] = statement
-    return latest
-
-
-def midpoint(low: Value, high: Value) -> Value:
-    """The middle of a range (the one definition the guessing floors use too)."""
-    return range_midpoint(low, high)
-
-
-def face_value(statement: Statement) -> Value | None:
-    """What a trusting reader takes a statement to say."""
-    if statement.value is not None:
-        return statement.value
-    if statement.low is not None and statement.high is not None:
-        return midpoint(statement.low, statement.high)
-    if statement.options:
-        return statement.options[0]
-    return None
-
-
-def decide(
-    read: ReadTask,
-    values: Mapping[ReadSlot, Value],
-    tie_break: random.Random | Callable[[], random.Random],
-) -> AnswerAction:
-    """The answer from the facts at hand, exactly (unknown facts: see the module docstring).
-    ``tie_break``: the choice among several eligible candidates, or what makes it when it is
-    needed (seeding one costs more than most decisions)."""
-    eligible = _eligible(read, values)
-    if not eligible:
-        return _answer(decision=read.negative, candidate=None, number=None)
-    if len(eligible) == 1:
-        chosen = eligible[0]
-    else:
-        rng = tie_break if isinstance(tie_break, random.Random) else tie_break()
-        chosen = rng.choice(eligible)
-    return _answer_for(read, values, chosen)
-
-
-def _eligible(read: ReadTask, values: Mapping[ReadSlot, Value]) -> list[str]:
-    """The candidates no known fact rules out, in the directory's order."""
-
-    def passes(name: str) -> bool:
-        for condition in read.conditions:
-            value = values.get((name, condition.fact))
-            if value is not None and not condition.holds(value):
-                return False
-        return True
-
-    return [name for name in read.catalog.candidates if passes(name)]
-
-
-def _answer_for(read: ReadTask, values: Mapping[ReadSlot, Value], chosen: str) -> AnswerAction:
-    """The positive answer naming ``chosen``, with its number when every operand is known."""
-    operands: list[Fraction] = []
-    for key in read.rule.operands:
-        value = values.get((chosen, key))
-        if not isinstance(value, INT_OR_FRACTION) or isinstance(value, bool):
-            return _answer(decision=read.positive, candidate=chosen, unit=read.rule.unit)
-        operands.append(Fraction(value))
-    try:
-        number = read.rule.rounded(operands)
-    except ZeroDivisionError:
-        return _answer(decision=read.positive, candidate=chosen, unit=read.rule.unit)
-    return _answer(
-        decision=read.positive,
-        candidate=chosen,
-        number=format_fraction(number, max(read.rule.digits, 0)),
-        unit=read.rule.unit,
-    )
-
-
-class _Decided:
-    """What :func:`decide` made of one set of decision values: the eligible candidates, the
-    answer naming each one chosen so far (None: the negative one), the choice by seed."""
-
-    __slots__ = ("answers", "chosen", "eligible")
-
-    def __init__(self, eligible: list[str]) -> None:
-        self.eligible = eligible
-        self.answers: dict[str | None, AnswerAction] = {}
-        self.chosen: dict[int, str] = {}
-
-
-class _Knowledge:
-    """What the agents work out from one task reading alone, once for every episode that
-    reads the same task text (nothing may change it): each reply text's lines, the decisions
-    by the values they were made from, and what each agent class knows of it (:class:`_Known`)."""
-
-    __slots__ = ("classes", "decision_slots", "decisions", "read", "texts", "tokens")
-
-    def __init__(self, read: ReadTask) -> None:
-        self.read = read
-        self.texts: dict[str | None, tuple[tuple[Statement, ...], tuple[_Line, ...]]] = {}
-        self.decisions: dict[tuple[int | None, ...], _Decided] = {}
-        self.tokens: dict[tuple[type, Value], int] = {}
-        self.classes: dict[type, _Known] = {}
-        names, rule = read.catalog.candidates, read.rule
-        facts = dict.fromkeys([*(c.fact for c in read.conditions), *rule.operands])
-        self.decision_slots = tuple((name, fact) for name in names for fact in facts)
-        """every record :func:`decide` reads"""
-
-    def text(self, text: str | None) -> tuple[tuple[Statement, ...], tuple[_Line, ...]]:
-        """The readable record lines of one reply text, in order: their statements, and how
-        each reads (:class:`_Line`)."""
-        found = self.texts.get(text)
-        if found is None:
-            read = self.read
-            lines = (_parse_line(line, read) for line in (text or "").splitlines() if line.strip())
-            statements = tuple(statement for statement in lines if statement is not None)
-            found = (statements, tuple(self._line_of(statement) for statement in statements))
-            remember(self.texts, text, found, _TEXTS_KEPT)
-        return found
-
-    def token(self, value: Value) -> int:
-        """A number that stands for ``value`` and its type: equal numbers stand for equal
-        values of one type (a value may get a new number once the table starts again, and
-        no number ever stands for two values). A decision is remembered by the numbers of the
-        values it reads: an integer hashes in a step, where a fraction's hash is computed
-        in Python."""
-        key = (type(value), value)
-        found = self.tokens.get(key)
-        if found is None:
-            found = remember(self.tokens, key, next(_tokens), _TOKENS_KEPT)
-        return found
-
-    def _line_of(self, statement: Statement) -> _Line:
-        required = self.read.required_context.get(statement.fact, "")
-        in_context = statement.context.lower() == required.lower()
-        exact = statement.value if in_context else None
-        slot = (statement.candidate, statement.fact)
-        face = face_value(statement)
-        token = None if face is None else self.token(face)
-        return _Line(slot, statement, face, in_context, exact, token)
-
-    def decision(
-        self,
-        values: Mapping[ReadSlot, Value],
-        tokens: Mapping[ReadSlot, int | None],
-        seed: int,
-        tie_break: Callable[[], random.Random],
-    ) -> AnswerAction:
-        """:func:`decide`, remembered by the values it reads (each record's in
-        :attr:`decision_slots`, by its token in ``tokens``: :meth:`token` of its value in
-        ``values``, none where there is none) and, among several eligible candidates, the
-        seed of the choice (``tie_break`` makes the agent's choice for this reading)."""
-        key = tuple(map(tokens.get, self.decision_slots))
-        decided = self.decisions.get(key)
-        if decided is None:
-            decided = _Decided(_eligible(self.read, values))
-            remember(self.decisions, key, decided, _DECISIONS_KEPT)
-        eligible = decided.eligible
-        if not eligible:
-            chosen = None
-        elif len(eligible) == 1:
-            chosen = eligible[0]
-        else:
-            chosen = decided.chosen.get(seed)
-            if chosen is None:
-                chosen = decided.chosen[seed] = tie_break().choice(eligible)
-        answer = decided.answers.get(chosen)
-        if answer is None:
-            read = self.read
-            answer = decided.answers[chosen] = (
-                _answer(decision=read.negative, candidate=None, number=None)
-                if chosen is None
-                else _answer_for(read, values, chosen)
-            )
-        return answer
-
-
-_knowledge: dict[int, _Knowledge] = {}
-"""id of a task reading -> what the agents know of it (which keeps the reading: its id is not
-reused meanwhile)"""
-
-
-def _knowledge_of(read: ReadTask) -> _Knowledge:
-    found = _knowledge.get(id(read))
-    if found is None or found.read is not read:
-        found = remember(_knowledge, id(read), _Knowledge(read), _READINGS_KEPT)
-    return found
 
 
 class _TextAgent:
@@ -414,29 +179,8 @@ def _face_values(
     return values, tokens
 
 
-class _Problem(NamedTuple):
-    kind: str  # "missing", "context" or "imprecise"
-    candidate: str
-    fact: str
-    given_context: str | None = None
-
-
 def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
-
-
-@dataclass
-class _Known:
-    """What an agent of one class works out from a task reading alone, once for every episode
-    that reads the same task text (nothing may change it)."""
-
-    needed: dict[str, list[str]]
-    slots: tuple[ReadSlot, ...]
-    """the records of :attr:`needed`, of every candidate, in the order :meth:`CarefulAgent.
-    problems` lists them"""
-    first: AskAction | None = None
-    asks: dict[tuple[_Problem, ...], AskAction] = field(default_factory=dict)
-    """the follow-up questions asked, by the problems they ask about"""
 
 
 class _Latest:
