@@ -102,6 +102,8 @@ class _TextAgent:
         self._knows: _Knowledge | None = None
 
     def tie_break(self, conversation: Conversation) -> random.Random:
+        """The choice among several eligible candidates: seeded with the agent's seed and the
+        task text alone (a decision is remembered by them: :meth:`_Knowledge.decision`)."""
         digest = hashlib.sha256(conversation.briefing.task_text.encode()).hexdigest()[:16]
         return random.Random(f"{self.seed}:{digest}")
 

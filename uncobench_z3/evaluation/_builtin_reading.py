@@ -237,7 +237,8 @@ class _Knowledge:
         """:func:`decide`, remembered by the values it reads (each record's in
         :attr:`decision_slots`, by its token in ``tokens``: :meth:`token` of its value in
         ``values``, none where there is none) and, among several eligible candidates, the
-        seed of the choice (``tie_break`` makes the agent's choice for this reading)."""
+        seed of the choice: ``tie_break`` makes the agent's choice, which must depend on
+        ``seed`` and the task text alone (as :meth:`._builtin._TextAgent.tie_break` does)."""
         key = tuple(map(tokens.get, self.decision_slots))
         decided = self.decisions.get(key)
         if decided is None:
