@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from uncobench_z3._trusted import TrustedMaker
 from uncobench_z3.construct import load_groups
@@ -105,7 +105,29 @@ def test_a_played_record_made_again_from_any_of_its_fields(data: st.DataObject) 
 
 @pytest.mark.parametrize("cls", MODELS)
 def test_each_runner_model_is_made_the_plain_way(cls: type[BaseModel]) -> None:
-    assert TrustedMaker(cls)._plain  # else the maker only calls model_construct
+    maker = TrustedMaker(cls)
+    assert maker._plain  # else the maker only calls model_construct
+    # by a call compiled for its fields (the test above then checks that call)
+    assert isinstance(maker, TrustedMaker) and type(maker) is not TrustedMaker
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_the_compiled_call_gives_each_model_its_own_state(cls: type[BaseModel]) -> None:
+    model = next(m for m in PLAYED if type(m) is cls)
+    make = TrustedMaker(cls)
+    values = {name: getattr(model, name) for name in cls.model_fields}
+    first, second = make(**values), make(**values)
+    _same(first, cls.model_construct(**values))
+    assert first.__dict__ is not second.__dict__
+    assert first.model_fields_set is not second.model_fields_set
+
+
+def test_a_field_that_cannot_be_a_parameter_takes_the_general_call() -> None:
+    keyworded = create_model("Keyworded", **{"class": (int, 0), "name": (str, ...)})  # type: ignore[call-overload]
+    make = TrustedMaker(keyworded)
+    assert type(make) is TrustedMaker
+    _same(make(name="x", **{"class": 3}), keyworded.model_construct(name="x", **{"class": 3}))
+    _same(make(name="y"), keyworded.model_construct(name="y"))
 
 
 def test_a_name_that_is_not_a_field_is_an_error() -> None:
@@ -115,6 +137,11 @@ def test_a_name_that_is_not_a_field_is_an_error() -> None:
         TrustedMaker(RoundRecord)(
             roudn=1, action="ask", replies=(), answer=None, error=None, intervention=None,
             output=None,
+        )  # fmt: skip
+    with pytest.raises(TypeError, match="has no field extra"):  # every field, and one more
+        TrustedMaker(RoundRecord)(
+            round=1, action="ask", replies=(), answer=None, error=None, intervention=None,
+            output=None, extra=1,
         )  # fmt: skip
 
 

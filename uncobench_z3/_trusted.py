@@ -22,6 +22,7 @@ through ``object.__setattr__``: the reader's requests and values, the colleagues
 from __future__ import annotations
 
 import copy
+import keyword
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -81,6 +82,9 @@ class TrustedMaker(Generic[Model]):
         # the fields a call must give for the usual path: those without a shared default
         self._marked = frozenset(name for name, d in template if d is _REQUIRED or d is _COMPUTED)
         self._count = len(template)
+        if self._plain and all(_compilable(name) for name in fields):
+            # (every instance of the class the same: one compiled call per model class)
+            self.__class__ = _compiled(cls, self._template)
 
     def __call__(self, **values: Any) -> Model:
         if not self._plain:
@@ -115,6 +119,83 @@ class TrustedMaker(Generic[Model]):
 
     def _default(self, name: str, state: dict[str, Any]) -> Any:
         return self._makers[name](state)
+
+    def _general(self, values: dict[str, Any], unknown: dict[str, Any]) -> Model:
+        """A compiled call that is not the usual one (see :func:`_compiled`): the general
+        path, for the values given (``unknown``: the names that are not fields)."""
+        return TrustedMaker.__call__(self, **values, **unknown)
+
+
+def _compilable(name: str) -> bool:
+    """Whether a field can be a keyword parameter of a compiled call (none starts with an
+    underscore, as the call's own names do)."""
+    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
+
+
+_MISSING = object()  # a compiled call's parameter that was not given
+_compiled_classes: dict[type[BaseModel], type[TrustedMaker[Any]]] = {}
+
+
+def _slot_setter(cls: type[BaseModel], name: str) -> Callable[[object, object], None]:
+    """The setter of the instance attribute ``name`` (a slot, or ``__dict__``), as
+    ``object.__setattr__(model, name, value)`` finds it, found once."""
+    owner = next(k for k in cls.__mro__ if name in k.__dict__)
+    setter: Callable[[object, object], None] = owner.__dict__[name].__set__
+    return setter
+
+
+def _compiled(cls: type[BaseModel], template: tuple[tuple[str, object], ...]) -> type[Any]:
+    """A subclass of :class:`TrustedMaker` whose call is written out for ``cls``'s fields:
+    each field a keyword parameter, the state a dict display in field order, the fields set
+    a set display less the shared defaults not given, the attributes set through their
+    descriptors (about two thirds of the general call's time). A call that does not give
+    every field without a shared default, or names one that is not a field, takes the
+    general path."""
+    found = _compiled_classes.get(cls)
+    if found is not None:
+        return found
+    names = [name for name, _ in template]
+    given = [name for name, default in template if default is _REQUIRED or default is _COMPUTED]
+    namespace: dict[str, Any] = {
+        "_M": _MISSING,
+        "_cls": cls,
+        "_new": _new,
+        "_set_dict": _slot_setter(cls, "__dict__"),
+        "_set_fields": _slot_setter(cls, "__pydantic_fields_set__"),
+        "_set_extra": _slot_setter(cls, "__pydantic_extra__"),
+        "_set_private": _slot_setter(cls, "__pydantic_private__"),
+    }
+    parameters = "".join(f", {name}=_M" for name in names)
+    pairs = "".join(f"({name!r}, {name}), " for name in names)
+    lines = [
+        f"def __call__(_self, *{parameters}, **_unknown):",
+        f"    if {' or '.join(['_unknown', *(f'{name} is _M' for name in given)])}:",
+        f"        _values = {{_n: _v for _n, _v in ({pairs}) if _v is not _M}}",
+        "        return _self._general(_values, _unknown)",
+        f"    _fields = {{{', '.join(map(repr, names))}}}" if names else "    _fields = set()",
+    ]
+    for index, (name, default) in enumerate(template):
+        if default is not _REQUIRED and default is not _COMPUTED:
+            namespace[f"_default{index}"] = default
+            lines += [
+                f"    if {name} is _M:",
+                f"        {name} = _default{index}",
+                f"        _fields.discard({name!r})",
+            ]
+    lines += [
+        "    _made = _new(_cls)",
+        f"    _set_dict(_made, {{{', '.join(f'{name!r}: {name}' for name in names)}}})",
+        "    _set_fields(_made, _fields)",
+        "    _set_extra(_made, None)",
+        "    _set_private(_made, None)",
+        "    return _made",
+    ]
+    exec("\n".join(lines), namespace)  # (the field names are checked identifiers)
+    found = type(
+        f"TrustedMaker[{cls.__name__}]", (TrustedMaker,), {"__call__": namespace["__call__"]}
+    )
+    _compiled_classes[cls] = found
+    return found
 
 
 def _default_maker(field: FieldInfo) -> Callable[[dict[str, Any]], Any]:

@@ -72,8 +72,6 @@ __all__ = [
 ]
 
 ColleagueMode = Literal["phrase", "policy"]
-_Written = tuple[str, ColleagueReply, str | None, FidelityCheck | PolicyCheck | None]
-"""(question, the scripted reply, the text the agent sees, the check of a model's text)"""
 _DETAIL_CHARACTERS = 500
 
 
@@ -165,7 +163,6 @@ class Environment:
         self.intervention_delivered = False
         self.role_names = prepared.role_names
         self._prepared = prepared
-        self._book = self.colleagues.records
         self.briefing = prepared.briefing(budget, instructions)
         self._turns: list[Turn] = []
         self.trace: list[RoundRecord] = []
@@ -254,12 +251,13 @@ class Environment:
         if self.phraser is not None or self.reader is not None or self.policy is not None:
             raise RuntimeError("an environment with LLM colleagues is stepped with astep()")
         scripted, error = self._scripted(action)
-        return self._finish(action, [(q, r, r.text, None) for q, r in scripted], error)
+        return self._finish(action, scripted, error)
 
     async def astep(self, action: Action) -> Observation:
         """Carry out one action (one round) and return what the agent observes."""
-        scripted, error = self._scripted(action, await self._model_verdicts(action))
-        phrased: list[_Written]
+        verdicts = None if self.reader is None else await self._model_verdicts(action)
+        scripted, error = self._scripted(action, verdicts)
+        written: Sequence[tuple[str | None, FidelityCheck | PolicyCheck | None]]
         if self.policy is not None:
             due = isinstance(action, WaitAction)
             policy = self.policy
@@ -267,24 +265,24 @@ class Environment:
                 *(policy.respond(r.role, q, r, self.colleagues.withheld(r.role), due)
                   for q, r in scripted)
             )  # fmt: skip
-            phrased = [(q, r, t, c) for (q, r), (t, c) in zip(scripted, written, strict=True)]
         elif self.phraser is None:
-            phrased = [(q, r, r.text, None) for q, r in scripted]
+            return self._finish(action, scripted, error)  # (the scripted wording)
         else:
-            results = await asyncio.gather(
+            written = await asyncio.gather(
                 *(self.phraser.phrase(r.role, q, r) for q, r in scripted)
             )
-            phrased = [
-                (q, r, text, check) for (q, r), (text, check) in zip(scripted, results, strict=True)
-            ]
-        return self._finish(action, phrased, error)
+        return self._finish(action, scripted, error, written)
 
     def _finish(
         self,
         action: Action,
-        phrased: Sequence[_Written],
+        scripted: Sequence[tuple[str, ColleagueReply]],
         ask_error: str | None,
+        written: Sequence[tuple[str | None, FidelityCheck | PolicyCheck | None]] | None = None,
     ) -> Observation:
+        """The round: ``scripted``, the policy's (question, reply) pairs; ``written``, the
+        text the agent sees of each and the check of a model's text (None: the scripted
+        text, unchecked)."""
         if self.status != "running":
             raise RuntimeError("the episode is over")
         if not isinstance(action, _ACTIONS):
@@ -298,14 +296,18 @@ class Environment:
         waited = isinstance(action, WaitAction)
         views: list[ReplyView] = []
         prepared = self._prepared
-        is_faithful = self._book.is_faithful
-        for question, reply, text, check in phrased:
-            if check is None and not waited and text is reply.text and is_faithful(reply):
-                # (no pending reply to it either: a faithful reply answers nothing pending)
-                _, record, view = prepared.faithful_record(question, reply)
-                replies.append(record)
-                views.append(view)
-                continue
+        for index, (question, reply) in enumerate(scripted):
+            if written is None:
+                text: str | None = reply.text
+                check = None
+                if not waited:  # (a faithful reply answers nothing pending)
+                    faithful = prepared.faithful_record(question, reply)
+                    if faithful is not None:
+                        replies.append(faithful[1])
+                        views.append(faithful[2])
+                        continue
+            else:
+                text, check = written[index]
             answers = self._pending.pop(reply.role)[0] if reply.answers_pending else None
             if reply.pending:
                 self._pending[reply.role] = (number, question)

@@ -72,33 +72,35 @@ class PreparedGroup:
             remember(self._views, key, found, _VIEWS_KEPT)
         return found
 
-    def faithful_record(self, question: str, reply: ColleagueReply) -> _FaithfulRecord:
-        """The trace record and view of a faithful reply of the book (its
-        :meth:`~._record_book.RecordBook.is_faithful`) to ``question``, scripted, in a round
-        with no pending reply to it: remembered, since an agent asks its questions again in
-        every setting of a group."""
+    def faithful_record(self, question: str, reply: ColleagueReply) -> _FaithfulRecord | None:
+        """The trace record and view of ``reply`` to ``question``, scripted, in a round with
+        no pending reply to it, when it is a faithful reply of the book (its
+        :meth:`~._record_book.RecordBook.is_faithful`; else None): remembered, since an agent
+        asks its questions again in every setting of a group."""
         key = (id(reply), question)
         found = self._faithful_records.get(key)
-        if found is None or found[0] is not reply:
-            record = reply_record(
-                role=reply.role,
-                question=question,
-                text=reply.text,
-                stated=reply.stated,
-                concerned=reply.concerned,
-                defects=(),
-                resolved=(),
-                follow_up=None,
-                fidelity=None,
-                policy=None,
-                pending=False,
-                answers_round=None,
-                delivered=False,
-                readings=(),
-            )
-            found = (reply, record, self.reply_view(reply.role, reply.text))
-            remember(self._faithful_records, key, found, _VIEWS_KEPT)
-        return found
+        if found is not None and found[0] is reply:
+            return found
+        if not self.book.is_faithful(reply):
+            return None
+        record = reply_record(
+            role=reply.role,
+            question=question,
+            text=reply.text,
+            stated=reply.stated,
+            concerned=reply.concerned,
+            defects=(),
+            resolved=(),
+            follow_up=None,
+            fidelity=None,
+            policy=None,
+            pending=False,
+            answers_round=None,
+            delivered=False,
+            readings=(),
+        )
+        found = (reply, record, self.reply_view(reply.role, reply.text))
+        return remember(self._faithful_records, key, found, _VIEWS_KEPT)
 
     def briefing(self, budget: int, instructions: str | None = None) -> Briefing:
         """What the agent is shown first, for a round budget and instructions (None: the
