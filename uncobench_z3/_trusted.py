@@ -190,7 +190,8 @@ def _compiled(cls: type[BaseModel], template: tuple[tuple[str, object], ...]) ->
         "    _set_private(_made, None)",
         "    return _made",
     ]
-    exec("\n".join(lines), namespace)  # (the field names are checked identifiers)
+    # (the field names are checked identifiers; the file name tells profiles the classes apart)
+    exec(compile("\n".join(lines), f"<TrustedMaker {cls.__qualname__}>", "exec"), namespace)
     found = type(
         f"TrustedMaker[{cls.__name__}]", (TrustedMaker,), {"__call__": namespace["__call__"]}
     )
