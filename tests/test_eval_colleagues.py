@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -213,3 +214,46 @@ def test_a_shared_record_book_gives_the_same_replies() -> None:
     own = colleagues("mixed")
     for role, question in CONVERSATION:
         assert shared.reply(role, question) == own.reply(role, question)
+
+
+def test_the_colleagues_decisions_are_the_ones_made_in_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The colleagues tell ``decide`` that a request concerning a designated record follows
+    it up, and ``decide`` makes its checks without their ``__init__``: every decision of
+    episodes of the example groups' defect settings equals the one made in full, its parts
+    as their classes' ``__init__`` makes them."""
+    import asyncio
+
+    from uncobench_z3.evaluation import Environment, _colleagues, make_agent, run_episode
+    from uncobench_z3.settings import ClauseCheck, FollowUpDecision, decide
+
+    made: list[tuple[object, ...]] = []
+
+    def watched(*args: Any, **kwargs: Any) -> FollowUpDecision:
+        decision = decide(*args, **kwargs)
+        made.append((*args, kwargs, decision))
+        return decision
+
+    monkeypatch.setattr(_colleagues, "decide", watched)
+    groups = [g for p in sorted((ROOT / "examples" / "groups").glob("*.group.json"))
+              for g in load_groups(p)]  # fmt: skip
+    for group in groups:
+        for setting in ("misaligned", "incomplete", "mixed"):
+            if not group.setting(setting).available:
+                continue
+            for agent in ("builtin/careful", "builtin/naive", "builtin/patient"):
+                asyncio.run(run_episode(Environment(group, setting), make_agent(agent, 0)))
+    team = colleagues("mixed")
+    for role, question in CONVERSATION:
+        team.reply(role, question)
+    assert len(made) >= 10 and {m[-1].targeted for m in made} == {True, False}  # type: ignore[attr-defined]
+    for task, defect, request, kwargs, decision in made:
+        assert kwargs == {"follows": True}
+        fresh = decide(task, defect, request)  # type: ignore[arg-type]
+        assert decision == fresh and vars(decision) == vars(fresh)
+        assert list(vars(decision)) == list(vars(FollowUpDecision(True, ())))
+        for check in decision.clauses:  # type: ignore[attr-defined]
+            again = ClauseCheck(check.text, check.satisfied, check.because)
+            assert type(check) is ClauseCheck and list(vars(check)) == list(vars(again))
+            assert vars(check) == vars(again)

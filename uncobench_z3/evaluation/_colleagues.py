@@ -157,8 +157,10 @@ class ScriptedColleagues:
         designated_of = self._designated.get(role)
         if designated_of is None:  # (most replies: a reliable setting's, or another role's)
             return []
+        # (a request that concerns a designated record follows up its defect: the decision
+        # is told so rather than working it out again; a test compares the two)
         return [
-            _FollowUp(index, defect, decide(self.task, defect, request))
+            _FollowUp(index, defect, decide(self.task, defect, request, follows=True))
             for index, defect, designated in designated_of
             if self._state[index] == "stated" and not designated.isdisjoint(slots)
         ]
