@@ -257,3 +257,22 @@ def test_the_colleagues_decisions_are_the_ones_made_in_full(
             again = ClauseCheck(check.text, check.satisfied, check.because)
             assert type(check) is ClauseCheck and list(vars(check)) == list(vars(again))
             assert vars(check) == vars(again)
+
+
+@pytest.mark.parametrize("setting", ["misaligned", "incomplete", "missed", "mixed"])
+def test_episodes_sharing_a_book_share_no_defect_state(setting: SettingName) -> None:
+    """A setting's defect tables are the book's, made once; each episode's defect state is
+    its own: an episode played after another on the same book gets a fresh book's replies."""
+    book = RecordBook(TASK, STYLE)
+    defects = GROUP.setting(setting).defects
+    first = ScriptedColleagues(TASK, defects, STYLE, book)
+    played = [first.reply(role, question) for role, question in CONVERSATION]
+    second = ScriptedColleagues(TASK, defects, STYLE, book)
+    assert second._designated is first._designated and second._state is not first._state
+    assert [second.reply(role, question) for role, question in CONVERSATION] == played
+    fresh = colleagues(setting)
+    assert [fresh.reply(role, question) for role, question in CONVERSATION] == played
+    assert fresh._state == first._state == second._state
+    if setting != "missed":  # (Missed has no state) the episodes changed theirs, not the book's
+        new = ScriptedColleagues(TASK, defects, STYLE, book)
+        assert set(new._state.values()) == {"armed"} != set(first._state.values())

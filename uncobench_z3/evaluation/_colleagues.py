@@ -75,6 +75,31 @@ _reading = TrustedMaker(FollowUpReading)
 """(a follow-up's reading is made from values typed here: without validation)"""
 
 
+@dataclass(frozen=True)
+class _DefectTables:
+    """What a setting's defects give every episode (shared read-only): the defects other
+    than Missed by role, the first Missed defect of each role, and the defects' first state."""
+
+    designated: dict[str, list[tuple[int, Defect, frozenset[tuple[str, str | None]]]]]
+    missed: dict[str, Defect]
+    state: dict[int, _DefectState]
+
+
+def _defect_tables(defects: Sequence[Defect]) -> _DefectTables:
+    designated: dict[str, list[tuple[int, Defect, frozenset[tuple[str, str | None]]]]] = {}
+    missed: dict[str, Defect] = {}
+    for index, defect in enumerate(defects):
+        if defect.kind == "missed":
+            missed.setdefault(defect.role, defect)
+        else:
+            records = frozenset((c, defect.fact) for c in defect.candidates)
+            designated.setdefault(defect.role, []).append((index, defect, records))
+    state: dict[int, _DefectState] = {
+        i: "armed" for i, d in enumerate(defects) if d.kind != "missed"
+    }
+    return _DefectTables(designated, missed, state)
+
+
 @dataclass
 class _Pending:
     """A request a Missed colleague has not answered yet."""
@@ -104,29 +129,27 @@ class ScriptedColleagues:
     book: RecordBook | None = None
     missed_wait: int | None = None
     """overrides every Missed defect's ``missed_wait`` (``--missed-wait``)"""
-    _state: dict[int, _DefectState] = field(default_factory=dict, init=False)
+    _state: dict[int, _DefectState] = field(init=False)
     _contacted: dict[str, int] = field(default_factory=dict, init=False)
     _pending: dict[str, _Pending] = field(default_factory=dict, init=False)
     _focus: dict[str, str | None] = field(default_factory=dict, init=False)
     _designated: dict[str, list[tuple[int, Defect, frozenset[tuple[str, str | None]]]]] = field(
-        default_factory=dict, init=False
+        init=False
     )
     """role -> its defects other than Missed: (index, defect, the records it designates)"""
-    _missed: dict[str, Defect] = field(default_factory=dict, init=False)
+    _missed: dict[str, Defect] = field(init=False)
     """role -> its (first) Missed defect"""
 
     def __post_init__(self) -> None:
         if self.book is None or self.book.task is not self.task:
             self.book = RecordBook(self.task, self.style)
+        # Every reply looks up its role's defects: sorted out once per setting of the group
+        # (the book keeps the tables, read-only; the defects' state is the episode's own)
+        tables = self.book.defect_tables(self.defects, _defect_tables)
         self.defects = list(self.defects)
-        self._state = {i: "armed" for i, d in enumerate(self.defects) if d.kind != "missed"}
-        # Every reply looks up its role's defects: sorted out once per episode.
-        for index, defect in enumerate(self.defects):
-            if defect.kind == "missed":
-                self._missed.setdefault(defect.role, defect)
-            else:
-                designated = frozenset((c, defect.fact) for c in defect.candidates)
-                self._designated.setdefault(defect.role, []).append((index, defect, designated))
+        self._state = tables.state.copy()
+        self._designated = tables.designated
+        self._missed = tables.missed
 
     @property
     def records(self) -> RecordBook:

@@ -6,8 +6,9 @@ follow-ups it answered). The rules the colleagues follow are :mod:`._colleagues`
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,6 +17,7 @@ from .._trusted import made_frozen
 from ..construct import Style, statement_text
 from ..construct._render import exact_line
 from ..settings import (
+    Defect,
     DefectKind,
     ParsedMessage,
     Request,
@@ -30,6 +32,7 @@ FollowUpKind = Literal["targeted", "generic"]
 READINGS_KEPT = 4096
 """readings a record book remembers (per group; cleared when full)"""
 FollowUpReader = Literal["rules", "model"]
+T = TypeVar("T")
 
 
 class FollowUpReading(BaseModel):
@@ -152,6 +155,18 @@ class RecordBook:
         # from it alone can be remembered too (the environment's trace records).
         self._faithful_colleague: dict[tuple[str, tuple[Slot, ...]], ColleagueReply] = {}
         self._faithful_ids: dict[int, ColleagueReply] = {}
+        self._defect_tables: dict[int, tuple[Sequence[Defect], object]] = {}
+
+    def defect_tables(self, defects: Sequence[Defect], make: Callable[[Sequence[Defect]], T]) -> T:
+        """``make(defects)``, remembered by the identity of ``defects`` (a setting's list,
+        the group's data, kept with the tables so that its id is not reused): what the
+        scripted colleagues sort out of a setting's defects, once per setting of the group."""
+        found = self._defect_tables.get(id(defects))
+        if found is not None and found[0] is defects:
+            return cast(T, found[1])
+        made = make(defects)
+        remember(self._defect_tables, id(defects), (defects, made), READINGS_KEPT)
+        return made
 
     def line(self, stated: StatedValue) -> str:
         slot = (stated.candidate, stated.fact)
