@@ -205,10 +205,13 @@ class Environment:
         )
 
     def _ask_error(self, action: AskAction) -> str | None:
-        if not action.requests:
+        requests = action.requests
+        if len(requests) == 1 and requests[0].role in self.role_names:
+            return None  # (most rounds: one colleague, a known one)
+        if not requests:
             return "ask at least one colleague"
         seen: set[str] = set()
-        for request in action.requests:
+        for request in requests:
             if request.role not in self.role_names:
                 known = ", ".join(self.role_names)
                 return f"there is no colleague {request.role!r} (role ids: {known})"
