@@ -183,3 +183,18 @@ def test_a_model_with_aliases_is_left_to_model_construct() -> None:
     make = TrustedMaker(_Aliased)
     assert not make._plain
     _same(make(v=3), _Aliased.model_construct(v=3))
+
+
+@pytest.mark.parametrize(
+    ("cls", "values"), [(RoundRecord, {"round": 1, "action": "ask"}), (_Mutable, {"name": "x"})]
+)
+def test_a_maker_pickles_and_copies_as_the_maker_of_its_class(
+    cls: type[BaseModel], values: dict[str, Any]
+) -> None:
+    import copy
+    import pickle
+
+    maker = TrustedMaker(cls)
+    for again in (pickle.loads(pickle.dumps(maker)), copy.deepcopy(maker)):
+        assert type(again) is type(maker) and again.cls is cls
+        _same(again(**values), maker(**values))

@@ -120,6 +120,10 @@ class TrustedMaker(Generic[Model]):
     def _default(self, name: str, state: dict[str, Any]) -> Any:
         return self._makers[name](state)
 
+    def __reduce__(self) -> tuple[type[TrustedMaker[Any]], tuple[type[Model]]]:
+        # (a compiled call's class is made at run time: pickled as the maker of its class)
+        return TrustedMaker, (self.cls,)
+
     def _general(self, values: dict[str, Any], unknown: dict[str, Any]) -> Model:
         """A compiled call that is not the usual one (see :func:`_compiled`): the general
         path, for the values given (``unknown``: the names that are not fields)."""
