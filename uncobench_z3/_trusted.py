@@ -85,8 +85,9 @@ class TrustedMaker(Generic[Model]):
         self._marked = frozenset(name for name, d in template if d is _REQUIRED or d is _COMPUTED)
         self._count = len(template)
         if self._plain and all(_compilable(name) for name in fields):
-            # (every instance of the class the same: one compiled call per model class)
-            self.__class__ = _compiled(cls, self._template)
+            # (every instance of the class the same: one compiled call per model class,
+            # compiled at the first call: a process that imports makers need not use them)
+            self.__class__ = _CompiledAtFirstCall
 
     def __call__(self, **values: Any) -> Model:
         if not self._plain:
@@ -136,6 +137,14 @@ def _compilable(name: str) -> bool:
     """Whether a field can be a keyword parameter of a compiled call (none starts with an
     underscore, as the call's own names do)."""
     return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
+
+
+class _CompiledAtFirstCall(TrustedMaker[Any]):
+    """A maker whose call is compiled when it is first called (then its class is that call's)."""
+
+    def __call__(self, **values: Any) -> Any:
+        self.__class__ = _compiled(self.cls, self._template)
+        return self(**values)
 
 
 _MISSING = object()  # a compiled call's parameter that was not given
