@@ -127,10 +127,12 @@ class TrustedMaker(Generic[Model]):
         # (a compiled call's class is made at run time: pickled as the maker of its class)
         return TrustedMaker, (self.cls,)
 
-    def _general(self, values: dict[str, Any], unknown: dict[str, Any]) -> Model:
+    def _general(self, given: dict[str, Any]) -> Model:
         """A compiled call that is not the usual one (see :func:`_compiled`): the general
-        path, for the values given (``unknown``: the names that are not fields)."""
-        return TrustedMaker.__call__(self, **values, **unknown)
+        path, for the values given (``given``: the call's locals, its parameters not given
+        at their marker, the names that are not fields under ``_unknown``)."""
+        values = {n: v for n, v in given.items() if n in self._fields and v is not _MISSING}
+        return TrustedMaker.__call__(self, **values, **given["_unknown"])
 
 
 def _compilable(name: str) -> bool:
@@ -181,12 +183,10 @@ def _compiled(cls: type[BaseModel], template: tuple[tuple[str, object], ...]) ->
         "_set_private": _slot_setter(cls, "__pydantic_private__"),
     }
     parameters = "".join(f", {name}=_M" for name in names)
-    pairs = "".join(f"({name!r}, {name}), " for name in names)
     lines = [
         f"def __call__(_self, *{parameters}, **_unknown):",
         f"    if {' or '.join(['_unknown', *(f'{name} is _M' for name in given)])}:",
-        f"        _values = {{_n: _v for _n, _v in ({pairs}) if _v is not _M}}",
-        "        return _self._general(_values, _unknown)",
+        "        return _self._general(locals())",
         f"    _fields = {{{', '.join(map(repr, names))}}}" if names else "    _fields = set()",
     ]
     for index, (name, default) in enumerate(template):
