@@ -111,8 +111,9 @@ def _statements(index: int) -> list[StatedValue]:
 
 
 @st.composite
-def traces(draw: st.DrawFn) -> tuple[int, list[RoundRecord]]:
-    index = draw(st.integers(0, len(GROUPS) - 1))
+def traces(draw: st.DrawFn, index: int | None = None) -> tuple[int, list[RoundRecord]]:
+    if index is None:
+        index = draw(st.integers(0, len(GROUPS) - 1))
     pool = _statements(index)
     rounds = []
     truth = [s for s in pool if s.is_exact and _is_true(index, s)]
@@ -128,8 +129,13 @@ def traces(draw: st.DrawFn) -> tuple[int, list[RoundRecord]]:
                     stated.append(s)
                 elif replace:
                     stated.append(wrong[slot])
-        reply = ReplyRecord(role="r", question="q", text="t", stated=tuple(stated))
-        rounds.append(RoundRecord(round=number, action="ask", replies=(reply,)))
+        replies = (ReplyRecord(role="r", question="q", text="t", stated=tuple(stated)),)
+        if rounds and draw(st.booleans()):
+            # an earlier reply again, its very tuple of statements (as a group's faithful
+            # replies are shared), before or after this one
+            earlier = draw(st.sampled_from([r for past in rounds for r in past.replies]))
+            replies = (earlier, *replies) if draw(st.booleans()) else (*replies, earlier)
+        rounds.append(RoundRecord(round=number, action="ask", replies=replies))
     return index, rounds
 
 

@@ -168,27 +168,34 @@ def attribute_error(
     budget: SolverBudget = ATTRIBUTION_BUDGET,
     group_hash: str | None = None,
     judge: EvidenceJudge | None = None,
+    evidence: FaceValueEvidence | None = None,
 ) -> Attribution:
     """Label a wrong answer (see the module docstring for the definitions).
 
     ``group_hash`` (the group's content hash) lets the samples of one group share a solver
     and remember each label by what the replies stated and what the agent answered.
-    ``judge``: ``shared_judge(group_hash, task, gold, budget)``, when the caller has it."""
+    ``judge``: ``shared_judge(group_hash, task, gold, budget)``, when the caller has it.
+    ``evidence``: the face-value evidence of the whole trace, read from the judge's readings,
+    when the caller has it (scoring reads it for the round notes): whether its exact values
+    determine gold is then looked up, when the judge has evaluated them already."""
     memo = _group_memo(group_hash, budget)
     if judge is None:
         judge = shared_judge(group_hash, task, gold, budget)
     if memo is None:
-        return _attribute(judge, trace, parsed)
+        return _attribute(judge, trace, parsed, evidence)
     key = (trace_statements(trace, judge.statement_keys), _answer_key(parsed))
     found = memo.attributions.get(key)
     if found is None:
-        found = _attribute(judge, trace, parsed)
+        found = _attribute(judge, trace, parsed, evidence)
         remember(memo.attributions, key, found, MEMO_ENTRIES)
     return found
 
 
 def _attribute(
-    judge: EvidenceJudge, trace: Sequence[RoundRecord], parsed: ParsedAnswer | None
+    judge: EvidenceJudge,
+    trace: Sequence[RoundRecord],
+    parsed: ParsedAnswer | None,
+    final: FaceValueEvidence | None = None,
 ) -> Attribution:
     task = judge.task
     evidence, accepted = received_evidence(task, trace, judge.readings)
@@ -204,8 +211,16 @@ def _attribute(
     # Did the evidence determine gold? Exact evaluation answers most such questions (see
     # EvidenceJudge: all decision records pinned at their truth, or a completion giving
     # another output - a model of the query); the solver is asked the rest.
-    exact_only = FaceValueEvidence(evidence, (), ())
-    status = judge.evaluated(exact_only, judge.truthful(exact_only))
+    if final is not None and final.exact.keys() == evidence.keys():
+        # The same records as the face-value evidence's exact ones, so at the same values of
+        # the same types (the reader keeps a record whose values all have one repr; this, one
+        # whose values are all equal): the exact-only evidence has the signature the reader
+        # would give it, and the judge remembers what evaluation made of it.
+        signature: tuple[object, ...] = (final.signature[0], frozenset())
+        status = judge.settled(FaceValueEvidence(evidence, (), signature, final.untrue))
+    else:
+        exact_only = FaceValueEvidence(evidence, (), ())
+        status = judge.evaluated(exact_only, judge.truthful(exact_only))
     if status is None:
         attributor = judge.attributor
         determined = attributor.ask(

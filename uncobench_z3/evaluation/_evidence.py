@@ -88,8 +88,12 @@ def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
         return stated, slot, _OTHER_CONTEXT, None, "", (), False
     if stated.is_exact:
         value = stated_value(task, stated)
-        true = at_true_value(value, task.values.get(slot))
-        return stated, slot, _EXACT, value, repr(value), (), true
+        truth = task.values.get(slot)
+        if at_true_value(value, truth):
+            # the record's own value object, equal and of its type (so interchangeable, and
+            # of the same repr): who checks its domain may tell it by identity
+            return stated, slot, _EXACT, truth, repr(value), (), True
+        return stated, slot, _EXACT, value, repr(value), (), False
     return stated, slot, _IMPRECISE, None, "", statement_key(stated), False
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..settings import StatedValue, stated_imprecision, stated_value
 from ..solver import GOAL_DIFFERS, QueryResult, SolverBudget, TaskSolver, shared_context
@@ -31,6 +31,9 @@ from ._evidence import (
     final_evidence,
 )
 from ._scoring import ParsedAnswer
+
+if TYPE_CHECKING:
+    from ._notes import RoundNote
 
 Pinned = tuple[list[Slot], list[str]]
 """values as solver constraints: (slots pinned at their true value, equality terms)"""
@@ -132,9 +135,14 @@ class EvidenceJudge:
         self.budget = budget
         self._attributor: _Attributor | None = None
         self.verdicts: dict[tuple[object, ...], DeterminedStatus] = {}
+        self.evaluations: dict[tuple[object, ...], DeterminedStatus | None] = {}
+        """:meth:`evaluated` of each evidence decided, by its signature (:meth:`settled`)"""
         self.readings: Readings = {}
         """how each statement stated in the group's samples reads (:class:`._evidence.
         EvidenceReader`): shared by every reading of a trace of this task"""
+        self.notes: dict[tuple[int, tuple[object, ...]], RoundNote] = {}
+        """round notes by round and evidence signature (:func:`._notes.round_notes`: a note
+        is a function of the two)"""
         self.statement_keys: StatementKeys = {}
         """each statement's :func:`._evidence.statement_key`, made once (attribution's memo
         key)"""
@@ -207,9 +215,19 @@ class EvidenceJudge:
             return "sat"  # a model of the query below, found by evaluation (class docstring)
         return None
 
+    def settled(self, evidence: FaceValueEvidence) -> DeterminedStatus | None:
+        """:meth:`evaluated` of ``evidence`` (as :meth:`truthful` finds it), remembered by its
+        signature: attribution asks it of the exact values of a trace whose evidence the round
+        notes have decided already."""
+        signature = evidence.signature
+        if signature in self.evaluations:
+            return self.evaluations[signature]
+        settled = self.evaluations[signature] = self.evaluated(evidence, self.truthful(evidence))
+        return settled
+
     def _decide(self, evidence: FaceValueEvidence) -> DeterminedStatus:
         truthful = self.truthful(evidence)
-        settled = self.evaluated(evidence, truthful)
+        settled = self.evaluations[evidence.signature] = self.evaluated(evidence, truthful)
         if settled is not None:
             return settled
         attributor = self.attributor

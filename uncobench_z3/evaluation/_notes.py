@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from .._memo import remember
 from .._trusted import TrustedMaker
 from ..solver import SolverBudget
 from ..spec import Answer, TypedTask
@@ -52,6 +53,8 @@ class RoundNote(BaseModel):
 
 
 _round_note = TrustedMaker(RoundNote)
+_NOTES_KEPT = 4096
+"""round notes a judge keeps (then it starts again)"""
 
 
 def round_notes(
@@ -65,32 +68,37 @@ def round_notes(
 ) -> list[RoundNote]:
     """One note per round of ``trace`` (``group_hash``: share the group's judge; ``evidence``:
     :func:`._evidence.evidence_by_round` of ``trace``, when the caller has read it already;
-    ``judge``: ``shared_judge(group_hash, task, gold, budget)``, when the caller has it)."""
+    ``judge``: ``shared_judge(group_hash, task, gold, budget)``, when the caller has it).
+
+    A note is a function of its round and the evidence's signature (equal for equal
+    evidence), so the judge keeps each note made and a group's samples share them (frozen)."""
     if judge is None:
         judge = shared_judge(group_hash, task, gold, budget)
     if evidence is None:
         evidence = evidence_by_round(task, trace, judge.readings)
-    slots = judge.note_slots
-    needed = len(slots)
+    made = judge.notes
     notes: list[RoundNote] = []
-    last: FaceValueEvidence | None = None
     for record, snapshot in zip(trace, evidence, strict=True):
-        if snapshot is not last:  # (a round that changed nothing shares the snapshot)
-            last = snapshot
-            status = judge.verdict(snapshot)
-            determined = None if status == "unknown" else status == "unsat"
-            exact = snapshot.exact
-            open_slots = tuple(slot for slot in slots if slot not in exact)
-            imprecise = len(snapshot.imprecise)
-        # built from checked parts, on every sample's hot path: no validation pass
-        notes.append(
-            _round_note(
-                round=record.round,
-                determined=determined,
-                received=needed - len(open_slots),
-                needed=needed,
-                open=open_slots,
-                imprecise=imprecise,
-            )
-        )
+        key = (record.round, snapshot.signature)
+        note = made.get(key)
+        if note is None:
+            note = remember(made, key, _note(judge, record.round, snapshot), _NOTES_KEPT)
+        notes.append(note)
     return notes
+
+
+def _note(judge: EvidenceJudge, number: int, snapshot: FaceValueEvidence) -> RoundNote:
+    """The note of round ``number`` whose evidence is ``snapshot``."""
+    status = judge.verdict(snapshot)
+    exact = snapshot.exact
+    slots = judge.note_slots
+    open_slots = tuple(slot for slot in slots if slot not in exact)
+    # built from checked parts, on every sample's hot path: no validation pass
+    return _round_note(
+        round=number,
+        determined=None if status == "unknown" else status == "unsat",
+        received=len(slots) - len(open_slots),
+        needed=len(slots),
+        open=open_slots,
+        imprecise=len(snapshot.imprecise),
+    )

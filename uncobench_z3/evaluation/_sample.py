@@ -397,26 +397,26 @@ async def score_episode(
     elif outcome.status == "context_exhausted":
         result = "context_exhausted"
     group_hash = job.group_hash or group_digest(job.group)
-    # the face-value evidence of every round, read once for the notes and the justification,
-    # on the group's judge (looked up once for the three)
+    # the face-value evidence of every round, read once for the notes and the justification
+    # or attribution, on the group's judge (looked up once for them all); the
+    # notes first, so that the last round's evidence is decided when the labels ask about it
     judge = shared_judge(group_hash, task, gold)
     evidence = evidence_by_round(task, outcome.trace, judge.readings)
+    notes = round_notes(task, gold, outcome.trace, group_hash, evidence=evidence, judge=judge)
+    final = evidence[-1] if evidence else None
     attribution = justification = None
     if correct:
         justification = justify_answer(task, gold, outcome.trace, group_hash=group_hash,
-                                       evidence=evidence[-1] if evidence else None,
-                                       judge=judge)  # fmt: skip
+                                       evidence=final, judge=judge)  # fmt: skip
     else:
         parsed = score.parsed if score is not None else None
         attribution = attribute_error(task, gold, outcome.trace, parsed, group_hash=group_hash,
-                                      judge=judge)  # fmt: skip
+                                      judge=judge, evidence=final)  # fmt: skip
     fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
     return _record(job, outcome, usage or {}, elapsed, task, status=outcome.status,
                    result=result, correct=correct, answer=outcome.answer, score=score,
                    attribution=attribution, justification=justification,
-                   min_rounds=fewest,
-                   notes=round_notes(task, gold, outcome.trace, group_hash,
-                                     evidence=evidence, judge=judge))  # fmt: skip
+                   min_rounds=fewest, notes=notes)  # fmt: skip
 
 
 def _record(
