@@ -49,6 +49,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .._trusted import TrustedMaker
 from ..spec import Answer, RoundingMode, TypedTask, format_fraction, round_fraction
 from ._protocol import AnswerAction
 
@@ -129,6 +130,10 @@ class AnswerScore(_Frozen):
     number_ok: bool
     parsed: ParsedAnswer
     rounded_number: str | None = None
+
+
+_parsed_answer = TrustedMaker(ParsedAnswer)
+_answer_score = TrustedMaker(AnswerScore)
 
 
 # -- text helpers -----------------------------------------------------------------------------
@@ -363,7 +368,7 @@ def parse_answer(answer: AnswerAction | str, key: AnswerKey) -> ParsedAnswer:
         decision, inferred = "negative", True  # "candidate: none" and nothing else
     if decision is None:
         problems.append("no decision found")
-    return ParsedAnswer(
+    return _parsed_answer(  # (built from checked parts: no validation pass)
         decision=decision,
         decision_inferred=inferred,
         candidate=candidate,
@@ -386,7 +391,7 @@ def score_answer(parsed: ParsedAnswer, gold: Answer, key: AnswerKey) -> AnswerSc
         decision_ok = parsed.decision == "positive"
         candidate_ok = parsed.candidate == gold.candidate
         number_ok = rounded is not None and rounded == gold.number_value()
-    return AnswerScore(
+    return _answer_score(  # (built from checked parts: no validation pass)
         correct=decision_ok and candidate_ok and number_ok,
         decision_ok=decision_ok,
         candidate_ok=candidate_ok,
