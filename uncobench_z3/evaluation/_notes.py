@@ -78,27 +78,30 @@ def round_notes(
         evidence = evidence_by_round(task, trace, judge.readings)
     made = judge.notes
     notes: list[RoundNote] = []
+    last: FaceValueEvidence | None = None
+    parts: dict[str, object] = {}
     for record, snapshot in zip(trace, evidence, strict=True):
         key = (record.round, snapshot.signature)
         note = made.get(key)
         if note is None:
-            note = remember(made, key, _note(judge, record.round, snapshot), _NOTES_KEPT)
+            if snapshot is not last:  # (a round that changed nothing shares the snapshot)
+                last, parts = snapshot, _note_parts(judge, snapshot)
+            # built from checked parts, on every sample's hot path: no validation pass
+            note = remember(made, key, _round_note(round=record.round, **parts), _NOTES_KEPT)
         notes.append(note)
     return notes
 
 
-def _note(judge: EvidenceJudge, number: int, snapshot: FaceValueEvidence) -> RoundNote:
-    """The note of round ``number`` whose evidence is ``snapshot``."""
+def _note_parts(judge: EvidenceJudge, snapshot: FaceValueEvidence) -> dict[str, object]:
+    """What a round's note says of its evidence ``snapshot`` (all but the round)."""
     status = judge.verdict(snapshot)
     exact = snapshot.exact
     slots = judge.note_slots
     open_slots = tuple(slot for slot in slots if slot not in exact)
-    # built from checked parts, on every sample's hot path: no validation pass
-    return _round_note(
-        round=number,
-        determined=None if status == "unknown" else status == "unsat",
-        received=len(slots) - len(open_slots),
-        needed=len(slots),
-        open=open_slots,
-        imprecise=len(snapshot.imprecise),
-    )
+    return {
+        "determined": None if status == "unknown" else status == "unsat",
+        "received": len(slots) - len(open_slots),
+        "needed": len(slots),
+        "open": open_slots,
+        "imprecise": len(snapshot.imprecise),
+    }
