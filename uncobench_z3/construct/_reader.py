@@ -31,16 +31,8 @@ from ._render import (
     SECTION_ROLES,
     SECTION_RULE,
 )
-from ._text import (
-    CONDITION_VERBS,
-    PLURAL_CONDITION_VERBS,
-    find_booleans,
-    find_dates,
-    find_members,
-    find_numbers,
-    find_unsure_boolean,
-    strip_dates,
-)
+from ._text import CONDITION_VERBS, PLURAL_CONDITION_VERBS, find_unsure_boolean
+from ._value_finder import ValueFinder
 
 
 class ReadError(ValueError):
@@ -78,12 +70,24 @@ class Catalog:
     _statements: dict[str, Statement | ReadError] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _value_finders: dict[str, ValueFinder] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @cached_property
     def _labels(self) -> tuple[tuple[str, KeyEntry], ...]:
         """(label in lower case, entry), the longest label first"""
         ordered = sorted(self.keys.values(), key=lambda k: len(k.label), reverse=True)
         return tuple((entry.label.lower(), entry) for entry in ordered)
+
+    def _finder(self, entry: KeyEntry) -> ValueFinder:
+        """the finder of the values of ``entry``'s type in a text (made once a key)"""
+        found = self._value_finders.get(entry.key)
+        if found is None:
+            found = self._value_finders[entry.key] = ValueFinder(
+                entry.type, entry.unit, entry.members
+            )
+        return found
 
     @cached_property
     def _names(self) -> tuple[str, ...]:
@@ -143,6 +147,20 @@ class ReadTask:
         return Outcome("eligible", eligible[0], self.rule.rounded(operands), eligible)
 
 
+# the task text's patterns, compiled once (not looked up in re's cache at each line)
+_QUOTED = re.compile(r'"([^"]*)"')
+_NUMBER_TYPE = re.compile(r"a (whole|decimal) number(?: in (.+))?")
+_ROLE_LINE = re.compile(r"- (.+?) \[(\w+)\]")
+_KEY_LINE = re.compile(r"- (\w+): (.+?); (.+?); held by .+? \[(\w+)\]")
+_NUMBERING = re.compile(r"^\d+\.\s*")
+_RULE_HEAD = re.compile(r"The result is (.+?)\. Use exact arithmetic")
+_WEIGHT = re.compile(r"\s*with weight ([\d./]+)")
+_PLACES = re.compile(r"to (\d+) decimal places")
+_NEAREST = re.compile(r"to the nearest ([\d,]+)")
+_MODE = re.compile(r"rounding (.+?)\.$")
+_DECISION = re.compile(r"Decision: (.+) or (.+)")
+
+
 def _section(lines: list[str], title: str) -> list[str]:
     try:
         start = lines.index(title) + 1
@@ -160,10 +178,10 @@ def _parse_type(text: str) -> tuple[FactType, str | None, tuple[str, ...]]:
     if text == "yes or no":
         return "bool", None, ()
     if text.startswith("one of "):
-        return "enum", None, tuple(re.findall(r'"([^"]*)"', text))
+        return "enum", None, tuple(_QUOTED.findall(text))
     if text == "a date":
         return "date", None, ()
-    match = re.fullmatch(r"a (whole|decimal) number(?: in (.+))?", text)
+    match = _NUMBER_TYPE.fullmatch(text)
     if not match:
         raise ReadError(f"unknown record type {text!r}")
     return ("int" if match[1] == "whole" else "decimal"), match[2], ()
@@ -174,13 +192,13 @@ def parse_catalog(text: str) -> Catalog:
     candidates = [line[2:].strip() for line in _section(lines, SECTION_CANDIDATES)]
     roles = {}
     for line in _section(lines, SECTION_ROLES):
-        match = re.match(r"- (.+?) \[(\w+)\]", line)
+        match = _ROLE_LINE.match(line)
         if not match:
             raise ReadError(f"cannot read the colleague line {line!r}")
         roles[match[2]] = match[1]
     keys = {}
     for line in _section(lines, SECTION_KEYS):
-        match = re.fullmatch(r"- (\w+): (.+?); (.+?); held by .+? \[(\w+)\]", line)
+        match = _KEY_LINE.fullmatch(line)
         if not match:
             raise ReadError(f"cannot read the record key {line!r}")
         fact_type, unit, members = _parse_type(match[3])
@@ -195,14 +213,14 @@ def parenthesised(text: str, start: int = 0) -> tuple[str, int, int] | None:
     begin = text.find("(", start)
     if begin < 0:
         return None
-    depth = 0
-    for i in range(begin, len(text)):
-        if text[i] == "(":
-            depth += 1
-        elif text[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return text[begin + 1 : i].strip(), begin, i + 1
+    # the first ")" where as many "(" as ")" have been passed since ``begin``
+    close = text.find(")", begin)
+    closed = 1
+    while close >= 0:
+        if text.count("(", begin, close) == closed:
+            return text[begin + 1 : close].strip(), begin, close + 1
+        close = text.find(")", close + 1)
+        closed += 1
     return None
 
 
@@ -213,22 +231,6 @@ def _find_label(text: str, catalog: Catalog) -> tuple[KeyEntry, int, int] | None
         if position >= 0:
             return entry, position, position + len(entry.label)
     return None
-
-
-def _typed_values(entry: KeyEntry, text: str) -> list[Value]:
-    """Every value of the entry's type mentioned in ``text``, in order."""
-    if entry.type in ("int", "decimal"):
-        if entry.unit and entry.unit.strip() != "%":
-            text = text.replace(entry.unit, " ")  # a unit may hold digits ("per 100000 hours")
-        numbers = find_numbers(strip_dates(text))
-        if entry.type == "int":
-            return [int(n) for n in numbers if n.denominator == 1]
-        return list(numbers)
-    if entry.type == "date":
-        return list(find_dates(text))
-    if entry.type == "enum":
-        return list(find_members(text, entry.members))
-    return list(find_booleans(text))
 
 
 def parse_statement(line: str, catalog: Catalog) -> Statement:
@@ -252,7 +254,7 @@ def parse_statement(line: str, catalog: Catalog) -> Statement:
     unsure = find_unsure_boolean(rest) if entry.type == "bool" else None
     if unsure is not None:
         return Statement(candidate, entry.key, context, options=(unsure, not unsure))
-    values = _typed_values(entry, rest)
+    values = catalog._finder(entry).values(rest)
     if not values:
         raise ReadError(f"no {entry.type} value in {line!r}")
     if len(values) == 1:
@@ -268,10 +270,13 @@ _OPS_BY_PHRASE = [
     ("less than", "<"), ("exactly", "=="), ("none of", "not in"), ("one of", "in"),
     ("between", "between"), ("after", ">"), ("before", "<"), ("on", "=="),
 ]  # fmt: skip
+# what a condition's verb and phrase are followed by (a space), made once
+_VERBS_SPACED = tuple(verb + " " for verb in (*CONDITION_VERBS, *PLURAL_CONDITION_VERBS))
+_OPS_SPACED = tuple((phrase + " ", op) for phrase, op in _OPS_BY_PHRASE)
 
 
 def _parse_condition(line: str, index: int, catalog: Catalog) -> tuple[TypedCondition, str]:
-    body = re.sub(r"^\d+\.\s*", "", line.strip()).rstrip(".")
+    body = _NUMBERING.sub("", line.strip()).rstrip(".")
     found = _find_label(body, catalog)
     if found is None:
         raise ReadError(f"condition {line!r} names no record key")
@@ -282,18 +287,18 @@ def _parse_condition(line: str, index: int, catalog: Catalog) -> tuple[TypedCond
         raise ReadError(f"condition {line!r} states no context")
     context, _, context_end = group
     rest = after[context_end:].lstrip()
-    for verb in (*CONDITION_VERBS, *PLURAL_CONDITION_VERBS):
-        if rest.startswith(verb + " "):
-            rest = rest[len(verb) + 1 :]
+    for verb in _VERBS_SPACED:
+        if rest.startswith(verb):
+            rest = rest[len(verb) :]
             break
     else:
         raise ReadError(f"condition {line!r} has no verb")
     op = "=="
-    for phrase, candidate_op in _OPS_BY_PHRASE:
-        if rest.startswith(phrase + " "):
-            op, rest = candidate_op, rest[len(phrase) + 1 :]
+    for phrase, candidate_op in _OPS_SPACED:
+        if rest.startswith(phrase):
+            op, rest = candidate_op, rest[len(phrase) :]
             break
-    values = _typed_values(entry, rest)
+    values = catalog._finder(entry).values(rest)
     if not values:
         raise ReadError(f"condition {line!r} has no {entry.type} value")
     operand: Value | tuple[Value, ...]
@@ -315,7 +320,7 @@ def _parse_rule(lines: list[str], catalog: Catalog) -> tuple[TypedRule, dict[str
     paragraph = " ".join(
         line for line in lines if not line.startswith((RULE_RESULT, RULE_UNIT))
     ).strip()
-    head = re.match(r"The result is (.+?)\. Use exact arithmetic", paragraph)
+    head = _RULE_HEAD.match(paragraph)
     if head is None or RULE_RESULT not in fields or RULE_UNIT not in fields:
         raise ReadError("cannot read the calculation rule")
     label, unit, body = fields[RULE_RESULT], fields[RULE_UNIT], head[1]
@@ -333,7 +338,7 @@ def _parse_rule(lines: list[str], catalog: Catalog) -> tuple[TypedRule, dict[str
             raise ReadError(f"the rule names {entry.label!r} without its context")
         operands.append((start, entry.key))
         contexts[entry.key] = group[0]
-        weight = re.match(r"\s*with weight ([\d./]+)", remaining[group[2] :])
+        weight = _WEIGHT.match(remaining[group[2] :])
         if weight:
             weights.append((start, Fraction(weight[1])))
         # mask the label and its context: only the rule's own words are left to read
@@ -360,15 +365,15 @@ def _parse_rule(lines: list[str], catalog: Catalog) -> tuple[TypedRule, dict[str
     else:
         raise ReadError("the calculation rule names no operation")
     tail = paragraph[head.end() :]  # the rounding clause, after every label and context
-    places = re.search(r"to (\d+) decimal places", tail)
-    nearest = re.search(r"to the nearest ([\d,]+)", tail)
+    places = _PLACES.search(tail)
+    nearest = _NEAREST.search(tail)
     if places:
         digits = int(places[1])
     elif nearest:
         digits = -(len(nearest[1].replace(",", "")) - 1)
     else:
         raise ReadError("the calculation rule states no rounding")
-    mode_match = re.search(r"rounding (.+?)\.$", tail.strip())
+    mode_match = _MODE.search(tail.strip())
     if mode_match is None or mode_match[1] not in _MODES_BY_TEXT:
         raise ReadError("the calculation rule states no rounding mode")
     rule = TypedRule(
@@ -395,7 +400,7 @@ def parse_task_text(text: str) -> ReadTask:
     rule, rule_contexts = _parse_rule(_section(lines, SECTION_RULE), catalog)
     required.update(rule_contexts)
     answer = _section(lines, SECTION_ANSWER)
-    decision = re.fullmatch(r"Decision: (.+) or (.+)", answer[0]) if answer else None
+    decision = _DECISION.fullmatch(answer[0]) if answer else None
     if decision is None:
         raise ReadError("the answer format states no decision words")
     return ReadTask(catalog, required, conditions, rule, decision[1], decision[2])

@@ -1,0 +1,228 @@
+"""The construction reader's shortened paths against the plain definitions they replace.
+
+:func:`parenthesised` finds the closing parenthesis with ``str.find``/``str.count`` instead
+of a character loop; a key's values are found by a :class:`ValueFinder` (member patterns
+compiled once and skipped when absent, the date patterns skipped without four digits in a
+row, numbers made from ints) instead of ``find_numbers(strip_dates(...))`` and
+``find_members``. Each must give what the plain definition gives - the same values of the same
+types, the same statement or the same error - on random texts and on every record line of
+the examples, rendered in every style, exact and imprecise, and with parentheses, labels and
+values added.
+"""
+
+from __future__ import annotations
+
+import glob
+import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from unittest.mock import patch
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.stated_helpers import imprecise_stated
+from uncobench_z3.construct import _reader as reader_module
+from uncobench_z3.construct import parse_statement, parse_task_text, render_task
+from uncobench_z3.construct._reader import Catalog, KeyEntry, parenthesised
+from uncobench_z3.construct._render import choose_style, statement_text
+from uncobench_z3.construct._text import (
+    find_booleans,
+    find_dates,
+    find_members,
+    find_numbers,
+    strip_dates,
+)
+from uncobench_z3.construct._value_finder import ValueFinder
+from uncobench_z3.settings import StatedValue
+from uncobench_z3.spec import TypedTask, Value, check_structure, load_spec, to_json_scalar
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS: list[TypedTask] = []
+for _path in sorted(glob.glob(str(ROOT / "examples" / "*.json"))):
+    _task = check_structure(load_spec(_path)).task
+    assert _task is not None
+    TASKS.append(_task)
+
+
+def plain_parenthesised(text: str, start: int = 0) -> tuple[str, int, int] | None:
+    """The first balanced ``( ... )`` group at or after ``start``, character by character."""
+    begin = text.find("(", start)
+    if begin < 0:
+        return None
+    depth = 0
+    for i in range(begin, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[begin + 1 : i].strip(), begin, i + 1
+    return None
+
+
+def plain_typed_values(entry: KeyEntry, text: str) -> list[Value]:
+    """Every value of the entry's type mentioned in ``text``, in order (the definition)."""
+    if entry.type in ("int", "decimal"):
+        if entry.unit and entry.unit.strip() != "%":
+            text = text.replace(entry.unit, " ")
+        numbers = find_numbers(strip_dates(text))
+        if entry.type == "int":
+            return [int(n) for n in numbers if n.denominator == 1]
+        return list(numbers)
+    if entry.type == "date":
+        return list(find_dates(text))
+    if entry.type == "enum":
+        return list(find_members(text, entry.members))
+    return list(find_booleans(text))
+
+
+class _PlainFinder:
+    def __init__(self, entry: KeyEntry) -> None:
+        self.entry = entry
+
+    def values(self, text: str) -> list[Value]:
+        return plain_typed_values(self.entry, text)
+
+
+@contextmanager
+def plain_reader() -> Iterator[None]:
+    """The reader with the plain definitions in place of the shortened paths."""
+    with (
+        patch.object(reader_module, "parenthesised", plain_parenthesised),
+        patch.object(Catalog, "_finder", lambda self, entry: _PlainFinder(entry)),
+    ):
+        yield
+
+
+def _outcome(fn: Callable[..., object], *args: object) -> str:
+    """What ``fn`` gives (its values' types shown: 12 and Fraction(12) differ) or raises
+    (either way: an impossible date raises a ValueError, an enum member after a character
+    whose lower case is longer an IndexError)."""
+    try:
+        return repr(fn(*args))
+    except (ValueError, IndexError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _reading(line: str, catalog: Catalog) -> str:
+    return _outcome(parse_statement, line, catalog)
+
+
+def _both(line: str, catalog: Catalog) -> tuple[str, str]:
+    found = _reading(line, catalog)
+    with plain_reader():
+        return found, _reading(line, catalog)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="(() )ab", max_size=24), st.integers(0, 26))
+def test_parenthesised_is_the_character_loops(text: str, start: int) -> None:
+    assert parenthesised(text, start) == plain_parenthesised(text, start)
+
+
+NUMBERS = ["1,234", "12.50", "-3", "007", "1.0", "-0.00", "2026", "1,250,000.5", "0.25", "42"]
+DATES = ["2026-03-01", "4 March 2026", "March 4, 2026", "31 December 1999", "2026-13-45"]
+MEMBERS = ("fit", "fit with restrictions", "unfit", "with restrictions fit", "")
+WORDS = [
+    "between", "and", "or", "yes", "no", "Yes", "NO", "FIT", "Fit with Restrictions", "unfit",
+    "per 100000 hours", "%", "AUD", "years", "İstanbul", "either", "one of", ",", ".", "-",
+    "(", ")", "x1", "1x", "fit-out", "not sure it was recorded as yes",
+]  # fmt: skip
+PIECES = st.sampled_from(NUMBERS + DATES + list(MEMBERS) + WORDS)
+ENTRIES = [
+    KeyEntry("n", "count", "int", "years", (), "r"),
+    KeyEntry("n", "count", "int", "per 100000 hours", (), "r"),
+    KeyEntry("d", "cost", "decimal", "AUD", (), "r"),
+    KeyEntry("d", "rate", "decimal", "%", (), "r"),
+    KeyEntry("d", "rate", "decimal", None, (), "r"),
+    KeyEntry("t", "day", "date", None, (), "r"),
+    KeyEntry("e", "fitness", "enum", None, MEMBERS[:3], "r"),
+    KeyEntry("e", "fitness", "enum", None, MEMBERS, "r"),
+    KeyEntry("b", "cleared", "bool", None, (), "r"),
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(PIECES, max_size=12), st.lists(st.sampled_from([" ", "", ", ", "; "]), min_size=12))
+def test_a_keys_values_are_the_plain_definitions(pieces: list[str], gaps: list[str]) -> None:
+    text = "".join(piece + gap for piece, gap in zip(pieces, gaps, strict=False))
+    for entry in ENTRIES:
+        found = _outcome(ValueFinder(entry.type, entry.unit, entry.members).values, text)
+        assert found == _outcome(plain_typed_values, entry, text), (entry, text)
+
+
+def _lines(task: TypedTask, rng: random.Random) -> list[str]:
+    """Record lines of every form and style, exact (true or another candidate's value) and
+    imprecise, in the required context and another."""
+    lines = []
+    for seed in range(4):
+        rendered = render_task(task, seed)
+        lines += [line for role_lines in rendered.records.values() for line in role_lines]
+        style = choose_style(seed, task.id)
+        for (candidate, key), value in task.values.items():
+            fact = task.facts[key]
+            context = rng.choice([fact.context, *fact.other_contexts, "notes (draft (v2))"])
+            others = [v for (c, k), v in task.values.items() if k == key]
+            exact = StatedValue(
+                candidate=candidate,
+                fact=key,
+                context=context,
+                value=to_json_scalar(rng.choice([value, *others])),
+            )
+            imprecise = imprecise_stated(task, (candidate, key), context, rng)
+            lines += [statement_text(task, s, style) for s in (exact, imprecise)]
+    return lines
+
+
+def _mangled(line: str, task: TypedTask, rng: random.Random) -> str:
+    """``line`` with something added: parentheses, another key's label, a value, a word."""
+    labels = [fact.label for fact in task.facts.values()]
+    additions = [
+        "(", ")", "(see (a))", rng.choice(labels), rng.choice(labels).upper(), "between",
+        "12.0", "1,234", "2026-01-05", "yes", "no", "İ", "either", "unconfirmed",
+    ]  # fmt: skip
+    at = rng.randint(0, len(line))
+    return line[:at] + " " + rng.choice(additions) + " " + line[at:]
+
+
+def test_every_example_line_reads_as_the_plain_definitions() -> None:
+    rng = random.Random(25)
+    read = differing = 0
+    for task in TASKS:
+        for seed in range(4):
+            text = render_task(task, seed).task_text
+            fresh = parse_task_text(text)
+            with plain_reader():
+                plain = parse_task_text(text)
+            assert repr(fresh) == repr(plain)
+        catalog = fresh.catalog
+        for line in _lines(task, rng):
+            for variant in (line, _mangled(line, task, rng), _mangled(line, task, rng)):
+                found, expected = _both(variant, catalog)
+                assert found == expected, variant
+                read += not found.endswith("Error", 0, 10)
+                differing += found != _both(line, catalog)[0]
+    assert read > 1000 and differing > 100  # (lines read, and changed by what was added)
+
+
+@st.composite
+def _made_line(draw: st.DrawFn) -> tuple[Catalog, str]:
+    task = draw(st.sampled_from(TASKS))
+    catalog = parse_task_text(render_task(task, 0).task_text).catalog
+    words = [
+        *catalog.candidates,
+        *(entry.label for entry in catalog.keys.values()),
+        *(member for entry in catalog.keys.values() for member in entry.members),
+        *NUMBERS, *DATES, *WORDS, "(", ")", "(2026 survey)", "((nested) context)",
+    ]  # fmt: skip
+    return catalog, " ".join(draw(st.lists(st.sampled_from(words), max_size=10)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_made_line())
+def test_a_made_up_line_reads_as_the_plain_definitions(made: tuple[Catalog, str]) -> None:
+    catalog, line = made
+    found, expected = _both(line, catalog)
+    assert found == expected

@@ -1,0 +1,96 @@
+"""The values of one record key mentioned in a text, found by what is derived once per key.
+
+The reader (:mod:`._reader`) finds a record line's or a condition's values by the key's type:
+numbers (not those of a date, nor the digits of its unit), dates, enum members or yes/no. The
+plain definitions are :func:`~._text.find_numbers`, :func:`~._text.strip_dates` and
+:func:`~._text.find_members`; a :class:`ValueFinder` gives the same values with less work:
+the members' patterns compiled once (when first found; not looked up in ``re``'s cache for
+each member of each line), a member absent from the text skipped at once, the date patterns
+skipped in a text without four digits in a row (every date has them), and a number made as an
+``int`` (or from two ints) rather than parsed as a string by ``Fraction``. A text whose lower
+case is longer than itself is read by :func:`~._text.find_members` itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from fractions import Fraction
+
+from ..spec import FactType, Value
+from ._text import _NUMBER, find_booleans, find_dates, find_members, strip_dates
+
+_FOUR_DIGITS = re.compile(r"\d{4}")
+"""a text without it has no date of any style (each has a four-digit year)"""
+
+
+@functools.lru_cache(maxsize=4096)
+def _member_pattern(lower: str) -> re.Pattern[str]:
+    """an enum member in lower case, as a word of its own (:func:`~._text.find_members`)"""
+    return re.compile(r"(?<![\w])" + re.escape(lower) + r"(?![\w])")
+
+
+def _number(digits: str) -> Fraction:
+    """``Fraction(digits)`` for a number :data:`~._text._NUMBER` matched (commas removed)."""
+    whole, point, decimals = digits.partition(".")
+    if not point:
+        return Fraction(int(whole))
+    return Fraction(int(whole + decimals), 10 ** len(decimals))
+
+
+def _whole(digits: str) -> int | None:
+    """``int(n)`` of ``n = Fraction(digits)`` where ``n`` is whole, else None."""
+    whole, point, decimals = digits.partition(".")
+    if not point or not int(decimals):
+        return int(whole)
+    return None
+
+
+class ValueFinder:
+    """Every value of one record key's type mentioned in a text, in order."""
+
+    __slots__ = ("_patterns", "members", "type", "unit")
+
+    def __init__(self, fact_type: FactType, unit: str | None, members: tuple[str, ...]) -> None:
+        self.type = fact_type
+        # a unit may hold digits ("per 100000 hours"): it is taken out before the numbers
+        self.unit = unit if unit and unit.strip() != "%" else None
+        self.members = members
+        ordered = sorted(members, key=len, reverse=True)  # (stable: ties keep their order)
+        self._patterns = tuple((member, member.lower()) for member in ordered)
+
+    def values(self, text: str) -> list[Value]:
+        kind = self.type
+        if kind == "int" or kind == "decimal":
+            if self.unit is not None:
+                text = text.replace(self.unit, " ")
+            if _FOUR_DIGITS.search(text) is not None:
+                text = strip_dates(text)
+            found = [m.group(0).replace(",", "") for m in _NUMBER.finditer(text)]
+            if kind == "decimal":
+                return [_number(digits) for digits in found]
+            wholes = [_whole(digits) for digits in found]
+            return [n for n in wholes if n is not None]
+        if kind == "date":
+            return list(find_dates(text))
+        if kind == "enum":
+            return list(self._members(text))
+        return list(find_booleans(text))
+
+    def _members(self, text: str) -> list[str]:
+        """:func:`~._text.find_members` of the key's members: the longest first, without
+        overlaps, in text order."""
+        lowered = text.lower()
+        if len(lowered) != len(text):  # (a character whose lower case is longer)
+            return find_members(text, self.members)
+        taken = bytearray(len(text))
+        found: list[tuple[int, str]] = []
+        for member, lower in self._patterns:
+            if lower not in lowered:
+                continue
+            for m in _member_pattern(lower).finditer(lowered):
+                start, end = m.span()
+                if not any(taken[start:end]):
+                    found.append((start, member))
+                    taken[start:end] = b"\x01" * (end - start)
+        return [member for _, member in sorted(found)]
