@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest.mock import patch
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.stated_helpers import imprecise_stated
@@ -151,6 +151,24 @@ def test_a_keys_values_are_the_plain_definitions(pieces: list[str], gaps: list[s
     for entry in ENTRIES:
         found = _outcome(ValueFinder(entry.type, entry.unit, entry.members).values, text)
         assert found == _outcome(plain_typed_values, entry, text), (entry, text)
+
+
+@settings(max_examples=500, deadline=None)
+@example("xa-a-a", ["a-a"])  # (a word's occurrence that fails, then one inside it that does not)
+@example("fit_ fit", ["fit"])
+@given(
+    st.text(alphabet="af it_é²٣-İ -", max_size=20),
+    st.lists(
+        st.sampled_from(["a", "aa", "a-a", "fit", "fit fit", "it f", "t", "é", "a_", ""]),
+        max_size=4,
+    ),
+)
+def test_members_are_found_as_find_members_finds_them(text: str, members: list[str]) -> None:
+    """Members as words of their own (no word character either side: ``_``, letters and
+    digits of any script), overlapping and repeating, in any case."""
+    for written in (text, text.upper()):
+        finder = ValueFinder("enum", None, tuple(members))
+        assert _outcome(finder.values, written) == _outcome(find_members, written, members)
 
 
 def _lines(task: TypedTask, rng: random.Random) -> list[str]:

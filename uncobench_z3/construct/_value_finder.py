@@ -4,17 +4,18 @@ The reader (:mod:`._reader`) finds a record line's or a condition's values by th
 numbers (not those of a date, nor the digits of its unit), dates, enum members or yes/no. The
 plain definitions are :func:`~._text.find_numbers`, :func:`~._text.strip_dates` and
 :func:`~._text.find_members`; a :class:`ValueFinder` gives the same values with less work:
-the members' patterns compiled once (when first found; not looked up in ``re``'s cache for
-each member of each line), a member absent from the text skipped at once, the date patterns
-skipped in a text without four digits in a row (every date has them), and a number made as an
-``int`` (or from two ints) rather than parsed as a string by ``Fraction``. A text whose lower
-case is longer than itself is read by :func:`~._text.find_members` itself.
+a member found by ``str.find`` (not a pattern compiled for it, or looked up in ``re``'s cache
+for each member of each line), the date patterns skipped in a text without four digits in a
+row (every date has them), and a number made as an ``int`` (or from two ints) rather than
+parsed as a string by ``Fraction``. A text whose lower
+case is longer than itself, or a key with an empty member, is read by
+:func:`~._text.find_members` itself.
 """
 
 from __future__ import annotations
 
-import functools
 import re
+from collections.abc import Iterator
 from fractions import Fraction
 
 from ..spec import FactType, Value
@@ -24,10 +25,22 @@ _FOUR_DIGITS = re.compile(r"\d{4}")
 """a text without it has no date of any style (each has a four-digit year)"""
 
 
-@functools.lru_cache(maxsize=4096)
-def _member_pattern(lower: str) -> re.Pattern[str]:
-    """an enum member in lower case, as a word of its own (:func:`~._text.find_members`)"""
-    return re.compile(r"(?<![\w])" + re.escape(lower) + r"(?![\w])")
+def _word_spans(text: str, word: str) -> Iterator[tuple[int, int]]:
+    r"""(start, end) of each ``word`` in ``text`` with no word character either side, left to
+    right, without overlaps: the matches of ``(?<![\w])word(?![\w])`` (as
+    :func:`~._text.find_members` finds a member), a non-empty ``word`` found by ``str.find``
+    (a pattern for each member would be compiled: most are new to a task). A word character
+    of ``re`` is one that ``isalnum`` or ``_`` (the same for every code point)."""
+    size, last = len(word), len(text)
+    start = text.find(word)
+    while start >= 0:
+        end = start + size
+        before = start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")
+        if before and (end == last or not (text[end].isalnum() or text[end] == "_")):
+            yield start, end
+            start = text.find(word, end)
+        else:
+            start = text.find(word, start + 1)
 
 
 def _number(digits: str) -> Fraction:
@@ -49,7 +62,7 @@ def _whole(digits: str) -> int | None:
 class ValueFinder:
     """Every value of one record key's type mentioned in a text, in order."""
 
-    __slots__ = ("_patterns", "members", "type", "unit")
+    __slots__ = ("_lowered", "members", "type", "unit")
 
     def __init__(self, fact_type: FactType, unit: str | None, members: tuple[str, ...]) -> None:
         self.type = fact_type
@@ -57,7 +70,7 @@ class ValueFinder:
         self.unit = unit if unit and unit.strip() != "%" else None
         self.members = members
         ordered = sorted(members, key=len, reverse=True)  # (stable: ties keep their order)
-        self._patterns = tuple((member, member.lower()) for member in ordered)
+        self._lowered = tuple((member, member.lower()) for member in ordered)
 
     def values(self, text: str) -> list[Value]:
         kind = self.type
@@ -81,15 +94,13 @@ class ValueFinder:
         """:func:`~._text.find_members` of the key's members: the longest first, without
         overlaps, in text order."""
         lowered = text.lower()
-        if len(lowered) != len(text):  # (a character whose lower case is longer)
+        if len(lowered) != len(text) or "" in self.members:
+            # (a character whose lower case is longer; a member matched at every place)
             return find_members(text, self.members)
         taken = bytearray(len(text))
         found: list[tuple[int, str]] = []
-        for member, lower in self._patterns:
-            if lower not in lowered:
-                continue
-            for m in _member_pattern(lower).finditer(lowered):
-                start, end = m.span()
+        for member, lower in self._lowered:
+            for start, end in _word_spans(lowered, lower):
                 if not any(taken[start:end]):
                     found.append((start, member))
                     taken[start:end] = b"\x01" * (end - start)
