@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from tests.stated_helpers import imprecise_stated
 from uncobench_z3.construct import _reader as reader_module
 from uncobench_z3.construct import parse_statement, parse_task_text, render_task
-from uncobench_z3.construct._reader import Catalog, KeyEntry, parenthesised
+from uncobench_z3.construct._reader import Catalog, KeyEntry, ReadError, parenthesised
 from uncobench_z3.construct._render import choose_style, statement_text
 from uncobench_z3.construct._text import (
     find_booleans,
@@ -244,3 +244,24 @@ def test_a_made_up_line_reads_as_the_plain_definitions(made: tuple[Catalog, str]
     catalog, line = made
     found, expected = _both(line, catalog)
     assert found == expected
+
+
+def test_a_line_no_calendar_has_or_with_a_longer_lower_case_reads_without_crashing() -> None:
+    """A model may write a date that is no day ("2026-13-45", "31 February 2026") or a
+    character whose lower case is longer ("İ"): each example line with one added reads as a
+    statement or a ReadError (a plain ValueError or IndexError escaped before), and a non-date
+    is no date."""
+    assert find_dates("2026-13-45, 31 February 2026, February 30, 2026 and 2026-02-03") == [
+        find_dates("2026-02-03")[0]
+    ]
+    assert find_members("İ red", ["red"]) == ["red"]
+    rng = random.Random(13)
+    read = 0
+    for task in TASKS:
+        catalog = parse_task_text(render_task(task, 0).task_text).catalog
+        for line in _lines(task, rng):
+            for added in ("2026-13-45", "31 February 2026", "February 30, 2026", "İ"):
+                at = rng.randint(0, len(line))
+                found = catalog.statement(line[:at] + " " + added + " " + line[at:])
+                read += not isinstance(found, ReadError)
+    assert read > 100

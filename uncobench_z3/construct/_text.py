@@ -7,6 +7,7 @@ frame, condition verb - without changing what can be recovered.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import functools
 import re
@@ -252,14 +253,23 @@ def find_numbers(text: str) -> list[Fraction]:
 
 
 def find_dates(text: str) -> list[_dt.date]:
+    """The dates ``text`` writes, in text order. Something written like a date that is no
+    day of the calendar ("2026-13-45", "31 February 2026": a model may write it) is not a
+    date: it is skipped, not an error (:func:`strip_dates` still takes it out, so its
+    numbers are not read as numbers either)."""
     found: list[tuple[int, _dt.date]] = []
     for m in _ISO_DATE.finditer(text):
-        found.append((m.start(), _dt.date(int(m[1]), int(m[2]), int(m[3]))))
+        _add_date(found, m.start(), int(m[1]), int(m[2]), int(m[3]))
     for m in _DAY_MONTH.finditer(text):
-        found.append((m.start(), _dt.date(int(m[3]), MONTHS.index(m[2]) + 1, int(m[1]))))
+        _add_date(found, m.start(), int(m[3]), MONTHS.index(m[2]) + 1, int(m[1]))
     for m in _MONTH_DAY.finditer(text):
-        found.append((m.start(), _dt.date(int(m[3]), MONTHS.index(m[1]) + 1, int(m[2]))))
+        _add_date(found, m.start(), int(m[3]), MONTHS.index(m[1]) + 1, int(m[2]))
     return [day for _, day in sorted(found, key=lambda item: item[0])]
+
+
+def _add_date(found: list[tuple[int, _dt.date]], at: int, year: int, month: int, day: int) -> None:
+    with contextlib.suppress(ValueError):  # (no such day: not a date)
+        found.append((at, _dt.date(year, month, day)))
 
 
 def strip_dates(text: str) -> str:
@@ -271,7 +281,7 @@ def strip_dates(text: str) -> str:
 def find_members(text: str, members: tuple[str, ...] | list[str]) -> list[str]:
     """Enum members mentioned in ``text``, longest first, without overlaps, in text order."""
     lowered = text.lower()
-    taken = [False] * len(text)
+    taken = [False] * len(lowered)  # (positions in ``lowered``: "İ".lower() is two characters)
     found: list[tuple[int, str]] = []
     for member in sorted(members, key=len, reverse=True):
         pattern = re.compile(r"(?<![\w])" + re.escape(member.lower()) + r"(?![\w])")
