@@ -155,13 +155,17 @@ def find_matches(
     for word_stem in starting_words.keys() & at.keys():
         entries = starting_words[word_stem]
         for i in at[word_stem]:
-            token = tokens[i]
+            # an entry's second word is compared first (its first is this one): most entries
+            # that start with the word go on with another, and only longer ones need a slice
+            following = stems[i + 1] if i + 1 < size else None
             for entry in entries:
                 wanted = entry.stems
-                length = len(wanted)
-                if i + length > size or stems[i : i + length] != wanted:
+                if wanted[1] != following:
                     continue
-                if (entry.capital or entry.exact) and not _starts_as(entry, token):
+                length = len(wanted)
+                if length > 2 and stems[i : i + length] != wanted:
+                    continue  # (a slice cut short by the message's end is not equal either)
+                if (entry.capital or entry.exact) and not _starts_as(entry, tokens[i]):
                     continue
                 hit = tuple(range(i, i + length))
                 raw.append(((-length, -entry.priority, hit), entry, hit))
