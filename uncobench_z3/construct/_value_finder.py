@@ -93,11 +93,10 @@ class ValueFinder:
     def _members(self, text: str) -> list[str]:
         """:func:`~._text.find_members` of the key's members: the longest first, without
         overlaps, in text order."""
-        lowered = text.lower()
-        if len(lowered) != len(text) or "" in self.members:
-            # (a character whose lower case is longer; a member matched at every place)
+        if "" in self.members:  # (a member matched at every place)
             return find_members(text, self.members)
-        taken = bytearray(len(text))
+        lowered = text.lower()  # (positions are the lower case's, as find_members's: "İ")
+        taken = bytearray(len(lowered))
         found: list[tuple[int, str]] = []
         for member, lower in self._lowered:
             for start, end in _word_spans(lowered, lower):
