@@ -7,8 +7,7 @@ plain definitions are :func:`~._text.find_numbers`, :func:`~._text.strip_dates` 
 a member found by ``str.find`` (not a pattern compiled for it, or looked up in ``re``'s cache
 for each member of each line), the date patterns skipped in a text without four digits in a
 row (every date has them), and a number made as an ``int`` (or from two ints) rather than
-parsed as a string by ``Fraction``. A text whose lower
-case is longer than itself, or a key with an empty member, is read by
+parsed as a string by ``Fraction``. A key with an empty member is read by
 :func:`~._text.find_members` itself.
 """
 
