@@ -208,6 +208,39 @@ def test_the_driver_hashes_no_job_key_and_workers_make_no_typed_task_again(
         assert not made_again.exists()
 
 
+def test_workers_start_while_run_json_is_written_and_end_if_it_cannot_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shards' workers are started before run.json is written (the write and their
+    start overlap); the log is opened only after it. A write that fails ends the workers
+    and leaves no log (a log without run.json would be refused on resuming)."""
+    from uncobench_z3.evaluation import _runner
+
+    real = _runner._Run._write_run_file
+    seen: list[list[str]] = []
+
+    def write(run: Any, fail: bool) -> None:
+        seen.append([p.name for p in multiprocessing.active_children()])
+        assert not (run.target / "samples.jsonl").exists()
+        if fail:
+            raise OSError("no space left on the device")
+        real(run)
+
+    groups = example_groups()
+    config = make_config("ex", groups, ["builtin/careful"])
+    options = EvalOptions(concurrency=4, executor=ExecutorOptions(workers=2))
+    monkeypatch.setattr(_runner._Run, "_write_run_file", lambda run: write(run, True))
+    with pytest.raises(OSError, match="no space left"):
+        evaluate(groups, config, tmp_path / "failed", options)
+    assert not (tmp_path / "failed" / "samples.jsonl").exists()
+    assert "uncobench-stream" not in [p.name for p in multiprocessing.active_children()]
+    monkeypatch.setattr(_runner._Run, "_write_run_file", lambda run: write(run, False))
+    summary = evaluate(groups, config, tmp_path / "run", options)
+    assert summary.ran == len(read_log(tmp_path / "run" / "samples.jsonl")[0]) > 0
+    if LocalExecutor(2).forks:
+        assert [names.count("uncobench-stream") for names in seen] == [2, 2]
+
+
 def test_a_shards_failure_crosses_a_process_boundary_with_its_traceback() -> None:
     """``evaluate`` run in another process (a process pool, as eval_overhead.py runs it)
     raises what a shard raised, its traceback kept."""

@@ -276,7 +276,6 @@ class _Run:
         return ShardedPlayer(self.executor, works)
 
     async def execute(self, done: list[SampleOutcome], options: EvalOptions) -> RunSummary:
-        self._write_run_file()
         finished = {record.key for record in done}
         queue = list(self.jobs)  # (a new run hashes no key here: a sample's record makes it)
         if finished:
@@ -297,7 +296,16 @@ class _Run:
         outcomes = list(done)
         player = self._player(queue, options)
         log: SampleLog | None = None
+        if isinstance(player, ShardedPlayer):
+            player.start()  # the workers start while run.json is written (see ShardedPlayer)
         try:
+            try:
+                # on disk before the log is opened (a log without run.json is refused)
+                self._write_run_file()
+            except BaseException:
+                if isinstance(player, ShardedPlayer):
+                    await player.abandon()
+                raise
             log = SampleLog(self.target / SAMPLES_FILE)
             # playing, collect less often too (see uncobench_z3/_gc.py)
             with _progress(options.progress) as bar, fewer_collections():
