@@ -299,13 +299,7 @@ class _Run:
         if isinstance(player, ShardedPlayer):
             player.start()  # the workers start while run.json is written (see ShardedPlayer)
         try:
-            try:
-                # on disk before the log is opened (a log without run.json is refused)
-                self._write_run_file()
-            except BaseException:
-                if isinstance(player, ShardedPlayer):
-                    await player.abandon()
-                raise
+            self._write_run_file()  # on disk before the log is opened (a log alone is refused)
             log = SampleLog(self.target / SAMPLES_FILE)
             # playing, collect less often too (see uncobench_z3/_gc.py)
             with _progress(options.progress) as bar, fewer_collections():
@@ -334,6 +328,8 @@ class _Run:
                 else:
                     await player.play(queue, sink)
         finally:
+            if isinstance(player, ShardedPlayer):
+                await player.abandon()  # workers that play() never took over (a write failed)
             if log is not None:
                 log.close()
             gc.unfreeze()
