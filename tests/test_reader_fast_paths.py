@@ -9,7 +9,10 @@ value scan."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import itertools
 import re
+from collections.abc import Set as AbstractSet
 from fractions import Fraction
 from pathlib import Path
 from unittest.mock import patch
@@ -43,6 +46,7 @@ from uncobench_z3.settings._request import (
 from uncobench_z3.settings._vocabulary import Entry, _entry
 from uncobench_z3.settings._words import _pieces, close_enough, made_frozen, scan_values, tokenize
 from uncobench_z3.settings._words import stem as stem_of
+from uncobench_z3.spec import TypedTask
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = [
@@ -182,6 +186,63 @@ def test_the_indexes_hold_every_entry_once() -> None:
             assert all(vocabulary.unordered_entries[k].stems[0] == stem for k in ks)
 
 
+def plain_tags(
+    task: TypedTask, role_facts: AbstractSet[str], matches: list[Match], found: list
+) -> tuple[dict, dict]:
+    """The tags' definition (each token's tag and its match's first token; then the same
+    without candidate names and one-word fact names): a context's words are zreq when a
+    context of the role's facts read on them is required (any read on them, when none is of
+    the role's facts)."""
+    contexts: dict[tuple[int, ...], list[tuple[bool, bool]]] = {}
+    for match in matches:
+        if match.entry.kind == "context":
+            fact, context = match.entry.ref
+            contexts.setdefault(match.indexes, []).append(
+                (fact in role_facts, context == task.facts[fact].context)
+            )
+    tag_at: dict[int, tuple[str, int]] = {}
+    named_tag_at: dict[int, tuple[str, int]] = {}
+    for match in matches:
+        kind, indexes = match.entry.kind, match.indexes
+        if kind == "context":
+            read = contexts[indexes]
+            mine = [required for own, required in read if own] or [r for _, r in read]
+            tag = "zreq" if any(mine) else "zoth"
+        else:
+            tag = {"candidate": "zcand", "fact": "zfact", "member": "zmem"}[kind]
+        for i in indexes:
+            tag_at[i] = (tag, indexes[0])
+            if kind != "candidate" and not (kind == "fact" and len(indexes) == 1):
+                named_tag_at[i] = (tag, indexes[0])
+    for value, written in found:
+        tag = "zdate" if isinstance(value.value, datetime.date) else "znum"
+        for i in written:
+            tag_at[i] = named_tag_at[i] = (tag, -1 - written[0])
+    return tag_at, named_tag_at
+
+
+def test_words_read_as_contexts_of_several_facts_are_tagged_for_the_role_s_first() -> None:
+    """Every two contexts of an example task's facts read on the same words (and a fact or
+    a name on them too), to each role and to none: the tags are the definition's."""
+    tokens = tokenize("Please send the thing now")
+    for task in TASKS:
+        contexts = [
+            _entry("context", (key, context), ("thing",), 3)
+            for key, fact in task.facts.items()
+            for context in (fact.context, *fact.other_contexts)
+        ]
+        name = _entry("candidate", (next(iter(task.candidates)),), ("thing",), 3)
+        for role_facts in [set(task.facts_of(role)) for role in task.roles] + [set(task.facts)]:
+            for first, second in itertools.product(contexts, repeat=2):
+                for extra in ([], [name], [contexts[0]]):
+                    matches = [Match(e, (3,)) for e in (first, second, *extra)]
+                    tag_at, named_tag_at = plain_tags(task, role_facts, matches, [])
+                    words, position, as_written = tagged(task, role_facts, tokens, matches, [])
+                    assert words == ["please", "send", "the", tag_at[3][0], "now", "|"]
+                    assert position == [0, 1, 2, 3, 4]
+                    assert as_written == ["please", "send", "the", named_tag_at[3][0], "now", "|"]
+
+
 @settings(max_examples=200, deadline=None)
 @given(messages(), st.booleans())
 def test_the_message_as_written_is_tagged_without_its_names(
@@ -241,6 +302,10 @@ def test_the_message_as_written_is_tagged_without_its_names(
         patch.object(M, "_written", lambda layout, tag_at: plain_writing(tag_at)),
     ):
         assert (words, position, as_written) == tagged(task, role_facts, tokens, matches, found)
+
+    tag_at, named_tag_at = plain_tags(task, role_facts, matches, found)
+    assert (words, position) == tuple(plain_writing(tag_at))
+    assert as_written == plain_writing(named_tag_at)[0]
 
 
 @given(st.from_regex(r"[A-Za-z]+|[0-9]+", fullmatch=True))

@@ -300,33 +300,39 @@ class Layout(NamedTuple):
     """How a message's tokens are written as words (:func:`tagged`), whatever is tagged: the
     same for every reading of the text, so made once with its tokens."""
 
-    words: tuple[str, ...]
-    """each token's word"""
-    breaks: tuple[tuple[str, ...], ...]
-    """the marks written before each token: ``|`` where a sentence (``? |`` a question) or a
-    clause after a colon or a dash ("Marcus: did he pass?") ends, else none"""
-    end: tuple[str, ...]
-    """the marks written after the last token"""
+    flat: tuple[str, ...]
+    """the message written with no tag: each token's word, with the marks written before it
+    (``|`` where a sentence - ``? |`` a question - or a clause after a colon or a dash,
+    "Marcus: did he pass?", ends) and after the last token"""
+    at: tuple[int, ...]
+    """each token's word's place in ``flat``"""
 
     @classmethod
     def of(cls, tokens: Sequence[Token]) -> Layout:
-        breaks: list[tuple[str, ...]] = []
+        flat: list[str] = []
+        at: list[int] = []
         previous: Token | None = None
         for token in tokens:
-            if previous is not None and token.sentence != previous.sentence:
-                breaks.append(_ASKED if previous.question else _ENDED)
-            elif previous is not None and token.clause:
-                breaks.append(_ENDED)
-            else:
-                breaks.append(())
+            if previous is not None:
+                if token[5] != previous[5]:  # (a token's sentence)
+                    flat += _ASKED if previous[6] else _ENDED  # (whether it was a question)
+                elif token[7]:  # (a token that starts a clause)
+                    flat.append("|")
+            at.append(len(flat))
+            flat.append(token[0])
             previous = token
-        end = () if previous is None else _ASKED if previous.question else _ENDED
-        return _new_tuple(cls, (tuple([t[0] for t in tokens]), tuple(breaks), end))
+        if previous is not None:
+            flat += _ASKED if previous[6] else _ENDED
+        return _new_tuple(cls, (tuple(flat), tuple(at)))
 
 
 _ASKED = ("?", "|")
 _ENDED = ("|",)
 _TAGS = {"candidate": "zcand", "fact": "zfact", "member": "zmem"}
+_CONTEXT_TAGS = ("zoth", "zreq", "zoth", "zreq", "zoth", "zoth", "zreq", "zreq")
+"""the tag of words read as contexts, by what they are read as: 4 when a context of the
+addressed role's facts is among them, then 2 when one of those is required, else 1 when
+any is required ("2026" is ``zreq`` when it is the required period of the role's fact)"""
 
 
 def tagged(
@@ -347,36 +353,52 @@ def tagged(
     """
     if layout is None:
         layout = Layout.of(tokens)
-    contexts: dict[tuple[int, ...], list[tuple[bool, bool]]] = {}
+    # the contexts read on each match's words, as the bits of _CONTEXT_TAGS
+    contexts: dict[tuple[int, ...], int] = {}
     for match in matches:
-        if match.entry.kind == "context":
-            fact, context = match.entry.ref
-            contexts.setdefault(match.indexes, []).append(
-                (fact in role_facts, context == task.facts[fact].context)
-            )
+        entry = match.entry
+        if entry.kind == "context":
+            fact, context = entry.ref
+            read = 1 if context == task.facts[fact].context else 0  # the required context
+            if fact in role_facts:
+                read = 6 if read else 4
+            indexes = match.indexes
+            contexts[indexes] = contexts.get(indexes, 0) | read
     tag_at: dict[int, tuple[str, int]] = {}
-    named_tag_at: dict[int, tuple[str, int]] = {}  # the same, names left as written
+    ats: list[tuple[str, int]] = []  # each match's tag and place
+    named = False  # a name is among them (see below)
     for match in matches:
         kind = match.entry.kind
         indexes = match.indexes
         if kind == "context":
-            found = contexts[indexes]
-            mine = [required for own, required in found if own] or [r for _, r in found]
-            tag = "zreq" if any(mine) else "zoth"
+            tag = _CONTEXT_TAGS[contexts[indexes]]
         else:
             tag = _TAGS[kind]
+            if kind == "candidate" or (kind == "fact" and len(indexes) == 1):
+                named = True
         at = (tag, indexes[0])  # (a match's tokens are in order)
-        if kind == "candidate" or (kind == "fact" and len(indexes) == 1):  # a name
-            for i in indexes:
-                tag_at[i] = at
-        else:
-            for i in indexes:
-                tag_at[i] = named_tag_at[i] = at
+        ats.append(at)
+        for i in indexes:
+            tag_at[i] = at
     for value, written in values:
         tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
         at = (tag, -1 - written[0])
         for i in written:
-            tag_at[i] = named_tag_at[i] = at
+            tag_at[i] = at
+    if not named:  # (most messages) the second writing is the first
+        out, position = _written(layout, tag_at)
+        return out, position, out
+    named_tag_at: dict[int, tuple[str, int]] = {}  # the tags but names', in the same order
+    for match, at in zip(matches, ats, strict=True):
+        kind = match.entry.kind
+        indexes = match.indexes
+        if not (kind == "candidate" or (kind == "fact" and len(indexes) == 1)):  # a name
+            for i in indexes:
+                named_tag_at[i] = at
+    for value, written in values:
+        at = ("zdate" if isinstance(value.value, _dt.date) else "znum", -1 - written[0])
+        for i in written:
+            named_tag_at[i] = at
     if named_tag_at == tag_at:
         out, position = _written(layout, tag_at)
         return out, position, out
@@ -384,31 +406,58 @@ def tagged(
 
 
 def _written(layout: Layout, tag_at: dict[int, tuple[str, int]]) -> tuple[list[str], list[int]]:
-    """The tokens as words, each match written as its tag once, sentences ended by ``|``."""
+    """The tokens as words, each match written as its tag once (a match's tokens written in
+    a row, with no mark between them), sentences ended by ``|``; and each token's place in
+    them. The words no tag takes are copied from :attr:`Layout.flat` a stretch at a time
+    (most of a message's words are tagged, its other words come in stretches)."""
+    flat, flat_at = layout
     out: list[str] = []
     position: list[int] = []
-    size = 0  # len(out)
+    done = 0  # the words and marks of ``flat`` written (or written as a tag)
+    free = 0  # the first token whose place is not known yet
     last: tuple[str, int] | None = None
-    get = tag_at.get
-    for i, (word, marks) in enumerate(zip(layout.words, layout.breaks, strict=True)):
-        if marks:
-            out += marks
-            size += len(marks)
+    for i in sorted(tag_at):
+        tag = tag_at[i]
+        at = flat_at[i]
+        if at != done:  # untagged words or marks before this token: a new tag
+            if free != i:  # the untagged tokens' places: shifted as their words are
+                shift = len(out) - done
+                position += [k + shift for k in flat_at[free:i]] if shift else flat_at[free:i]
+            out += flat[done:at]
             last = None
-        tagged = get(i)
-        if tagged is None:  # (most words: written as they are)
-            last = None
-            out.append(word)
-        elif tagged == last:
-            position.append(size - 1)  # the same match goes on: one tag for it
-            continue
+        if tag == last:
+            position.append(len(out) - 1)  # the same match goes on: one tag for it
         else:
-            last = tagged
-            out.append(tagged[0])
-        position.append(size)
-        size += 1
-    out += layout.end
+            last = tag
+            position.append(len(out))
+            out.append(tag[0])
+        done = at + 1
+        free = i + 1
+    if free != len(flat_at):
+        shift = len(out) - done
+        position += [k + shift for k in flat_at[free:]] if shift else flat_at[free:]
+    out += flat[done:]
     return out, position
+
+
+def _words_written(layout: Layout, tag_at: dict[int, tuple[str, int]]) -> list[str]:
+    """The words of :func:`_written` (without the tokens' places)."""
+    flat, flat_at = layout
+    out: list[str] = []
+    done = 0
+    last: tuple[str, int] | None = None
+    for i in sorted(tag_at):
+        tag = tag_at[i]
+        at = flat_at[i]
+        if at != done:
+            out += flat[done:at]
+            last = None
+        if tag != last:
+            last = tag
+            out.append(tag[0])
+        done = at + 1
+    out += flat[done:]
+    return out
 
 
 def _written_twice(
@@ -417,43 +466,8 @@ def _written_twice(
     named_tag_at: dict[int, tuple[str, int]],
 ) -> tuple[list[str], list[int], list[str]]:
     """:func:`_written` with ``tag_at`` (the words and their positions) and with
-    ``named_tag_at`` (the words), in one pass over the tokens."""
-    out: list[str] = []
-    plain: list[str] = []
-    position: list[int] = []
-    size = 0  # len(out)
-    last: tuple[str, int] | None = None
-    last_plain: tuple[str, int] | None = None
-    get, get_named = tag_at.get, named_tag_at.get
-    for i, (word, marks) in enumerate(zip(layout.words, layout.breaks, strict=True)):
-        if marks:
-            out += marks
-            plain += marks
-            size += len(marks)
-            last = last_plain = None
-        tagged = get(i)
-        if tagged is None:
-            last = None
-            position.append(size)
-            size += 1
-            out.append(word)
-        elif tagged == last:
-            position.append(size - 1)  # the same match goes on: one tag for it
-        else:
-            last = tagged
-            position.append(size)
-            size += 1
-            out.append(tagged[0])
-        named = get_named(i)
-        if named is None:
-            last_plain = None
-            plain.append(word)
-        elif named != last_plain:
-            last_plain = named
-            plain.append(named[0])
-    out += layout.end
-    plain += layout.end
-    return out, position, plain
+    ``named_tag_at`` (the words)."""
+    return (*_written(layout, tag_at), _words_written(layout, named_tag_at))
 
 
 def inside_values(match: Match, found: list[tuple[FoundValue, list[int]]]) -> bool:

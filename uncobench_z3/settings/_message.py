@@ -98,20 +98,26 @@ PHRASING_CHARACTERS_KEPT = 1_000_000
 LONGEST_PHRASING_KEPT = 4_000
 """two tagged texts longer than this in all are not kept (see :data:`LONGEST_TEXT_KEPT`)"""
 
-_Span = tuple[int, int]
+_Span = tuple[int, int, int, int]
+"""characters ``start:end`` of ``joined`` (or ``plain``) and the words ``first:last`` of it
+(where the read words of the message stand: :func:`_span`)"""
+_Ordered = tuple[int, int, int, int, tuple[str, ...]]
+"""a :data:`_Span` of ``joined`` and its first three words after it in its sentence"""
 
 
 @dataclass(frozen=True, slots=True)
 class PhraseHits:
     """What the phrase patterns find in a message written with tags (:func:`tagged`). It
     depends on the two tagged texts alone, so equal texts of other messages share it; spans
-    are positions in ``joined`` (or in ``plain``, for an intent found there)."""
+    are positions in ``joined`` (or in ``plain``, for an intent found there), each with the
+    words it covers and, for "latest" and "earliest", the words after it (:data:`_Span`):
+    what the reading would otherwise work out from ``joined`` for every message."""
 
     all_candidates: _Span | None
     pronoun: _Span | None
     """a personal pronoun, singular or plural (read only when no candidate is named)"""
-    latest: tuple[_Span, ...]
-    earliest: tuple[_Span, ...]
+    latest: tuple[_Ordered, ...]
+    earliest: tuple[_Ordered, ...]
     intents: tuple[tuple[str, int, _Span, str], ...]
     """(intent, 0 for ``joined`` or 1 for ``plain``, span, the words matched), in
     :data:`~._request.INTENTS` order"""
@@ -138,21 +144,36 @@ def _find_phrase_hits(joined: str, plain: str) -> PhraseHits:
         found_intent = first_match(patterns, texts)
         if found_intent is not None:
             which, hit = found_intent
-            intents.append((name, which, hit.span(), hit.group(0)))
+            intents.append((name, which, _span(texts[which][0], hit.span()), hit.group(0)))
     questions = []
     for pattern in _QUESTIONS:
         asked = pattern.search(joined, in_joined)
         if asked:
-            questions.append(asked.span())
+            questions.append(_span(joined, asked.span()))
     return PhraseHits(
-        all_candidates=found_all[1].span() if found_all is not None else None,
-        pronoun=pronoun.span() if pronoun else None,
-        latest=tuple(h.span() for h in _LATEST.finditer(joined, in_joined)),
-        earliest=tuple(h.span() for h in _EARLIEST.finditer(joined, in_joined)),
+        all_candidates=_span(joined, found_all[1].span()) if found_all is not None else None,
+        pronoun=_span(joined, pronoun.span()) if pronoun else None,
+        latest=tuple([_ordered(joined, h.span()) for h in _LATEST.finditer(joined, in_joined)]),
+        earliest=tuple([_ordered(joined, h.span()) for h in _EARLIEST.finditer(joined, in_joined)]),
         intents=tuple(intents),
         questions=tuple(questions),
         yes_no=_yes_no_about(joined),
     )
+
+
+def _span(text: str, span: tuple[int, int]) -> _Span:
+    """The characters ``span`` of ``text`` with the words they cover: what the reading needs
+    to find the message's own words for them (:func:`~._request.read_request`), remembered
+    with the phrases since it depends on the tagged text alone."""
+    start, end = span
+    first = len(text[:start].split())
+    return (start, end, first, first + len(text[start:end].split()))
+
+
+def _ordered(joined: str, span: tuple[int, int]) -> _Ordered:
+    """:func:`_span` of "latest" or "earliest", with the three words after it in its sentence
+    (what tells whether it names an ordered fact's context)."""
+    return (*_span(joined, span), tuple(joined[span[1] :].split("|")[0].split()[:3]))
 
 
 phrase_hits = TextMemo(

@@ -31,7 +31,7 @@ from .._trusted import made_frozen
 from ..spec import TypedTask
 from . import _phrases as P
 from ._matching import Layout, Match, find_matches, one_reading, tagged
-from ._message import _tokens_and_values, phrase_hits
+from ._message import _Ordered, _Span, _tokens_and_values, phrase_hits
 from ._vocabulary import Vocabulary
 from ._words import FoundValue, Token
 
@@ -172,11 +172,11 @@ def read_request(
     plain = " ".join(as_written)
     hits = phrase_hits(joined, plain)
 
-    def original(start: int, end: int) -> str:
-        """The message's own words for the characters ``start:end`` of ``joined``: of the
-        tokens written at its words (a range: the positions never decrease)."""
-        first = len(joined[:start].split())
-        last = first + len(joined[start:end].split())
+    def original(span: _Span | _Ordered) -> str:
+        """The message's own words for a phrase's span of ``joined`` (characters
+        ``start:end``, words ``first:last``: :class:`PhraseHits`): of the tokens written at
+        its words (a range: the positions never decrease)."""
+        start, end, first, last = span[:4]
         low, high = bisect_left(position, first), bisect_left(position, last)
         if low >= high:
             return joined[start:end].strip("| ?")
@@ -205,12 +205,12 @@ def read_request(
     all_candidates = False
     if hits.all_candidates is not None:
         all_candidates = True
-        note("all candidates", original(*hits.all_candidates))
+        note("all candidates", original(hits.all_candidates))
     pronoun = None
     if not named and focus is not None and focus in task.candidates and hits.pronoun:
         pronoun = focus
         named.append(focus)
-        note(f"candidate:{focus}", original(*hits.pronoun))
+        note(f"candidate:{focus}", original(hits.pronoun))
     # -- facts, members, contexts -------------------------------------------------------------
     strong: list[str] = []
     weak: list[tuple[str, str]] = []
@@ -256,9 +256,9 @@ def read_request(
             note(f"fact:{next(iter(mine))}", mention_words)
     # "the latest clearance": the last of the fact's ordered contexts
     for spans, pick in ((hits.latest, -1), (hits.earliest, 0)):
-        for start, end in spans:
+        for ordered in spans:
             targets = (facts & role_facts) or role_facts
-            after = joined[end:].split("|")[0].split()[:3]
+            at, after = ordered[2], ordered[4]  # (its first word; the words after it)
             for fact in sorted(targets):
                 order = vocabulary.order.get(fact)
                 ends = not after or after[0] == "?"  # "we need this year's."
@@ -267,14 +267,13 @@ def read_request(
                 ):
                     continue
                 context = order[pick]
-                at = len(joined[:start].split())
                 mentions.append(
                     ContextMention(
                         fact,
                         context,
                         context == task.facts[fact].context,
                         _negated(words, at),
-                        original(start, end),
+                        original(ordered),
                     )
                 )
     for mention in mentions:
@@ -283,10 +282,10 @@ def read_request(
     intents = {"request"} if text.strip() else set()
     for name, which, intent_span, matched in hits.intents:
         intents.add(name)
-        note(name, original(*intent_span) if which == 0 else matched.strip("| ?"))
+        note(name, original(intent_span) if which == 0 else matched.strip("| ?"))
     for question_span in hits.questions:
         intents.add("exact")
-        note("exact", original(*question_span))
+        note("exact", original(question_span))
     if hits.yes_no:
         bool_facts = [f for f in task.facts if f in facts and task.facts[f].type == "bool"]
         if bool_facts:
