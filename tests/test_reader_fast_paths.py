@@ -24,6 +24,7 @@ from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import typed_task
 from uncobench_z3.settings import Vocabulary
 from uncobench_z3.settings import _matching as M
+from uncobench_z3.settings import _request as RQ
 from uncobench_z3.settings import _words as W
 from uncobench_z3.settings._matching import (
     Match,
@@ -637,3 +638,51 @@ def test_a_typo_is_read_as_the_first_long_word_it_is_close_to(case: tuple[Vocabu
             word_stem,
         )
     assert vocabulary.corrected(word, word_stem) == expected
+
+
+def _read_every_match(matches: tuple[Match, ...]) -> list[Match]:
+    """What the reading went through before it read a thing on the same words once: every
+    match of a fact, a member or a context."""
+    return [m for m in matches if m.entry.kind != "candidate"]
+
+
+def _read_both_ways(vocabulary: Vocabulary, text: str, role: str | None, focus: str | None) -> None:
+    request = read_request(vocabulary, text, role, focus)
+    with patch.object(RQ, "_to_read", _read_every_match):
+        every = read_request(vocabulary, text, role, focus)
+    assert request == every
+    assert list(request.evidence.items()) == list(every.evidence.items())  # (noted in order)
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages(), st.booleans(), st.booleans())
+def test_a_thing_read_on_the_same_words_once_reads_as_every_match(
+    message: tuple[Vocabulary, str], to_role: bool, in_focus: bool
+) -> None:
+    vocabulary, text = message
+    task = vocabulary.task
+    role = task.roles[0] if to_role else None
+    _read_both_ways(vocabulary, text, role, next(iter(task.candidates)) if in_focus else None)
+
+
+def test_a_thing_read_on_the_same_words_once_reads_as_every_match_in_the_templates() -> None:
+    for vocabulary, text, role, focus in template_messages():
+        _read_both_ways(vocabulary, text, role, focus)
+
+
+def test_a_weak_word_is_counted_for_each_fact_it_is_read_for() -> None:
+    """A fact's weak word read on the words of its strong one still counts it among the
+    facts with that weak word (so another fact of the role is not read alone)."""
+    task = next(t for t in TASKS if any(len(t.facts_of(r)) > 1 for r in t.roles))
+    role = next(r for r in task.roles if len(task.facts_of(r)) > 1)
+    first, second = list(task.facts_of(role))[:2]
+    vocabulary = Vocabulary(task)
+    vocabulary._add_all(
+        [
+            _entry("fact", (first,), ("zorblax",), 6),
+            _entry("fact", (first,), ("zorblax",), 1, weak=True),
+            _entry("fact", (second,), ("zorblax",), 1, weak=True),
+        ]
+    )
+    assert read_request(vocabulary, "The zorblax, please.", role).facts == (first,)
+    _read_both_ways(vocabulary, "The zorblax, please.", role, None)

@@ -216,14 +216,13 @@ def read_request(
     weak: list[tuple[str, str]] = []
     members: list[tuple[str, str]] = []
     mentions: list[ContextMention] = []
-    for m in matches:
+    for m in _to_read(matches):
         kind, ref = m.entry.kind, m.entry.ref
-        if kind == "fact":
-            if m.entry.weak:
-                weak.append((ref[0], span(m.indexes)))
-            else:
-                strong.append(ref[0])
-                note(f"fact:{ref[0]}", span(m.indexes))
+        if kind == "fact" and m.entry.weak:
+            weak.append((ref[0], span(m.indexes)))
+        elif kind == "fact":
+            strong.append(ref[0])
+            note(f"fact:{ref[0]}", span(m.indexes))
         elif kind == "member":
             members.append((ref[0], ref[1]))
             note(f"member:{ref[0]}:{ref[1]}", span(m.indexes))
@@ -312,6 +311,28 @@ def read_request(
             "evidence": {k: tuple(v) for k, v in evidence.items()},
         },
     )
+
+
+def _to_read(matches: tuple[Match, ...]) -> list[Match]:
+    """The matches of facts, members and contexts, in order, each but a weak fact's once for
+    the thing it names and its words: a label's or a context's words read in order and in
+    any order are two matches of one thing on the same words (about a third of the
+    matches), and what a reading takes from a match it keeps in sets or notes once (a
+    context's mention would be the same; a weak fact's words are counted by owner)."""
+    out = []
+    read = set()
+    for m in matches:
+        entry = m.entry
+        kind = entry.kind
+        if kind == "candidate":
+            continue
+        if not entry.weak:
+            key = (kind, entry.ref, m.indexes)
+            if key in read:
+                continue
+            read.add(key)
+        out.append(m)
+    return out
 
 
 def _mention(fact: str, context: str, required: bool, negated: bool, words: str) -> ContextMention:
