@@ -655,14 +655,16 @@ def _read_both_ways(vocabulary: Vocabulary, text: str, role: str | None, focus: 
 
 
 @settings(max_examples=300, deadline=None)
-@given(messages(), st.booleans(), st.booleans())
+@given(messages(), st.integers(0, 60), st.integers(0, 60))
 def test_a_thing_read_on_the_same_words_once_reads_as_every_match(
-    message: tuple[Vocabulary, str], to_role: bool, in_focus: bool
+    message: tuple[Vocabulary, str], which_role: int, which_focus: int
 ) -> None:
+    """To any role or none, with any candidate in focus or none."""
     vocabulary, text = message
-    task = vocabulary.task
-    role = task.roles[0] if to_role else None
-    _read_both_ways(vocabulary, text, role, next(iter(task.candidates)) if in_focus else None)
+    roles = [None, *vocabulary.task.roles]
+    focuses = [None, *vocabulary.task.candidates]
+    role, focus = roles[which_role % len(roles)], focuses[which_focus % len(focuses)]
+    _read_both_ways(vocabulary, text, role, focus)
 
 
 def test_a_thing_read_on_the_same_words_once_reads_as_every_match_in_the_templates() -> None:
