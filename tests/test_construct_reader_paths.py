@@ -24,8 +24,14 @@ from hypothesis import strategies as st
 
 from tests.stated_helpers import imprecise_stated
 from uncobench_z3.construct import _reader as reader_module
-from uncobench_z3.construct import parse_statement, parse_task_text, render_task
-from uncobench_z3.construct._reader import Catalog, KeyEntry, ReadError, parenthesised
+from uncobench_z3.construct import parse_task_text, render_task
+from uncobench_z3.construct._reader import (
+    Catalog,
+    KeyEntry,
+    ReadError,
+    Statement,
+    parenthesised,
+)
 from uncobench_z3.construct._render import choose_style, statement_text
 from uncobench_z3.construct._text import (
     find_booleans,
@@ -86,11 +92,24 @@ class _PlainFinder:
         return plain_typed_values(self.entry, text)
 
 
+def plain_named(text: str, catalog: Catalog) -> str | None:
+    """The candidate a line names: of every name in it, the longest."""
+    names = [n for n in catalog._names if n in text]
+    return names[0] if names else None
+
+
+def plain_statement(*fields: object) -> Statement:
+    """A statement made by its ``__init__``."""
+    return Statement(*fields)  # type: ignore[arg-type]
+
+
 @contextmanager
 def plain_reader() -> Iterator[None]:
     """The reader with the plain definitions in place of the shortened paths."""
     with (
         patch.object(reader_module, "parenthesised", plain_parenthesised),
+        patch.object(reader_module, "_named", plain_named),
+        patch.object(reader_module, "_statement", plain_statement),
         patch.object(Catalog, "_finder", lambda self, entry: _PlainFinder(entry)),
     ):
         yield
@@ -107,7 +126,12 @@ def _outcome(fn: Callable[..., object], *args: object) -> str:
 
 
 def _reading(line: str, catalog: Catalog) -> str:
-    return _outcome(parse_statement, line, catalog)
+    """The reading of ``line`` (the statement's fields as its ``__init__`` sets them, in order)."""
+    try:
+        made = reader_module.parse_statement(line, catalog)
+    except (ValueError, IndexError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return repr(made) + repr(list(vars(made).items()))
 
 
 def _both(line: str, catalog: Catalog) -> tuple[str, str]:
@@ -194,11 +218,13 @@ def _lines(task: TypedTask, rng: random.Random) -> list[str]:
     return lines
 
 
-def _mangled(line: str, task: TypedTask, rng: random.Random) -> str:
-    """``line`` with something added: parentheses, another key's label, a value, a word."""
+def _mangled(line: str, task: TypedTask, rng: random.Random, names: list[str]) -> str:
+    """``line`` with something added: parentheses, another key's label, a candidate's name,
+    a value, a word."""
     labels = [fact.label for fact in task.facts.values()]
     additions = [
         "(", ")", "(see (a))", rng.choice(labels), rng.choice(labels).upper(), "between",
+        rng.choice(names),
         "12.0", "1,234", "2026-01-05", "yes", "no", "İ", "either", "unconfirmed",
     ]  # fmt: skip
     at = rng.randint(0, len(line))
@@ -217,7 +243,8 @@ def test_every_example_line_reads_as_the_plain_definitions() -> None:
             assert repr(fresh) == repr(plain)
         catalog = fresh.catalog
         for line in _lines(task, rng):
-            for variant in (line, _mangled(line, task, rng), _mangled(line, task, rng)):
+            mangled = (_mangled(line, task, rng, catalog.candidates) for _ in range(2))
+            for variant in (line, *mangled):
                 found, expected = _both(variant, catalog)
                 assert found == expected, variant
                 read += not found.endswith("Error", 0, 10)

@@ -12,7 +12,9 @@ are no record), handed to each agent turn by turn and now and then out of order.
 
 from __future__ import annotations
 
+import datetime
 import random
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -212,3 +214,19 @@ async def test_what_careful_keeps_is_what_the_turns_say(name: str) -> None:
                 tokens = {slot: knows.token(value) for slot, value in state.believed.items()}
                 assert state.tokens == tokens
                 assert agent._problems(read, state) == agent.problems(read, latest)
+
+
+def test_equal_tokens_are_equal_values_of_one_type() -> None:
+    """:meth:`_Knowledge.token`: two values get the same token exactly when they are equal
+    and of one type (a fraction keyed by its numerator and denominator, not its hash)."""
+    rng = random.Random(7)
+    text = Environment(GROUPS[0], "reliable").conversation.briefing.task_text
+    knows = _knowledge_of(parse_task(text))
+    values: list[Value] = [True, False, "fit", "Fit", datetime.date(2026, 3, 1)]
+    for _ in range(300):
+        numerator, denominator = rng.randint(-30, 30), rng.randint(1, 12)
+        values += [Fraction(numerator, denominator), numerator, Fraction(numerator)]
+    for a in values:
+        for b in [*rng.sample(values, 40), a]:
+            same = type(a) is type(b) and a == b
+            assert (knows.token(a) == knows.token(b)) == same, (a, b)

@@ -173,11 +173,9 @@ def _face_values(
     tokens: dict[ReadSlot, int | None] = {}
     for turn in conversation.turns:
         for reply in turn.observation.replies:
-            for line in knows.text(reply.text)[1]:
-                face = line.face
-                if face is not None:
-                    values[line.slot] = face
-                    tokens[line.slot] = line.token
+            faces, face_tokens = knows.face_values(reply.text)
+            values.update(faces)
+            tokens.update(face_tokens)
     return values, tokens
 
 
@@ -221,7 +219,7 @@ class CarefulAgent(_TextAgent):
             needed = self.needed(read)
             names = read.catalog.candidates
             slots = tuple((name, key) for keys in needed.values() for key in keys for name in names)
-            found = knows.classes[type(self)] = _Known(needed, slots)
+            found = knows.classes[type(self)] = _Known(needed, slots, frozenset(slots))
         return found
 
     def needed_of(self, read: ReadTask) -> dict[str, list[str]]:
@@ -261,33 +259,27 @@ class CarefulAgent(_TextAgent):
         knows = _knowledge_of(read) if self._knows is None else self._knows
         for turn in turns[len(state.turns) :]:
             for reply in turn.observation.replies:
-                for line in knows.text(reply.text)[1]:
-                    slot = line.slot
-                    lines[slot] = line
-                    if takes_imprecise:
-                        settled = line.in_context
-                        value = line.face if settled else None
-                    else:
-                        value = line.exact
-                        settled = value is not None
-                    if value is None:
-                        believed.pop(slot, None)
-                        tokens.pop(slot, None)
-                    else:
-                        believed[slot] = value
-                        tokens[slot] = line.token  # (its value's)
-                    if settled:
-                        unsettled.discard(slot)
-                    else:
-                        unsettled.add(slot)  # (also one it does not need: never listed)
+                effect = knows.effect(reply.text, takes_imprecise)
+                lines.update(effect.lines)
+                believed.update(effect.believed)
+                tokens.update(effect.tokens)
+                for slot in effect.forgotten:
+                    believed.pop(slot, None)
+                    tokens.pop(slot, None)
+                unsettled -= effect.settled
+                unsettled |= effect.unsettled  # (also records it does not need: never listed)
         state.turns = turns
         return state
 
     def _problems(self, read: ReadTask, state: _Latest) -> list[_Problem]:
         """:meth:`problems` of the conversation read so far (its lines read once)."""
+        known = self._known(read)
+        unsettled = state.unsettled
+        if unsettled.isdisjoint(known.slot_set):
+            return []
         found = []
-        lines, unsettled, takes_imprecise = state.lines, state.unsettled, self.takes_imprecise
-        for slot in self._known(read).slots:
+        lines, takes_imprecise = state.lines, self.takes_imprecise
+        for slot in known.slots:
             if slot in unsettled:
                 line = lines.get(slot)
                 name, key = slot

@@ -164,6 +164,50 @@ def _answer_for(read: ReadTask, values: Mapping[ReadSlot, Value], chosen: str) -
     )
 
 
+class _Effect(NamedTuple):
+    """What one reply text does to what careful keeps (:class:`._builtin._Latest`), read
+    line by line: the last line of each record decides it (every line sets its record's
+    latest line, belief and settledness), so a text's lines come down to these updates."""
+
+    lines: dict[ReadSlot, _Line]
+    """the last line of each record, in the order the records first appear"""
+    believed: dict[ReadSlot, Value]
+    """the values believed (of the records whose last line gives one)"""
+    tokens: dict[ReadSlot, int | None]
+    """their tokens"""
+    forgotten: tuple[ReadSlot, ...]
+    """the records whose last line gives no value to believe"""
+    settled: frozenset[ReadSlot]
+    unsettled: frozenset[ReadSlot]
+
+
+def _effect_of(lines: tuple[_Line, ...], takes_imprecise: bool) -> _Effect:
+    """:class:`_Effect` of a reply text's lines (``takes_imprecise``: an imprecise line in
+    the required context settles its record at face value, as the midpoint agent reads)."""
+    last = {line.slot: line for line in lines}
+    believed: dict[ReadSlot, Value] = {}
+    tokens: dict[ReadSlot, int | None] = {}
+    forgotten: list[ReadSlot] = []
+    settled: set[ReadSlot] = set()
+    unsettled: set[ReadSlot] = set()
+    for slot, line in last.items():
+        if takes_imprecise:
+            is_settled = line.in_context
+            value = line.face if is_settled else None
+        else:
+            value = line.exact
+            is_settled = value is not None
+        if value is None:
+            forgotten.append(slot)
+        else:
+            believed[slot] = value
+            tokens[slot] = line.token  # (its value's)
+        (settled if is_settled else unsettled).add(slot)
+    return _Effect(
+        last, believed, tokens, tuple(forgotten), frozenset(settled), frozenset(unsettled)
+    )
+
+
 class _Decided:
     """What :func:`decide` made of one set of decision values: the eligible candidates, the
     answer naming each one chosen so far (None: the negative one), the choice by seed."""
@@ -181,13 +225,26 @@ class _Knowledge:
     reads the same task text (nothing may change it): each reply text's lines, the decisions
     by the values they were made from, and what each agent class knows of it (:class:`_Known`)."""
 
-    __slots__ = ("classes", "decision_slots", "decisions", "read", "texts", "tokens")
+    __slots__ = (
+        "classes",
+        "decision_slots",
+        "decisions",
+        "effects",
+        "faces",
+        "read",
+        "texts",
+        "tokens",
+    )
 
     def __init__(self, read: ReadTask) -> None:
         self.read = read
         self.texts: dict[str | None, tuple[tuple[Statement, ...], tuple[_Line, ...]]] = {}
+        self.effects: tuple[dict[str | None, _Effect], dict[str | None, _Effect]] = ({}, {})
+        """:meth:`effect` of each text, read without and with ``takes_imprecise``"""
+        self.faces: dict[str | None, tuple[dict[ReadSlot, Value], dict[ReadSlot, int | None]]]
+        self.faces = {}
         self.decisions: dict[tuple[int | None, ...], _Decided] = {}
-        self.tokens: dict[tuple[type, Value], int] = {}
+        self.tokens: dict[tuple[object, ...], int] = {}
         self.classes: dict[type, _Known] = {}
         names, rule = read.catalog.candidates, read.rule
         facts = dict.fromkeys([*(c.fact for c in read.conditions), *rule.operands])
@@ -206,13 +263,45 @@ class _Knowledge:
             remember(self.texts, text, found, _TEXTS_KEPT)
         return found
 
+    def effect(self, text: str | None, takes_imprecise: bool) -> _Effect:
+        """What the lines of one reply text do to what careful keeps (:class:`_Effect`)."""
+        effects = self.effects[takes_imprecise]
+        found = effects.get(text)
+        if found is None:
+            found = _effect_of(self.text(text)[1], takes_imprecise)
+            remember(effects, text, found, _TEXTS_KEPT)
+        return found
+
+    def face_values(
+        self, text: str | None
+    ) -> tuple[dict[ReadSlot, Value], dict[ReadSlot, int | None]]:
+        """What a trusting reader takes one reply text to say: the face value of each record
+        its lines give one (the last line's that does), and their tokens."""
+        found = self.faces.get(text)
+        if found is None:
+            values: dict[ReadSlot, Value] = {}
+            tokens: dict[ReadSlot, int | None] = {}
+            for line in self.text(text)[1]:
+                face = line.face
+                if face is not None:
+                    values[line.slot] = face
+                    tokens[line.slot] = line.token
+            found = remember(self.faces, text, (values, tokens), _TEXTS_KEPT)
+        return found
+
     def token(self, value: Value) -> int:
         """A number that stands for ``value`` and its type: equal numbers stand for equal
         values of one type (a value may get a new number once the table starts again, and
         no number ever stands for two values). A decision is remembered by the numbers of the
         values it reads: an integer hashes in a step, where a fraction's hash is computed
         in Python."""
-        key = (type(value), value)
+        kind = type(value)
+        # (a fraction by its two ints: its own hash and equality are computed in Python)
+        key: tuple[object, ...] = (
+            (kind, value.numerator, value.denominator)  # type: ignore[union-attr]
+            if kind is Fraction
+            else (kind, value)
+        )
         found = self.tokens.get(key)
         if found is None:
             found = remember(self.tokens, key, next(_tokens), _TOKENS_KEPT)
@@ -280,6 +369,8 @@ class _Known:
     slots: tuple[ReadSlot, ...]
     """the records of :attr:`needed`, of every candidate, in the order :meth:`CarefulAgent.
     problems` lists them"""
+    slot_set: frozenset[ReadSlot]
+    """the same records, as a set"""
     first: AskAction | None = None
     asks: dict[tuple[_Problem, ...], AskAction] = field(default_factory=dict)
     """the follow-up questions asked, by the problems they ask about"""
