@@ -230,3 +230,26 @@ def test_equal_tokens_are_equal_values_of_one_type() -> None:
         for b in [*rng.sample(values, 40), a]:
             same = type(a) is type(b) and a == b
             assert (knows.token(a) == knows.token(b)) == same, (a, b)
+
+
+@pytest.mark.parametrize("name", ["builtin/careful", "builtin/patient", "builtin/midpoint"])
+async def test_an_agent_handed_another_conversation_reads_it_anew(name: str) -> None:
+    """One agent handed the turns of two conversations of one task in alternation (each turn
+    as many as the other's), and copies of them (equal turns, other objects): each action is
+    the plain definition's."""
+    rng = random.Random(f"another:{name}")
+    compared = 0
+    for group in GROUPS:
+        environment = Environment(group, "reliable")
+        for _ in range(8):
+            first, second = _conversation(environment, rng), _conversation(environment, rng)
+            copied = Conversation.model_validate_json(first.model_dump_json())
+            agent = make_agent(name, 0)
+            for n in range(1, min(len(first.turns), len(second.turns)) + 1):
+                for conversation in (first, second, copied):
+                    prefix = conversation.model_copy(update={"turns": conversation.turns[:n]})
+                    fresh = make_agent(name, 0)
+                    assert isinstance(fresh, CarefulAgent)
+                    assert await agent.act(prefix) == _plain_act(fresh, prefix)[0]
+                    compared += 1
+    assert compared > 50

@@ -211,8 +211,13 @@ class CarefulAgent(_TextAgent):
         super().__init__(seed)
         self.wait_for_silence = wait_for_silence
         self._latest: _Latest | None = None
+        self._last_known: tuple[ReadTask, _Known] | None = None
+        """the task reading :meth:`_known` last read, and what it found (kept with it)"""
 
     def _known(self, read: ReadTask) -> _Known:
+        last = self._last_known
+        if last is not None and last[0] is read:
+            return last[1]
         knows = _knowledge_of(read)
         found = knows.classes.get(type(self))
         if found is None:
@@ -220,6 +225,7 @@ class CarefulAgent(_TextAgent):
             names = read.catalog.candidates
             slots = tuple((name, key) for keys in needed.values() for key in keys for name in names)
             found = knows.classes[type(self)] = _Known(needed, slots, frozenset(slots))
+        self._last_known = (read, found)
         return found
 
     def needed_of(self, read: ReadTask) -> dict[str, list[str]]:
@@ -250,7 +256,9 @@ class CarefulAgent(_TextAgent):
             state is None
             or state.read is not read
             or len(state.turns) > len(turns)
-            or not all(a is b for a, b in zip(state.turns, turns[: len(state.turns)], strict=True))
+            # (a tuple compares its items by identity first: a turn is compared whole only
+            # when another object, and an equal turn says the same)
+            or turns[: len(state.turns)] != state.turns
         ):
             state = self._latest = _Latest(read, self._known(read).slots)
         takes_imprecise = self.takes_imprecise
