@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from uncobench_z3._trusted import TrustedMaker
+from uncobench_z3._trusted import TrustedMaker, trusted_maker
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import (
     DEFAULT_BUDGET,
@@ -118,12 +118,12 @@ def test_each_runner_model_is_made_the_plain_way(cls: type[BaseModel]) -> None:
 @pytest.mark.parametrize("cls", MODELS)
 def test_the_compiled_call_gives_each_model_its_own_state(cls: type[BaseModel]) -> None:
     model = next(m for m in PLAYED if type(m) is cls)
-    make = TrustedMaker(cls)
     values = {name: getattr(model, name) for name in cls.model_fields}
-    first, second = make(**values), make(**values)
-    _same(first, cls.model_construct(**values))
-    assert first.__dict__ is not second.__dict__
-    assert first.model_fields_set is not second.model_fields_set
+    for make in (TrustedMaker(cls), trusted_maker(cls)):
+        first, second = make(**values), make(**values)
+        _same(first, cls.model_construct(**values))
+        assert first.__dict__ is not second.__dict__
+        assert first.model_fields_set is not second.model_fields_set
 
 
 def test_a_field_that_cannot_be_a_parameter_takes_the_general_call() -> None:
@@ -203,3 +203,52 @@ def test_a_maker_pickles_and_copies_as_the_maker_of_its_class(
         assert again.cls is cls
         _same(again(**values), maker(**values))
         assert type(again) is type(maker)  # (compiled at the first call, both)
+
+
+# -- the makers as plain functions (trusted_maker) ------------------------------------------
+FUNCTIONS = {cls: trusted_maker(cls) for cls in MODELS}
+"""one function a class, compiled at its first call (as the runner's modules keep them)"""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_maker_function_makes_what_the_maker_makes(data: st.DataObject) -> None:
+    """From any of a played record's fields, by the function used before (compiled) and by
+    a new one (its first call): the model ``model_construct`` and the maker give."""
+    model = data.draw(st.sampled_from(PLAYED))
+    cls = type(model)
+    names = data.draw(st.lists(st.sampled_from(list(cls.model_fields)), unique=True))
+    required = [n for n, f in cls.model_fields.items() if f.is_required()]
+    values: dict[str, Any] = {n: getattr(model, n) for n in [*required, *names]}
+    for make in (FUNCTIONS[cls], trusted_maker(cls)):
+        _same(make(**values), cls.model_construct(**values))
+        _same(make(**values), TrustedMaker(cls)(**values))
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_a_maker_function_is_a_function_compiled_for_its_class(cls: type[BaseModel]) -> None:
+    import types
+
+    make = trusted_maker(cls)
+    model = next(m for m in PLAYED if type(m) is cls)
+    make(**{name: getattr(model, name) for name in cls.model_fields})
+    assert type(make) is types.FunctionType
+    assert make.__code__.co_filename == f"<TrustedMaker {cls.__qualname__}>"
+
+
+def test_a_maker_function_takes_the_general_call_where_the_maker_does() -> None:
+    keyworded = create_model("Keyworded", **{"class": (int, 0), "name": (str, ...)})  # type: ignore[call-overload]
+    make = trusted_maker(keyworded)
+    _same(make(name="x", **{"class": 3}), keyworded.model_construct(name="x", **{"class": 3}))
+    _same(trusted_maker(_Aliased)(v=3), _Aliased.model_construct(v=3))
+    _same(trusted_maker(_FromData)(name="x"), _FromData.model_construct(name="x"))
+    made = trusted_maker(_Mutable)
+    assert made(name="x").tags is not made(name="y").tags
+    for make_round in (trusted_maker(RoundRecord), FUNCTIONS[RoundRecord]):
+        with pytest.raises(TypeError, match="RoundRecord has no field rounds"):
+            make_round(rounds=1, action="ask")
+        with pytest.raises(TypeError, match="has no field extra"):
+            make_round(
+                round=1, action="ask", replies=(), answer=None, error=None, intervention=None,
+                output=None, extra=1,
+            )  # fmt: skip

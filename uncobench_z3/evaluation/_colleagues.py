@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..construct import Style
 from ..settings import (
     DEFAULT_MISSED_WAIT,
@@ -71,7 +71,7 @@ __all__ = [
 _DefectState = Literal["armed", "stated", "resolved"]
 
 
-_reading = TrustedMaker(FollowUpReading)
+_reading = trusted_maker(FollowUpReading)
 """(a follow-up's reading is made from values typed here: without validation)"""
 
 

@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..construct import model_with_defaults
 from ..errors import ConfigError, ContextWindowError
 from ..models import StoredOutput
@@ -79,9 +79,9 @@ _DETAIL_CHARACTERS = 500
 # itself: made without validation, and without model_construct's per-call look-ups (see
 # uncobench_z3._trusted). The records (._trace) are made the same way, and a faithful reply's
 # record and view once per group and question (._prepared).
-_conversation = TrustedMaker(Conversation)
-_observation = TrustedMaker(Observation)
-_turn = TrustedMaker(Turn)
+_conversation = trusted_maker(Conversation)
+_observation = trusted_maker(Observation)
+_turn = trusted_maker(Turn)
 _ACTIONS = (AskAction, WaitAction, AnswerAction, InvalidAction)
 """what an agent may return (four unrelated classes)"""
 _ACTION_OF: dict[type, type] = {cls: cls for cls in _ACTIONS}

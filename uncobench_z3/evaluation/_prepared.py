@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass, field
 
 from .._memo import remember
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..construct import RenderedTask, rendered_of
 from ..models import ToolDef
 from ..settings import TaskGroup
@@ -29,7 +29,7 @@ _SCORES_KEPT = 256
 """answers a prepared group remembers the scores of (then it starts again)"""
 _VIEWS_KEPT = 4096
 """reply views and faithful replies' records a prepared group remembers"""
-_reply_view = TrustedMaker(ReplyView)
+_reply_view = trusted_maker(ReplyView)
 _FaithfulRecord = tuple[ColleagueReply, ReplyRecord, ReplyView]
 """a faithful reply of the record book, its trace record and its view"""
 

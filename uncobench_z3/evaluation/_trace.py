@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..models import StoredOutput
 from ..settings import DefectKind, StatedValue
 from ._colleagues import FollowUpKind, FollowUpReading
@@ -85,6 +85,6 @@ class EpisodeOutcome(_Frozen):
 
 
 # made without validation from values the environment has typed and checked itself
-reply_record = TrustedMaker(ReplyRecord)
-round_record = TrustedMaker(RoundRecord)
-episode_outcome = TrustedMaker(EpisodeOutcome)
+reply_record = trusted_maker(ReplyRecord)
+round_record = trusted_maker(RoundRecord)
+episode_outcome = trusted_maker(EpisodeOutcome)
