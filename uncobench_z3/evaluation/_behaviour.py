@@ -30,8 +30,9 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from .._trusted import TrustedMaker
-from ..settings import DefectKind
+from .._memo import remember
+from .._trusted import trusted_maker
+from ..settings import DefectKind, StatedValue
 from ._environment import ReplyRecord, RoundRecord
 
 
@@ -93,7 +94,7 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
             if role in asked:
                 if unread:
                     _receive(received, unread, required)
-                if received.issuperset((c, f) for c, f in reply.concerned):
+                if received.issuperset(reply.concerned):
                     redundant += 1
             follow_up = reply.follow_up
             if follow_up == "targeted":
@@ -131,7 +132,7 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
     )
 
 
-_behaviour = TrustedMaker(Behaviour)
+_behaviour = trusted_maker(Behaviour)
 
 
 def _receive(
@@ -139,10 +140,25 @@ def _receive(
 ) -> None:
     """Add the records ``replies`` stated exactly in the required context (and empty it)."""
     for reply in replies:
-        for stated in reply.stated:  # (``stated.is_exact``, inline: every statement)
-            if stated.value is not None and stated.context == required.get(stated.fact):
-                received.add((stated.candidate, stated.fact))
+        stated = reply.stated
+        found = _exact.get(id(stated))
+        if found is None or found[0] is not stated or found[1] is not required:
+            exact = [
+                (s.candidate, s.fact)
+                for s in stated  # (``s.is_exact``, inline: every statement)
+                if s.value is not None and s.context == required.get(s.fact)
+            ]
+            found = remember(_exact, id(stated), (stated, required, exact), _EXACT_KEPT)
+        received.update(found[2])
     replies.clear()
+
+
+_EXACT_KEPT = 4096
+_exact: dict[int, tuple[tuple[StatedValue, ...], Mapping[str, str], list[tuple[str, str]]]] = {}
+"""id of a reply's statements -> the statements (kept, so that their id is not reused), the
+``required`` they were read with, and the records they state exactly in it: a faithful
+reply's statements are one tuple for every reply of the group with its records (a pydantic
+model's field costs about as much to read as a dict look-up and a tuple together)"""
 
 
 class PolicyKeeping(BaseModel):
