@@ -6,21 +6,33 @@ faithful replies do):
   judge the round notes filled) labels as attribution reading the trace alone on a new judge;
 * round notes kept by a group's judge and shared by its samples equal notes made alone;
 * an exact statement at its record's true value reads as the record's own value object, and
-  the admission questions answer alike for equal values that are other objects.
+  the admission questions answer alike for equal values that are other objects;
+* attribution's one pass over a trace (the values of a record compared with its first one)
+  gives the definition's evidence and accepted statements, and the labels a group remembers
+  by them (with the answer) equal labels made alone.
 """
 
 from __future__ import annotations
 
+import itertools
 import pickle
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_eval_evidence import BUDGET, GROUPS, TASKS, parsed_answers, traces
+from uncobench_z3.evaluation import RoundRecord
 from uncobench_z3.evaluation._admission import settle_admission
-from uncobench_z3.evaluation._attribution import EvidenceJudge, _attribute, received_evidence
+from uncobench_z3.evaluation._attribution import (
+    EvidenceJudge,
+    _attribute,
+    attribute_error,
+    received_evidence,
+)
 from uncobench_z3.evaluation._evidence import evidence_by_round
 from uncobench_z3.evaluation._notes import round_notes
+from uncobench_z3.settings import StatedValue, stated_value
+from uncobench_z3.spec import Slot, TypedTask, Value
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -76,3 +88,70 @@ def test_admission_answers_alike_for_the_true_value_object_and_an_equal_copy(
             task, copied, accepted, parsed
         )
     assert copies == evidence
+
+
+def _plain_received(
+    task: TypedTask, trace: list[RoundRecord]
+) -> tuple[dict[Slot, Value], dict[Slot, StatedValue]]:
+    """Attribution's evidence and accepted statements by their definition: every value
+    stated exactly in the required context kept in a set, a record whose set holds one value
+    received (at the last value stated); the last defective statement of each other record."""
+    required = task.required_contexts
+    seen: dict[Slot, set[Value]] = {}
+    values: dict[Slot, Value] = {}
+    defective: dict[Slot, StatedValue] = {}
+    for stated in (s for record in trace for reply in record.replies for s in reply.stated):
+        slot = (stated.candidate, stated.fact)
+        if stated.is_exact and stated.context == required[stated.fact]:
+            value = stated_value(task, stated)
+            seen.setdefault(slot, set()).add(value)
+            values[slot] = value
+        else:
+            defective[slot] = stated
+    evidence = {slot: values[slot] for slot, found in seen.items() if len(found) == 1}
+    return evidence, {slot: s for slot, s in defective.items() if slot not in seen}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traces())
+def test_received_evidence_equals_the_definition(case: tuple[int, list[RoundRecord]]) -> None:
+    index, trace = case
+    task = TASKS[index]
+    evidence, accepted = received_evidence(task, trace)
+    plain_evidence, plain_accepted = _plain_received(task, trace)
+    assert evidence == plain_evidence and list(evidence) == list(plain_evidence)
+    assert [type(v) for v in evidence.values()] == [type(v) for v in plain_evidence.values()]
+    assert accepted == plain_accepted and list(accepted) == list(plain_accepted)
+
+
+_GROUP_KEYS = itertools.count()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_labels_a_group_remembers_equal_labels_made_alone(data: st.DataObject) -> None:
+    """Attribution remembers a group's labels by the evidence, the accepted statements and
+    the answer: every trace here shares a start with the first; one states its exact values
+    alone (the same evidence, nothing accepted), one adds a round that changes neither (an
+    earlier reply again); answers repeat."""
+    index, first = data.draw(traces())
+    task, gold = TASKS[index], GROUPS[index].gold
+    _, other = data.draw(traces(index))
+    answers = [data.draw(parsed_answers(index)) for _ in range(2)]
+    again = RoundRecord(round=len(first) + 1, action="ask", replies=first[-1].replies)
+    required = task.required_contexts
+    exact_only = [  # the same evidence, no defective statement
+        RoundRecord(round=record.round, action="ask", replies=tuple(
+            reply.model_copy(update={"stated": tuple(
+                s for s in reply.stated if s.is_exact and s.context == required[s.fact]
+            )})
+            for reply in record.replies
+        ))
+        for record in first
+    ]  # fmt: skip
+    cases = [first, exact_only, [*first, again], [*first, *other], [*first[:1], *other]]
+    group = f"shortcuts-{next(_GROUP_KEYS)}"  # (a memo of its own, not another test's)
+    for trace in cases:
+        for parsed in answers:
+            remembered = attribute_error(task, gold, trace, parsed, BUDGET, group_hash=group)
+            assert remembered == _attribute(EvidenceJudge(task, gold, BUDGET), trace, parsed)

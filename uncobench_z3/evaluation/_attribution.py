@@ -62,13 +62,15 @@ from ..spec import Answer, Slot, TypedTask, Value
 from ._admission import settle_admission
 from ._environment import RoundRecord
 from ._evidence import (
+    _READINGS_KEPT,
     FaceValueEvidence,
+    Reading,
     Readings,
     StatementKey,
     StatementKeys,
     final_evidence,
     is_exact_reading,
-    reading_of,
+    read_statement,
     statement_key,
 )
 from ._evidence_judge import DeterminedStatus, EvidenceJudge
@@ -106,25 +108,45 @@ def received_evidence(
     """(exact required-context values, accepted defective statements) of a trace
     (``readings``: the statements' readings to share, :class:`._evidence.EvidenceReader`'s:
     scoring has read every statement of the trace for the round notes already)."""
-    exact: dict[Slot, set[object]] = {}
-    values: dict[Slot, Value] = {}
+    evidence, accepted, _ = _received(task, trace, {} if readings is None else readings)
+    return evidence, accepted
+
+
+_Received = tuple[dict[Slot, Value], dict[Slot, StatedValue], tuple[tuple[Slot, str], ...]]
+
+
+def _received(task: TypedTask, trace: Sequence[RoundRecord], readings: Readings) -> _Received:
+    """:func:`received_evidence`, and each exact value's slot and repr in the evidence's order
+    (they tell its values and their types: with the accepted statements' keys, all the label
+    reads of the trace)."""
+    first: dict[Slot, Reading] = {}  # each slot's first exact reading, in the order stated
+    last: dict[Slot, Reading] = {}  # its last one (the value the evidence holds)
+    differ: set[Slot] = set()  # the slots stated at two values that are not equal
     defective: dict[Slot, StatedValue] = {}
-    if readings is None:
-        readings = {}
     for record in trace:
         for reply in record.replies:
             for stated in reply.stated:
-                reading = reading_of(task, stated, readings)
+                # (reading_of, written out: a trace holds a few dozen statements)
+                reading = readings.get(id(stated))
+                if reading is None or reading[0] is not stated:
+                    reading = read_statement(task, stated)
+                    remember(readings, id(stated), reading, _READINGS_KEPT)
                 slot = reading[1]
                 if is_exact_reading(reading):  # exact, in the required context
-                    value: Value = reading[3]  # type: ignore[assignment]
-                    exact.setdefault(slot, set()).add(value)
-                    values[slot] = value
+                    seen = first.get(slot)
+                    if seen is None:
+                        first[slot] = reading
+                    # the values stated are all equal when each equals the first (equality
+                    # of numbers, dates and texts is transitive); an equal repr, an equal value
+                    elif seen[4] != reading[4] and seen[3] != reading[3]:
+                        differ.add(slot)
+                    last[slot] = reading
                 else:
                     defective[slot] = stated
-    evidence = {slot: values[slot] for slot, seen in exact.items() if len(seen) == 1}
-    accepted = {slot: s for slot, s in defective.items() if slot not in exact}
-    return evidence, accepted
+    kept = [last[slot] for slot in first if slot not in differ]
+    evidence: dict[Slot, Value] = {r[1]: r[3] for r in kept}  # type: ignore[misc]
+    accepted = {slot: s for slot, s in defective.items() if slot not in first}
+    return evidence, accepted, tuple((r[1], r[4]) for r in kept)
 
 
 class Justification(BaseModel):
@@ -173,7 +195,9 @@ def attribute_error(
     """Label a wrong answer (see the module docstring for the definitions).
 
     ``group_hash`` (the group's content hash) lets the samples of one group share a solver
-    and remember each label by what the replies stated and what the agent answered.
+    and remember each label by what it is a function of: the evidence received (its records
+    and the repr of each value), the accepted statements and what the answer says - read in
+    the one pass over the trace the label needs anyway.
     ``judge``: ``shared_judge(group_hash, task, gold, budget)``, when the caller has it.
     ``evidence``: the face-value evidence of the whole trace, read from the judge's readings,
     when the caller has it (scoring reads it for the round notes): whether its exact values
@@ -181,12 +205,19 @@ def attribute_error(
     memo = _group_memo(group_hash, budget)
     if judge is None:
         judge = shared_judge(group_hash, task, gold, budget)
+    read = _received(task, trace, judge.readings)
     if memo is None:
-        return _attribute(judge, trace, parsed, evidence)
-    key = (trace_statements(trace, judge.statement_keys), _answer_key(parsed))
+        return _attribute(judge, trace, parsed, evidence, read)
+    # the label is a function of the evidence, the accepted statements and the answer
+    keys = judge.statement_keys
+    key = (
+        read[2],
+        tuple((slot, _statement_key(s, keys)) for slot, s in read[1].items()),
+        _answer_key(parsed),
+    )
     found = memo.attributions.get(key)
     if found is None:
-        found = _attribute(judge, trace, parsed, evidence)
+        found = _attribute(judge, trace, parsed, evidence, read)
         remember(memo.attributions, key, found, MEMO_ENTRIES)
     return found
 
@@ -196,9 +227,12 @@ def _attribute(
     trace: Sequence[RoundRecord],
     parsed: ParsedAnswer | None,
     final: FaceValueEvidence | None = None,
+    read: _Received | None = None,
 ) -> Attribution:
+    """The label of a wrong answer (``read``: :func:`_received` of ``trace``, when the caller
+    has it)."""
     task = judge.task
-    evidence, accepted = received_evidence(task, trace, judge.readings)
+    evidence, accepted, _ = _received(task, trace, judge.readings) if read is None else read
     received, needed = _decision_records(judge, evidence)
     described = tuple(_describe(task, s) for _, s in sorted(accepted.items()))
 
@@ -295,16 +329,21 @@ def trace_statements(
         return tuple(
             statement_key(s) for record in trace for reply in record.replies for s in reply.stated
         )
-    found: list[StatementKey] = []
-    for record in trace:
-        for reply in record.replies:
-            for stated in reply.stated:
-                kept = keys.get(id(stated))
-                if kept is None or kept[0] is not stated:
-                    kept = (stated, statement_key(stated))
-                    remember(keys, id(stated), kept, _KEYS_KEPT)
-                found.append(kept[1])
-    return tuple(found)
+    return tuple(
+        _statement_key(s, keys)
+        for record in trace
+        for reply in record.replies
+        for s in reply.stated
+    )
+
+
+def _statement_key(stated: StatedValue, keys: StatementKeys) -> StatementKey:
+    """:func:`._evidence.statement_key`, remembered in ``keys``."""
+    kept = keys.get(id(stated))
+    if kept is None or kept[0] is not stated:
+        kept = (stated, statement_key(stated))
+        remember(keys, id(stated), kept, _KEYS_KEPT)
+    return kept[1]
 
 
 _KEYS_KEPT = 4096
@@ -337,6 +376,7 @@ class _GroupMemo:
     """by the statements received, or by the face-value evidence's signature when the caller
     has read it (the label is a function of the evidence)"""
     attributions: dict[tuple[object, ...], Attribution] = field(default_factory=dict)
+    """by the evidence received, the accepted statements and the answer"""
 
 
 _memos: OrderedDict[tuple[str, SolverBudget], _GroupMemo] = OrderedDict()

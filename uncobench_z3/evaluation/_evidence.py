@@ -124,11 +124,11 @@ class EvidenceReader:
     def __init__(self, task: TypedTask, readings: Readings | None = None) -> None:
         self.task = task
         self._readings: Readings = {} if readings is None else readings
-        self._seen: dict[Slot, set[str]] = {}  # slot -> repr of every exact value stated
         # the slots stated at one exact value so far, in the order first stated: their value,
-        # and its repr (a slot stated at a second value leaves both for good)
+        # and its repr (a slot stated at a second value leaves both for good, for _conflicted)
         self._exact: dict[Slot, Value] = {}
         self._texts: dict[Slot, str] = {}
+        self._conflicted: set[Slot] = set()  # the slots stated at two exact values or more
         self._untrue: set[Slot] = set()  # the slots of _exact not at their true value
         self._imprecise: dict[tuple[Slot, StatementKey], StatedValue] = {}
         self._last: FaceValueEvidence | None = None  # the snapshot, while nothing changed
@@ -137,26 +137,30 @@ class EvidenceReader:
 
     def read(self, record: RoundRecord) -> None:
         """Take in the statements of one more round."""
-        readings, task, seen = self._readings, self.task, self._seen
+        readings, task, texts = self._readings, self.task, self._texts
         changed = False
         for reply in record.replies:
             for stated in reply.stated:
-                reading = reading_of(task, stated, readings)
+                # (reading_of, written out: a sample reads a few dozen statements)
+                reading = readings.get(id(stated))
+                if reading is None or reading[0] is not stated:
+                    reading = read_statement(task, stated)
+                    remember(readings, id(stated), reading, _READINGS_KEPT)
                 kind = reading[2]
                 if kind == _EXACT:
                     slot, text = reading[1], reading[4]
-                    found = seen.get(slot)
-                    if found is None:
-                        seen[slot] = {text}
-                        self._exact[slot] = reading[3]  # type: ignore[assignment]
-                        self._texts[slot] = text
-                        if not reading[6]:
-                            self._untrue.add(slot)
-                        changed = True
-                    elif text not in found:  # (a statement read again: no change)
-                        found.add(text)
-                        self._exact.pop(slot, None)
-                        self._texts.pop(slot, None)
+                    known = texts.get(slot)
+                    if known is None:
+                        if slot not in self._conflicted:
+                            texts[slot] = text
+                            self._exact[slot] = reading[3]  # type: ignore[assignment]
+                            if not reading[6]:
+                                self._untrue.add(slot)
+                            changed = True
+                    elif known != text:  # (the same value stated again: no change)
+                        self._conflicted.add(slot)
+                        del texts[slot]
+                        del self._exact[slot]
                         self._untrue.discard(slot)
                         changed = True
                 elif kind == _IMPRECISE:
