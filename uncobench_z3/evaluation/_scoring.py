@@ -137,20 +137,21 @@ _answer_score = TrustedMaker(AnswerScore)
 
 
 # -- text helpers -----------------------------------------------------------------------------
+_WONT_CANT = re.compile(r"\b(won|can)'t\b", re.IGNORECASE)
+_NOT = re.compile(r"\b(\w+)n't\b", re.IGNORECASE)
+_OTHER_CHARACTERS = re.compile(r"[^0-9A-Za-z%]+")
+
+
 def _norm_cased(text: str) -> str:
     """Contractions expanded, every run of other characters one space, padded; case kept.
 
     Only ASCII letters and digits survive, so lower-casing the result keeps every offset.
     """
     text = text.replace("’", "'").replace("‘", "'")
-    text = re.sub(
-        r"\b(won|can)'t\b",
-        lambda m: "will not" if m[1].lower() == "won" else "cannot",
-        text,
-        flags=re.IGNORECASE,
-    )
-    text = re.sub(r"\b(\w+)n't\b", r"\1 not", text, flags=re.IGNORECASE)
-    return " " + " ".join(re.sub(r"[^0-9A-Za-z%]+", " ", text).split()) + " "
+    if "'" in text:  # (a contraction has one)
+        text = _WONT_CANT.sub(lambda m: "will not" if m[1].lower() == "won" else "cannot", text)
+        text = _NOT.sub(r"\1 not", text)
+    return " " + " ".join(_OTHER_CHARACTERS.sub(" ", text).split()) + " "
 
 
 @functools.lru_cache(maxsize=4096)
@@ -159,24 +160,45 @@ def _norm(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _phrase_pattern(phrase: str) -> re.Pattern[str] | None:
+def _phrase_text(phrase: str) -> str | None:
+    """A phrase's words as they start in a normalised text (its leading space, no trailing
+    one: its last word may be inflected); None for a phrase without words."""
     words = _norm(phrase).split()
     if not words:
         return None
-    return re.compile(" " + " ".join(re.escape(w) for w in words) + r"(?:s|es|d|ed|ing)? ")
+    return " " + " ".join(words)
+
+
+_INFLECTIONS = tuple(f"{ending} " for ending in ("s", "es", "d", "ed", "ing"))
+"""the endings a phrase's last word may take, each with the space that must follow"""
 
 
 def _spans(haystack: str, phrase: str) -> list[tuple[int, int]]:
     """Spans of ``phrase`` in a normalised text; its last word may be inflected ("appoint"
-    also finds "appointed", "appoints", "appointing")."""
-    pattern = _phrase_pattern(phrase)
-    if pattern is None:
+    also finds "appointed", "appoints", "appointing").
+
+    Each span is where the pattern ``" <words>(?:s|es|d|ed|ing)? "`` matches, searched from
+    the last span's closing space on, found with ``str.find`` (no pattern compiled for each
+    task's phrases): at most one ending fits at a position, each being followed by a space
+    and no two starting alike but "es" and "ed"."""
+    text = _phrase_text(phrase)
+    if text is None:
         return []
     found = []
-    position = 0
-    while (match := pattern.search(haystack, position)) is not None:
-        found.append((match.start(), match.end()))
-        position = match.end() - 1  # the separating space may start the next match
+    start = haystack.find(text)
+    while start >= 0:
+        after = start + len(text)
+        end = after + 1 if haystack.startswith(" ", after) else 0
+        if not end:
+            for ending in _INFLECTIONS:
+                if haystack.startswith(ending, after):
+                    end = after + len(ending)
+                    break
+        if end:
+            found.append((start, end))
+            start = haystack.find(text, end - 1)  # the separating space may start the next
+        else:
+            start = haystack.find(text, start + 1)
     return found
 
 
@@ -193,6 +215,13 @@ def _labelled(text: str, labels: tuple[str, ...]) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def _negative_phrases(negative: str, positive: str) -> tuple[str, ...]:
+    """The phrases that state the negative decision, in the order searched (the phrases of
+    a task are a few of a domain's: made once a pair)."""
+    return (negative, f"not {positive}", *_GENERIC_NEGATIVES)
+
+
 def parse_decision(text: str, key: AnswerKey, field: bool = False) -> DecisionKind | None:
     """The decision a text states; ``field``: the text is a decision field, where a bare
     "none" or "null" is an answer too."""
@@ -200,7 +229,7 @@ def parse_decision(text: str, key: AnswerKey, field: bool = False) -> DecisionKi
     if field and haystack.strip() in _NULLS and haystack.strip():
         return "negative"
     negatives: list[tuple[int, int]] = []
-    for phrase in (key.negative, f"not {key.positive}", *_GENERIC_NEGATIVES):
+    for phrase in _negative_phrases(key.negative, key.positive):
         negatives += _spans(haystack, phrase)
     positives = [
         start
@@ -236,18 +265,34 @@ def _candidate_mentions(text: str, key: AnswerKey) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+@functools.lru_cache(maxsize=1024)
+def _candidate_fields(
+    candidates: tuple[tuple[str, str], ...],
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """What a candidate field may hold of ``candidates`` ((id, name) in directory order):
+    (each candidate's normalised name and id -> the first candidate in order with that name
+    or id, each word of 3+ letters of a name -> the candidates whose name has it). Made once
+    a directory: a group's answers are parsed with the same."""
+    whole: dict[str, str] = {}
+    tokens: dict[str, list[str]] = {}
+    for cid, name in candidates:
+        whole.setdefault(_norm(name).strip(), cid)
+        whole.setdefault(_norm(cid).strip(), cid)
+        for token in _norm(name).split():
+            if len(token) >= 3:
+                tokens.setdefault(token, []).append(cid)
+    return whole, tokens
+
+
 def parse_candidate_field(text: str, key: AnswerKey) -> tuple[str | None, bool]:
     """(candidate id or None, whether the field was understood)."""
     field = _norm(text).strip()
     if field in _NULLS:
         return None, True
-    tokens: dict[str, list[str]] = {}
-    for cid, name in key.candidates.items():
-        if field in (_norm(name).strip(), _norm(cid).strip()):
-            return cid, True
-        for token in _norm(name).split():
-            if len(token) >= 3:
-                tokens.setdefault(token, []).append(cid)
+    whole, tokens = _candidate_fields(tuple(key.candidates.items()))
+    found = whole.get(field)
+    if found is not None:
+        return found, True
     if len(tokens.get(field, [])) == 1:  # one word of one candidate's name ("Geelong")
         return tokens[field][0], True
     mentions = {cid for _, cid in _candidate_mentions(text, key)}
@@ -260,9 +305,12 @@ def _scaled(match: re.Match[str]) -> Fraction:
     digits = match.group(2)
     for sep in _SEPARATORS:
         digits = digits.replace(sep, "")
-    value = Fraction(digits)
-    suffix = (match.group(3) or "").lower()
-    value *= _SCALE.get(suffix, 1)
+    # digits with an optional fraction part (the pattern's): Fraction(digits), from ints
+    whole, point, part = digits.partition(".")
+    value = Fraction(int(whole + part), 10 ** len(part)) if point else Fraction(int(whole))
+    suffix = match.group(3)
+    if suffix:
+        value *= _SCALE.get(suffix.lower(), 1)
     return -value if match.group(1) else value
 
 
