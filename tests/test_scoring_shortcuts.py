@@ -9,7 +9,8 @@ faithful replies do):
   the admission questions answer alike for equal values that are other objects;
 * attribution's one pass over a trace (the values of a record compared with its first one)
   gives the definition's evidence and accepted statements, and the labels a group remembers
-  by them (with the answer) equal labels made alone.
+  by them (with the answer) equal labels made alone;
+* an imprecise statement's reading remembered by a group's task tables is the statement's.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from __future__ import annotations
 import itertools
 import pickle
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_eval_evidence import BUDGET, GROUPS, TASKS, parsed_answers, traces
+from tests.test_eval_evidence import BUDGET, GROUPS, TASKS, _statements, parsed_answers, traces
 from uncobench_z3.evaluation import RoundRecord
 from uncobench_z3.evaluation._admission import settle_admission
 from uncobench_z3.evaluation._attribution import (
@@ -29,10 +31,10 @@ from uncobench_z3.evaluation._attribution import (
     attribute_error,
     received_evidence,
 )
-from uncobench_z3.evaluation._evidence import evidence_by_round
+from uncobench_z3.evaluation._evidence import TaskTables, evidence_by_round
 from uncobench_z3.evaluation._notes import round_notes
-from uncobench_z3.settings import StatedValue, stated_value
-from uncobench_z3.spec import Slot, TypedTask, Value
+from uncobench_z3.settings import StatedValue, stated_imprecision, stated_value
+from uncobench_z3.spec import Slot, TypedTask, Value, ValueParseError
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -155,3 +157,17 @@ def test_labels_a_group_remembers_equal_labels_made_alone(data: st.DataObject) -
         for parsed in answers:
             remembered = attribute_error(task, gold, trace, parsed, BUDGET, group_hash=group)
             assert remembered == _attribute(EvidenceJudge(task, gold, BUDGET), trace, parsed)
+
+
+@pytest.mark.parametrize("index", range(len(TASKS)))
+def test_an_imprecision_remembered_is_the_statements(index: int) -> None:
+    task = TASKS[index]
+    tables = TaskTables(task)
+    pool = [s for s in _statements(index) if not s.is_exact]
+    assert len({(s.candidate, s.fact) for s in pool}) < len(pool)  # (several a record)
+    for stated in [*pool, *pool, *(s.model_copy() for s in pool)]:
+        assert tables.imprecision(stated) == stated_imprecision(task, stated)
+    unreadable = pool[0].model_copy(update={"high": None})
+    for _ in range(2):
+        with pytest.raises(ValueParseError):
+            tables.imprecision(unreadable)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .._memo import remember
-from ..settings import StatedValue, stated_imprecision, stated_value
+from ..settings import Imprecision, StatedValue, stated_imprecision, stated_value
 from ..spec import Outcome, Slot, TypedTask, Value
 from ._environment import RoundRecord
 
@@ -83,13 +83,14 @@ def at_true_value(value: Value, truth: Value | None) -> bool:
 
 def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
     """How ``stated`` reads in ``task`` (see :data:`Reading`)."""
-    slot = (stated.candidate, stated.fact)
-    if stated.context != task.facts[stated.fact].context:
+    fact = stated.fact
+    slot = (stated.candidate, fact)
+    if stated.context != task.facts[fact].context:
         return stated, slot, _OTHER_CONTEXT, None, "", (), False
-    if stated.is_exact:
+    if stated.value is not None:  # (is_exact, written out: every statement of a group)
         value = stated_value(task, stated)
         truth = task.values.get(slot)
-        if at_true_value(value, truth):
+        if type(value) is type(truth) and value == truth:  # (at_true_value, written out)
             # the record's own value object, equal and of its type (so interchangeable, and
             # of the same repr): who checks its domain may tell it by identity
             return stated, slot, _EXACT, truth, repr(value), (), True
@@ -138,6 +139,12 @@ class EvidenceReader:
     def read(self, record: RoundRecord) -> None:
         """Take in the statements of one more round."""
         readings, task, texts = self._readings, self.task, self._texts
+        exact, conflicted, untrue, imprecise = (
+            self._exact,
+            self._conflicted,
+            self._untrue,
+            self._imprecise,
+        )
         changed = False
         for reply in record.replies:
             for stated in reply.stated:
@@ -151,22 +158,22 @@ class EvidenceReader:
                     slot, text = reading[1], reading[4]
                     known = texts.get(slot)
                     if known is None:
-                        if slot not in self._conflicted:
+                        if slot not in conflicted:
                             texts[slot] = text
-                            self._exact[slot] = reading[3]  # type: ignore[assignment]
+                            exact[slot] = reading[3]  # type: ignore[assignment]
                             if not reading[6]:
-                                self._untrue.add(slot)
+                                untrue.add(slot)
                             changed = True
                     elif known != text:  # (the same value stated again: no change)
-                        self._conflicted.add(slot)
+                        conflicted.add(slot)
                         del texts[slot]
-                        del self._exact[slot]
-                        self._untrue.discard(slot)
+                        del exact[slot]
+                        untrue.discard(slot)
                         changed = True
                 elif kind == _IMPRECISE:
                     key = (reading[1], reading[5])
-                    if key not in self._imprecise:
-                        self._imprecise[key] = stated
+                    if key not in imprecise:
+                        imprecise[key] = stated
                         changed = True
         if changed:
             self._last = None
@@ -184,14 +191,18 @@ class EvidenceReader:
             return self._last
         exact = dict(self._exact)
         imprecise = self._imprecise
-        kept = tuple((key[0], s) for key, s in imprecise.items() if key[0] not in exact)
+        kept: tuple[tuple[Slot, StatedValue], ...] = ()
+        keys: frozenset[tuple[Slot, StatementKey]] = _NOTHING
+        if imprecise:  # (most evidence has no imprecise statement)
+            kept = tuple((key[0], s) for key, s in imprecise.items() if key[0] not in exact)
+            keys = frozenset(key for key in imprecise if key[0] not in exact)
         # sets, not sorted tuples: equal for equal evidence all the same, and cheaper
-        signature = (
-            frozenset(self._texts.items()),
-            frozenset(key for key in imprecise if key[0] not in exact),
-        )
+        signature = (frozenset(self._texts.items()), keys)
         self._last = FaceValueEvidence(exact, kept, signature, frozenset(self._untrue))
         return self._last
+
+
+_NOTHING: frozenset[tuple[Slot, StatementKey]] = frozenset()
 
 
 def evidence_by_round(
@@ -235,7 +246,15 @@ class TaskTables:
     use, and each decision record's first change found with the others true (:meth:`changes`).
     The task's records must not change after."""
 
-    __slots__ = ("_changes", "_tries", "conditions", "decision", "decision_slots", "task")
+    __slots__ = (
+        "_changes",
+        "_imprecisions",
+        "_tries",
+        "conditions",
+        "decision",
+        "decision_slots",
+        "task",
+    )
 
     def __init__(self, task: TypedTask) -> None:
         self.task = task
@@ -244,6 +263,17 @@ class TaskTables:
         self.decision_slots = tuple(s for s in task.all_slots() if s[1] in self.decision)
         self._tries: dict[str, list[Value]] = {}
         self._changes: tuple[Outcome, Outcome, dict[Slot, object]] | None = None
+        self._imprecisions: dict[int, tuple[StatedValue, Imprecision]] = {}
+
+    def imprecision(self, stated: StatedValue) -> Imprecision:
+        """``stated_imprecision(task, stated)``, remembered by the statement (immutable): the
+        evidence of every later round holds the imprecise statements of the earlier ones, and
+        each is asked about again. Raises as that function does (and is then asked again)."""
+        kept = self._imprecisions.get(id(stated))
+        if kept is None or kept[0] is not stated:
+            kept = (stated, stated_imprecision(self.task, stated))
+            remember(self._imprecisions, id(stated), kept, _READINGS_KEPT)
+        return kept[1]
 
     def changes(self, gold: Outcome, truth: Outcome) -> dict[Slot, object]:
         """The first change of each decision record that gives an output other than ``gold``
@@ -313,7 +343,7 @@ def differing_completion(
     options: dict[Slot, list[tuple[Value, ...]]] = {}
     for slot, stated in evidence.imprecise:
         try:
-            statement = stated_imprecision(task, stated)
+            statement = tables.imprecision(stated)
         except Exception:  # unreadable: the solver path says what it makes of it
             return None
         if statement.options is not None:

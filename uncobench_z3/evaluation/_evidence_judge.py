@@ -100,11 +100,11 @@ class _Attributor:
         return smt_and(terms)
 
 
-def _true_of(task: TypedTask, slot: Slot, stated: StatedValue) -> bool:
+def _true_of(tables: TaskTables, slot: Slot, stated: StatedValue) -> bool:
     """Does the record's true value satisfy an imprecise statement? (False when unsure.)"""
-    truth = task.values.get(slot)
+    truth = tables.task.values.get(slot)
     try:
-        statement = stated_imprecision(task, stated)
+        statement = tables.imprecision(stated)
         if statement.options is not None:
             return truth in statement.options
         return statement.low <= truth <= statement.high  # type: ignore[operator]
@@ -199,7 +199,7 @@ class EvidenceJudge:
         # (the reader knows the exact values at their true value: only the others are compared)
         compared = exact if evidence.untrue is None else evidence.untrue
         return all(values.get(slot) == exact[slot] for slot in compared) and all(
-            _true_of(self.task, slot, s) for slot, s in evidence.imprecise
+            _true_of(self.tables, slot, s) for slot, s in evidence.imprecise
         )
 
     def evaluated(self, evidence: FaceValueEvidence, truthful: bool) -> DeterminedStatus | None:
