@@ -55,7 +55,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..settings import StatedValue, stated_value
 from ..solver import GOAL_DIFFERS, SolverBudget
 from ..spec import Answer, Slot, TypedTask, Value
@@ -492,5 +492,5 @@ def _justify(
     )
 
 
-_attribution = TrustedMaker(Attribution)
-_justification = TrustedMaker(Justification)
+_attribution = trusted_maker(Attribution)
+_justification = trusted_maker(Justification)

@@ -50,7 +50,7 @@ import random
 from collections.abc import Callable, Mapping
 
 from .._memo import remember
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..construct import ReadTask, Statement
 from ..spec import Value
 from ._builtin_reading import (
@@ -85,8 +85,8 @@ from ._protocol import (
 NAIVE_QUESTION = "Please send me all your records for every candidate."
 # The agents' actions are made from values they have typed themselves (their reading's
 # names, their own questions): without validation, as the environment makes its records.
-_ask = TrustedMaker(AskAction)
-_request = TrustedMaker(RoleRequest)
+_ask = trusted_maker(AskAction)
+_request = trusted_maker(RoleRequest)
 _ASKS_KEPT = 256
 """follow-up questions an agent class remembers per task reading, by the problems they ask
 about"""

@@ -19,14 +19,14 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from .._memo import remember
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..construct import ReadError, ReadTask, Statement, read_task_text
 from ..settings import range_midpoint
 from ..spec import Value, format_fraction
 from ..spec._values import INT_OR_FRACTION
 from ._protocol import AnswerAction, AskAction, Conversation
 
-_answer = TrustedMaker(AnswerAction)
+_answer = trusted_maker(AnswerAction)
 _READINGS_KEPT = 256
 """task readings whose reply texts' statements are remembered (as many as read_task_text's)"""
 _TEXTS_KEPT = 256

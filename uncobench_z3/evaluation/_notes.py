@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..solver import SolverBudget
 from ..spec import Answer, TypedTask
 from ._attribution import ATTRIBUTION_BUDGET, shared_judge
@@ -52,7 +52,7 @@ class RoundNote(BaseModel):
     """imprecise required-context statements used as constraints"""
 
 
-_round_note = TrustedMaker(RoundNote)
+_round_note = trusted_maker(RoundNote)
 _NOTES_KEPT = 4096
 """round notes a judge keeps (then it starts again)"""
 

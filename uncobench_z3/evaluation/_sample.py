@@ -37,7 +37,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..errors import ModelAPIError
 from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup, group_digest
@@ -458,6 +458,6 @@ def _record(
     )
 
 
-_sample_record = TrustedMaker(SampleRecord)
+_sample_record = trusted_maker(SampleRecord)
 _configuration_name = functools.lru_cache(maxsize=256)(configuration_name)
 """(a run names a few agents and colleagues, and each sample's record names both)"""

@@ -49,7 +49,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .._trusted import TrustedMaker
+from .._trusted import trusted_maker
 from ..spec import Answer, RoundingMode, TypedTask, format_fraction, round_fraction
 from ._protocol import AnswerAction
 
@@ -132,8 +132,8 @@ class AnswerScore(_Frozen):
     rounded_number: str | None = None
 
 
-_parsed_answer = TrustedMaker(ParsedAnswer)
-_answer_score = TrustedMaker(AnswerScore)
+_parsed_answer = trusted_maker(ParsedAnswer)
+_answer_score = trusted_maker(AnswerScore)
 
 
 # -- text helpers -----------------------------------------------------------------------------
