@@ -62,7 +62,6 @@ from ..spec import Answer, Slot, TypedTask, Value
 from ._admission import settle_admission
 from ._environment import RoundRecord
 from ._evidence import (
-    _READINGS_KEPT,
     FaceValueEvidence,
     Reading,
     Readings,
@@ -70,7 +69,7 @@ from ._evidence import (
     StatementKeys,
     final_evidence,
     is_exact_reading,
-    read_statement,
+    reading_of,
     statement_key,
 )
 from ._evidence_judge import DeterminedStatus, EvidenceJudge
@@ -126,11 +125,7 @@ def _received(task: TypedTask, trace: Sequence[RoundRecord], readings: Readings)
     for record in trace:
         for reply in record.replies:
             for stated in reply.stated:
-                # (reading_of, written out: a trace holds a few dozen statements)
-                reading = readings.get(id(stated))
-                if reading is None or reading[0] is not stated:
-                    reading = read_statement(task, stated)
-                    remember(readings, id(stated), reading, _READINGS_KEPT)
+                reading = reading_of(task, stated, readings)
                 slot = reading[1]
                 if is_exact_reading(reading):  # exact, in the required context
                     seen = first.get(slot)
