@@ -365,40 +365,37 @@ def tagged(
             indexes = match.indexes
             contexts[indexes] = contexts.get(indexes, 0) | read
     tag_at: dict[int, tuple[str, int]] = {}
-    ats: list[tuple[str, int]] = []  # each match's tag and place
-    named = False  # a name is among them (see below)
+    # each tag written and its tokens, and whether they are a name (see below)
+    ats: list[tuple[tuple[str, int], Sequence[int], bool]] = []
+    named = False  # a name is among them
     for match in matches:
         kind = match.entry.kind
         indexes = match.indexes
+        name = False
         if kind == "context":
             tag = _CONTEXT_TAGS[contexts[indexes]]
         else:
             tag = _TAGS[kind]
-            if kind == "candidate" or (kind == "fact" and len(indexes) == 1):
-                named = True
+            name = kind == "candidate" or (kind == "fact" and len(indexes) == 1)
+            named = named or name
         at = (tag, indexes[0])  # (a match's tokens are in order)
-        ats.append(at)
+        ats.append((at, indexes, name))
         for i in indexes:
             tag_at[i] = at
     for value, written in values:
         tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
         at = (tag, -1 - written[0])
+        ats.append((at, written, False))
         for i in written:
             tag_at[i] = at
     if not named:  # (most messages) the second writing is the first
         out, position = _written(layout, tag_at)
         return out, position, out
     named_tag_at: dict[int, tuple[str, int]] = {}  # the tags but names', in the same order
-    for match, at in zip(matches, ats, strict=True):
-        kind = match.entry.kind
-        indexes = match.indexes
-        if not (kind == "candidate" or (kind == "fact" and len(indexes) == 1)):  # a name
-            for i in indexes:
+    for at, covered, name in ats:
+        if not name:
+            for i in covered:
                 named_tag_at[i] = at
-    for value, written in values:
-        at = ("zdate" if isinstance(value.value, _dt.date) else "znum", -1 - written[0])
-        for i in written:
-            named_tag_at[i] = at
     if named_tag_at == tag_at:
         out, position = _written(layout, tag_at)
         return out, position, out
