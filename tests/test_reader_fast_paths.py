@@ -24,7 +24,9 @@ from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import typed_task
 from uncobench_z3.settings import Vocabulary
 from uncobench_z3.settings import _matching as M
+from uncobench_z3.settings import _message as MS
 from uncobench_z3.settings import _request as RQ
+from uncobench_z3.settings import _vocabulary as V
 from uncobench_z3.settings import _words as W
 from uncobench_z3.settings._matching import (
     Match,
@@ -688,3 +690,43 @@ def test_a_weak_word_is_counted_for_each_fact_it_is_read_for() -> None:
     )
     assert read_request(vocabulary, "The zorblax, please.", role).facts == (first,)
     _read_both_ways(vocabulary, "The zorblax, please.", role, None)
+
+
+LAYOUT_PIECES = [*TOKEN_PIECES, *FILLERS, "Marcus:", "records", "certification", "1234567"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LAYOUT_PIECES), max_size=16), st.text(max_size=6))
+def test_stems_and_layout_made_in_one_pass_are_those_made_apart(
+    pieces: list[str], noise: str
+) -> None:
+    """A new message's stems and layout are made in one loop over its tokens: the same as
+    :meth:`TokenStems.of` and :meth:`Layout.of` (sentences, questions, clauses, repeated
+    stems, long words and long numbers)."""
+    tokens = tokenize(" ".join(pieces) + noise)
+    assert MS.stems_and_layout(tokens) == (TokenStems.of(tokens), M.Layout.of(tokens))
+
+
+def test_stems_and_layout_of_the_template_messages_are_those_made_apart() -> None:
+    for _, text, _, _ in template_messages():
+        tokens = tokenize(text)
+        assert MS.stems_and_layout(tokens) == (TokenStems.of(tokens), M.Layout.of(tokens))
+
+
+@settings(max_examples=200, deadline=None)
+@given(typos(), typos())
+def test_a_remembered_comparison_of_two_words_is_the_comparison(
+    first: tuple[Vocabulary, str], second: tuple[Vocabulary, str]
+) -> None:
+    """The typo check's comparisons are remembered for every vocabulary, by the two words:
+    each is :func:`close_enough` of them, asked first or again."""
+    for vocabulary, word in (first, second, first):
+        for known in vocabulary.long_words:
+            assert V._close(word, known) == close_enough(word, known)
+
+
+def test_a_word_compared_with_two_long_words_is_remembered_for_each() -> None:
+    V._CLOSE.clear()
+    assert V._close("qualifcation", "qualification")
+    assert not V._close("qualifcation", "quantitative")
+    assert V._close("qualifcation", "qualification")

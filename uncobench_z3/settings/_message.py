@@ -10,12 +10,13 @@ share): agents send the same words in many groups of a benchmark, so the last re
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from .._memo import TextMemo
 from . import _phrases as P
-from ._matching import Layout, TokenStems, value_tokens
+from ._matching import _ASKED, _ENDED, Layout, TokenStems, value_tokens
 from ._screen import Phrase, first_match, phrases, text_words
 from ._words import FoundValue, Token, scan_values, tokenize
 
@@ -73,8 +74,54 @@ def _read_tokens_and_values(text: str) -> _TextReading:
         found = value_tokens(tokens, values)
         kept_found = tuple([(value, tuple(indexes)) for value, indexes in found])
         dates = frozenset(i for v, ix in kept_found if isinstance(v.value, _dt.date) for i in ix)
-    reading = (tuple(tokens), kept_found, TokenStems.of(tokens), dates, Layout.of(tokens))
+    token_stems, layout = stems_and_layout(tokens)
+    reading = (tuple(tokens), kept_found, token_stems, dates, layout)
     return _new_tuple(_TextReading, reading)
+
+
+def stems_and_layout(tokens: Sequence[Token]) -> tuple[TokenStems, Layout]:
+    """:meth:`TokenStems.of` and :meth:`Layout.of` the tokens, in one pass over them: what
+    every new message's text gives the reader (most of a benchmark's messages are new, each
+    a few dozen tokens). One loop costs less than the two, and the columns the first made
+    with ``zip(*tokens)``: 54 against 62 million instructions for the 601 messages of the
+    first 80 groups of a built benchmark."""
+    stems: list[str] = []
+    correctable: list[int] = []
+    at: dict[str, list[int]] = {}
+    sentence_of: list[int] = []
+    flat: list[str] = []
+    flat_at: list[int] = []
+    previous: Token | None = None
+    for i, token in enumerate(tokens):
+        word, word_stem, _, _, _, sentence, _, clause = token
+        if previous is not None:
+            if sentence != previous[5]:
+                flat += _ASKED if previous[6] else _ENDED  # (whether it was a question)
+            elif clause:
+                flat.append("|")
+        flat_at.append(len(flat))
+        flat.append(word)
+        previous = token
+        stems.append(word_stem)
+        sentence_of.append(sentence)
+        listed = at.get(word_stem)
+        if listed is None:
+            at[word_stem] = [i]
+        else:
+            listed.append(i)
+        if len(word) >= 6 and not word.isdigit():
+            correctable.append(i)
+    if previous is not None:
+        flat += _ASKED if previous[6] else _ENDED
+    token_stems = (
+        tuple(stems),
+        tuple(correctable),
+        tuple(dict.fromkeys(sentence_of)),  # (a message's sentences are in order)
+        at,
+        tuple(sentence_of),
+    )
+    layout = (tuple(flat), tuple(flat_at))
+    return _new_tuple(TokenStems, token_stems), _new_tuple(Layout, layout)
 
 
 _NO_DATES: frozenset[int] = frozenset()
