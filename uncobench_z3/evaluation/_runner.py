@@ -376,6 +376,10 @@ class _Run:
         # job (17.5-25 ms at concurrency 256 with eval_overhead.py's groups, against 1.9-2.3 ms
         # for the youngest, all three finding the same 33 objects); garbage already in the
         # older generations would stay frozen until the run ends.
+        if checked is not None:
+            # their workers have checked the groups: they play from now on, while this
+            # process collects, freezes and writes run.json
+            checked.go()
         gc.collect(0)
         gc.freeze()
         outcomes = list(done)
@@ -383,8 +387,6 @@ class _Run:
         log: SampleLog | None = None
         if isinstance(player, ShardedPlayer):
             player.start()  # the workers start while run.json is written (see ShardedPlayer)
-        if checked is not None:
-            checked.go()  # (their workers have checked the groups: they play from now on)
         try:
             self._write_run_file()  # on disk before the log is opened (a log alone is refused)
             log = SampleLog(self.target / SAMPLES_FILE)
