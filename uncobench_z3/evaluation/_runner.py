@@ -169,13 +169,17 @@ async def _run_evaluation(
         options = options.updated(concurrency=min([DEFAULT_CONCURRENCY, *limits]))
     jobs, unavailable = plan_jobs(groups, config, digests)
     budget = options.error_budget
+    # only local workers may check the groups (forks, see _checked_by_workers): a run on Ray
+    # checks them here, before the cluster is reached
+    tasks = check_groups(selected) if options.executor.kind != "local" else None
     # workers are reached (a Ray cluster connected to) before any file is written
     engine = _executor(options, limits)
     checking: ShardedPlayer | None = None
     try:
-        checking = await _checked_by_workers(engine, target, selected, jobs, options, limits,
-                                             agents)  # fmt: skip
-        tasks = {} if checking is not None else check_groups(selected)
+        if tasks is None:
+            checking = await _checked_by_workers(engine, target, selected, jobs, options,
+                                                 limits, agents)  # fmt: skip
+            tasks = {} if checking is not None else check_groups(selected)
         # before any work: one writer of any kind in ``out``, which must be a run folder (or new)
         with lock_output(target, "eval", check=lambda: check_run_folder(target)) as lock:
             run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),

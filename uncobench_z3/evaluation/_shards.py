@@ -15,6 +15,12 @@ a shard sent together to the run's batch sink, which keeps each sample as an in-
 does: the log (written by the driver alone, so the lock, resumption and ``--max-errors``
 keep their meaning; the batch's lines in one commit), the error budget and the progress bar.
 
+A new run with forked workers starts its shards before it touches the run folder: each worker
+first checks the groups it plays (:attr:`ShardWork.check`; their typed tasks are made there,
+once) and reports at once; the driver, having every verdict, refuses the run as its own check
+would or locks the folder and tells the workers to go (:meth:`ShardedPlayer.verdicts`,
+:meth:`ShardedPlayer.go`; see ``_checked_by_workers`` in :mod:`._runner`).
+
 A shard whose worker is lost (a killed process, a lost Ray node) is started again with the
 samples it had not sent (at most :data:`RESTARTS` times); samples in flight are played again,
 none is logged twice. A sample that raises in a shard stops every shard, as it stops an
