@@ -123,6 +123,7 @@ async def play_shard(work: ShardWork, channel: Channel) -> None:
     (``("sample", (index, outcome, line))``, ``index`` the job's place in ``work.jobs``) and,
     if one raised, ``("failure", (index, exception))``."""
     forget_models()
+    gc.freeze()  # the jobs' groups live for the whole shard (see _Run.execute)
     tasks = dict(work.tasks)
     if work.check:
         gated = cast(GatedChannel, channel)
@@ -131,7 +132,7 @@ async def play_shard(work: ShardWork, channel: Channel) -> None:
         gated.send_now(("checked", verdict))
         if verdict is not None or not await gated.gate():
             return  # refused, or the driver did not go on (it ends this worker)
-    gc.freeze()  # the jobs' groups (and their typed tasks) live for the whole shard
+        gc.freeze()  # and so do their typed tasks
     tokens = (CALL_POLICY.set(work.calls), CONNECTION_SHARE.set((work.shard, work.shards)))
     player = Player(work.agents, work.concurrency, tasks)
     channel.on_stop(player.stop)
