@@ -145,6 +145,29 @@ async def test_a_batch_larger_than_the_sockets_buffer_arrives_whole(
     assert batches == [[f"{n}:" + "x" * 100_000 for n in range(30)]]
 
 
+async def test_a_streams_last_message_waits_for_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's last message ("done", or "error") is sent on a blocking descriptor: the
+    event loop (uvloop's add_reader) left it non-blocking, and a full socket buffer then
+    failed the send, and the run, at its end. (The worker is a fork: it inherits the spy.)"""
+    from multiprocessing.connection import Connection
+
+    seen = tmp_path / "last.txt"
+    real = Connection.send
+
+    def spied(conn: Connection, obj: Any) -> None:
+        if isinstance(obj, tuple) and obj[0] in ("done", "error"):
+            with seen.open("a") as handle:
+                handle.write(f"{obj[0]} {os.get_blocking(conn.fileno())}\n")
+        real(conn, obj)
+
+    monkeypatch.setattr(Connection, "send", spied)
+    assert await collect({"upto": 3}) == [0, 1, 2]
+    if LocalExecutor(2).forks:
+        assert seen.read_text() == "done True\n"
+
+
 async def test_a_stopped_stream_starts_nothing_new() -> None:
     seen = await collect({"upto": 10_000, "pause": 0.002}, stop_after=5)
     assert 5 <= len(seen) < 10_000

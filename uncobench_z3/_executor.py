@@ -438,9 +438,17 @@ def _stream_main(fn: StreamFunction, payload: Any, conn: Connection, parent: int
     channel = _PipeChannel(conn)
     try:
         run_loop(channel.serve(fn, payload))  # uvloop where installed (_eventloop.py)
+        # The last message waits for room, as every message of a blocking connection does:
+        # uvloop's add_reader (libuv's uv_poll_init) left the descriptor non-blocking (and
+        # the channel's socket with it: one open file), so when the batches written just
+        # before filled the socket's buffer while the driver was still writing the log,
+        # this send raised BlockingIOError and the whole run failed at its end (seen once
+        # in about 16 runs at concurrency 256 with two workers, on a loaded machine).
+        os.set_blocking(conn.fileno(), True)
         conn.send(("done", None))
     except BaseException as exc:
         with contextlib.suppress(OSError):
+            os.set_blocking(conn.fileno(), True)
             conn.send(("error", failure_text(exc)))
     finally:
         conn.close()
