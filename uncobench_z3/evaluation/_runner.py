@@ -229,7 +229,10 @@ async def _checked_by_workers(
     The check is the largest part of the start: 110-130 ms for 1,280 groups at concurrency
     256 with two workers (``benchmarks/eval_overhead.py``), all of it before the first
     sample could start. Each worker checks its groups while the driver waits (the groups no
-    job plays, the driver itself); a group that cannot be played is refused as
+    job plays, the driver itself): the CPU on the way to the first agent call (the driver's
+    until the fork, a worker's until the call) went from 169-172 ms to 100-113 ms (three
+    runs each, a machine at load 8-9; the wall time to it did not move there, the cores
+    being taken). A group that cannot be played is refused as
     :func:`check_groups` refuses it, the first in the groups' order, before the folder is
     touched. The workers play only when the driver says go, after it has locked the folder
     and read what it holds: no sample starts in a run that is then refused."""
