@@ -11,6 +11,7 @@ import contextlib
 import datetime as _dt
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -144,14 +145,16 @@ def format_number(value: Fraction | int, decimals: int) -> str:
     # The colleagues write a record line for nearly every record of a group once per run:
     # whole numbers and decimals of their step are written directly, as the general path
     # below would write them (thousands separated, ``decimals`` places, a minus before).
-    if type(value) is int:
-        if decimals == 0:
-            return f"{value:,}"
-    elif type(value) is Fraction and decimals >= 0:
-        scaled = value * 10**decimals if decimals else value
-        if scaled.denominator == 1:
-            whole, frac = divmod(abs(scaled.numerator), 10**decimals)
-            sign = "-" if scaled.numerator < 0 else ""
+    kind = type(value)
+    if kind is int and decimals == 0:
+        return f"{value:,}"
+    if (kind is Fraction or kind is int) and decimals >= 0:
+        # (``value * 10**decimals`` in integers: a Fraction's product reduces by a gcd and
+        # makes a new Fraction; the value is in lowest terms, its denominator positive)
+        scaled, rest = divmod(value.numerator * 10**decimals, value.denominator)
+        if rest == 0:
+            whole, frac = divmod(abs(scaled), 10**decimals)
+            sign = "-" if scaled < 0 else ""
             return f"{sign}{whole:,}.{frac:0{decimals}d}" if decimals else f"{sign}{whole:,}"
     text = format_fraction(Fraction(value), decimals)
     sign = "-" if text.startswith("-") else ""
@@ -225,8 +228,24 @@ def _possessive_ending(name: str) -> str:
 
 
 def record_line(candidate: str, label: str, context: str, value_text: str, style: Style) -> str:
-    frame = _line_frame(style.record_frame, _possessive_ending(candidate), label_is_plural(label))
-    return frame.format(candidate=candidate, label=label, context=context, value=value_text)
+    ending = "'" if candidate.endswith("s") else "'s"  # (:func:`_possessive_ending`)
+    write = _line_writer(style.frame, ending, label_is_plural(label))
+    return write(candidate, label, context, value_text)
+
+
+@functools.lru_cache(maxsize=64)
+def _line_writer(frame: int, ending: str, plural: bool) -> Callable[[str, str, str, str], str]:
+    """``_line_frame(...).format(candidate=, label=, context=, value=)`` as a function of the
+    four: the frame written as an f-string, compiled once. ``str.format`` parsed the frame
+    and gathered its keywords into a dict for every line (a third of writing one)."""
+    text = _line_frame(RECORD_FRAMES[frame % len(RECORD_FRAMES)], ending, plural)
+    # (the frames are this module's constants: their only fields are the four parameters,
+    # and an f-string reads ``{{``, ``}}`` and a conversion or format spec as format does)
+    source = f"lambda candidate, label, context, value: f{text!r}"
+    write: Callable[[str, str, str, str], str] = eval(
+        compile(source, f"<record frame {frame}>", "eval"), {}
+    )
+    return write
 
 
 @functools.lru_cache(maxsize=64)
