@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .._trusted import trusted_maker
 from ..construct import Style
@@ -75,29 +75,29 @@ _reading = trusted_maker(FollowUpReading)
 """(a follow-up's reading is made from values typed here: without validation)"""
 
 
-@dataclass(frozen=True)
-class _DefectTables:
+class _DefectTables(NamedTuple):
     """What a setting's defects give every episode (shared read-only): the defects other
-    than Missed by role, the first Missed defect of each role, and the defects' first state."""
+    than Missed by role, the first Missed defect of each role, the defects' first state, and
+    the roles with a defect of either kind (every other role's replies are faithful)."""
 
     designated: dict[str, list[tuple[int, Defect, frozenset[tuple[str, str | None]]]]]
     missed: dict[str, Defect]
     state: dict[int, _DefectState]
+    defective: frozenset[str]
 
 
 def _defect_tables(defects: Sequence[Defect]) -> _DefectTables:
     designated: dict[str, list[tuple[int, Defect, frozenset[tuple[str, str | None]]]]] = {}
     missed: dict[str, Defect] = {}
+    state: dict[int, _DefectState] = {}
     for index, defect in enumerate(defects):
         if defect.kind == "missed":
             missed.setdefault(defect.role, defect)
         else:
-            records = frozenset((c, defect.fact) for c in defect.candidates)
+            records = frozenset([(c, defect.fact) for c in defect.candidates])
             designated.setdefault(defect.role, []).append((index, defect, records))
-    state: dict[int, _DefectState] = {
-        i: "armed" for i, d in enumerate(defects) if d.kind != "missed"
-    }
-    return _DefectTables(designated, missed, state)
+            state[index] = "armed"
+    return _DefectTables(designated, missed, state, frozenset([*designated, *missed]))
 
 
 @dataclass
@@ -117,6 +117,26 @@ class _FollowUp:
     index: int
     defect: Defect
     decision: FollowUpDecision
+    reading: FollowUpReading
+    """the follow-up's reading by the rules alone (no model asked)"""
+
+
+def _decided(
+    task: TypedTask, defect: Defect, request: Request
+) -> tuple[FollowUpDecision, FollowUpReading]:
+    """The rules' decision on a request that concerns a designated record of ``defect`` (the
+    decision is told that it follows the defect up rather than working it out again; a test
+    compares the two), and the follow-up's reading by the rules alone."""
+    decision = decide(task, defect, request, follows=True)
+    reading = _reading(
+        defect=defect.kind,
+        rules=decision.targeted,
+        why=decision.why(),
+        model=None,
+        model_note=None,
+        used="rules",
+    )
+    return decision, reading
 
 
 @dataclass
@@ -131,6 +151,7 @@ class ScriptedColleagues:
     """overrides every Missed defect's ``missed_wait`` (``--missed-wait``)"""
     _state: dict[int, _DefectState] = field(init=False)
     _contacted: dict[str, int] = field(default_factory=dict, init=False)
+    """role -> the requests it got (roles with a defect only: a Missed defect reads it)"""
     _pending: dict[str, _Pending] = field(default_factory=dict, init=False)
     _focus: dict[str, str | None] = field(default_factory=dict, init=False)
     _designated: dict[str, list[tuple[int, Defect, frozenset[tuple[str, str | None]]]]] = field(
@@ -139,10 +160,15 @@ class ScriptedColleagues:
     """role -> its defects other than Missed: (index, defect, the records it designates)"""
     _missed: dict[str, Defect] = field(init=False)
     """role -> its (first) Missed defect"""
+    _defective: frozenset[str] = field(init=False)
+    """the roles of ``_designated`` and ``_missed``: any other role's reply is faithful"""
+    _book: RecordBook = field(init=False)
+    """``book``, made when none was given"""
 
     def __post_init__(self) -> None:
         if self.book is None or self.book.task is not self.task:
             self.book = RecordBook(self.task, self.style)
+        self._book = self.book
         # Every reply looks up its role's defects: sorted out once per setting of the group
         # (the book keeps the tables, read-only; the defects' state is the episode's own)
         tables = self.book.defect_tables(self.defects, _defect_tables)
@@ -150,14 +176,14 @@ class ScriptedColleagues:
         self._state = tables.state.copy()
         self._designated = tables.designated
         self._missed = tables.missed
+        self._defective = tables.defective
 
     @property
     def records(self) -> RecordBook:
-        assert self.book is not None
-        return self.book
+        return self._book
 
     def concerned_slots(self, role: str, question: str) -> list[Slot]:
-        return self.records.concerned_slots(role, question, self._focus.get(role))
+        return self._book.concerned_slots(role, question, self._focus.get(role))
 
     @property
     def pending_roles(self) -> tuple[str, ...]:
@@ -173,17 +199,16 @@ class ScriptedColleagues:
     def follow_ups(self, role: str, question: str) -> tuple[Request, list[_FollowUp]]:
         """The reading of a request, and the stated defects it follows up (with the rules'
         decision for each); nothing changes."""
-        request, slots = self.records.concerned(role, question, self._focus.get(role))
+        request, slots = self._book.concerned(role, question, self._focus.get(role))
         return request, self._follow_ups(role, request, slots)
 
     def _follow_ups(self, role: str, request: Request, slots: tuple[Slot, ...]) -> list[_FollowUp]:
         designated_of = self._designated.get(role)
         if designated_of is None:  # (most replies: a reliable setting's, or another role's)
             return []
-        # (a request that concerns a designated record follows up its defect: the decision
-        # is told so rather than working it out again; a test compares the two)
+        book = self._book
         return [
-            _FollowUp(index, defect, decide(self.task, defect, request, follows=True))
+            _FollowUp(index, defect, *book.follow_up(defect, request, _decided))
             for index, defect, designated in designated_of
             if self._state[index] == "stated" and not designated.isdisjoint(slots)
         ]
@@ -196,12 +221,15 @@ class ScriptedColleagues:
         of this follow-up (``--followup-reader model``); the rules decide where it is None."""
         if role not in self.task.roles:
             raise KeyError(role)
-        book = self.records
+        book = self._book
         request, slots = book.concerned(role, question, self._focus.get(role))
-        previous = self._contacted.get(role, 0)
-        self._contacted[role] = previous + 1
         if len(request.candidates) == 1:
             self._focus[role] = request.candidates[0]
+        if role not in self._defective:
+            return book.faithful_colleague_reply(role, slots)  # (most replies)
+        # (only a Missed defect reads how many requests its role got)
+        previous = self._contacted.get(role, 0)
+        self._contacted[role] = previous + 1
         missed = self._missed.get(role)
         if missed is not None and previous == 0:
             self._pending[role] = _Pending(list(slots), self._wait_rounds(missed))
@@ -215,7 +243,7 @@ class ScriptedColleagues:
             )
         pending = self._pending.pop(role, None)
         if pending is None and role not in self._designated:
-            return book.faithful_colleague_reply(role, slots)  # (most replies)
+            return book.faithful_colleague_reply(role, slots)  # (Missed is over)
         # (the follow-ups are read from the defects' state, which nothing above changes)
         follow_ups = self._follow_ups(role, request, slots)
         resolved: list[DefectKind] = []
@@ -231,6 +259,10 @@ class ScriptedColleagues:
         verdicts: dict[int, bool] = {}
         for item in follow_ups:
             asked = model_verdicts is not None and item.index in model_verdicts
+            if not asked:
+                readings.append(item.reading)
+                verdicts[item.index] = item.decision.targeted
+                continue
             model = (model_verdicts or {}).get(item.index)
             reading = _reading(
                 defect=item.defect.kind,
@@ -297,7 +329,7 @@ class ScriptedColleagues:
     ) -> tuple[tuple[StatedValue, ...], str]:
         """The statements of a reply about ``slots`` (``statements`` where the defects put
         theirs, the faithful ones elsewhere), in order, and its text."""
-        book = self.records
+        book = self._book
         if not statements:
             return book.faithful_reply(slots)
         faithful = book.faithful
