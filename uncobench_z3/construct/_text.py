@@ -232,17 +232,16 @@ def _possessive_ending(name: str) -> str:
 
 
 def record_line(candidate: str, label: str, context: str, value_text: str, style: Style) -> str:
-    ending = "'" if candidate.endswith("s") else "'s"  # (:func:`_possessive_ending`)
-    write = _line_writer(style.frame, ending, label_is_plural(label))
+    write = _line_writer(style.record_frame, _possessive_ending(candidate), label_is_plural(label))
     return write(candidate, label, context, value_text)
 
 
 @functools.lru_cache(maxsize=64)
-def _line_writer(frame: int, ending: str, plural: bool) -> Callable[[str, str, str, str], str]:
+def _line_writer(frame: str, ending: str, plural: bool) -> Callable[[str, str, str, str], str]:
     """``_line_frame(...).format(candidate=, label=, context=, value=)`` as a function of the
     four: the frame written as an f-string, compiled once. ``str.format`` parsed the frame
     and gathered its keywords into a dict for every line (a third of writing one)."""
-    text = _line_frame(RECORD_FRAMES[frame % len(RECORD_FRAMES)], ending, plural)
+    text = _line_frame(frame, ending, plural)
     # (the frames are this module's constants: their only fields are the four parameters,
     # and an f-string reads ``{{``, ``}}`` and a conversion or format spec as format does)
     source = f"lambda candidate, label, context, value: f{text!r}"
@@ -252,10 +251,10 @@ def _line_writer(frame: int, ending: str, plural: bool) -> Callable[[str, str, s
     return write
 
 
-@functools.lru_cache(maxsize=64)
 def _line_frame(frame: str, ending: str, plural: bool) -> str:
     """A record frame with the candidate's possessive ``ending`` (:func:`possessive`) and its
-    copula agreeing (the name itself stays a field: it is written literally)."""
+    copula agreeing (the name itself stays a field: it is written literally). Made once per
+    writer: :func:`_line_writer` remembers what it makes."""
     text = frame.replace("{candidate}'s", "{candidate}" + ending)
     if plural:
         text = text.replace(") is {value}", ") are {value}")
