@@ -26,6 +26,7 @@ from uncobench_z3.settings import Vocabulary
 from uncobench_z3.settings import _matching as M
 from uncobench_z3.settings import _message as MS
 from uncobench_z3.settings import _request as RQ
+from uncobench_z3.settings import _values as VA
 from uncobench_z3.settings import _vocabulary as V
 from uncobench_z3.settings import _words as W
 from uncobench_z3.settings._matching import (
@@ -546,24 +547,32 @@ def test_values_found_with_the_screens_are_the_values_found_without(
     """The date patterns are tried only on texts with their separator (or a month's name
     before a digit - searched only when the text has a month's first letters -; a day before
     a year, "of" between spaces), and nothing on texts without a digit; numbers are searched
-    where a sign or a digit starts: what every pattern tried on every text finds."""
+    where a sign or a digit starts; a text of ASCII is searched from its first digit, and for
+    its months in lower case: what every pattern tried on every text finds
+    (tests/test_words_fast.py compares them with the patterns over the whole text, too)."""
     text = " ".join(pieces) + noise
     screened = scan_values(text)
     every = re.compile("")
     with patch.multiple(
-        W,
+        VA,
         _DATE_SEPARATORS=("", "", "", ""),
         _DATE_SCREENS=(None, None, None, None),
         _DIGIT=every,
         _MONTH_BEFORE_DIGIT=every,
         _names_a_month=lambda text: True,
         _SPACED_OF=every,
-        _NUMBER=re.compile(W._NUMBER.pattern.removeprefix(r"(?=[-\d])"), W._NUMBER.flags),
+        _FIRST_DIGIT_ASCII=every,
+        _MONTH_BEFORE_DIGIT_LOWER=every,
+        _names_a_month_lowered=lambda lowered: True,
+        _OF_MONTH_LOWER=every,
+        _NUMBER_START=every,
+        _NUMBER_START_ASCII=every,
+        _NUMBER=re.compile(VA._NUMBER.pattern.removeprefix(r"(?=[-\d])"), VA._NUMBER.flags),
     ):
         assert scan_values(text) == screened
 
 
-MONTH_LIKE = [*W._MONTH_STARTS, "Sept", "MAR", "Dec.", "ſep", "oCt", "x", "12", ""]
+MONTH_LIKE = [*VA._MONTH_STARTS, "Sept", "MAR", "Dec.", "ſep", "oCt", "x", "12", ""]
 ONE_MONTH = st.tuples(
     st.sampled_from(MONTH_LIKE), st.sampled_from([" ", ", ", "\t", ""]), st.sampled_from("3x")
 ).map("".join)
@@ -574,9 +583,9 @@ ONE_MONTH = st.tuples(
 def test_a_text_without_a_month_s_first_letters_has_no_month_before_a_digit(text: str) -> None:
     """The screen of :data:`_MONTH_BEFORE_DIGIT`: false only where that pattern finds nothing
     (a text with other than ASCII, "ſep" for "sep", is always searched)."""
-    assert W._names_a_month(text) or W._MONTH_BEFORE_DIGIT.search(text) is None
+    assert VA._names_a_month(text) or VA._MONTH_BEFORE_DIGIT.search(text) is None
     if not text.isascii():
-        assert W._names_a_month(text)
+        assert VA._names_a_month(text)
 
 
 def test_a_reading_made_without_its_init_is_the_one_its_init_makes() -> None:

@@ -6,41 +6,26 @@ contractions ("don't" -> "do not"), and the many ways of writing a period ("FY26
 "Mar 2026", "third quarter", "rev. C"). Small typos are tolerated when a word is compared
 with the task's vocabulary (:func:`close_enough`), not here.
 
-Dates and numbers are found on the raw text first (:func:`scan_values`), so that the year of
-"1 August 2026" is read as part of a date, not as a period.
+Dates and numbers are found on the raw text first (:func:`~._values.scan_values`), so that
+the year of "1 August 2026" is read as part of a date, not as a period.
 """
 
 from __future__ import annotations
 
-import calendar
-import datetime as _dt
 import functools
 import re
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import NamedTuple
 
 import Stemmer
 from rapidfuzz.distance import OSA
 
 from .._memo import remember
-from .._trusted import made_frozen
+from .._trusted import made_frozen as made_frozen  # (tests import it from here)
+from ._values import _MONTH_ABBREVIATIONS
+from ._values import MONTHS as MONTHS
+from ._values import FoundValue as FoundValue  # (the reader's modules import them from here)
+from ._values import scan_values as scan_values
 
-MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_MONTH_ABBREVIATIONS = {m[:3]: m for m in MONTHS} | {"sept": "september"}
 _ORDINALS = {
     "first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3",
     "fourth": "4", "4th": "4",
@@ -84,162 +69,6 @@ class Token(NamedTuple):
     """the token starts a clause after a colon or a dash ("Marcus: did he pass?")"""
 
 
-# -- dates and numbers on the raw text ------------------------------------------------------------
-_MONTH_WORD = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
-_DATE_PATTERNS = (
-    re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"),
-    re.compile(
-        r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+(?P<mn>"
-        + _MONTH_WORD
-        + r"),?\s+(?P<y>\d{4})\b",
-        re.IGNORECASE,
-    ),
-    re.compile(
-        r"\b(?P<mn>" + _MONTH_WORD + r")\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b",
-        re.IGNORECASE,
-    ),
-    re.compile(r"\b(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})\b"),
-)
-_DATE_SEPARATORS = ("-", None, None, "/")
-"""a character each date pattern's matches have (None: a month's name followed by a digit,
-:data:`_MONTH_BEFORE_DIGIT`)"""
-_MONTH_BEFORE_DIGIT = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+\d", re.IGNORECASE
-)
-"""what every match of the date patterns that name the month has (and of ``_MONTH_END``): a
-month's name, then a digit after spaces and an optional comma. Most messages name no month
-before a number, and this search costs a fifth of trying those patterns."""
-_DAY_BEFORE_YEAR = re.compile(r"\d\w{0,2},?\s+\d{4}")
-"""what every match of the date pattern with the month first has ("May 3rd, 2026": a digit,
-its suffix, a comma, spaces and four digits): messages that name a month before a number
-mostly name a month and a year ("April 2026"), and this search costs a third of that
-pattern's"""
-_SPACED_OF = re.compile(r"\sof\s", re.IGNORECASE)
-"""what every match of ``_MONTH_END`` has ("end of March 2026")"""
-_DATE_SCREENS = (None, None, _DAY_BEFORE_YEAR, None)
-"""a search each date pattern's matches have a match of, besides :data:`_DATE_SEPARATORS`"""
-_DIGIT = re.compile(r"\d")
-_YEAR_AND_DASH = re.compile(r"\d{4}[-/]$")
-_NUMBER = re.compile(
-    # (the lookahead first: a number starts with a sign or a digit, and a pattern that starts
-    # with a lookbehind is tried in full at every position of the text)
-    r"(?=[-\d])(?<![\w.])(?P<sign>-)?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"(?:\s?(?P<scale>k|m|thousand|million|bn|billion)\b)?(?![\w])",
-    re.IGNORECASE,
-)
-_SCALES = {"k": 1000, "thousand": 1000, "m": 10**6, "million": 10**6, "bn": 10**9, "billion": 10**9}
-_MONTH_END = re.compile(
-    r"\b(?P<edge>end|start|beginning|middle)\s+of\s+(?P<mn>" + _MONTH_WORD + r")\s+(?P<y>\d{4})\b",
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class FoundValue:
-    """A date or a number written in the message, with its character span."""
-
-    value: Fraction | _dt.date
-    start: int
-    end: int
-
-
-def _month_number(text: str) -> int:
-    word = text.lower().rstrip(".")
-    full = _MONTH_ABBREVIATIONS.get(word[:4] if word.startswith("sept") else word[:3], word)
-    return MONTHS.index(full) + 1
-
-
-_MONTH_STARTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-
-
-def _names_a_month(text: str) -> bool:
-    """False when ``text`` has no match of :data:`_MONTH_BEFORE_DIGIT`: an ASCII text without
-    the first three letters of a month's name in any case (lower case is what that pattern's
-    case-insensitive matching reads in ASCII; other texts are searched). Most messages name
-    no month, and this costs a fifth of the search."""
-    if not text.isascii():
-        return True
-    lowered = text.lower()
-    for start in _MONTH_STARTS:  # noqa: SIM110 (a loop: any() of a generator costs twice)
-        if start in lowered:
-            return True
-    return False
-
-
-def scan_values(text: str) -> list[FoundValue]:
-    """Every date and number of ``text`` in order; a number inside a date is not repeated.
-
-    A number that also names a period ("2026") is found here too; the request reader drops
-    it when the task's vocabulary reads it as a context.
-    """
-    found: list[FoundValue] = []
-    taken: list[tuple[int, int]] = []
-    if not _DIGIT.search(text):
-        return found  # every date and number has a digit
-    month_named = _names_a_month(text) and _MONTH_BEFORE_DIGIT.search(text) is not None
-    for separator, screen, pattern in zip(
-        _DATE_SEPARATORS, _DATE_SCREENS, _DATE_PATTERNS, strict=True
-    ):
-        if not (month_named if separator is None else separator in text):
-            continue
-        if screen is not None and not screen.search(text):
-            continue
-        for m in pattern.finditer(text):
-            try:
-                month = int(m["m"]) if "m" in m.groupdict() and m["m"] else _month_number(m["mn"])
-                day = _dt.date(int(m["y"]), month, int(m["d"]))
-            except (ValueError, IndexError):
-                continue
-            if any(s < m.end() and m.start() < e for s, e in taken):
-                continue
-            taken.append((m.start(), m.end()))
-            found.append(FoundValue(day, m.start(), m.end()))
-    for m in _MONTH_END.finditer(text) if month_named and _SPACED_OF.search(text) else ():
-        month, year = _month_number(m["mn"]), int(m["y"])
-        last = calendar.monthrange(year, month)[1]
-        which = {"end": last, "middle": 15}.get(m["edge"].lower(), 1)
-        taken.append((m.start(), m.end()))
-        found.append(FoundValue(_dt.date(year, month, which), m.start(), m.end()))
-    for m in _NUMBER.finditer(text):
-        start, end = m.span()
-        if taken and any(s < end and start < e for s, e in taken):
-            continue
-        before = text[max(0, start - 5) : start].lower()
-        if before.endswith(("fy", "q", "h")) or _YEAR_AND_DASH.search(before):
-            continue  # FY26, Q3, H1, the "27" of "2026-27": periods
-        sign, number, scale = m.group("sign", "num", "scale")
-        digits = number.replace(",", "")
-        # a whole number in ASCII digits makes the same fraction without parsing a string
-        whole = digits.isascii() and digits.isdigit()
-        value = _whole_number(digits) if whole else Fraction(digits)
-        if scale:
-            value *= _SCALES.get(scale.lower(), 1)
-        found.append(made_frozen(FoundValue, {"value": -value if sign else value,
-                                              "start": start, "end": end}))  # fmt: skip
-    if taken:  # dates and numbers (the numbers alone are found in order)
-        found.sort(key=_value_start)
-    return found
-
-
-def _value_start(value: FoundValue) -> int:
-    return value.start
-
-
-_WHOLE_NUMBERS: dict[str, Fraction] = {}
-"""digits -> their fraction (a fraction is immutable: one is shared; messages and their
-groups quote the same years and figures)"""
-
-
-def _whole_number(digits: str) -> Fraction:
-    found = _WHOLE_NUMBERS.get(digits)
-    if found is None:
-        found = remember(_WHOLE_NUMBERS, digits, Fraction(int(digits)), 4096)
-    return found
-
-
 # -- tokens ------------------------------------------------------------------------------------
 _RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*|\?|[!;\n]|\.(?!\d)|:|\s[-–—]\s|[–—]")
 _SPLIT_ALNUM = re.compile(r"[a-z]+|\d+")
@@ -268,18 +97,101 @@ def _pieces(raw: str) -> list[str]:
 def tokenize(text: str) -> list[Token]:
     """The canonical tokens of ``text`` (sentence marks are kept only as sentence numbers)."""
     tokens: list[Token] = []
+    periods: list[int] = []  # the tokens a period's rewrite may start with
+    if text.isascii() and text.isprintable():  # (most messages)
+        _tokens_by_spaces(text, tokens, periods)
+    else:
+        _read_raw_tokens(text, 0, len(text), tokens, periods, 0, 0, False)
+    return _canonical_periods(tokens, periods) if periods else tokens
+
+
+def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> None:
+    """:func:`_read_raw_tokens` of a whole text of printable ASCII, read between its spaces.
+    Such a text's only space is " ", so the pieces of ``text.split(" ")`` and their lengths
+    give every word's place: a piece of letters or digits alone is one raw word (most are);
+    one with leading "(" and trailing ")", "," and sentence or clause marks is that word and
+    its marks; "-" alone is a clause mark between spaces; any other piece goes through
+    :data:`_RAW_TOKEN` alone (a match of it spans a space only in " - "). A match of that
+    pattern costs about 1,800 instructions (a search, its match object, ``m[0]``,
+    ``m.span()``), a piece of the split about 100. With the period rewrites' first words
+    noted as the tokens are made (no second pass over them), tokenize: 131.1 to 83.5 million
+    instructions for the 601 messages of the first 80 groups of a built benchmark;
+    tests/test_words_fast.py checks the tokens against the pattern's reading."""
+    append = tokens.append
+    new_tuple = _new_tuple
+    plain = _PLAIN
     sentence = 0
     first = 0  # the first token of the sentence read so far
     clause = False
+    start = 0
+    for chunk in text.split(" "):
+        end = start + len(chunk)
+        known = plain.get(chunk)  # most words: one piece, itself in lower case
+        if known is None and (chunk.isalpha() or chunk.isdigit()):
+            known = _plain(chunk)
+        if known is not None:
+            word, word_stem, capitalised, period = known
+            if period:
+                periods.append(len(tokens))
+            token = (word, word_stem, start, end, capitalised, sentence, False, clause)
+            append(new_tuple(Token, token))
+            clause = False
+        elif chunk == "-":  # " - ", a clause mark (none at the text's ends, where it does
+            clause = len(tokens) > first  # nothing; "a - - b": the second a no-op)
+        elif chunk:
+            core = chunk.lstrip("(")
+            raw = core.rstrip("),.:;?!")
+            known = plain.get(raw)
+            if known is None and (raw.isalpha() or raw.isdigit()):
+                known = _plain(raw)
+            if known is None:
+                sentence, first, clause = _read_raw_tokens(
+                    text, start, end, tokens, periods, sentence, first, clause
+                )
+            else:
+                at = end - len(core)
+                word, word_stem, capitalised, period = known
+                if period:
+                    periods.append(len(tokens))
+                token = (word, word_stem, at, at + len(raw), capitalised, sentence, False, clause)
+                append(new_tuple(Token, token))
+                clause = False
+                for mark in core[len(raw) :]:  # (")" and "," make no token)
+                    if mark == ":":
+                        clause = True  # (the sentence has a token: the word before)
+                    elif mark in _SENTENCE_ENDS:  # (a "." before a space or the end)
+                        if mark == "?":
+                            _ask(tokens, first)
+                        sentence += 1
+                        first = len(tokens)
+                        clause = False
+        start = end + 1
+
+
+def _read_raw_tokens(
+    text: str,
+    pos: int,
+    endpos: int,
+    tokens: list[Token],
+    periods: list[int],
+    sentence: int,
+    first: int,
+    clause: bool,
+) -> tuple[int, int, bool]:
+    """The tokens of the raw tokens (:data:`_RAW_TOKEN`) of ``text[pos:endpos]`` added to
+    ``tokens`` (and to ``periods`` the indexes of those :func:`_starts_period`), read from the
+    sentence number, the sentence's first token and the clause flag given; those after."""
     new_tuple = _new_tuple
     plain = _PLAIN
-    for m in _RAW_TOKEN.finditer(text):
+    for m in _RAW_TOKEN.finditer(text, pos, endpos):
         raw = m[0]
         known = plain.get(raw)  # most words: one piece, itself in lower case
         if known is None and (raw.isalpha() or raw.isdigit()):
             known = _plain(raw)
         if known is not None:
-            word, word_stem, capitalised = known
+            word, word_stem, capitalised, period = known
+            if period:
+                periods.append(len(tokens))
             start, end = m.span()
             token = (word, word_stem, start, end, capitalised, sentence, False, clause)
             tokens.append(new_tuple(Token, token))
@@ -298,10 +210,12 @@ def tokenize(text: str) -> list[Token]:
         start, end = m.span()
         capitalised = raw[0].isupper()
         for piece in _pieces(raw):
+            if _starts_period(piece):
+                periods.append(len(tokens))
             token = (piece, stem(piece), start, end, capitalised, sentence, False, clause)
             tokens.append(new_tuple(Token, token))
             clause = False
-    return _canonical_periods(tokens)
+    return sentence, first, clause
 
 
 _SENTENCE_ENDS = frozenset(["?", ".", "!", ";", "\n"])
@@ -309,15 +223,17 @@ _CLAUSE_MARKS = frozenset([":", "-", "–", "—"])
 _new_tuple = tuple.__new__  # a Token made without its Python-level __new__ (a third the time)
 
 
-_PLAIN: dict[str, tuple[str, str, bool]] = {}
-"""a word written in letters or in digits alone -> its token's word, stem and whether it is
-capitalised (a message's words are mostly words read before: one look-up, not four calls)"""
+_PLAIN: dict[str, tuple[str, str, bool, bool]] = {}
+"""a word written in letters or in digits alone -> its token's word, stem, whether it is
+capitalised and whether a period's rewrite may start with it (:func:`_starts_period`; a
+message's words are mostly words read before: one look-up, not five calls)"""
 PLAIN_WORDS_KEPT = 65536
 
 
-def _plain(raw: str) -> tuple[str, str, bool]:
+def _plain(raw: str) -> tuple[str, str, bool, bool]:
     word = raw.lower()
-    return remember(_PLAIN, raw, (word, stem(word), raw[0].isupper()), PLAIN_WORDS_KEPT)
+    entry = (word, stem(word), raw[0].isupper(), _starts_period(word))
+    return remember(_PLAIN, raw, entry, PLAIN_WORDS_KEPT)
 
 
 def _ask(tokens: list[Token], first: int) -> None:
@@ -344,18 +260,23 @@ _PERIOD_WORDS = frozenset(
 )
 
 
-def _canonical_periods(tokens: list[Token]) -> list[Token]:
+def _starts_period(word: str) -> bool:
+    """Whether a rewrite of :func:`_canonical_periods` may start with ``word`` (two digits,
+    as ``_TWO_DIGITS`` reads them: a token's are ASCII)."""
+    return word in _PERIOD_WORDS or (len(word) == 2 and word.isdecimal())
+
+
+def _canonical_periods(tokens: list[Token], periods: list[int] | None = None) -> list[Token]:
     """Rewrite the ways of writing a period into one form (the same for labels and messages).
 
     "FY26" / "FY 2026" -> "fy 2026"; "2026-27" -> "2026 2027"; "Mar 2026" -> "march 2026";
     "3rd quarter" / "quarter 3" -> "q3"; "first half" -> "h1"; "rev C" -> "revision c";
-    "v2" -> "version 2".
+    "v2" -> "version 2". ``periods``: the indexes of the tokens that :func:`_starts_period`,
+    in order (found here when not given); the tokens between are kept as they are.
     """
-    for token in tokens:  # (most messages write no period: nothing to rewrite)
-        word = token[0]
-        if word in _PERIOD_WORDS or (len(word) == 2 and word.isdecimal()):
-            break
-    else:
+    if periods is None:
+        periods = [i for i, token in enumerate(tokens) if _starts_period(token[0])]
+    if not periods:  # (most messages write no period: nothing to rewrite)
         return tokens
     out: list[Token] = []
     i = 0
@@ -374,21 +295,19 @@ def _canonical_periods(tokens: list[Token]) -> list[Token]:
             )
         )
 
-    while i < len(tokens):
+    for at in periods:
+        if at < i:
+            continue  # (read with the token before it: "fy 26")
+        out += tokens[i:at]  # none of the rewrites below starts with them
+        i = at
         t = tokens[i]
-        word = t.word  # (two digits, as ``_TWO_DIGITS`` reads them: a token's are ASCII)
-        if word not in _PERIOD_WORDS and not (len(word) == 2 and word.isdecimal()):
-            out.append(t)  # most words: none of the rewrites below starts with them
-            i += 1
-            continue
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
         prev = out[-1].word if out else ""
         if t.word == "fy" and nxt is not None and _TWO_DIGITS.fullmatch(nxt.word):
             put(t, "fy")
             put(nxt, "20" + nxt.word)
             i += 2
-            continue
-        if (
+        elif (
             _TWO_DIGITS.fullmatch(t.word)
             and _year(prev)
             and int(t.word) == (int(prev) + 1) % 100
@@ -396,41 +315,36 @@ def _canonical_periods(tokens: list[Token]) -> list[Token]:
         ):
             put(t, str(int(prev) + 1))  # "2026-27": a financial year, the second year written
             i += 1
-            continue
-        if (
+        elif (
             t.word in ("q", "h")
             and nxt is not None
             and nxt.word in (("1", "2", "3", "4") if t.word == "q" else ("1", "2"))
         ):
             put(t, t.word + nxt.word)
             i += 2
-            continue
-        if t.word in _ORDINALS and nxt is not None and nxt.word in ("quarter", "half"):
+        elif t.word in _ORDINALS and nxt is not None and nxt.word in ("quarter", "half"):
             put(t, ("q" if nxt.word == "quarter" else "h") + _ORDINALS[t.word])
             i += 2
-            continue
-        if t.word == "quarter" and nxt is not None and nxt.word in ("1", "2", "3", "4"):
+        elif t.word == "quarter" and nxt is not None and nxt.word in ("1", "2", "3", "4"):
             put(t, "q" + nxt.word)
             i += 2
-            continue
-        if t.word == "rev":
+        elif t.word == "rev":
             put(t, "revision")
             i += 1
-            continue
-        if t.word == "v" and nxt is not None and nxt.word.isdigit():
+        elif t.word == "v" and nxt is not None and nxt.word.isdigit():
             put(t, "version")
             i += 1
-            continue
-        if t.word in _MONTH_ABBREVIATIONS and t.word not in MONTHS:
+        elif t.word in _MONTH_ABBREVIATIONS and t.word not in MONTHS:
             near = [w.word for w in (tokens[i - 1] if i else None, nxt) if w is not None]
             if t.word not in _AMBIGUOUS_MONTHS or t.capitalised or any(w.isdigit() for w in near):
                 put(t, _MONTH_ABBREVIATIONS[t.word])
             else:
                 out.append(t)  # "mar", "dec": words unless written as a month
             i += 1
-            continue
-        out.append(t)
-        i += 1
+        else:
+            out.append(t)
+            i += 1
+    out += tokens[i:]
     return out
 
 

@@ -1,0 +1,289 @@
+"""The dates and numbers written in a message, found on its raw text (:func:`scan_values`),
+before its words are read (:mod:`._words`): the year of "1 August 2026" is part of a date, not
+a period.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .._memo import remember
+from .._trusted import made_frozen
+
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH_ABBREVIATIONS = {m[:3]: m for m in MONTHS} | {"sept": "september"}
+_MONTH_WORD = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DATE_PATTERNS = (
+    re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"),
+    re.compile(
+        r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+(?P<mn>"
+        + _MONTH_WORD
+        + r"),?\s+(?P<y>\d{4})\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?P<mn>" + _MONTH_WORD + r")\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\b(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})\b"),
+)
+_DATE_SEPARATORS = ("-", None, None, "/")
+"""a character each date pattern's matches have (None: a month's name followed by a digit,
+:data:`_MONTH_BEFORE_DIGIT`)"""
+_MONTH_BEFORE_DIGIT = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+\d", re.IGNORECASE
+)
+"""what every match of the date patterns that name the month has (and of ``_MONTH_END``): a
+month's name, then a digit after spaces and an optional comma. Most messages name no month
+before a number, and this search costs a fifth of trying those patterns."""
+_DAY_BEFORE_YEAR = re.compile(r"\d\w{0,2},?\s+\d{4}")
+"""what every match of the date pattern with the month first has ("May 3rd, 2026": a digit,
+its suffix, a comma, spaces and four digits): messages that name a month before a number
+mostly name a month and a year ("April 2026"), and this search costs a third of that
+pattern's"""
+_SPACED_OF = re.compile(r"\sof\s", re.IGNORECASE)
+"""what every match of ``_MONTH_END`` has ("end of March 2026")"""
+_DATE_SCREENS = (None, None, _DAY_BEFORE_YEAR, None)
+"""a search each date pattern's matches have a match of, besides :data:`_DATE_SEPARATORS`"""
+_DIGIT = re.compile(r"\d")
+_YEAR_AND_DASH = re.compile(r"\d{4}[-/]$")
+_NUMBER = re.compile(
+    # (the lookahead first: a number starts with a sign or a digit, and a pattern that starts
+    # with a lookbehind is tried in full at every position of the text)
+    r"(?=[-\d])(?<![\w.])(?P<sign>-)?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?:\s?(?P<scale>k|m|thousand|million|bn|billion)\b)?(?![\w])",
+    re.IGNORECASE,
+)
+_SCALES = {"k": 1000, "thousand": 1000, "m": 10**6, "million": 10**6, "bn": 10**9, "billion": 10**9}
+_MONTH_END = re.compile(
+    r"\b(?P<edge>end|start|beginning|middle)\s+of\s+(?P<mn>" + _MONTH_WORD + r")\s+(?P<y>\d{4})\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class FoundValue:
+    """A date or a number written in the message, with its character span."""
+
+    value: Fraction | _dt.date
+    start: int
+    end: int
+
+
+def _month_number(text: str) -> int:
+    word = text.lower().rstrip(".")
+    full = _MONTH_ABBREVIATIONS.get(word[:4] if word.startswith("sept") else word[:3], word)
+    return MONTHS.index(full) + 1
+
+
+_MONTH_STARTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+# Every match of the patterns above starts with a character they name first: a digit or a
+# sign (the numbers, three of the date patterns), a month's name (the fourth) or an edge
+# ("end of"). But a pattern that starts with a look-around, a word boundary or a choice of
+# repeats gets no first characters from Python's engine, which then tries a whole match at
+# every position of the text. So each pattern is started where its first character can be:
+# a number only at the places :data:`_NUMBER_START` finds (its characters first: the engine
+# skips to them), a date from the text's first digit or its first month's name before a
+# digit (a pattern's look-behinds and word boundaries see the text before the position a
+# search starts from). A text of ASCII (most messages) is searched with patterns written to
+# start with their first characters: its digits, and in lower case its months and "of"s.
+# scan_values: 103.3 to 51.1 million instructions for the 601 messages of the first 80
+# groups of a built benchmark; tests/test_words_fast.py checks the values against the
+# patterns tried on the whole text.
+_DATE_STARTS = ("digit", "digit", "month", "digit")
+"""where each date pattern's matches start: a digit, or a month's name before a digit"""
+_FIRST_DIGIT_ASCII = re.compile(r"[0-9]")
+"""the first digit of a text of ASCII (a digit of any script is a Unicode category: a call a
+character)"""
+_MONTH_BEFORE_DIGIT_LOWER = re.compile(
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?<!\w...)[a-z]*\.?,?\s+\d"
+)
+""":data:`_MONTH_BEFORE_DIGIT` in a text of ASCII in lower case (the same matches: the word
+boundary is a look-behind after the month's letters, so that the letters come first)"""
+_MONTH_END_LOWER = re.compile(
+    r"(?P<edge>e(?<!\w.)nd|s(?<!\w.)tart|b(?<!\w.)eginning|m(?<!\w.)iddle)\s+of\s+(?P<mn>"
+    + _MONTH_WORD
+    + r")\s+(?P<y>\d{4})\b"
+)
+""":data:`_MONTH_END` in a text of ASCII in lower case"""
+_OF_MONTH_LOWER = re.compile(
+    r"of\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d"
+)
+"""what every match of :data:`_MONTH_END_LOWER` has ("of March 2026"): a search for "of"
+first, where that pattern's first letters are common"""
+_DATE_PATTERNS_ASCII = (
+    re.compile(r"(?P<y>[0-9](?<!\w[0-9])[0-9]{3})-(?P<m>[0-9]{1,2})-(?P<d>[0-9]{1,2})\b"),
+    re.compile(
+        r"(?P<d>[0-9](?<!\w[0-9])[0-9]?)(?:st|nd|rd|th)?(?:\s+of)?\s+(?P<mn>"
+        + _MONTH_WORD
+        + r"),?\s+(?P<y>[0-9]{4})\b",
+        re.IGNORECASE,
+    ),
+    _DATE_PATTERNS[2],
+    re.compile(r"(?P<d>[0-9](?<!\w[0-9])[0-9]?)/(?P<m>[0-9]{1,2})/(?P<y>[0-9]{4})\b"),
+)
+""":data:`_DATE_PATTERNS` for a text of ASCII, those that start with a digit written to start
+with it (the word boundary before it a look-behind after it; a digit of ASCII is one of
+``[0-9]``): the engine skips to the digits"""
+_NUMBER_START = re.compile(r"[-\d](?<![\w.][-\d])")
+"""every place a match of :data:`_NUMBER` can start (its look-ahead and look-behind)"""
+_NUMBER_START_ASCII = re.compile(r"[-0-9](?<![\w.][-0-9])")
+
+
+def _names_a_month(text: str) -> bool:
+    """False when ``text`` has no match of :data:`_MONTH_BEFORE_DIGIT`: an ASCII text without
+    the first three letters of a month's name in any case (lower case is what that pattern's
+    case-insensitive matching reads in ASCII; other texts are searched). Most messages name
+    no month, and this costs a fifth of the search."""
+    if not text.isascii():
+        return True
+    return _names_a_month_lowered(text.lower())
+
+
+def _names_a_month_lowered(lowered: str) -> bool:
+    for start in _MONTH_STARTS:  # noqa: SIM110 (a loop: any() of a generator costs twice)
+        if start in lowered:
+            return True
+    return False
+
+
+def scan_values(text: str) -> list[FoundValue]:
+    """Every date and number of ``text`` in order; a number inside a date is not repeated.
+
+    A number that also names a period ("2026") is found here too; the request reader drops
+    it when the task's vocabulary reads it as a context.
+    """
+    found: list[FoundValue] = []
+    taken: list[tuple[int, int]] = []
+    digit: re.Match[str] | None
+    if text.isascii():
+        digit = _FIRST_DIGIT_ASCII.search(text)
+        if digit is None:
+            return found  # every date and number has a digit
+        month_text = text.lower()
+        # (a screen only: every match of the patterns that name a month has a match of
+        # _MONTH_BEFORE_DIGIT, and those starting with a digit are cheap to try)
+        month_named = _names_a_month_lowered(month_text)
+        month_before_digit = _MONTH_BEFORE_DIGIT_LOWER
+        month_end = _MONTH_END_LOWER if _OF_MONTH_LOWER.search(month_text) else None
+        number_start = _NUMBER_START_ASCII
+        date_patterns = _DATE_PATTERNS_ASCII
+    else:
+        digit = _DIGIT.search(text)
+        if digit is None:
+            return found
+        month_text = text
+        month_named = _MONTH_BEFORE_DIGIT.search(text) is not None
+        month_before_digit = _MONTH_BEFORE_DIGIT
+        month_end = _MONTH_END if _SPACED_OF.search(text) else None
+        number_start = _NUMBER_START
+        date_patterns = _DATE_PATTERNS
+    digit_at = digit.start()
+    for separator, screen, pattern, starts in zip(
+        _DATE_SEPARATORS, _DATE_SCREENS, date_patterns, _DATE_STARTS, strict=True
+    ):
+        if not (month_named if separator is None else separator in text):
+            continue
+        if screen is not None and not screen.search(text, digit_at):
+            continue
+        begin = digit_at
+        if starts == "month":  # from the first month's name before a digit
+            month_found = month_before_digit.search(month_text)
+            if month_found is None:
+                continue
+            begin = month_found.start()
+        for m in pattern.finditer(text, begin):
+            day = _date_value(m)
+            if day is None or any(s < m.end() and m.start() < e for s, e in taken):
+                continue
+            taken.append((m.start(), m.end()))
+            found.append(FoundValue(day, m.start(), m.end()))
+    for m in month_end.finditer(month_text) if month_named and month_end is not None else ():
+        taken.append((m.start(), m.end()))
+        found.append(FoundValue(_month_end_value(m), m.start(), m.end()))
+    after = 0  # (where the last number ended: the next starts there or later)
+    number = _NUMBER.match
+    for place in number_start.finditer(text, max(digit_at - 1, 0)):
+        start = place.start()
+        written = number(text, start) if start >= after else None
+        if written is None:
+            continue
+        end = after = written.end()
+        if taken and any(s < end and start < e for s, e in taken):
+            continue
+        value = _number_value(text, written)
+        if value is not None:
+            found.append(made_frozen(FoundValue, {"value": value, "start": start, "end": end}))
+    if taken:  # dates and numbers (the numbers alone are found in order)
+        found.sort(key=_value_start)
+    return found
+
+
+def _date_value(m: re.Match[str]) -> _dt.date | None:
+    """The day a match of a date pattern writes (None: no such day)."""
+    try:
+        month = int(m["m"]) if "m" in m.groupdict() and m["m"] else _month_number(m["mn"])
+        return _dt.date(int(m["y"]), month, int(m["d"]))
+    except (ValueError, IndexError):
+        return None
+
+
+def _month_end_value(m: re.Match[str]) -> _dt.date:
+    """The day a match of :data:`_MONTH_END` names: its month's last, 15th or first."""
+    month, year = _month_number(m["mn"]), int(m["y"])
+    last = calendar.monthrange(year, month)[1]
+    return _dt.date(year, month, {"end": last, "middle": 15}.get(m["edge"].lower(), 1))
+
+
+def _number_value(text: str, m: re.Match[str]) -> Fraction | None:
+    """The number a match of :data:`_NUMBER` in ``text`` writes (None: a period's)."""
+    start = m.start()
+    before = text[max(0, start - 5) : start].lower()
+    if before.endswith(("fy", "q", "h")) or _YEAR_AND_DASH.search(before):
+        return None  # FY26, Q3, H1, the "27" of "2026-27": periods
+    sign, number, scale = m.group("sign", "num", "scale")
+    digits = number.replace(",", "")
+    # a whole number in ASCII digits makes the same fraction without parsing a string
+    whole = digits.isascii() and digits.isdigit()
+    value = _whole_number(digits) if whole else Fraction(digits)
+    if scale:
+        value *= _SCALES.get(scale.lower(), 1)
+    return -value if sign else value
+
+
+def _value_start(value: FoundValue) -> int:
+    return value.start
+
+
+_WHOLE_NUMBERS: dict[str, Fraction] = {}
+"""digits -> their fraction (a fraction is immutable: one is shared; messages and their
+groups quote the same years and figures)"""
+
+
+def _whole_number(digits: str) -> Fraction:
+    found = _WHOLE_NUMBERS.get(digits)
+    if found is None:
+        found = remember(_WHOLE_NUMBERS, digits, Fraction(int(digits)), 4096)
+    return found
