@@ -152,17 +152,11 @@ _NUMBER_START = re.compile(r"[-\d](?<![\w.][-\d])")
 _NUMBER_START_ASCII = re.compile(r"[-0-9](?<![\w.][-0-9])")
 
 
-def _names_a_month(text: str) -> bool:
-    """False when ``text`` has no match of :data:`_MONTH_BEFORE_DIGIT`: an ASCII text without
-    the first three letters of a month's name in any case (lower case is what that pattern's
-    case-insensitive matching reads in ASCII; other texts are searched). Most messages name
-    no month, and this costs a fifth of the search."""
-    if not text.isascii():
-        return True
-    return _names_a_month_lowered(text.lower())
-
-
 def _names_a_month_lowered(lowered: str) -> bool:
+    """False when a text of ASCII, ``lowered`` in lower case, has no match of
+    :data:`_MONTH_BEFORE_DIGIT`: no first three letters of a month's name (lower case is what
+    that pattern's case-insensitive matching reads in ASCII). Most messages name no month,
+    and this costs a fifth of the search."""
     for start in _MONTH_STARTS:  # noqa: SIM110 (a loop: any() of a generator costs twice)
         if start in lowered:
             return True
