@@ -2,7 +2,8 @@
 
 ``TypedFact.value_of`` computes ``code x step`` in integers and ``_compare`` compares two
 numbers before its type checks; both run for every record a build, a verification or a
-scoring evaluates. Here each is compared with the definition it replaced.
+scoring evaluates. ``TypedRule.rounded`` rounds in integers (:func:`rounded_in_integers`).
+Here each is compared with the definition it replaced.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uncobench_z3.spec._typed import TypedFact, _compare
+from uncobench_z3.spec import ROUNDING_MODES, TypedRule, round_fraction
+from uncobench_z3.spec._typed import TypedFact, _compare, rounded_in_integers
 from uncobench_z3.spec._values import day_number
 
 
@@ -89,3 +91,27 @@ def test_a_comparison_is_the_plain_definition(value: object, op: str, threshold:
     assert _outcome(_compare, value, op, threshold) == _outcome(
         _plain_compare, value, op, threshold
     )
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    value=st.fractions(min_value=-(10**9), max_value=10**9, max_denominator=10**4)
+    | st.builds(Fraction, st.integers(-(10**6), 10**6), st.sampled_from([1, 2, 4, 8, 20, 200])),
+    digits=st.integers(-4, 6),
+    mode=st.sampled_from(ROUNDING_MODES),
+)
+def test_rounding_in_integers_is_round_fraction(value: Fraction, digits: int, mode: str) -> None:
+    """The same Fraction as the general rounding, ties included (the second strategy makes
+    halves of the grid often), for every mode and both signs."""
+    found = rounded_in_integers(value, digits, mode)  # type: ignore[arg-type]
+    assert type(found) is Fraction
+    assert found == round_fraction(value, digits, mode)  # type: ignore[arg-type]
+
+
+def test_a_rule_rounds_as_round_fraction() -> None:
+    """``TypedRule.rounded`` (remembered, in integers) against the definition, on exact ties
+    of every mode at both signs."""
+    for mode in ROUNDING_MODES:
+        rule = TypedRule("sum", ("a",), "x", "u", 1, mode)
+        for value in (Fraction(25, 100), Fraction(-25, 100), Fraction(35, 100), Fraction(-7, 3)):
+            assert rule.rounded([value]) == round_fraction(value, 1, mode)
