@@ -40,7 +40,7 @@ from uncobench_z3.construct._text import (
     find_numbers,
     strip_dates,
 )
-from uncobench_z3.construct._value_finder import ValueFinder
+from uncobench_z3.construct._value_finder import ValueFinder, value_finder
 from uncobench_z3.settings import StatedValue
 from uncobench_z3.spec import TypedTask, Value, check_structure, load_spec, to_json_scalar
 
@@ -175,6 +175,24 @@ def test_a_keys_values_are_the_plain_definitions(pieces: list[str], gaps: list[s
     for entry in ENTRIES:
         found = _outcome(ValueFinder(entry.type, entry.unit, entry.members).values, text)
         assert found == _outcome(plain_typed_values, entry, text), (entry, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, max_size=12), st.lists(st.sampled_from([" ", "", ", ", "; "]), min_size=12))
+def test_a_shared_finder_remembers_the_plain_definitions(
+    pieces: list[str], gaps: list[str]
+) -> None:
+    """:func:`value_finder`: one finder for every key of one type, unit and members (the
+    catalogs of different tasks share it), whose values of a text, read first or again after
+    other keys' texts, are the plain definition's."""
+    text = "".join(piece + gap for piece, gap in zip(pieces, gaps, strict=False))
+    for _ in range(2):
+        for entry in ENTRIES:
+            finder = value_finder(entry.type, entry.unit, tuple(entry.members))
+            catalog = Catalog(["A"], {"r": "R"}, {entry.key: entry})
+            assert catalog._finder(entry) is finder
+            found = _outcome(finder.values, text)
+            assert found == _outcome(plain_typed_values, entry, text), (entry, text)
 
 
 @settings(max_examples=500, deadline=None)

@@ -21,6 +21,7 @@ import pytest
 
 from tests.stated_helpers import imprecise_stated
 from uncobench_z3.construct import load_groups
+from uncobench_z3.construct._reader import ReadError, parse_statement
 from uncobench_z3.construct._render import choose_style, statement_text
 from uncobench_z3.evaluation import (
     NAIVE_QUESTION,
@@ -253,3 +254,117 @@ async def test_an_agent_handed_another_conversation_reads_it_anew(name: str) -> 
                     assert await agent.act(prefix) == _plain_act(fresh, prefix)[0]
                     compared += 1
     assert compared > 50
+
+
+def test_a_readings_lines_are_read_as_parse_statement_reads_them() -> None:
+    """:meth:`_Knowledge.text`: each reply text's record lines, a line repeated in another
+    text read once for both (:meth:`_Knowledge.line`), are what :func:`parse_statement`
+    reads of each line, and each reads as its definition says (the context required of its
+    fact, in any case; its exact value only then; its face value and that value's token)."""
+    rng = random.Random("lines")
+    lines_read = repeated = 0
+    for group in GROUPS:
+        environment = Environment(group, "reliable")
+        read = parse_task(environment.conversation.briefing.task_text)
+        knows = _knowledge_of(read)
+        seen: set[str] = set()
+        for _ in range(6):
+            for turn in _conversation(environment, rng).turns:
+                for reply in turn.observation.replies:
+                    statements, lines = knows.text(reply.text)
+                    expected = []
+                    for raw in (reply.text or "").splitlines():
+                        try:
+                            expected.append(parse_statement(raw, read.catalog))
+                        except ReadError:
+                            continue
+                        repeated += raw in seen
+                        seen.add(raw)
+                    assert list(statements) == expected
+                    for statement, line in zip(statements, lines, strict=True):
+                        required = read.required_context.get(statement.fact, "")
+                        in_context = statement.context.lower() == required.lower()
+                        face = face_value(statement)
+                        assert line.statement == statement
+                        assert line.slot == (statement.candidate, statement.fact)
+                        assert line.in_context == in_context
+                        assert line.exact == (statement.value if in_context else None)
+                        assert line.face == face
+                        assert line.token == (None if face is None else knows.token(face))
+                        lines_read += 1
+    assert lines_read > 500 and repeated > 100
+
+
+def test_remembered_verdicts_are_the_plain_eligibility() -> None:
+    """:meth:`_Knowledge.eligible`: each candidate's verdict remembered by the tokens of the
+    records its conditions read is :func:`_eligible`'s, over many sets of values of one task
+    that share most records (true values, others' values, a domain's ends; some unknown)."""
+    rng = random.Random("eligible")
+    compared = differ = 0
+    for group in GROUPS:
+        environment = Environment(group, "reliable")
+        task = environment.task
+        read = parse_task(environment.conversation.briefing.task_text)
+        knows = _knowledge_of(read)
+        names = {c: task.candidate_name(c) for c in task.candidates}
+        pools: dict[tuple[str, str], list[Value]] = {}
+        for (candidate, key), value in task.values.items():
+            fact = task.facts[key]
+            pool = [value, *(task.values[(c, key)] for c in task.candidates)]
+            if fact.type != "bool":
+                low, high = fact.code_range()
+                pool += [fact.value_of(low), fact.value_of(high)]
+            pools[(names[candidate], key)] = pool
+        first = None
+        for _ in range(60):
+            values = {
+                slot: rng.choice(pool[:1] * 4 + pool)
+                for slot, pool in pools.items()
+                if rng.random() < 0.9
+            }
+            tokens = {slot: knows.token(value) for slot, value in values.items()}
+            eligible = knows.eligible(values, tokens)
+            assert eligible == _eligible(read, values), values
+            first = eligible if first is None else first
+            differ += eligible != first
+            compared += 1
+    assert compared > 100 and differ > 10
+
+
+@pytest.mark.parametrize("name", ["builtin/careful", "builtin/midpoint"])
+def test_remembered_follow_up_requests_are_the_plain_questions(name: str) -> None:
+    """:meth:`CarefulAgent.follow_ups`, each colleague's request remembered by its problems
+    and shared by questions whose other colleagues' problems differ: each question is made
+    of :meth:`CarefulAgent.follow_up` of each colleague's problems, in their order."""
+    rng = random.Random(f"asks:{name}")
+    compared = 0
+    for group in GROUPS:
+        environment = Environment(group, "reliable")
+        read = parse_task(environment.conversation.briefing.task_text)
+        agent = make_agent(name, 0)
+        assert isinstance(agent, CarefulAgent)
+        slots = [(n, k) for keys in agent.needed(read).values() for k in keys for n in
+                 read.catalog.candidates]  # fmt: skip
+        for _ in range(40):
+            problems = []
+            for candidate, key in slots:
+                kind = rng.choice(["missing", "context", "imprecise", None, None])
+                if kind is not None:
+                    given = (
+                        rng.choice(["the previous year", "draft"]) if kind == "context" else None
+                    )
+                    problems.append(_Problem(kind, candidate, key, given))
+            if not problems:
+                continue
+            by_role: dict[str, list[_Problem]] = {}
+            for problem in problems:
+                by_role.setdefault(read.catalog.keys[problem.fact].owner, []).append(problem)
+            plain = AskAction(
+                requests=tuple(
+                    RoleRequest(role=role, question=agent.follow_up(read, of_role))
+                    for role, of_role in by_role.items()
+                )
+            )
+            assert agent.follow_ups(read, problems) == plain
+            compared += 1
+    assert compared > 100

@@ -33,7 +33,7 @@ from ._render import (
     SECTION_RULE,
 )
 from ._text import CONDITION_VERBS, PLURAL_CONDITION_VERBS, find_unsure_boolean
-from ._value_finder import ValueFinder
+from ._value_finder import ValueFinder, value_finder
 
 
 class ReadError(ValueError):
@@ -85,7 +85,7 @@ class Catalog:
         """the finder of the values of ``entry``'s type in a text (made once a key)"""
         found = self._value_finders.get(entry.key)
         if found is None:
-            found = self._value_finders[entry.key] = ValueFinder(
+            found = self._value_finders[entry.key] = value_finder(
                 entry.type, entry.unit, entry.members
             )
         return found

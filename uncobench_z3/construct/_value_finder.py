@@ -9,6 +9,11 @@ for each member of each line), the date patterns skipped in a text without four 
 row (every date has them), numbers found by a pattern that skips to where one can start, and
 a number made as an ``int`` (or from two ints) rather than parsed as a string by
 ``Fraction``. A key with an empty member is read by :func:`~._text.find_members` itself.
+
+One finder serves every key of one type, unit and members (:func:`value_finder`), and it
+remembers the values of each text it read: a record line's text, once its candidate, label
+and context are taken out (``": 80 points"``, ``", : yes"``), recurs across the candidates,
+settings and tasks that state one value of one kind of record.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import re
 from collections.abc import Iterator
 from fractions import Fraction
 
+from .._memo import remember
 from ..spec import FactType, Value
 from ._text import _NUMBER, find_booleans, find_dates, find_members, strip_dates
 
@@ -62,10 +68,16 @@ def _whole(digits: str) -> int | None:
     return None
 
 
+_FINDERS_KEPT = 1024
+"""finders :func:`value_finder` keeps (by type, unit and members)"""
+_TEXTS_KEPT = 2048
+"""texts whose values one finder remembers"""
+
+
 class ValueFinder:
     """Every value of one record key's type mentioned in a text, in order."""
 
-    __slots__ = ("_lowered", "members", "type", "unit")
+    __slots__ = ("_found", "_lowered", "members", "type", "unit")
 
     def __init__(self, fact_type: FactType, unit: str | None, members: tuple[str, ...]) -> None:
         self.type = fact_type
@@ -74,8 +86,17 @@ class ValueFinder:
         self.members = members
         ordered = sorted(members, key=len, reverse=True)  # (stable: ties keep their order)
         self._lowered = tuple((member, member.lower()) for member in ordered)
+        self._found: dict[str, list[Value]] = {}
 
     def values(self, text: str) -> list[Value]:
+        """The values ``text`` mentions (:meth:`_values`), remembered: the list is shared,
+        and its readers do not change it."""
+        found = self._found.get(text)
+        if found is None:
+            found = remember(self._found, text, self._values(text), _TEXTS_KEPT)
+        return found
+
+    def _values(self, text: str) -> list[Value]:
         kind = self.type
         if kind == "int" or kind == "decimal":
             if self.unit is not None:
@@ -107,3 +128,17 @@ class ValueFinder:
                     found.append((start, member))
                     taken[start:end] = b"\x01" * (end - start)
         return [member for _, member in sorted(found)]
+
+
+_finders: dict[tuple[FactType, str | None, tuple[str, ...]], ValueFinder] = {}
+
+
+def value_finder(fact_type: FactType, unit: str | None, members: tuple[str, ...]) -> ValueFinder:
+    """The finder of the values of a key of ``fact_type``, ``unit`` and ``members``, shared by
+    every catalog that has one (a finder is not changed once made, and what it gives depends
+    on these and the text alone)."""
+    key = (fact_type, unit, members)
+    found = _finders.get(key)
+    if found is None:
+        found = remember(_finders, key, ValueFinder(fact_type, unit, members), _FINDERS_KEPT)
+    return found

@@ -265,17 +265,26 @@ class CarefulAgent(_TextAgent):
         lines, believed, tokens = state.lines, state.believed, state.tokens
         unsettled = state.unsettled
         knows = _knowledge_of(read) if self._knows is None else self._knows
+        effects = knows.effects[takes_imprecise]
         for turn in turns[len(state.turns) :]:
             for reply in turn.observation.replies:
-                effect = knows.effect(reply.text, takes_imprecise)
+                text = reply.text
+                if text is None:  # (a silence: no line, nothing changes)
+                    continue
+                effect = effects.get(text)
+                if effect is None:
+                    effect = knows.effect(text, takes_imprecise)
                 lines.update(effect.lines)
                 believed.update(effect.believed)
                 tokens.update(effect.tokens)
-                for slot in effect.forgotten:
-                    believed.pop(slot, None)
-                    tokens.pop(slot, None)
-                unsettled -= effect.settled
-                unsettled |= effect.unsettled  # (also records it does not need: never listed)
+                if effect.forgotten:
+                    for slot in effect.forgotten:
+                        believed.pop(slot, None)
+                        tokens.pop(slot, None)
+                if effect.settled:
+                    unsettled -= effect.settled
+                if effect.unsettled:
+                    unsettled |= effect.unsettled  # (also records it does not need)
         state.turns = turns
         return state
 
@@ -383,10 +392,22 @@ class CarefulAgent(_TextAgent):
             for problem in problems:
                 by_role.setdefault(read.catalog.keys[problem.fact].owner, []).append(problem)
             requests = tuple(
-                _request(role=role, question=self.follow_up(read, of_role))
+                self._request_of(read, known, role, tuple(of_role))
                 for role, of_role in by_role.items()
             )
             found = remember(known.asks, key, _ask(requests=requests), _ASKS_KEPT)
+        return found
+
+    def _request_of(
+        self, read: ReadTask, known: _Known, role: str, problems: tuple[_Problem, ...]
+    ) -> RoleRequest:
+        """The request of :meth:`follow_up` to ``role`` about its ``problems``, remembered per
+        class and task reading by them: the settings of a group, and the rounds of an
+        episode, ask one colleague the same in questions that differ for the others."""
+        found = known.requests.get(problems)
+        if found is None:
+            request = _request(role=role, question=self.follow_up(read, list(problems)))
+            found = remember(known.requests, problems, request, _ASKS_KEPT)
         return found
 
     async def act(self, conversation: Conversation) -> Action:

@@ -24,7 +24,7 @@ from ..construct import ReadError, ReadTask, Statement, read_task_text
 from ..settings import range_midpoint
 from ..spec import Value, format_fraction
 from ..spec._values import INT_OR_FRACTION
-from ._protocol import AnswerAction, AskAction, Conversation
+from ._protocol import AnswerAction, AskAction, Conversation, RoleRequest
 
 _answer = trusted_maker(AnswerAction)
 _READINGS_KEPT = 256
@@ -35,6 +35,11 @@ dozen; a model colleague's are all new, and the bound keeps them from piling up)
 _DECISIONS_KEPT = 256
 """decisions one task reading remembers, by the values they were made from (careful decides
 from the same values in every sample of a group; a model colleague's may all differ)"""
+_LINES_KEPT = 4096
+"""reply lines one task reading remembers how it reads (:meth:`_Knowledge.line`)"""
+_PASSES_KEPT = 4096
+"""candidates' verdicts one task reading remembers, by the values of their condition records
+(:meth:`_Knowledge.eligible`)"""
 _TOKENS_KEPT = 4096
 """values one task reading remembers the token of (:meth:`_Knowledge.token`)"""
 _tokens = itertools.count()
@@ -133,15 +138,16 @@ def decide(
 
 def _eligible(read: ReadTask, values: Mapping[ReadSlot, Value]) -> list[str]:
     """The candidates no known fact rules out, in the directory's order."""
+    return [name for name in read.catalog.candidates if _passes(read, values, name)]
 
-    def passes(name: str) -> bool:
-        for condition in read.conditions:
-            value = values.get((name, condition.fact))
-            if value is not None and not condition.holds(value):
-                return False
-        return True
 
-    return [name for name in read.catalog.candidates if passes(name)]
+def _passes(read: ReadTask, values: Mapping[ReadSlot, Value], name: str) -> bool:
+    """Whether no known fact of candidate ``name`` fails a condition."""
+    for condition in read.conditions:
+        value = values.get((name, condition.fact))
+        if value is not None and not condition.holds(value):
+            return False
+    return True
 
 
 def _answer_for(read: ReadTask, values: Mapping[ReadSlot, Value], chosen: str) -> AnswerAction:
@@ -226,12 +232,16 @@ class _Knowledge:
     by the values they were made from, and what each agent class knows of it (:class:`_Known`)."""
 
     __slots__ = (
+        "candidate_slots",
         "classes",
         "decision_slots",
         "decisions",
         "effects",
         "faces",
+        "lines",
+        "passes",
         "read",
+        "required",
         "texts",
         "tokens",
     )
@@ -239,6 +249,9 @@ class _Knowledge:
     def __init__(self, read: ReadTask) -> None:
         self.read = read
         self.texts: dict[str | None, tuple[tuple[Statement, ...], tuple[_Line, ...]]] = {}
+        self.lines: dict[str, _Line | None] = {}
+        self.required = {fact: context.lower() for fact, context in read.required_context.items()}
+        """the context each fact is required in, in lower case"""
         self.effects: tuple[dict[str | None, _Effect], dict[str | None, _Effect]] = ({}, {})
         """:meth:`effect` of each text, read without and with ``takes_imprecise``"""
         self.faces: dict[str | None, tuple[dict[ReadSlot, Value], dict[ReadSlot, int | None]]]
@@ -250,18 +263,36 @@ class _Knowledge:
         facts = dict.fromkeys([*(c.fact for c in read.conditions), *rule.operands])
         self.decision_slots = tuple((name, fact) for name in names for fact in facts)
         """every record :func:`decide` reads"""
+        conditions = read.conditions
+        self.candidate_slots = tuple(
+            (name, tuple((name, condition.fact) for condition in conditions)) for name in names
+        )
+        """each candidate, and the record each condition reads of it"""
+        self.passes: dict[tuple[str | int | None, ...], bool] = {}
 
     def text(self, text: str | None) -> tuple[tuple[Statement, ...], tuple[_Line, ...]]:
         """The readable record lines of one reply text, in order: their statements, and how
         each reads (:class:`_Line`)."""
         found = self.texts.get(text)
         if found is None:
-            read = self.read
-            lines = (_parse_line(line, read) for line in (text or "").splitlines() if line.strip())
-            statements = tuple(statement for statement in lines if statement is not None)
-            found = (statements, tuple(self._line_of(statement) for statement in statements))
+            lines = []
+            known = self.lines
+            for raw in (text or "").splitlines():
+                # (a line repeated in another reply text, as the settings of a group repeat
+                # their true records, is read once: :meth:`line`)
+                line = known[raw] if raw in known else self.line(raw)
+                if line is not None:
+                    lines.append(line)
+            found = (tuple(line.statement for line in lines), tuple(lines))
             remember(self.texts, text, found, _TEXTS_KEPT)
         return found
+
+    def line(self, raw: str) -> _Line | None:
+        """How one line of a reply text reads (None: not a record, or blank), remembered by
+        its text."""
+        statement = _parse_line(raw, self.read) if raw.strip() else None
+        line = None if statement is None else self._line_of(statement)
+        return remember(self.lines, raw, line, _LINES_KEPT)
 
     def effect(self, text: str | None, takes_imprecise: bool) -> _Effect:
         """What the lines of one reply text do to what careful keeps (:class:`_Effect`)."""
@@ -308,13 +339,28 @@ class _Knowledge:
         return found
 
     def _line_of(self, statement: Statement) -> _Line:
-        required = self.read.required_context.get(statement.fact, "")
-        in_context = statement.context.lower() == required.lower()
+        fact = statement.fact
+        in_context = statement.context.lower() == self.required.get(fact, "")
         exact = statement.value if in_context else None
-        slot = (statement.candidate, statement.fact)
         face = face_value(statement)
         token = None if face is None else self.token(face)
-        return _Line(slot, statement, face, in_context, exact, token)
+        return _Line((statement.candidate, fact), statement, face, in_context, exact, token)
+
+    def eligible(
+        self, values: Mapping[ReadSlot, Value], tokens: Mapping[ReadSlot, int | None]
+    ) -> list[str]:
+        """:func:`_eligible`, each candidate's verdict remembered by the tokens of the records
+        its conditions read (``tokens``: as :meth:`decision`'s): the settings of a group, and
+        an agent's turns, state most of a candidate's records alike."""
+        passes, read, eligible = self.passes, self.read, []
+        for name, slots in self.candidate_slots:
+            key = (name, *map(tokens.get, slots))
+            found = passes.get(key)
+            if found is None:
+                found = remember(passes, key, _passes(read, values, name), _PASSES_KEPT)
+            if found:
+                eligible.append(name)
+        return eligible
 
     def decision(
         self,
@@ -331,7 +377,7 @@ class _Knowledge:
         key = tuple(map(tokens.get, self.decision_slots))
         decided = self.decisions.get(key)
         if decided is None:
-            decided = _Decided(_eligible(self.read, values))
+            decided = _Decided(self.eligible(values, tokens))
             remember(self.decisions, key, decided, _DECISIONS_KEPT)
         eligible = decided.eligible
         if not eligible:
@@ -374,6 +420,8 @@ class _Known:
     first: AskAction | None = None
     asks: dict[tuple[_Problem, ...], AskAction] = field(default_factory=dict)
     """the follow-up questions asked, by the problems they ask about"""
+    requests: dict[tuple[_Problem, ...], RoleRequest] = field(default_factory=dict)
+    """the requests of the follow-up questions to one colleague, by its problems"""
 
 
 _knowledge: dict[int, _Knowledge] = {}
