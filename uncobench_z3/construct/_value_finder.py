@@ -68,10 +68,14 @@ def _whole(digits: str) -> int | None:
     return None
 
 
-_FINDERS_KEPT = 1024
+_FINDERS_KEPT = 256
 """finders :func:`value_finder` keeps (by type, unit and members)"""
-_TEXTS_KEPT = 2048
+_TEXTS_KEPT = 1024
 """texts whose values one finder remembers"""
+_TEXT_KEPT_SIZE = 64
+"""the longest text whose values a finder remembers: a template's record line comes down to
+a few words around its value, where a model's line may be long and every one new (so what
+the finders keep stays within 256 x 1,024 texts of 64 characters)"""
 
 
 class ValueFinder:
@@ -93,7 +97,9 @@ class ValueFinder:
         and its readers do not change it."""
         found = self._found.get(text)
         if found is None:
-            found = remember(self._found, text, self._values(text), _TEXTS_KEPT)
+            found = self._values(text)
+            if len(text) <= _TEXT_KEPT_SIZE:
+                remember(self._found, text, found, _TEXTS_KEPT)
         return found
 
     def _values(self, text: str) -> list[Value]:
