@@ -43,6 +43,20 @@ def typed_tasks_made(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[str]:
     return made
 
 
+def typed_tasks_noted(monkeypatch: pytest.MonkeyPatch, module: Any, path: Path) -> None:
+    """Note in ``path`` each typed task ``module`` makes from now on (``pid group-id`` a
+    line: forked workers write there too; the tasks are still made)."""
+    real = module.typed_task
+
+    def noted(group: TaskGroup) -> TypedTask:
+        with path.open("a") as handle:
+            handle.write(f"{os.getpid()} {group.id}\n")
+        task: TypedTask = real(group)
+        return task
+
+    monkeypatch.setattr(module, "typed_task", noted)
+
+
 def jobs_planned(monkeypatch: pytest.MonkeyPatch) -> list[SampleJob]:
     """The jobs the runs plan from now on (the runner's ``plan_jobs``, kept; the plan is
     the same)."""

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import uncobench_z3._executor as executor_module
-from tests.sample_helpers import Killer, comparable, jobs_planned
+from tests.sample_helpers import Killer, comparable, jobs_planned, typed_tasks_noted
 from uncobench_z3._executor import (
     Channel,
     ExecutorOptions,
@@ -212,14 +212,7 @@ def test_the_driver_hashes_no_job_key_and_workers_make_no_typed_task_again(
 
     planned = jobs_planned(monkeypatch)
     made_again = tmp_path / "made-again.txt"  # the workers write here (their own processes)
-    real = _prepared.typed_task
-
-    def noted(group: Any) -> Any:
-        with made_again.open("a") as handle:
-            handle.write(f"{group.id}\n")
-        return real(group)
-
-    monkeypatch.setattr(_prepared, "typed_task", noted)
+    typed_tasks_noted(monkeypatch, _prepared, made_again)
     groups = example_groups()
     options = EvalOptions(concurrency=4, executor=ExecutorOptions(workers=2))
     summary = evaluate(groups, make_config("ex", groups, AGENTS), tmp_path / "run", options)

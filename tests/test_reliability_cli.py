@@ -195,16 +195,23 @@ def files_of(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("kind", ["structure", "rendering"])
 def test_a_group_that_cannot_be_played_is_refused_before_any_file(
-    kind: str, bench: Path, run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    kind: str,
+    workers: str,
+    bench: Path,
+    run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Every group of the input is checked before the run folder is touched: a new one is not
     made, and one holding earlier results (resumed with --force, which would rewrite its
-    run.json and set samples aside) is left as it was."""
+    run.json and set samples aside, or with --restart, which would set them all aside) is
+    left as it was. With two workers, each checks its group (a new folder, or --restart)."""
     groups = broken_groups(tmp_path, bench, kind)
     out = tmp_path / "run"
-    args = ["eval", str(groups), "--agent", "builtin/naive", "--no-progress"]
+    args = ["eval", str(groups), "--agent", "builtin/naive", "--no-progress", "--workers", workers]
     refused = run_cli(capsys, *args, "--out", str(out))
     assert not out.exists()
     said = one_line(refused)
@@ -213,9 +220,10 @@ def test_a_group_that_cannot_be_played_is_refused_before_any_file(
     earlier = tmp_path / "earlier"
     shutil.copytree(run, earlier)
     before = files_of(earlier)
-    again = run_cli(capsys, *args, "--out", str(earlier), "--force")
-    assert files_of(earlier) == before
-    assert one_line(again) == said
+    for flag in ("--force", "--restart"):
+        again = run_cli(capsys, *args, "--out", str(earlier), flag)
+        assert files_of(earlier) == before
+        assert one_line(again) == said
 
 
 def test_an_unrelated_folder_is_not_taken_as_out(

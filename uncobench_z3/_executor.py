@@ -50,6 +50,7 @@ __all__ = [
     "Executor",
     "ExecutorKind",
     "ExecutorOptions",
+    "GatedChannel",
     "LocalExecutor",
     "Stream",
     "StreamFailed",
@@ -123,6 +124,19 @@ class Channel(Protocol):
 
     def on_stop(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` when the driver asks the stream to start no new work."""
+
+
+class GatedChannel(Channel, Protocol):
+    """The worker's end of a local stream (:class:`LocalExecutor`), which can also report at
+    once and wait for the driver's word: a stream whose first work must be answered before
+    the driver goes on (an eval shard checking its groups, :mod:`.evaluation._shards`)."""
+
+    def send_now(self, item: Any) -> None:
+        """Send ``item`` at once, with what is gathered."""
+
+    async def gate(self) -> bool:
+        """Wait for the driver's word: True when it said go (:meth:`_ProcessStream.go`),
+        False when it asked the stream to stop first."""
 
 
 StreamFunction = Callable[[Any, Channel], Awaitable[None]]
@@ -262,6 +276,11 @@ class _ProcessStream:
         with contextlib.suppress(OSError):
             self._conn.send(("stop", None))
 
+    def go(self) -> None:
+        """Tell a worker waiting at :meth:`GatedChannel.gate` to go on."""
+        with contextlib.suppress(OSError):  # a lost worker shows as such in batches()
+            self._conn.send(("go", None))
+
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._reader, self.process.join, 5)
@@ -307,11 +326,24 @@ class _PipeChannel:
         self._socket = _nonblocking_socket(conn)
         self._watching = False
         self._drained: asyncio.Future[None] | None = None
+        self._word: asyncio.Future[bool] | None = None
+        """the driver's word, once a gate is waited for"""
+        self._went = False
 
     def send(self, item: Any) -> None:
         if not self._buffer:  # one message per window, however many items
             asyncio.get_running_loop().call_later(SEND_WINDOW_S, self._flush)
         self._buffer.append(item)
+
+    def send_now(self, item: Any) -> None:
+        self._buffer.append(item)
+        self._flush()  # (a window's timer started before finds nothing, or what came later)
+
+    async def gate(self) -> bool:
+        if self._went or self._stopped:
+            return not self._stopped
+        self._word = asyncio.get_running_loop().create_future()
+        return await self._word
 
     def _flush(self) -> None:
         if not self._buffer:
@@ -362,10 +394,14 @@ class _PipeChannel:
             kind, _ = self._conn.recv()
         except (EOFError, OSError):  # the driver is gone: nothing will read our results
             os._exit(1)
-        if kind == "stop" and not self._stopped:
+        if kind == "go":
+            self._went = True
+        elif kind == "stop" and not self._stopped:
             self._stopped = True
             for callback in self._callbacks:
                 callback()
+        if self._word is not None and not self._word.done() and (self._went or self._stopped):
+            self._word.set_result(not self._stopped)
 
     async def serve(self, fn: StreamFunction, payload: Any) -> None:
         loop = asyncio.get_running_loop()

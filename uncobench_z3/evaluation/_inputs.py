@@ -33,25 +33,29 @@ def typed_task(group: TaskGroup) -> TypedTask:
     return report.task
 
 
+def checked_task(group: TaskGroup) -> TypedTask:
+    """The group's typed task, once it is known to be playable: a :class:`ConfigError` (one
+    line) when its spec fails the structure checks or holds no records, or the rendering it
+    stores is not one."""
+    task = typed_task(group)
+    if group.rendered is None:
+        return task
+    try:
+        RenderedTask.model_validate(group.rendered)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = "".join(
+            f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]
+        )
+        raise ConfigError(
+            f"group {group.id}: its stored rendering is not one ($.rendered{where}: "
+            f"{first['msg'].lower()})"
+        ) from None
+    return task
+
+
 def check_groups(groups: Iterable[TaskGroup]) -> dict[int, TypedTask]:
     """Refuse (:class:`ConfigError`, one line) the first group no episode could be played
-    from: its spec fails the structure checks or holds no records, or the rendering it stores
-    is not one. Returns each group's typed task by ``id(group)``, for a player in this
-    process to use rather than make it again."""
-    tasks: dict[int, TypedTask] = {}
-    for group in groups:
-        tasks[id(group)] = typed_task(group)
-        if group.rendered is None:
-            continue
-        try:
-            RenderedTask.model_validate(group.rendered)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = "".join(
-                f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]
-            )
-            raise ConfigError(
-                f"group {group.id}: its stored rendering is not one ($.rendered{where}: "
-                f"{first['msg'].lower()})"
-            ) from None
-    return tasks
+    from (:func:`checked_task`). Returns each group's typed task by ``id(group)``, for a
+    player in this process to use rather than make it again."""
+    return {id(group): checked_task(group) for group in groups}

@@ -42,7 +42,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import __version__
 from .._eventloop import loop_factory
-from .._executor import Executor, open_executor
+from .._executor import Executor, StreamFailed, WorkerLost, open_executor
 from .._gc import fewer_collections
 from .._outdir import check_output_folder, lock_output
 from .._secrets import redact, redacted_error, redacted_traceback
@@ -50,7 +50,7 @@ from .._textcap import cap_text
 from ..errors import ConfigError, UncobenchError
 from ..settings import TaskGroup, group_digest
 from ..spec import TypedTask, dump_json, write_text_atomic
-from ._inputs import check_groups
+from ._inputs import check_groups, checked_task
 from ._models import CALL_POLICY, close_models
 from ._options import DEFAULT_CONCURRENCY, EvalOptions
 from ._plan import (
@@ -154,8 +154,7 @@ async def _run_evaluation(
         for name in config.agents:
             check_agent_name(name)
         await check_models(config)
-    # before the folder is touched: every group the run plays can be played
-    tasks = check_groups(groups[: config.limit] if config.limit is not None else groups)
+    selected = groups[: config.limit] if config.limit is not None else groups
     target = Path(out)
     # before any work: one writer of any kind in ``out``, which must be a run folder (or new)
     with lock_output(target, "eval", check=lambda: check_run_folder(target)) as lock:
@@ -169,11 +168,20 @@ async def _run_evaluation(
             options = options.updated(concurrency=min([DEFAULT_CONCURRENCY, *limits]))
         jobs, unavailable = plan_jobs(groups, config, digests)
         budget = options.error_budget
-        # workers are reached (a Ray cluster connected to) before any file is written
+        # Before any file is written, every group the run plays is known to be playable:
+        # checked by forked workers, each its share (_checked_by_workers), or here. Only
+        # local workers may check them: a run on Ray checks them before the cluster is
+        # reached (and a local executor starts no process until a shard starts).
+        tasks = check_groups(selected) if options.executor.kind != "local" else None
         engine = _executor(options, limits)
-        run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),
-                   budget.describe(), engine, limits, tasks)  # fmt: skip
+        checking: ShardedPlayer | None = None
         try:
+            if tasks is None:
+                checking = await _checked_by_workers(engine, target, selected, jobs, options,
+                                                     limits, agents)  # fmt: skip
+                tasks = {} if checking is not None else check_groups(selected)
+            run = _Run(target, config, jobs, unavailable, agents, budget.allowed(len(jobs)),
+                       budget.describe(), engine, limits, tasks)  # fmt: skip
             _note(lock.stale_note())
             remove_stale_run_temps(target)
             prepared = prepare_run_dir(target, config, lambda: {job.key for job in jobs},
@@ -183,14 +191,97 @@ async def _run_evaluation(
                       f"kept in {prepared.copy}")  # fmt: skip
             # the records stay in the log (see RunSummary)
             done = [SampleOutcome.of(record) for record in prepared.done]
+            if checking is not None and done:
+                # (never under the lock, where a folder without a log has none after
+                # prepare_run_dir; were one written by something that takes no lock, the
+                # shards play what is left, planned anew)
+                await checking.abandon()
+                checking = None
             token = CALL_POLICY.set(options.calls)
             try:
-                return await run.execute(done, options)
+                return await run.execute(done, options, checking)
             finally:
                 CALL_POLICY.reset(token)
         finally:
+            if checking is not None:
+                await checking.abandon()  # (nothing when the run's play took its workers over)
             if engine is not None:
                 engine.close()
+
+
+async def _checked_by_workers(
+    engine: Executor | None,
+    target: Path,
+    selected: Sequence[TaskGroup],
+    jobs: list[SampleJob],
+    options: EvalOptions,
+    limits: list[int],
+    agents: AgentMaker,
+) -> ShardedPlayer | None:
+    """The run's shards, started on every job with each worker checking its share of the
+    groups first (:attr:`~._shards.ShardWork.check`), once all have passed; None where this
+    process checks them instead (:func:`check_groups`): workers that are not forks of this
+    process (Ray, or a platform without fork: made in a worker, a typed task would be made
+    again for each sample's preparation), a single shard, or a folder holding a log to
+    resume (the samples it holds are not played again: the shards are planned once
+    :func:`prepare_run_dir` has read it, as before).
+
+    Called holding the folder's lock, once the folder has been checked and found to hold
+    no log to resume: a second writer is refused before any worker starts, and every
+    sample the plan holds is to be played. A group that cannot be played is refused as
+    :func:`check_groups` refuses it (the first in the groups' order), before any file is
+    written or any agent made; the workers play only when the driver, having prepared the
+    folder, says go (:meth:`_Run.execute`).
+
+    The check is the largest part of the start: 110-130 ms for 1,280 groups at concurrency
+    256 with two workers (``benchmarks/eval_overhead.py``), all of it before the first
+    sample could start. Each worker checks its groups while the driver waits (the groups no
+    job plays, the driver itself): the CPU on the way to the first agent call (the driver's
+    until the fork, a worker's until the call) went from 169-172 ms to 100-113 ms (three
+    runs each, a machine at load 8-9, the check before the lock in round 27; the wall time
+    to it did not move there, the cores being taken)."""
+    if engine is None or not engine.forks or len(jobs) == 0:
+        return None
+    if not options.restart and (target / SAMPLES_FILE).exists():
+        return None
+    concurrency = options.concurrency or DEFAULT_CONCURRENCY
+    wanted = min([engine.slots, *limits])
+    works = plan_shards(jobs, wanted, concurrency, options.calls, agents, check=True)
+    if len(works) == 1:
+        return None
+    player = ShardedPlayer(engine, works)
+    try:
+        player.start()
+        first = _first_refused(selected, {id(job.group) for job in jobs})
+        try:
+            verdicts = await player.verdicts()
+        except (WorkerLost, StreamFailed):
+            await player.abandon()  # this process checks every group, and plays as before
+            return None
+        refused = [verdict for verdict in verdicts if verdict is not None]
+        if refused or first is not None:
+            place = {id(group): index for index, group in enumerate(selected)}
+            found = [(place[key], message) for key, message in refused]
+            if first is not None:
+                found.append(first)
+            raise ConfigError(min(found)[1])
+    except BaseException:
+        await player.abandon()
+        raise
+    return player
+
+
+def _first_refused(groups: Sequence[TaskGroup], played: set[int]) -> tuple[int, str] | None:
+    """The first of ``groups`` that no job plays (``played``: the ids of those some job
+    plays) and that cannot be played (its place in ``groups``, the refusal), if any."""
+    for index, group in enumerate(groups):
+        if id(group) in played:
+            continue
+        try:
+            checked_task(group)
+        except ConfigError as exc:
+            return index, str(exc)
+    return None
 
 
 def check_run_folder(out: str | Path) -> None:
@@ -275,7 +366,11 @@ class _Run:
             return Player(self.agents, concurrency, tasks)
         return ShardedPlayer(self.executor, works)
 
-    async def execute(self, done: list[SampleOutcome], options: EvalOptions) -> RunSummary:
+    async def execute(
+        self, done: list[SampleOutcome], options: EvalOptions, checked: ShardedPlayer | None = None
+    ) -> RunSummary:
+        """Play what is not ``done``; ``checked``: the shards of every job, started already,
+        whose workers have checked the groups and wait to be told to go on."""
         finished = {record.key for record in done}
         queue = list(self.jobs)  # (a new run hashes no key here: a sample's record makes it)
         if finished:
@@ -291,10 +386,14 @@ class _Run:
         # job (17.5-25 ms at concurrency 256 with eval_overhead.py's groups, against 1.9-2.3 ms
         # for the youngest, all three finding the same 33 objects); garbage already in the
         # older generations would stay frozen until the run ends.
+        if checked is not None:
+            # their workers have checked the groups: they play from now on, while this
+            # process collects, freezes and writes run.json
+            checked.go()
         gc.collect(0)
         gc.freeze()
         outcomes = list(done)
-        player = self._player(queue, options)
+        player = checked if checked is not None else self._player(queue, options)
         log: SampleLog | None = None
         if isinstance(player, ShardedPlayer):
             player.start()  # the workers start while run.json is written (see ShardedPlayer)

@@ -15,6 +15,13 @@ a shard sent together to the run's batch sink, which keeps each sample as an in-
 does: the log (written by the driver alone, so the lock, resumption and ``--max-errors``
 keep their meaning; the batch's lines in one commit), the error budget and the progress bar.
 
+A new run with forked workers starts its shards once it holds the run folder's lock, before it
+writes there: each worker first checks the groups it plays (:attr:`ShardWork.check`; their
+typed tasks are made there, once) and reports at once; the driver, having every verdict,
+refuses the run as its own check would or prepares the folder and tells the workers to go
+(:meth:`ShardedPlayer.verdicts`, :meth:`ShardedPlayer.go`; see ``_checked_by_workers`` in
+:mod:`._runner`).
+
 A shard whose worker is lost (a killed process, a lost Ray node) is started again with the
 samples it had not sent (at most :data:`RESTARTS` times); samples in flight are played again,
 none is logged twice. A sample that raises in a shard stops every shard, as it stops an
@@ -29,13 +36,14 @@ import gc
 import pickle
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
-from .._executor import Channel, Executor, StreamFailed, WorkerLost
+from .._executor import Channel, Executor, GatedChannel, StreamFailed, WorkerLost
 from .._gc import fewer_collections
 from .._secrets import redact, redacted_error, redacted_traceback
-from ..errors import UncobenchError
+from ..errors import ConfigError, UncobenchError
 from ..spec import TypedTask
+from ._inputs import checked_task
 from ._models import CALL_POLICY, CONNECTION_SHARE, CallPolicy, close_models, forget_models
 from ._play import Player
 from ._sample import AgentMaker, SampleJob
@@ -62,6 +70,28 @@ class ShardWork:
     tasks: dict[int, TypedTask] = field(default_factory=dict)
     """typed tasks of the shard's groups made already (by ``id(group)``), for a worker
     that shares the driver's memory (forked) to prepare its groups with"""
+    check: bool = False
+    """the worker checks the shard's groups first (:func:`~._inputs.checked_task`, making
+    their typed tasks), reports at once and plays only once the driver says go (a forked
+    worker: :class:`~uncobench_z3._executor.GatedChannel`); see :meth:`ShardedPlayer.verdicts`"""
+
+
+Verdict = tuple[int, str] | None
+"""a checking shard's report: ``(id(group), message)`` of the first of its groups that cannot
+be played, or None when every one can"""
+
+
+def check_share(jobs: Sequence[SampleJob], tasks: dict[int, TypedTask]) -> Verdict:
+    """Check the groups of ``jobs`` in their order, adding each typed task to ``tasks``; the
+    first that cannot be played, if any."""
+    for job in jobs:
+        key = id(job.group)
+        if key not in tasks:
+            try:
+                tasks[key] = checked_task(job.group)
+            except ConfigError as exc:
+                return key, str(exc)
+    return None
 
 
 class RemoteFailure(UncobenchError):
@@ -95,8 +125,17 @@ async def play_shard(work: ShardWork, channel: Channel) -> None:
     if one raised, ``("failure", (index, exception))``."""
     forget_models()
     gc.freeze()  # the jobs' groups live for the whole shard (see _Run.execute)
+    tasks = dict(work.tasks)
+    if work.check:
+        gated = cast(GatedChannel, channel)
+        with fewer_collections():  # (as the driver's check: see _runner.run_evaluation)
+            verdict = check_share(work.jobs, tasks)
+        gated.send_now(("checked", verdict))
+        if verdict is not None or not await gated.gate():
+            return  # refused, or the driver did not go on (it ends this worker)
+        gc.freeze()  # and so do their typed tasks
     tokens = (CALL_POLICY.set(work.calls), CONNECTION_SHARE.set((work.shard, work.shards)))
-    player = Player(work.agents, work.concurrency, dict(work.tasks))
+    player = Player(work.agents, work.concurrency, tasks)
     channel.on_stop(player.stop)
     places = {id(job): index for index, job in enumerate(work.jobs)}
 
@@ -121,11 +160,13 @@ def plan_shards(
     calls: CallPolicy,
     agents: AgentMaker,
     tasks: dict[int, TypedTask] | None = None,
+    check: bool = False,
 ) -> list[ShardWork]:
     """Split ``jobs`` by group over at most ``shards`` shards (fewer when there are fewer
     groups or less concurrency), keeping their order; the concurrency is shared out.
     ``tasks``: typed tasks made already (by ``id(group)``), each handed to the shard that
-    plays its group (only for workers that share this process's memory: ids are its own)."""
+    plays its group (only for workers that share this process's memory: ids are its own).
+    ``check``: each shard checks its groups first (:attr:`ShardWork.check`)."""
     groups: dict[str, int] = {}
     for job in jobs:
         groups.setdefault(job.group_hash or job.group.id, len(groups))
@@ -143,6 +184,7 @@ def plan_shards(
             calls=calls,
             agents=agents,
             tasks={key: made[key] for key in {id(job.group) for job in part} if key in made},
+            check=check,
         )
         for index, part in enumerate(parts)
     ]
@@ -178,6 +220,30 @@ class ShardedPlayer:
             if work.shard not in self._started:
                 stream = self._started[work.shard] = self.executor.stream(play_shard, work)
                 self._streams.add(stream)
+
+    async def verdicts(self) -> list[Verdict]:
+        """Each started shard's verdict on its groups (shards made with ``check``): their
+        workers check while the driver waits, each its share (two workers: half the time of
+        the driver checking alone). :class:`WorkerLost` or :class:`StreamFailed` if a worker
+        ended or its check raised."""
+        found: list[Verdict] = []
+        for stream in self._started.values():
+            batches = stream.batches()
+            try:
+                batch = await anext(batches)
+            except StopAsyncIteration:  # (a stream ends with what it sent: never here)
+                raise WorkerLost("a shard ended before it checked its groups") from None
+            finally:
+                await batches.aclose()
+            kind, verdict = batch[0]
+            assert kind == "checked", kind
+            found.append(verdict)
+        return found
+
+    def go(self) -> None:
+        """Let the started shards, which have checked their groups, play."""
+        for stream in self._started.values():
+            stream.go()
 
     async def abandon(self) -> None:
         """End the workers :meth:`start` started that :meth:`play` did not take over (the run
@@ -229,7 +295,7 @@ class ShardedPlayer:
                         "to resume"
                     ) from None
                 self.restarts += 1
-                work = replace(work, jobs=remaining)
+                work = replace(work, jobs=remaining, check=False)  # (checked: the run went on)
             except StreamFailed as exc:
                 self.stop()
                 raise RemoteFailure(redact(str(exc)), redact(exc.text)) from None
