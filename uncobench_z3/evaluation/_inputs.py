@@ -3,8 +3,9 @@
 Reading a group checks it against the schema and its names against its task
 (:class:`~uncobench_z3.settings.TaskGroup`); what only playing it would meet - a spec that
 fails the structure checks or holds no records, a stored rendering that is not one - is
-refused here, one line naming the group and the first problem, before the run folder is
-touched (:func:`~._runner.run_evaluation`): a run does not start, write ``run.json`` and stop
+refused here, one line naming the group and the first problem, before the run writes
+anything in its folder (it checks them holding the folder's lock, by itself or in its forked
+workers: :func:`~._runner.run_evaluation`): a run does not start, write ``run.json`` and stop
 on its first sample of such a group.
 """
 
