@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from uncobench_z3.construct import load_groups, statement_text
 from uncobench_z3.evaluation import (
@@ -21,8 +22,16 @@ from uncobench_z3.evaluation import (
     run_episode,
 )
 from uncobench_z3.evaluation._colleagues import FollowUpReading
-from uncobench_z3.settings import Defect, FollowUpDecision, Request, SettingName, TaskGroup, decide
-from uncobench_z3.spec import TypedTask
+from uncobench_z3.settings import (
+    Defect,
+    FollowUpDecision,
+    Request,
+    SettingName,
+    StatedValue,
+    TaskGroup,
+    decide,
+)
+from uncobench_z3.spec import TypedTask, to_json_scalar
 
 ROOT = Path(__file__).resolve().parent.parent
 GROUPS: list[TaskGroup] = [
@@ -124,3 +133,33 @@ def test_a_role_without_a_defect_gets_the_faithful_reply(setting: SettingName) -
                 slots = prepared.book.concerned(role, question)[1]
                 if role not in team._defective:
                     assert reply is prepared.book.faithful_colleague_reply(role, slots)
+
+
+def test_the_books_faithful_statements_are_the_validated_ones() -> None:
+    """The record book makes its faithful statements without validation: each is the
+    ``StatedValue`` validation makes from its plain definition (the record's true value in
+    the required context), field for field, in order, with the same fields set, and as
+    frozen."""
+    made = 0
+    for group in GROUPS:
+        task = PreparedGroup.of(group).task
+        book = RecordBook(task, PreparedGroup.of(group).rendered.style)
+        assert list(book.faithful) == task.all_slots()
+        for (candidate, fact), stated in book.faithful.items():
+            expected = StatedValue(
+                candidate=candidate,
+                fact=fact,
+                context=task.facts[fact].context,
+                value=to_json_scalar(task.values[(candidate, fact)]),
+            )
+            assert type(stated) is StatedValue
+            assert list(vars(stated).items()) == list(vars(expected).items())
+            assert stated.model_fields_set == expected.model_fields_set
+            assert stated.__pydantic_extra__ is expected.__pydantic_extra__
+            assert stated.__pydantic_private__ is expected.__pydantic_private__
+            assert stated == expected
+            assert stated.model_dump_json() == expected.model_dump_json()
+            with pytest.raises(ValidationError):
+                stated.context = "another"  # type: ignore[misc]
+            made += 1
+    assert made > 50

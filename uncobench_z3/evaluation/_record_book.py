@@ -13,7 +13,7 @@ from typing import Literal, TypeVar, cast
 from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
-from .._trusted import made_frozen
+from .._trusted import made_frozen, trusted_maker
 from ..construct import Style, statement_text
 from ..construct._render import exact_line
 from ..settings import (
@@ -33,6 +33,9 @@ READINGS_KEPT = 4096
 """readings a record book remembers (per group; cleared when full)"""
 FollowUpReader = Literal["rules", "model"]
 T = TypeVar("T")
+_faithful_statement = trusted_maker(StatedValue)
+"""(a faithful statement is made from the typed task's own checked values, without
+validation: a test compares it with ``StatedValue(...)``)"""
 
 
 class FollowUpReading(BaseModel):
@@ -121,12 +124,18 @@ class RecordBook:
         self.style = style
         self.vocabulary = Vocabulary.of(task)
         self.facts_of = {role: tuple(task.facts_of(role)) for role in task.roles}
+        # Every record's faithful statement, made once per group (a group's preparation):
+        # without validation, which checks only that the fields are strings and a value a
+        # JSON scalar, as a typed task's ids and ``to_json_scalar``'s values always are (half
+        # of the book's own making; a test compares them with validated statements)
+        contexts = task.required_contexts
+        values = task.values
         self.faithful: dict[Slot, StatedValue] = {
-            slot: StatedValue(
+            slot: _faithful_statement(
                 candidate=slot[0],
                 fact=slot[1],
-                context=task.facts[slot[1]].context,
-                value=to_json_scalar(task.values[slot]),
+                context=contexts[slot[1]],
+                value=to_json_scalar(values[slot]),
             )
             for slot in task.all_slots()
         }
