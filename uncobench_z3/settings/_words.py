@@ -185,6 +185,9 @@ def _read_raw_tokens(
     plain = _PLAIN
     for m in _RAW_TOKEN.finditer(text, pos, endpos):
         raw = m[0]
+        # (a plain word's token is made as _tokens_by_spaces makes it, written out in both
+        # loops: a shared function would be a call a token, about 6 M instructions over the
+        # 601 messages of 80 built groups)
         known = plain.get(raw)  # most words: one piece, itself in lower case
         if known is None and (raw.isalpha() or raw.isdigit()):
             known = _plain(raw)
