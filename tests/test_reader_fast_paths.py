@@ -20,6 +20,7 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from uncobench_z3._trusted import made_frozen
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import typed_task
 from uncobench_z3.settings import Vocabulary
@@ -48,7 +49,7 @@ from uncobench_z3.settings._request import (
     read_request,
 )
 from uncobench_z3.settings._vocabulary import Entry, _entry
-from uncobench_z3.settings._words import _pieces, close_enough, made_frozen, scan_values, tokenize
+from uncobench_z3.settings._words import _pieces, close_enough, scan_values, tokenize
 from uncobench_z3.settings._words import stem as stem_of
 from uncobench_z3.spec import TypedTask
 

@@ -2,8 +2,8 @@
 
 ``TypedFact.value_of`` computes ``code x step`` in integers and ``_compare`` compares two
 numbers before its type checks; both run for every record a build, a verification or a
-scoring evaluates. ``TypedRule.rounded`` rounds in integers (:func:`rounded_in_integers`).
-Here each is compared with the definition it replaced.
+scoring evaluates. ``round_fraction`` (which ``TypedRule.rounded`` calls) rounds in
+integers. Here each is compared with the definition it replaced.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from uncobench_z3.spec import ROUNDING_MODES, TypedRule, round_fraction
-from uncobench_z3.spec._typed import TypedFact, _compare, rounded_in_integers
+from uncobench_z3.spec._rounding import rounding_unit
+from uncobench_z3.spec._typed import TypedFact, _compare
 from uncobench_z3.spec._values import day_number
 
 
@@ -101,11 +102,38 @@ def test_a_comparison_is_the_plain_definition(value: object, op: str, threshold:
     mode=st.sampled_from(ROUNDING_MODES),
 )
 def test_rounding_in_integers_is_round_fraction(value: Fraction, digits: int, mode: str) -> None:
-    """The same Fraction as the general rounding, ties included (the second strategy makes
-    halves of the grid often), for every mode and both signs."""
-    found = rounded_in_integers(value, digits, mode)  # type: ignore[arg-type]
+    """The same Fraction as the rounding in Fraction operations it replaced, ties included
+    (the second strategy makes halves of the grid often), for every mode and both signs."""
+    found = round_fraction(value, digits, mode)  # type: ignore[arg-type]
     assert type(found) is Fraction
-    assert found == round_fraction(value, digits, mode)  # type: ignore[arg-type]
+    assert found == _plain_round(value, digits, mode)
+
+
+def _plain_round(value: Fraction, digits: int, mode: str) -> Fraction:
+    """``round_fraction`` as it was, in Fraction operations: ``value`` in grid units, its floor
+    and what is left above it, the mode's choice, back on the grid."""
+    unit = rounding_unit(digits)
+    y = value / unit
+    low = y.numerator // y.denominator
+    fraction = y - low
+    half = Fraction(1, 2)
+    if fraction == 0 or mode == "floor":
+        units = low
+    elif mode == "ceiling":
+        units = low + 1
+    elif mode == "down":
+        units = low if y > 0 else low + 1
+    elif mode == "up":
+        units = low + 1 if y > 0 else low
+    elif fraction != half:
+        units = low if fraction < half else low + 1
+    elif mode == "half_up":
+        units = low + 1 if y > 0 else low
+    elif mode == "half_down":
+        units = low if y > 0 else low + 1
+    else:
+        units = low if low % 2 == 0 else low + 1
+    return units * unit
 
 
 def test_a_rule_rounds_as_round_fraction() -> None:
@@ -114,4 +142,4 @@ def test_a_rule_rounds_as_round_fraction() -> None:
     for mode in ROUNDING_MODES:
         rule = TypedRule("sum", ("a",), "x", "u", 1, mode)
         for value in (Fraction(25, 100), Fraction(-25, 100), Fraction(35, 100), Fraction(-7, 3)):
-            assert rule.rounded([value]) == round_fraction(value, 1, mode)
+            assert rule.rounded([value]) == _plain_round(value, 1, mode)

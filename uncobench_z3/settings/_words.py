@@ -20,7 +20,6 @@ import Stemmer
 from rapidfuzz.distance import OSA
 
 from .._memo import remember
-from .._trusted import made_frozen as made_frozen  # (tests import it from here)
 from ._values import _MONTH_ABBREVIATIONS
 from ._values import MONTHS as MONTHS
 from ._values import FoundValue as FoundValue  # (the reader's modules import them from here)

@@ -45,44 +45,35 @@ def rounding_unit(digits: int) -> Fraction:
     return Fraction(1, 10**digits) if digits >= 0 else Fraction(10 ** (-digits))
 
 
-def _floor(y: Fraction) -> int:
-    return y.numerator // y.denominator
-
-
-def _ceil(y: Fraction) -> int:
-    return -((-y.numerator) // y.denominator)
-
-
-def _round_units(y: Fraction, mode: RoundingMode) -> int:
-    """Round ``y`` (already in grid units) to an integer according to ``mode``."""
-    low = _floor(y)
-    if y == low:
-        return low
-    if mode == "floor":
+def _round_units(num: int, den: int, mode: RoundingMode) -> int:
+    """Round ``num / den`` (already in grid units; ``den > 0``) to an integer according to
+    ``mode``, in integers: a Fraction operation normalises through a gcd, and this rounds
+    every result a build, a verification or a scoring evaluates."""
+    low, rest = divmod(num, den)  # the floor, and what is left above it
+    if rest == 0 or mode == "floor":
         return low
     if mode == "ceiling":
         return low + 1
     if mode == "down":
-        return low if y > 0 else low + 1
+        return low if num > 0 else low + 1
     if mode == "up":
-        return low + 1 if y > 0 else low
-    fraction = y - low
-    if fraction < HALF:
-        return low
-    if fraction > HALF:
-        return low + 1
+        return low + 1 if num > 0 else low
+    if 2 * rest != den:  # not a tie: to the nearer end
+        return low if 2 * rest < den else low + 1
     # An exact tie between low and low + 1.
     if mode == "half_up":
-        return low + 1 if y > 0 else low
+        return low + 1 if num > 0 else low
     if mode == "half_down":
-        return low if y > 0 else low + 1
+        return low if num > 0 else low + 1
     return low if low % 2 == 0 else low + 1  # half_even
 
 
 def round_fraction(value: Fraction, digits: int, mode: RoundingMode) -> Fraction:
     """Round an exact rational once, to ``digits`` decimals, by ``mode``."""
-    unit = rounding_unit(digits)
-    return _round_units(value / unit, mode) * unit
+    scale = 10 ** abs(digits)  # the grid's spacing is 1 / scale, or scale
+    if digits >= 0:
+        return Fraction(_round_units(value.numerator * scale, value.denominator, mode), scale)
+    return Fraction(_round_units(value.numerator, value.denominator * scale, mode) * scale)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Literal
 
 from ._model import Operation, Operator, TaskSpec
-from ._rounding import RoundingMode
+from ._rounding import RoundingMode, round_fraction
 from ._values import INT_OR_FRACTION, FactType, Value, day_number, from_day_number
 
 Slot = tuple[str, str]
@@ -244,42 +244,11 @@ class TypedRule:
         key = tuple(operands)  # (equal numbers hash alike: 2 and Fraction(2) give one result)
         found = memo.get(key)
         if found is None:
-            found = rounded_in_integers(self.value(operands), self.digits, self.mode)
+            found = round_fraction(self.value(operands), self.digits, self.mode)
             if len(memo) >= _RESULTS_KEPT:
                 memo.clear()
             memo[key] = found
         return found
-
-
-def rounded_in_integers(value: Fraction, digits: int, mode: RoundingMode) -> Fraction:
-    """``round_fraction(value, digits, mode)``, computed on the numerator and denominator as
-    integers: the same Fraction, without the six Fraction operations of the general function
-    (each normalises through a gcd; scoring rounds every completion it evaluates whose
-    operands are new, a group's judge the true records, a built-in agent its readings)."""
-    num, den = value.numerator, value.denominator  # (den > 0)
-    scale = 10 ** abs(digits)
-    if digits >= 0:
-        num *= scale  # value / 10^-digits, in grid units
-    else:
-        den *= scale
-    low, rest = divmod(num, den)  # floor, and what is left above it
-    if rest == 0 or mode == "floor":
-        units = low
-    elif mode == "ceiling":
-        units = low + 1
-    elif mode == "down":
-        units = low if num > 0 else low + 1
-    elif mode == "up":
-        units = low + 1 if num > 0 else low
-    elif 2 * rest != den:  # not a tie: to the nearer end
-        units = low if 2 * rest < den else low + 1
-    elif mode == "half_up":
-        units = low + 1 if num > 0 else low
-    elif mode == "half_down":
-        units = low if num > 0 else low + 1
-    else:  # half_even
-        units = low if low % 2 == 0 else low + 1
-    return Fraction(units, scale) if digits >= 0 else Fraction(units * scale)
 
 
 OutcomeKind = Literal["eligible", "none", "ambiguous"]
