@@ -493,15 +493,20 @@ def _unordered_by_scan(
 def test_unordered_matching_by_index_equals_the_scan(
     words: list[tuple[str, int]], wanted: list[str]
 ) -> None:
-    tokens = [Token(w, w, i, i + 1, False, s, False) for i, (w, s) in enumerate(words)]
+    """(The tokens' sentences in order, as a message's are: the indexed matcher looks only at
+    the sentences of an entry's first word, in the order of its tokens.)"""
+    in_order = sorted(s for _, s in words)
+    tokens = [
+        Token(w, w, i, i + 1, False, s, False)
+        for i, ((w, _), s) in enumerate(zip(words, in_order, strict=True))
+    ]
     stems = [t.stem for t in tokens]
     entry = Entry("fact", ("f",), tuple(wanted), tuple(wanted), 7, unordered=True)
     at: dict[str, list[int]] = {}
     for i, token in enumerate(tokens):
         at.setdefault(token.stem, []).append(i)
-    sentences = sorted({t.sentence for t in tokens})
     sentence_of = [t.sentence for t in tokens]
-    found = _unordered(entry, sentences, at, sentence_of)
+    found = _unordered(entry, at, sentence_of)
     assert found == _unordered_by_scan(entry, stems, tokens)
 
 

@@ -104,10 +104,9 @@ def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) 
                 raw.append(Match(entry, hit))
     at = {s: [j for j, k in enumerate(stems) if k == s] for s in stems}
     sentence_of = [t.sentence for t in tokens]
-    sentences = sorted({t.sentence for t in tokens})
     for entry in vocabulary.unordered_entries:
         if all(want in set(stems) for want in entry.stems):
-            raw += [Match(entry, hit) for hit in _unordered(entry, sentences, at, sentence_of)]
+            raw += [Match(entry, hit) for hit in _unordered(entry, at, sentence_of)]
     raw = sorted(
         (m for m in raw if not blocked.intersection(m.indexes)),
         key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes),

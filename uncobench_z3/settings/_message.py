@@ -116,7 +116,6 @@ def stems_and_layout(tokens: Sequence[Token]) -> tuple[TokenStems, Layout]:
     token_stems = (
         tuple(stems),
         tuple(correctable),
-        tuple(dict.fromkeys(sentence_of)),  # (a message's sentences are in order)
         at,
         tuple(sentence_of),
     )
