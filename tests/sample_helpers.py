@@ -73,6 +73,21 @@ def jobs_planned(monkeypatch: pytest.MonkeyPatch) -> list[SampleJob]:
     return planned
 
 
+def feeds_noted(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The feeds (``_shards.Feed``) the runs make from now on (fed shards: forked workers)."""
+    from uncobench_z3.evaluation import _shards
+
+    feeds: list[Any] = []
+
+    class Noted(_shards.Feed):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            feeds.append(self)
+
+    monkeypatch.setattr(_shards, "Feed", Noted)
+    return feeds
+
+
 class Killer:
     """Makes built-in agents; the worker process (a forked shard or a Ray actor) that makes its
     ``after``-th agent kills itself, once per run (a marker file remembers it did)."""

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import uncobench_z3._executor as executor_module
-from tests.sample_helpers import comparable, jobs_planned, typed_tasks_noted
+from tests.sample_helpers import comparable, feeds_noted, jobs_planned, typed_tasks_noted
 from tests.test_output_folders import probing
 from uncobench_z3._executor import ExecutorOptions, LocalExecutor
 from uncobench_z3._outdir import lock_output
@@ -138,12 +138,15 @@ def test_the_workers_check_their_groups_and_the_driver_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A new run's groups are checked by the workers, each its own (their typed tasks made
-    once, there, and used to prepare the groups); the records are those of one process."""
+    once, there, and used to prepare the groups, but for a group a worker took over from the
+    other's share: ``_shards.Feed``); the records are those of one process."""
     from uncobench_z3.evaluation import _inputs, _prepared, _runner
 
     checked = tmp_path / "checked.txt"
     typed_tasks_noted(monkeypatch, _inputs, checked)
-    monkeypatch.setattr(_prepared, "typed_task", lambda group: pytest.fail("made again"))
+    made_again = tmp_path / "made-again.txt"
+    typed_tasks_noted(monkeypatch, _prepared, made_again)
+    feeds = feeds_noted(monkeypatch)
     monkeypatch.setattr(_runner, "check_groups", lambda groups: pytest.fail("driver checks"))
     groups = example_groups()
     config = make_config("ex", groups, AGENTS)
@@ -152,6 +155,8 @@ def test_the_workers_check_their_groups_and_the_driver_none(
     rows = [line.split() for line in checked.read_text().splitlines()]
     assert sorted(group for _, group in rows) == sorted(g.id for g in groups)
     assert len({pid for pid, _ in rows}) == 2 and str(os.getpid()) not in {p for p, _ in rows}
+    again = made_again.read_text().split() if made_again.exists() else []
+    assert set(again[1::2]) <= {g.id for g in groups if id(g) in feeds[0].taken_over}
     monkeypatch.undo()
     alone = evaluate(groups, config, tmp_path / "alone", concurrency=4)
     assert comparable(summary.records) == comparable(alone.records)

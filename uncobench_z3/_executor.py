@@ -138,6 +138,13 @@ class GatedChannel(Channel, Protocol):
         """Wait for the driver's word: True when it said go (:meth:`_ProcessStream.go`),
         False when it asked the stream to stop first."""
 
+    def flush(self) -> None:
+        """Send what is gathered at once (nothing when nothing is)."""
+
+    def on_more(self, callback: Callable[[Any], None]) -> None:
+        """Call ``callback`` with what the driver sends (:meth:`_ProcessStream.more`), in
+        order; what it sent before is handed over at once."""
+
 
 StreamFunction = Callable[[Any, Channel], Awaitable[None]]
 """``async fn(payload, channel)``: a stream's work, run in a worker's event loop."""
@@ -281,6 +288,11 @@ class _ProcessStream:
         with contextlib.suppress(OSError):  # a lost worker shows as such in batches()
             self._conn.send(("go", None))
 
+    def more(self, body: Any) -> None:
+        """Send ``body`` to the worker's :meth:`GatedChannel.on_more` callback."""
+        with contextlib.suppress(OSError):  # a lost worker shows as such in batches()
+            self._conn.send(("more", body))
+
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._reader, self.process.join, 5)
@@ -329,6 +341,9 @@ class _PipeChannel:
         self._word: asyncio.Future[bool] | None = None
         """the driver's word, once a gate is waited for"""
         self._went = False
+        self._more: Callable[[Any], None] | None = None
+        self._sent_before: list[Any] = []
+        """what the driver sent (``more``) before a callback took it"""
 
     def send(self, item: Any) -> None:
         if not self._buffer:  # one message per window, however many items
@@ -338,6 +353,15 @@ class _PipeChannel:
     def send_now(self, item: Any) -> None:
         self._buffer.append(item)
         self._flush()  # (a window's timer started before finds nothing, or what came later)
+
+    def flush(self) -> None:
+        self._flush()
+
+    def on_more(self, callback: Callable[[Any], None]) -> None:
+        self._more = callback
+        sent, self._sent_before = self._sent_before, []
+        for body in sent:
+            callback(body)
 
     async def gate(self) -> bool:
         if self._went or self._stopped:
@@ -391,10 +415,15 @@ class _PipeChannel:
 
     def _readable(self) -> None:
         try:
-            kind, _ = self._conn.recv()
+            kind, body = self._conn.recv()
         except (EOFError, OSError):  # the driver is gone: nothing will read our results
             os._exit(1)
-        if kind == "go":
+        if kind == "more":
+            if self._more is None:
+                self._sent_before.append(body)
+            else:
+                self._more(body)
+        elif kind == "go":
             self._went = True
         elif kind == "stop" and not self._stopped:
             self._stopped = True

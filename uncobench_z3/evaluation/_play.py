@@ -44,6 +44,10 @@ PREPARED_GROUPS = 4096
 """groups whose prepared data a player keeps (the least recently used go first)"""
 
 
+def _nothing() -> None:
+    pass
+
+
 class Player:
     """Plays queued jobs, ``concurrency`` at once (see the module docstring)."""
 
@@ -59,6 +63,16 @@ class Player:
         self._prepared: OrderedDict[int, PreparedGroup] = OrderedDict()
         self._left: dict[int, int] = {}
         """id of a group -> its samples queued or in play (the jobs hold the group alive)"""
+        self._fed = False
+        """more jobs may still be added while playing (:meth:`expect_more`)"""
+        self._ask: Callable[[], None] = _nothing
+        self._low = 0
+        self._asked = False
+        self._idle = 0
+        """slots that ended for want of a job while more may come"""
+        self._start: Callable[[Coroutine[Any, Any, None]], None] | None = None
+        self._slot: Callable[[], Coroutine[Any, Any, None]] | None = None
+        self._arrived = asyncio.Event()
 
     def prepared(self, group: TaskGroup) -> PreparedGroup:
         """The group's prepared data, made on first use."""
@@ -94,6 +108,38 @@ class Player:
     def stop(self) -> None:
         """Start nothing new; samples in flight finish."""
         self.queue.clear()
+        self.no_more()
+
+    def expect_more(self, low: int, ask: Callable[[], None]) -> None:
+        """Play on when the queue is empty, until :meth:`no_more`: jobs are added while
+        playing (:meth:`add`; an eval shard fed by the driver as it frees up, see
+        :mod:`._shards`). ``ask`` is called once the queue holds fewer than ``low`` jobs,
+        and again after each addition."""
+        self._fed, self._low, self._ask, self._asked = True, low, ask, False
+
+    def add(self, jobs: Iterable[SampleJob]) -> None:
+        """Queue ``jobs``; slots idle for want of one take them at once."""
+        if not self._fed:
+            return  # stopped (or no more expected): nothing new starts
+        self._count(jobs)
+        self._asked = False
+        if self._start is not None and self._slot is not None:
+            woken = min(self._idle, len(self.queue))
+            self._idle -= woken
+            for _ in range(woken):
+                self._start(self._slot())
+        self._arrived.set()
+
+    def no_more(self) -> None:
+        """No job will be added: the play ends once the queue is played."""
+        self._fed = False
+        self._arrived.set()
+
+    def _count(self, jobs: Iterable[SampleJob]) -> None:
+        queued = list(jobs)
+        for job in queued:
+            self._left[id(job.group)] = self._left.get(id(job.group), 0) + 1
+        self.queue.extend(queued)
 
     async def play(self, jobs: Iterable[SampleJob], sink: Sink) -> None:
         """Play ``jobs`` (and whatever else is queued meanwhile) until the queue is empty, a
@@ -110,10 +156,7 @@ class Player:
         error sample is kept before its slot goes on, so that ``--max-errors`` (which stops
         the queue from the sink) starts nothing after it.
         """
-        queued = list(jobs)
-        for job in queued:
-            self._left[id(job.group)] = self._left.get(id(job.group), 0) + 1
-        self.queue.extend(queued)
+        self._count(jobs)
         tasks: set[asyncio.Task[None]] = set()
 
         def start(coroutine: Coroutine[Any, Any, None]) -> None:
@@ -128,8 +171,13 @@ class Player:
 
         async def slot() -> None:
             if not self.queue or self.failures:
+                if self._fed and not self.failures:
+                    self._idle += 1  # (started again by add)
                 return
             job = self.queue.popleft()
+            if self._fed and not self._asked and len(self.queue) < self._low:
+                self._asked = True
+                self._ask()
             try:
                 played = await play_sample(job, self.agents, self.prepared(job.group))
             except Exception as exc:  # a bug, not a model error: stop
@@ -147,12 +195,24 @@ class Player:
             finally:  # a played episode is kept, even when the run is interrupted here
                 await self._keep(played, sink)
 
-        for _ in range(min(self.concurrency, len(self.queue)) or 1):
+        self._start, self._slot = start, slot
+        first = min(self.concurrency, len(self.queue)) or 1
+        if self._fed:
+            self._idle += self.concurrency - first
+        for _ in range(first):
             start(slot())
         try:
-            while tasks:  # slots start one another: wait until the last has ended
-                await asyncio.wait(set(tasks))
+            # slots start one another (and add() idle ones): wait until the last has ended
+            # and no job can come
+            while tasks or (self._fed and not self.failures):
+                if tasks:
+                    await asyncio.wait(set(tasks))
+                else:
+                    self._arrived.clear()
+                    await self._arrived.wait()
         finally:
+            self._start = self._slot = None
+            self._idle = 0
             # interrupted: episodes in play are dropped, played ones are still kept
             for task in tasks:
                 task.cancel()

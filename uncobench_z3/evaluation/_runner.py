@@ -246,7 +246,7 @@ async def _checked_by_workers(
         return None
     concurrency = options.concurrency or DEFAULT_CONCURRENCY
     wanted = min([engine.slots, *limits])
-    works = plan_shards(jobs, wanted, concurrency, options.calls, agents, check=True)
+    works = plan_shards(jobs, wanted, concurrency, options.calls, agents, check=True, fed=True)
     if len(works) == 1:
         return None
     player = ShardedPlayer(engine, works)
@@ -361,7 +361,8 @@ class _Run:
         # forked workers prepare their groups with the tasks the check made (as this process
         # would): made again, they cost each worker a structure check a group
         shared = tasks if self.executor.forks else None
-        works = plan_shards(queue, wanted, concurrency, options.calls, self.agents, shared)
+        works = plan_shards(queue, wanted, concurrency, options.calls, self.agents, shared,
+                            fed=self.executor.forks)  # fmt: skip
         if self.executor.kind == "local" and len(works) == 1:
             return Player(self.agents, concurrency, tasks)
         return ShardedPlayer(self.executor, works)

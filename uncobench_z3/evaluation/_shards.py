@@ -15,6 +15,11 @@ a shard sent together to the run's batch sink, which keeps each sample as an in-
 does: the log (written by the driver alone, so the lock, resumption and ``--max-errors``
 keep their meaning; the batch's lines in one commit), the error budget and the progress bar.
 
+Forked local workers are *fed* (:class:`Feed`): each starts with the first groups of its
+share and the driver hands it more, group by group, each time it sends samples back, so a
+worker that freed up sooner (more of the cores) plays more groups; with a fixed split the
+slower one set the wall time. Ray's shards (and a platform without fork) keep a fixed split.
+
 A new run with forked workers starts its shards once it holds the run folder's lock, before it
 writes there: each worker first checks the groups it plays (:attr:`ShardWork.check`; their
 typed tasks are made there, once) and reports at once; the driver, having every verdict,
@@ -23,9 +28,9 @@ refuses the run as its own check would or prepares the folder and tells the work
 :mod:`._runner`).
 
 A shard whose worker is lost (a killed process, a lost Ray node) is started again with the
-samples it had not sent (at most :data:`RESTARTS` times); samples in flight are played again,
-none is logged twice. A sample that raises in a shard stops every shard, as it stops an
-in-process run.
+samples it had not sent (a fed one: of those it was handed; at most :data:`RESTARTS` times);
+samples in flight are played again, none is logged twice. A sample that raises in a shard
+stops every shard, as it stops an in-process run.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import heapq
 import pickle
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -51,6 +57,15 @@ from ._summary import SampleOutcome
 
 RESTARTS = 3
 """times a shard is started again after its worker was lost"""
+AHEAD = 2
+"""a fed shard (forked local workers, :class:`Feed`) is handed groups until it holds jobs
+not yet sent back for ``1 + AHEAD`` times its concurrency: its slots' episodes, the samples
+its last window gathered (:data:`~uncobench_z3._executor.SEND_WINDOW_S`) and a queue, so
+that no slot waits for the driver's answer (it asks early, sending what it gathered at once,
+when its queue falls below half its concurrency). Towards the end, less: no more than its
+share of the jobs not yet handed out beyond its concurrency, so that the shards' queues
+are short when the last groups are handed out (with three times its concurrency to the end,
+the two workers' last samples still came 0.29-0.49 s apart on a loaded machine)."""
 Kept = list[tuple[SampleJob, SampleOutcome, str]]
 """finished samples, each with its outcome and log line"""
 BatchSink = Callable[[Kept], Awaitable[None]]
@@ -70,6 +85,12 @@ class ShardWork:
     tasks: dict[int, TypedTask] = field(default_factory=dict)
     """typed tasks of the shard's groups made already (by ``id(group)``), for a worker
     that shares the driver's memory (forked) to prepare its groups with"""
+    pool: list[SampleJob] | None = None
+    """every job of the run, for a shard fed by the driver (:class:`Feed`: forked workers,
+    which share the list): ``jobs`` is then only the share it checks, it plays the jobs of
+    ``pool`` at the places ``first`` and those the driver sends, and sends places in ``pool``"""
+    first: tuple[int, ...] = ()
+    """places in ``pool`` of the jobs a fed shard starts with"""
     check: bool = False
     """the worker checks the shard's groups first (:func:`~._inputs.checked_task`, making
     their typed tasks), reports at once and plays only once the driver says go (a forked
@@ -137,14 +158,29 @@ async def play_shard(work: ShardWork, channel: Channel) -> None:
     tokens = (CALL_POLICY.set(work.calls), CONNECTION_SHARE.set((work.shard, work.shards)))
     player = Player(work.agents, work.concurrency, tasks)
     channel.on_stop(player.stop)
+    jobs = work.jobs
     places = {id(job): index for index, job in enumerate(work.jobs)}
+    if work.pool is not None:
+        pool, gated = work.pool, cast(GatedChannel, channel)
+        jobs = [pool[index] for index in work.first]
+        places = {id(pool[index]): index for index in work.first}
+
+        def more(given: list[int] | None) -> None:
+            if given is None:
+                player.no_more()
+                return
+            places.update((id(pool[index]), index) for index in given)
+            player.add([pool[index] for index in given])
+
+        player.expect_more(max(1, work.concurrency // 2), gated.flush)
+        gated.on_more(more)
 
     async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
         channel.send(("sample", (places[id(job)], outcome, line)))
 
     try:
         with fewer_collections():  # see uncobench_z3/_gc.py
-            await player.play(work.jobs, sink)
+            await player.play(jobs, sink)
     finally:
         await close_models()
         CONNECTION_SHARE.reset(tokens[1])
@@ -161,9 +197,12 @@ def plan_shards(
     agents: AgentMaker,
     tasks: dict[int, TypedTask] | None = None,
     check: bool = False,
+    fed: bool = False,
 ) -> list[ShardWork]:
     """Split ``jobs`` by group over at most ``shards`` shards (fewer when there are fewer
     groups or less concurrency), keeping their order; the concurrency is shared out.
+    ``fed``: the shards are fed by the driver as they free up (:class:`Feed`; forked
+    workers only), each split's share only the groups it checks and prefers.
     ``tasks``: typed tasks made already (by ``id(group)``), each handed to the shard that
     plays its group (only for workers that share this process's memory: ids are its own).
     ``check``: each shard checks its groups first (:attr:`ShardWork.check`)."""
@@ -175,6 +214,7 @@ def plan_shards(
     for job in jobs:
         parts[groups[job.group_hash or job.group.id] % count].append(job)
     made = tasks or {}
+    pool = list(jobs) if fed else None
     return [
         ShardWork(
             jobs=part,
@@ -183,11 +223,118 @@ def plan_shards(
             shards=count,
             calls=calls,
             agents=agents,
-            tasks={key: made[key] for key in {id(job.group) for job in part} if key in made},
+            # (a fed shard may play any group: forked, it has every task made already)
+            tasks=dict(made) if fed else _tasks_of(part, made),
+            pool=pool,
             check=check,
         )
         for index, part in enumerate(parts)
     ]
+
+
+class Feed:
+    """The driver's hand-out of a run's jobs to shards fed as they free up (forked local
+    workers): by group, so that each group is still prepared in one worker only.
+
+    The jobs (``pool``) are cut into *units*, the runs of consecutive jobs of one group (a
+    group's jobs of one epoch). A shard is handed whole units, in the run's order: first
+    those of groups it already plays or that its split's share holds (the groups it checked
+    and has typed tasks for), then, once those are gone, the first unit of a group no shard
+    plays yet (taken from another shard's share: a slower worker's groups go to the one that
+    freed up, and the two end together). A group's later units (its next epochs) go to the
+    shard that played its first. With a fixed split, the shard whose worker had the smaller
+    share of the cores set the wall time: at concurrency 256 over two workers
+    (``benchmarks/eval_overhead.py``, a loaded machine) their last samples came 0.01-2.0 s
+    apart."""
+
+    def __init__(self, pool: list[SampleJob], works: Sequence[ShardWork]) -> None:
+        share: dict[int, int] = {}  # id(group) -> the shard whose split holds it
+        for work in works:
+            for job in work.jobs:
+                share[id(job.group)] = work.shard
+        self.units: list[tuple[int, int]] = []  # (start, end) in ``pool``
+        self._groups: list[int] = []
+        for place, job in enumerate(pool):
+            if self._groups and self._groups[-1] == id(job.group):
+                self.units[-1] = (self.units[-1][0], place + 1)
+            else:
+                self.units.append((place, place + 1))
+                self._groups.append(id(job.group))
+        self._share = [share[group] for group in self._groups]
+        self._units_of: dict[int, list[int]] = {}
+        for unit, group in enumerate(self._groups):
+            self._units_of.setdefault(group, []).append(unit)
+        self._taken = [False] * len(self.units)
+        self._owner: dict[int, int] = {}  # id(group) -> the shard that plays it
+        shards = len(works)
+        self._own = [0] * shards
+        """each shard's cursor for its own units: those before are taken or not its own"""
+        self._any = [0] * shards
+        """each shard's cursor for units it may take: those before are taken or another's"""
+        self._later: list[list[int]] = [[] for _ in range(shards)]
+        """each shard's heap of the later units of the groups it took over"""
+        self.handed: list[set[int]] = [set() for _ in range(shards)]
+        """places in ``pool`` handed to each shard whose sample has not come back"""
+        self.untaken = len(pool)
+        """jobs not handed out yet"""
+        self.taken_over: set[int] = set()
+        """ids of the groups a shard took from another's share"""
+
+    def _next(self, shard: int) -> int | None:
+        """The unit ``shard`` is to take next, if any (see the class docstring): the first of
+        its own (by its cursor, or among the later units of the groups it took over, which
+        its cursor may have passed), else the first it may take."""
+        units, taken, owner, groups = len(self.units), self._taken, self._owner, self._groups
+        at = self._own[shard]
+        while at < units and (taken[at] or owner.get(groups[at], self._share[at]) != shard):
+            at += 1
+        self._own[shard] = at
+        later = self._later[shard]
+        while later and taken[later[0]]:
+            heapq.heappop(later)
+        if later and later[0] < at:
+            return later[0]
+        if at < units:
+            return at
+        at = self._any[shard]
+        while at < units and (taken[at] or owner.get(groups[at], shard) != shard):
+            at += 1
+        self._any[shard] = at
+        return at if at < units else None
+
+    def take(self, shard: int, jobs: int) -> list[int]:
+        """Units for ``shard`` until it holds ``jobs`` jobs handed and not sent back (or
+        none is left for it): their places in ``pool``, in order."""
+        places: list[int] = []
+        handed = self.handed[shard]
+        while len(handed) + len(places) < jobs:
+            unit = self._next(shard)
+            if unit is None:
+                break
+            self._taken[unit] = True
+            start, end = self.units[unit]
+            self.untaken -= end - start
+            group = self._groups[unit]
+            if group not in self._owner:
+                self._owner[group] = shard
+                if self._share[unit] != shard:
+                    self.taken_over.add(group)
+                    for later in self._units_of[group]:
+                        if later > unit:
+                            heapq.heappush(self._later[shard], later)
+            places.extend(range(start, end))
+        handed.update(places)
+        return places
+
+    def held(self, work: ShardWork) -> int:
+        """How many jobs ``work``'s shard is handed and not yet sent back at most (see
+        :data:`AHEAD`)."""
+        ahead = min(AHEAD * work.concurrency, self.untaken // work.shards)
+        return work.concurrency + ahead
+
+    def drained(self, shard: int) -> bool:
+        """No unit is left for ``shard`` (nor will be: the others' groups stay theirs)."""
+        return self._next(shard) is None
 
 
 class ShardedPlayer:
@@ -197,7 +344,14 @@ class ShardedPlayer:
 
     def __init__(self, executor: Executor, works: list[ShardWork]) -> None:
         self.executor = executor
+        pool = works[0].pool if works else None
+        self.feed = Feed(pool, works) if pool is not None else None
+        if self.feed is not None:
+            feed = self.feed
+            works = [replace(w, first=tuple(feed.take(w.shard, feed.held(w)))) for w in works]
         self.works = works
+        self._ended: set[int] = set()
+        """ids of the fed streams told that no more will come"""
         self.failures: list[tuple[SampleJob, BaseException]] = []
         self.restarts = 0
         self._received: set[str] = set()
@@ -218,8 +372,17 @@ class ShardedPlayer:
         A run that does not go on to play them calls :meth:`abandon`."""
         for work in self.works:
             if work.shard not in self._started:
-                stream = self._started[work.shard] = self.executor.stream(play_shard, work)
+                stream = self._started[work.shard] = self._stream(work)
                 self._streams.add(stream)
+
+    def _stream(self, work: ShardWork) -> Any:
+        """A new stream playing ``work``; a fed one is told at once when nothing more will
+        come (its worker takes the word once it plays)."""
+        stream: Any = self.executor.stream(play_shard, work)  # (fed: a local stream)
+        if self.feed is not None and self.feed.drained(work.shard):
+            self._ended.add(id(stream))
+            stream.more(None)
+        return stream
 
     async def verdicts(self) -> list[Verdict]:
         """Each started shard's verdict on its groups (shards made with ``check``): their
@@ -274,18 +437,22 @@ class ShardedPlayer:
         while True:
             stream = self._started.pop(work.shard, None) if lost == 0 else None
             if stream is None:
-                stream = self.executor.stream(play_shard, work)
+                stream = self._stream(work)
             self._streams.add(stream)
             if self._stopped:
                 stream.stop()
             done: set[int] = set()  # places in ``work.jobs`` of the samples received
             try:
                 async for batch in stream.batches():
-                    await self._receive(batch, work, done, sink)
+                    await self._receive(batch, work, done, sink, stream)
                 return
             except WorkerLost as exc:
-                remaining = [job for index, job in enumerate(work.jobs) if index not in done]
-                if self._stopped or not remaining:
+                feed = self.feed
+                if feed is None:
+                    remaining = [index for index in range(len(work.jobs)) if index not in done]
+                else:  # what it was handed and did not send back, then what is left for it
+                    remaining = sorted(feed.handed[work.shard])
+                if self._stopped or not (remaining or (feed and not feed.drained(work.shard))):
                     return
                 lost += 1
                 if lost > RESTARTS:
@@ -295,7 +462,11 @@ class ShardedPlayer:
                         "to resume"
                     ) from None
                 self.restarts += 1
-                work = replace(work, jobs=remaining, check=False)  # (checked: the run went on)
+                if feed is None:  # (checked: the run went on)
+                    work = replace(work, jobs=[work.jobs[i] for i in remaining], check=False)
+                else:
+                    given = feed.take(work.shard, feed.held(work))
+                    work = replace(work, first=(*remaining, *given), check=False)
             except StreamFailed as exc:
                 self.stop()
                 raise RemoteFailure(redact(str(exc)), redact(exc.text)) from None
@@ -304,23 +475,50 @@ class ShardedPlayer:
                 raise
             finally:
                 self._streams.discard(stream)
+                self._ended.discard(id(stream))
                 await stream.close()
 
+    def _feed(self, work: ShardWork, stream: Any) -> None:
+        """Hand ``work``'s shard what it lacks (see :class:`Feed`), or tell it that nothing
+        more will come."""
+        assert self.feed is not None
+        given = self.feed.take(work.shard, self.feed.held(work))
+        if given:
+            stream.more(given)
+        elif id(stream) not in self._ended and self.feed.drained(work.shard):
+            self._ended.add(id(stream))
+            stream.more(None)
+
     async def _receive(
-        self, batch: list[tuple[str, Any]], work: ShardWork, done: set[int], sink: BatchSink
+        self,
+        batch: list[tuple[str, Any]],
+        work: ShardWork,
+        done: set[int],
+        sink: BatchSink,
+        stream: Any,
     ) -> None:
+        jobs = work.jobs if work.pool is None else work.pool
+        handed = self.feed.handed[work.shard] if self.feed is not None else set()
         kept: Kept = []
         for kind, body in batch:
             if kind == "failure":
                 index, exc = body
-                self.failures.append((work.jobs[index], exc))
+                self.failures.append((jobs[index], exc))
                 self.stop()
                 continue
             index, outcome, line = body
             done.add(index)
+            handed.discard(index)
             if outcome.key in self._received:
                 continue  # sent again by a restarted shard
             self._received.add(outcome.key)
-            kept.append((work.jobs[index], outcome, line))
+            kept.append((jobs[index], outcome, line))
+        if self.feed is not None and not self._stopped:
+            self._feed(work, stream)  # (before the log's commit: the worker waits for it)
         if kept:  # the log commits the batch's lines together (one write and fsync)
             await sink(kept)
+
+
+def _tasks_of(jobs: list[SampleJob], made: dict[int, TypedTask]) -> dict[int, TypedTask]:
+    """The typed tasks of ``made`` of the groups of ``jobs``."""
+    return {key: made[key] for key in {id(job.group) for job in jobs} if key in made}
