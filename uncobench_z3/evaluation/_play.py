@@ -114,7 +114,9 @@ class Player:
         """Play on when the queue is empty, until :meth:`no_more`: jobs are added while
         playing (:meth:`add`; an eval shard fed by the driver as it frees up, see
         :mod:`._shards`). ``ask`` is called once the queue holds fewer than ``low`` jobs,
-        and again after each addition."""
+        and again once an addition has filled it to ``low`` or more (an addition that left
+        it short, as the last ones of a run do, is not asked after again: an eval shard then
+        sent a message, and its driver committed the log, every few samples)."""
         self._fed, self._low, self._ask, self._asked = True, low, ask, False
 
     def add(self, jobs: Iterable[SampleJob]) -> None:
@@ -122,7 +124,7 @@ class Player:
         if not self._fed:
             return  # stopped (or no more expected): nothing new starts
         self._count(jobs)
-        self._asked = False
+        self._asked = len(self.queue) < self._low
         if self._start is not None and self._slot is not None:
             woken = min(self._idle, len(self.queue))
             self._idle -= woken
