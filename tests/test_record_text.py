@@ -11,14 +11,18 @@ from fractions import Fraction
 import pytest
 
 from uncobench_z3.construct import rendered_of, statement_text
+from uncobench_z3.construct._render import ExactLines, exact_line
 from uncobench_z3.construct._text import (
+    DATE_STYLES,
     RECORD_FRAMES,
     Style,
     format_number,
+    format_typed,
     label_is_plural,
     possessive,
     record_line,
     step_decimals,
+    value_writer,
 )
 from uncobench_z3.evaluation import RecordBook, example_groups, typed_task
 from uncobench_z3.evaluation._colleagues import ColleagueReply, _made_reply
@@ -88,6 +92,45 @@ def test_faithful_lines_are_the_faithful_statements_lines() -> None:
         for slot, stated in book.faithful.items():
             assert book.faithful_line(slot) == statement_text(task, stated, style)
             assert book.line(stated) == book.faithful_line(slot)
+
+
+def _examples_with_other_values() -> list[tuple[object, Style]]:
+    """Every example task with a style of each frame and date style, and its values and
+    alternatives; plus each fact with values around its edges (1, 0, negatives, thousands)."""
+    return [
+        (typed_task(group), Style(frame=frame, verb=0, dates=dates))
+        for group in example_groups()
+        for frame in range(len(RECORD_FRAMES))
+        for dates in DATE_STYLES
+    ]
+
+
+def test_exact_lines_are_exact_line_s_lines() -> None:
+    """``ExactLines`` (a fact's and a candidate's parts worked out once) writes what
+    ``exact_line`` writes, for every record and alternative of the examples in every frame and
+    date style, and for edge values of every fact (the singular unit after 1, thousands,
+    negatives, both possessives)."""
+    written, endings = 0, set()
+    for task, style in _examples_with_other_values():
+        endings |= {c.name.endswith("s") for c in task.spec.candidates}  # type: ignore[attr-defined]
+        lines = ExactLines(task, style)  # type: ignore[arg-type]
+        for (candidate, key), value in task.values.items():  # type: ignore[attr-defined]
+            fact = task.facts[key]  # type: ignore[attr-defined]
+            slot = (candidate, key)
+            values = [value, *task.alternatives.get(slot, {}).values()]  # type: ignore[attr-defined]
+            if fact.type == "int":
+                values += [0, 1, -1, 999, 1000, -12345, 10**7]
+            elif fact.type == "decimal":
+                values += [0, 1, Fraction(-1), fact.step, -fact.step, 1000 + fact.step, 10**6]
+            elif fact.type == "bool":
+                values += [True, False]
+            for context in (fact.context, "another context"):
+                for each in values:
+                    expected = exact_line(task, slot, context, each, style)  # type: ignore[arg-type]
+                    assert lines(slot, context, each) == expected, (slot, each, style)
+                    assert value_writer(fact, style)(each) == format_typed(fact, each, style)
+                    written += 1
+    assert written > 1000 and endings == {True, False}  # (both possessives written)
 
 
 def test_a_reply_made_directly_equals_the_class_made_one() -> None:

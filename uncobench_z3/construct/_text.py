@@ -197,6 +197,42 @@ def format_typed(fact: TypedFact, value: Value, style: Style) -> str:
     return with_unit(format_number(value, decimals), fact.unit)
 
 
+def value_writer(fact: TypedFact, style: Style) -> Callable[[Value], str]:
+    """``lambda value: format_typed(fact, value, style)`` for ``fact``'s values (the typed
+    task's: of the fact's type), with what depends on the fact alone decided once: its
+    type's branch, a decimal's places, the unit's spelling. The colleagues write a line for
+    nearly every record of a group once per run, most facts' for several candidates (a test
+    compares this with :func:`format_typed`)."""
+    kind = fact.type
+    if kind == "bool":
+        return _yes_no
+    if kind == "enum":
+        return str
+    if kind == "date":
+        return functools.partial(format_date, style=style)
+    decimals = step_decimals(fact.step) if kind == "decimal" else 0
+    unit = fact.unit
+    if not unit:
+        return functools.partial(format_number, decimals=decimals)
+    if unit.strip() == "%":
+        return functools.partial(_number_then, decimals, "%")
+    return functools.partial(_number_in_unit, decimals, " " + unit, " " + singular_unit(unit))
+
+
+def _yes_no(value: Value) -> str:
+    return "yes" if value else "no"
+
+
+def _number_then(decimals: int, suffix: str, value: Fraction | int) -> str:
+    return format_number(value, decimals) + suffix
+
+
+def _number_in_unit(decimals: int, unit: str, one: str, value: Fraction | int) -> str:
+    """:func:`with_unit` of the number (``unit`` and ``one``, its singular, after a space)."""
+    number = format_number(value, decimals)
+    return number + (one if number == "1" else unit)
+
+
 def format_range(fact: TypedFact, low: Value, high: Value, style: Style) -> str:
     if fact.type in ("int", "decimal"):
         assert isinstance(low, INT_OR_FRACTION) and isinstance(high, INT_OR_FRACTION)
@@ -229,6 +265,14 @@ def possessive(name: str) -> str:
 
 def _possessive_ending(name: str) -> str:
     return "'" if name.endswith("s") else "'s"
+
+
+def candidate_writers(label: str, style: Style) -> dict[str, Callable[[str, str, str, str], str]]:
+    """The line writers of :func:`record_line` for ``label`` in ``style``, by the ending of
+    the candidate's possessive (``_possessive_ending``): one fact's lines differ only in
+    that (the test of :class:`~._render.ExactLines` compares the lines)."""
+    frame, plural = style.record_frame, label_is_plural(label)
+    return {ending: _line_writer(frame, ending, plural) for ending in ("'", "'s")}
 
 
 def record_line(candidate: str, label: str, context: str, value_text: str, style: Style) -> str:

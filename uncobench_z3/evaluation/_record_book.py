@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from .._memo import remember
 from .._trusted import made_frozen, trusted_maker
 from ..construct import Style, statement_text
-from ..construct._render import exact_line
+from ..construct._render import ExactLines
 from ..settings import (
     Defect,
     DefectKind,
@@ -140,6 +140,7 @@ class RecordBook:
             for slot in task.all_slots()
         }
         self._lines: dict[Slot, str] = {}  # faithful lines, written when first needed
+        self._exact_lines = ExactLines(task, style)
         # Reading a message costs milliseconds and agents repeat their questions (across
         # settings, epochs and agents, and the minimum-rounds search asks what careful asks):
         # a reading depends only on the text, the role and the candidate in focus.
@@ -208,10 +209,8 @@ class RecordBook:
         text = self._lines.get(slot)
         if text is None:
             task = self.task
-            fact = task.facts[slot[1]]
-            text = self._lines[slot] = exact_line(
-                task, slot, fact.context, task.values[slot], self.style
-            )
+            context = task.required_contexts[slot[1]]
+            text = self._lines[slot] = self._exact_lines(slot, context, task.values[slot])
         return text
 
     def statement_line(self, stated: StatedValue) -> str:
