@@ -4,9 +4,12 @@
 of a character loop; a key's values are found by a :class:`ValueFinder` (member patterns
 compiled once and skipped when absent, the date patterns skipped without four digits in a
 row, numbers made from ints) instead of ``find_numbers(strip_dates(...))`` and
-``find_members``. Each must give what the plain definition gives - the same values of the same
-types, the same statement or the same error - on random texts and on every record line of
-the examples, rendered in every style, exact and imprecise, and with parentheses, labels and
+``find_members``; a label is looked for with ``in`` before ``find``; a condition's verb and
+comparison phrase are matched by one pattern each instead of a loop of ``startswith``; keys,
+conditions and statements are made without their frozen ``__init__``. Each must give what the
+plain definition gives - the same values of the same types, the same statement, condition or
+key or the same error - on random texts and on every task text and record line of the
+examples, rendered in every style, exact and imprecise, and with parentheses, labels and
 values added.
 """
 
@@ -26,13 +29,22 @@ from tests.stated_helpers import imprecise_stated
 from uncobench_z3.construct import _reader as reader_module
 from uncobench_z3.construct import parse_task_text, render_task
 from uncobench_z3.construct._reader import (
+    _OPS_SPACED,
+    _VERBS_SPACED,
     Catalog,
     KeyEntry,
     ReadError,
     Statement,
     parenthesised,
 )
-from uncobench_z3.construct._render import choose_style, statement_text
+from uncobench_z3.construct._render import (
+    SECTION_CANDIDATES,
+    SECTION_CONDITIONS,
+    SECTION_KEYS,
+    SECTION_ROLES,
+    choose_style,
+    statement_text,
+)
 from uncobench_z3.construct._text import (
     find_booleans,
     find_dates,
@@ -42,7 +54,14 @@ from uncobench_z3.construct._text import (
 )
 from uncobench_z3.construct._value_finder import ValueFinder, value_finder
 from uncobench_z3.settings import StatedValue
-from uncobench_z3.spec import TypedTask, Value, check_structure, load_spec, to_json_scalar
+from uncobench_z3.spec import (
+    TypedCondition,
+    TypedTask,
+    Value,
+    check_structure,
+    load_spec,
+    to_json_scalar,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS: list[TypedTask] = []
@@ -103,6 +122,77 @@ def plain_statement(*fields: object) -> Statement:
     return Statement(*fields)  # type: ignore[arg-type]
 
 
+def plain_find_label(text: str, catalog: Catalog) -> tuple[KeyEntry, int, int] | None:
+    """The first label of the catalog's (the longest first) found in ``text``, in any case:
+    its entry, where it starts and where it ends."""
+    lowered = text.lower()
+    for label, entry in catalog._labels:
+        position = lowered.find(label)
+        if position >= 0:
+            return entry, position, position + len(entry.label)
+    return None
+
+
+class _Prefix:
+    """What the reader reads of a pattern's match at a text's start: the words, their end."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    def __getitem__(self, group: int) -> str:
+        assert group == 0
+        return self.word
+
+    def end(self) -> int:
+        return len(self.word)
+
+
+class FirstPrefix:
+    """The first of ``words``, in order, that a text starts with (the loop of ``startswith``
+    the reader's verb and phrase patterns replace)."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+
+    def match(self, text: str) -> _Prefix | None:
+        for word in self.words:
+            if text.startswith(word):
+                return _Prefix(word)
+        return None
+
+
+PLAIN_VERBS = FirstPrefix(list(_VERBS_SPACED))
+PLAIN_PHRASES = FirstPrefix([phrase for phrase, _ in _OPS_SPACED])
+
+
+def plain_catalog_of(lines: list[str]) -> Catalog:
+    """The catalog of a task text's lines, its keys made by their ``__init__`` (the reader's
+    definition before keys were made without it)."""
+    section = reader_module._section
+    candidates = [line[2:].strip() for line in section(lines, SECTION_CANDIDATES)]
+    roles = {}
+    for line in section(lines, SECTION_ROLES):
+        match = reader_module._ROLE_LINE.match(line)
+        if not match:
+            raise ReadError(f"cannot read the colleague line {line!r}")
+        roles[match[2]] = match[1]
+    keys = {}
+    for line in section(lines, SECTION_KEYS):
+        match = reader_module._KEY_LINE.fullmatch(line)
+        if not match:
+            raise ReadError(f"cannot read the record key {line!r}")
+        fact_type, unit, members = reader_module._parse_type(match[3])
+        keys[match[1]] = KeyEntry(match[1], match[2], fact_type, unit, members, match[4])
+    return Catalog(candidates, roles, keys)
+
+
+def plain_made(cls: type, fields: dict[str, object]) -> TypedCondition:
+    """A condition made by its ``__init__`` from its id, fact, operator and operand, its text
+    left to the default (the reader's definition before conditions were made without it)."""
+    assert cls is TypedCondition
+    return TypedCondition(fields["id"], fields["fact"], fields["op"], fields["operand"])  # type: ignore[arg-type]
+
+
 @contextmanager
 def plain_reader() -> Iterator[None]:
     """The reader with the plain definitions in place of the shortened paths."""
@@ -110,9 +200,30 @@ def plain_reader() -> Iterator[None]:
         patch.object(reader_module, "parenthesised", plain_parenthesised),
         patch.object(reader_module, "_named", plain_named),
         patch.object(reader_module, "_statement", plain_statement),
+        patch.object(reader_module, "_find_label", plain_find_label),
+        patch.object(reader_module, "_catalog_of", plain_catalog_of),
+        patch.object(reader_module, "_VERB_AT_START", PLAIN_VERBS),
+        patch.object(reader_module, "_OP_AT_START", PLAIN_PHRASES),
+        patch.object(reader_module, "made_frozen", plain_made),
         patch.object(Catalog, "_finder", lambda self, entry: _PlainFinder(entry)),
     ):
         yield
+
+
+def _made(read: object) -> str:
+    """A task reading with its keys' and conditions' fields as their ``__init__`` sets them,
+    in order (a ``repr`` shows no field another made without it might lack or add)."""
+    assert isinstance(read, reader_module.ReadTask)
+    made = [*read.catalog.keys.values(), *read.conditions]
+    for item in made:
+        try:
+            item.key = "changed"  # type: ignore[attr-defined]
+        except AttributeError:  # (FrozenInstanceError: still frozen)
+            pass
+        else:
+            raise AssertionError(f"{item!r} is not frozen")
+    fields = [(type(item).__name__, list(vars(item).items()), hash(item)) for item in made]
+    return repr(read) + repr(fields)
 
 
 def _outcome(fn: Callable[..., object], *args: object) -> str:
@@ -258,7 +369,7 @@ def test_every_example_line_reads_as_the_plain_definitions() -> None:
             fresh = parse_task_text(text)
             with plain_reader():
                 plain = parse_task_text(text)
-            assert repr(fresh) == repr(plain)
+            assert _made(fresh) == _made(plain)
         catalog = fresh.catalog
         for line in _lines(task, rng):
             mangled = (_mangled(line, task, rng, catalog.candidates) for _ in range(2))
@@ -310,3 +421,85 @@ def test_a_line_no_calendar_has_or_with_a_longer_lower_case_reads_without_crashi
                 found = catalog.statement(line[:at] + " " + added + " " + line[at:])
                 read += not isinstance(found, ReadError)
     assert read > 100
+
+
+VERB_PIECES = [
+    *_VERBS_SPACED, *(phrase for phrase, _ in _OPS_SPACED), "must", "be ", "on", "or ", " ",
+    "one of", "need", "needs to be", "is ", "12 ", "yes", '"fit"',
+]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(VERB_PIECES), max_size=5))
+def test_a_verb_and_a_phrase_are_the_first_the_loops_find(pieces: list[str]) -> None:
+    """The verb and comparison phrase a condition's words start with: the first of each list,
+    in order, that the words start with ("on " before "on or after ": the longer is first)."""
+    text = "".join(pieces)
+    for pattern, plain in (
+        (reader_module._VERB_AT_START, PLAIN_VERBS),
+        (reader_module._OP_AT_START, PLAIN_PHRASES),
+    ):
+        match, expected = pattern.match(text), plain.match(text)
+        assert (match is None) == (expected is None), text
+        if match is not None and expected is not None:
+            assert (match[0], match.end()) == (expected[0], expected.end()), text
+    phrase = reader_module._OP_AT_START.match(text)
+    if phrase is not None:
+        assert reader_module._OP_OF_PHRASE[phrase[0]] == dict(_OPS_SPACED)[phrase[0]]
+
+
+@st.composite
+def _made_condition(draw: st.DrawFn) -> tuple[Catalog, str]:
+    task = draw(st.sampled_from(TASKS))
+    read = parse_task_text(render_task(task, draw(st.integers(0, 3))).task_text)
+    catalog = read.catalog
+    labels = [entry.label for entry in catalog.keys.values()]
+    words = [
+        *labels, *(label.upper() for label in labels), *VERB_PIECES, *NUMBERS, *DATES,
+        *(member for entry in catalog.keys.values() for member in entry.members),
+        "(", ")", "(2026 survey)", "((nested) context)", "1. ", "The ", ".",
+    ]  # fmt: skip
+    return catalog, " ".join(draw(st.lists(st.sampled_from(words), max_size=8)))
+
+
+def _condition(line: str, catalog: Catalog) -> str:
+    try:
+        condition, context = reader_module._parse_condition(line, 3, catalog)
+    except (ValueError, IndexError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return repr((condition, context)) + repr(list(vars(condition).items()))
+
+
+def test_every_example_condition_reads_as_the_plain_definitions() -> None:
+    """Each example's conditions, rendered in every style, as they are and with a verb, a
+    phrase or a value added after their context (where the verb and phrase are read)."""
+    rng = random.Random(7)
+    read = differing = 0
+    for task in TASKS:
+        for seed in range(4):
+            text = render_task(task, seed).task_text
+            catalog = parse_task_text(text).catalog
+            lines = reader_module._section(text.splitlines(), SECTION_CONDITIONS)
+            for line in lines:
+                # (after the context, where the verb is read, and after the verb, where
+                # the phrase is)
+                context_end = line.index(")") + 1
+                places = [context_end, line.find(" be ", context_end) + 4]
+                added = [(rng.choice(places), rng.choice(VERB_PIECES)) for _ in range(4)]
+                variants = [line[:at] + " " + piece + line[at:] for at, piece in added]
+                for variant in (line, *variants):
+                    found = _condition(variant, catalog)
+                    with plain_reader():
+                        assert found == _condition(variant, catalog), variant
+                    read += not found.partition(": ")[0].endswith("Error")
+                    differing += variant != line and found != _condition(line, catalog)
+    assert read > 250 and differing > 200  # (conditions read, and changed by what was added)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_made_condition())
+def test_a_made_up_condition_reads_as_the_plain_definitions(made: tuple[Catalog, str]) -> None:
+    catalog, line = made
+    found = _condition(line, catalog)
+    with plain_reader():
+        assert found == _condition(line, catalog)

@@ -189,7 +189,11 @@ def _parse_type(text: str) -> tuple[FactType, str | None, tuple[str, ...]]:
 
 
 def parse_catalog(text: str) -> Catalog:
-    lines = text.splitlines()
+    return _catalog_of(text.splitlines())
+
+
+def _catalog_of(lines: list[str]) -> Catalog:
+    """:func:`parse_catalog` of the task text's lines (split once for the whole reading)."""
     candidates = [line[2:].strip() for line in _section(lines, SECTION_CANDIDATES)]
     roles = {}
     for line in _section(lines, SECTION_ROLES):
@@ -203,7 +207,17 @@ def parse_catalog(text: str) -> Catalog:
         if not match:
             raise ReadError(f"cannot read the record key {line!r}")
         fact_type, unit, members = _parse_type(match[3])
-        keys[match[1]] = KeyEntry(match[1], match[2], fact_type, unit, members, match[4])
+        keys[match[1]] = made_frozen(
+            KeyEntry,
+            {
+                "key": match[1],
+                "label": match[2],
+                "type": fact_type,
+                "unit": unit,
+                "members": members,
+                "owner": match[4],
+            },
+        )  # (without the frozen ``__init__``'s six ``object.__setattr__`` calls)
     return Catalog(candidates, roles, keys)
 
 
@@ -228,8 +242,10 @@ def parenthesised(text: str, start: int = 0) -> tuple[str, int, int] | None:
 def _find_label(text: str, catalog: Catalog) -> tuple[KeyEntry, int, int] | None:
     lowered = text.lower()
     for label, entry in catalog._labels:
-        position = lowered.find(label)
-        if position >= 0:
+        # (``in`` first: ``find`` parses its arguments, which costs as much as the search
+        # in a line, and most labels are not in it)
+        if label in lowered:
+            position = lowered.find(label)
             return entry, position, position + len(entry.label)
     return None
 
@@ -308,6 +324,12 @@ _OPS_BY_PHRASE = [
 # what a condition's verb and phrase are followed by (a space), made once
 _VERBS_SPACED = tuple(verb + " " for verb in (*CONDITION_VERBS, *PLURAL_CONDITION_VERBS))
 _OPS_SPACED = tuple((phrase + " ", op) for phrase, op in _OPS_BY_PHRASE)
+# the first of them a condition's words start with, in one match: ``re`` tries the
+# alternatives in their order, so the match is the first that the loop over them (one
+# ``startswith`` each) would find
+_VERB_AT_START = re.compile("|".join(map(re.escape, _VERBS_SPACED)))
+_OP_AT_START = re.compile("|".join(re.escape(phrase) for phrase, _ in _OPS_SPACED))
+_OP_OF_PHRASE = dict(_OPS_SPACED)
 
 
 def _parse_condition(line: str, index: int, catalog: Catalog) -> tuple[TypedCondition, str]:
@@ -322,23 +344,24 @@ def _parse_condition(line: str, index: int, catalog: Catalog) -> tuple[TypedCond
         raise ReadError(f"condition {line!r} states no context")
     context, _, context_end = group
     rest = after[context_end:].lstrip()
-    for verb in _VERBS_SPACED:
-        if rest.startswith(verb):
-            rest = rest[len(verb) :]
-            break
-    else:
+    verb = _VERB_AT_START.match(rest)
+    if verb is None:
         raise ReadError(f"condition {line!r} has no verb")
+    rest = rest[verb.end() :]
     op = "=="
-    for phrase, candidate_op in _OPS_SPACED:
-        if rest.startswith(phrase):
-            op, rest = candidate_op, rest[len(phrase) :]
-            break
+    phrase = _OP_AT_START.match(rest)
+    if phrase is not None:
+        op, rest = _OP_OF_PHRASE[phrase[0]], rest[phrase.end() :]
     values = catalog._finder(entry).values(rest)
     if not values:
         raise ReadError(f"condition {line!r} has no {entry.type} value")
     operand: Value | tuple[Value, ...]
     operand = tuple(values) if op in ("in", "not in", "between") else values[0]
-    return TypedCondition(f"k{index}", entry.key, op, operand), context  # type: ignore[arg-type]
+    condition: TypedCondition = made_frozen(
+        TypedCondition,
+        {"id": f"k{index}", "fact": entry.key, "op": op, "operand": operand, "text": None},
+    )  # (``TypedCondition(...)`` without its frozen ``__init__``)
+    return condition, context
 
 
 _MODES_BY_TEXT = {text: mode for mode, text in MODE_TEXT.items()}
@@ -425,7 +448,7 @@ def _parse_rule(lines: list[str], catalog: Catalog) -> tuple[TypedRule, dict[str
 
 def parse_task_text(text: str) -> ReadTask:
     lines = text.splitlines()
-    catalog = parse_catalog(text)
+    catalog = _catalog_of(lines)
     required: dict[str, str] = {}
     conditions = []
     for i, line in enumerate(_section(lines, SECTION_CONDITIONS), start=1):
