@@ -107,6 +107,38 @@ def test_the_planned_jobs_are_the_jobs_made_one_by_one(groups: list[TaskGroup]) 
     assert all(j.group_hash == group_digest(j.group) for j in plan_jobs(groups, config)[0])
 
 
+class _OwnKind(BaseException):
+    """Neither an ``Exception`` nor an interrupt (``pytest.fail`` raises one of these)."""
+
+
+class OwnKindAfter(Interrupter):
+    """Makes real agents, but the agent of sample number ``after + 1`` raises :class:`_OwnKind`."""
+
+    def __call__(self, name: str, seed: int) -> Agent:
+        self.made += 1
+        return _RaisesItsOwnKind() if self.made > self.after else make_agent(name, seed)
+
+
+class _RaisesItsOwnKind:
+    async def act(self, conversation: Conversation) -> Action:
+        raise _OwnKind("raised by an agent")
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_a_base_exception_of_another_kind_stops_the_run_as_itself(
+    groups: list[TaskGroup], tmp_path: Path, concurrency: int
+) -> None:
+    """It used to end its slot quietly: the run went on without the sample and finished."""
+    config = make_config("bench", groups, AGENTS, limit=2)
+    with pytest.raises(_OwnKind, match="raised by an agent"):
+        evaluate(groups, config, tmp_path, concurrency=concurrency, agents=OwnKindAfter(after=3))
+    kept = len(log_lines(tmp_path))
+    assert 3 - concurrency + 1 <= kept <= 3  # the samples played before it are kept
+    # the same command resumes and finishes the run, every sample once
+    summary = evaluate(groups, config, tmp_path, concurrency=concurrency)
+    assert summary.reused == kept and summary.ran + kept == len(log_lines(tmp_path)) == 18
+
+
 def test_a_run_logs_every_sample_once(groups: list[TaskGroup], tmp_path: Path) -> None:
     config = make_config("bench", groups, AGENTS, limit=2)
     summary = evaluate(groups, config, tmp_path, concurrency=4)

@@ -42,6 +42,12 @@ Sink = Callable[[SampleJob, SampleOutcome, str], Awaitable[None]]
 the sample, while its slot plays the next one; see :meth:`Player.play`)."""
 PREPARED_GROUPS = 4096
 """groups whose prepared data a player keeps (the least recently used go first)"""
+PASSED_ON = (asyncio.CancelledError, KeyboardInterrupt, SystemExit, GeneratorExit)
+"""what a sample may raise that goes up as it is (a cancel, an interrupt, a closed
+coroutine); anything else it raises is the run's failure. Catching only ``Exception`` let
+another ``BaseException`` (``pytest.fail`` in a patched test, an agent's own kind) end its
+slot quietly: the slot's task kept it, its done callback dropped it, and the run went on
+without the sample and without a failure."""
 
 
 def _nothing() -> None:
@@ -182,7 +188,9 @@ class Player:
                 self._ask()
             try:
                 played = await play_sample(job, self.agents, self.prepared(job.group))
-            except Exception as exc:  # a bug, not a model error: stop
+            except PASSED_ON:
+                raise
+            except BaseException as exc:  # a bug, not a model error: stop
                 self.failures.append((job, exc))
                 return
             if played.error is not None:
@@ -230,7 +238,9 @@ class Player:
         try:
             stored, line = cap_record(await played.score())
             await sink(job, SampleOutcome.of(stored), line)
-        except Exception as exc:  # a bug, not a model error: stop
+        except PASSED_ON:
+            raise
+        except BaseException as exc:  # a bug, not a model error: stop
             self.failures.append((job, exc))
             return
         self._finished(job)

@@ -448,10 +448,12 @@ class _Run:
         )
 
 
-def _failure(out: Path, failures: list[tuple[SampleJob, BaseException]]) -> UncobenchError:
+def _failure(out: Path, failures: list[tuple[SampleJob, BaseException]]) -> BaseException:
     job, exc = failures[0]
     if isinstance(exc, UncobenchError) and not isinstance(exc, RemoteFailure):
         return exc
+    if not isinstance(exc, Exception):
+        return exc  # not an error of the run's (a test's pytest.fail, a kill): as it is
     remote = getattr(exc, "remote_traceback", None)
     text = redact(remote) if remote else redacted_traceback(exc)
     with (out / ERRORS_FILE).open("a", encoding="utf-8") as handle:
