@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from uncobench_z3.construct import rendered_of, statement_text
-from uncobench_z3.construct._render import ExactLines, exact_line
+from uncobench_z3.construct._render import ExactLines
 from uncobench_z3.construct._text import (
     DATE_STYLES,
     RECORD_FRAMES,
@@ -27,7 +27,7 @@ from uncobench_z3.construct._text import (
 from uncobench_z3.evaluation import RecordBook, example_groups, typed_task
 from uncobench_z3.evaluation._colleagues import ColleagueReply, _made_reply
 from uncobench_z3.settings import StatedValue
-from uncobench_z3.spec import format_fraction
+from uncobench_z3.spec import Slot, TypedTask, Value, format_fraction
 
 
 def general_number(value: Fraction | int, decimals: int) -> str:
@@ -103,6 +103,14 @@ def _examples_with_other_values() -> list[tuple[object, Style]]:
         for frame in range(len(RECORD_FRAMES))
         for dates in DATE_STYLES
     ]
+
+
+def exact_line(task: TypedTask, slot: Slot, context: str, value: Value, style: Style) -> str:
+    """A record's exact line, the plain definition :class:`ExactLines` writes faster."""
+    fact = task.facts[slot[1]]
+    return record_line(
+        task.candidate_name(slot[0]), fact.label, context, format_typed(fact, value, style), style
+    )
 
 
 def test_exact_lines_are_exact_line_s_lines() -> None:

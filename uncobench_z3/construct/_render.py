@@ -224,24 +224,18 @@ def statement_text(task: TypedTask, stated: StatedValue, style: Style) -> str:
     )
 
 
-def exact_line(task: TypedTask, slot: Slot, context: str, value: Value, style: Style) -> str:
-    fact = task.facts[slot[1]]
-    return record_line(
-        task.candidate_name(slot[0]), fact.label, context, format_typed(fact, value, style), style
-    )
-
-
 _FactLines = tuple[str, Callable[[Value], str], dict[str, Callable[[str, str, str, str], str]]]
 """a fact's label, the writer of its values and the line writers by possessive ending"""
 
 
 class ExactLines:
-    """:func:`exact_line` for one task and style: ``lines(slot, context, value)`` is
-    ``exact_line(task, slot, context, value, style)``. What depends on the fact alone (its
-    label's writers, its values' formatting) or the candidate alone (the name, its
-    possessive) is worked out once, when first needed: a line was about 18k instructions,
-    most of it deciding those again (the colleagues write nearly every faithful line of a
-    group, the renderer every record; a test compares the lines with :func:`exact_line`)."""
+    """A record's exact line for one task and style: ``lines(slot, context, value)`` is
+    :func:`record_line` of the candidate's name, the fact's label, ``context`` and
+    :func:`format_typed` of ``value``. What depends on the fact alone (its label's writers,
+    its values' formatting) or the candidate alone (the name, its possessive) is worked out
+    once, when first needed: a line was about 18k instructions, most of it deciding those
+    again (the colleagues write nearly every faithful line of a group, the renderer every
+    record; a test compares the lines with that plain definition, kept in the test)."""
 
     def __init__(self, task: TypedTask, style: Style) -> None:
         self.task = task
