@@ -2,13 +2,15 @@
 every job handed once, by group (each group played in one worker), a shard's own share first;
 the cursors that find the next unit against the plain scan they shortcut; a slow worker's
 groups taken over by the other, with the same records as one process; a fed player that
-waits for more and ends when told."""
+waits for more and ends when told; a fed shard out of jobs that the driver counts it as
+holding stops the run (it waited for ever)."""
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
 import random
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,8 @@ from uncobench_z3.evaluation._models import CONNECTION_SHARE, CallPolicy
 from uncobench_z3.evaluation._play import Player
 from uncobench_z3.evaluation._registry import make_agent
 from uncobench_z3.evaluation._runlog import read_log
-from uncobench_z3.evaluation._shards import Feed, plan_shards
+from uncobench_z3.evaluation._shards import Feed, ShardedPlayer, StalledShard, plan_shards
+from uncobench_z3.evaluation._summary import SampleOutcome
 
 AGENTS = ["builtin/naive", "builtin/careful"]
 FORKS = "fork" in multiprocessing.get_all_start_methods()
@@ -198,3 +201,102 @@ def test_a_fixed_split_still_loses_and_duplicates_nothing(
     assert comparable(summary.records) == reference
     logged, damaged = read_log(tmp_path / "run" / "samples.jsonl")
     assert not damaged and len({r.key for r in logged}) == len(logged) == len(reference)
+
+
+class _Stream:
+    """The driver's end of a fed stream, as :meth:`ShardedPlayer._receive` uses it."""
+
+    def __init__(self) -> None:
+        self.sent: list[list[int] | None] = []
+
+    def more(self, body: list[int] | None) -> None:
+        self.sent.append(body)
+
+
+def test_an_idle_shard_counted_as_holding_jobs_stops_the_run_unless_a_hand_out_crossed() -> None:
+    groups = example_groups()
+    config = make_config("ex", groups, AGENTS)
+    jobs, _ = plan_jobs(groups, config)
+    works = plan_shards(jobs, 2, 2, CallPolicy(), make_agent, fed=True)
+    logged: list[list[Any]] = []
+
+    async def sink(kept: list[Any]) -> None:
+        logged.append(kept)
+
+    def sample(place: int) -> tuple[str, Any]:
+        outcome = SampleOutcome(f"key-{place}", "g", "s", "a", "solved")
+        return "sample", (place, outcome, f"line {place}")
+
+    async def run() -> None:
+        player = ShardedPlayer(Any, works)  # (no stream started: the executor is not used)
+        feed, work, stream = player.feed, player.works[0], _Stream()
+        assert feed is not None
+        first = list(work.first)  # a group's jobs (more than it may hold: 3)
+        back, rest = first[:-2], first[-2:]
+        await player._receive([*map(sample, back)], work, set(), sink, stream)
+        assert len(stream.sent) == 1 and stream.sent[0]  # a hand-out: it holds 2 of 3
+        # idle before the hand-out reached it (it had taken none): no stop, nothing more
+        await player._receive([("idle", 0)], work, set(), sink, stream)
+        assert len(stream.sent) == 1
+        # the rest of its first jobs back, then idle having taken the hand-out, whose jobs
+        # the driver counts as held
+        with pytest.raises(StalledShard, match="shard 1 of 2 ran out of jobs"):
+            await player._receive([*map(sample, rest), ("idle", 1)], work, set(), sink, stream)
+        assert [line for _, _, line in logged[-1]] == [f"line {p}" for p in rest]
+        # the count exact (every job handed came back): handed more, not stopped
+        given = stream.sent[0]
+        assert given is not None
+        await player._receive([*map(sample, given), ("idle", 1)], work, set(), sink, stream)
+        assert len(stream.sent) == 2 and feed.handed[0] == set(stream.sent[1] or ())
+
+    asyncio.run(run())
+
+
+class _Hung(Exception):
+    pass
+
+
+def _hung(signum: int, frame: Any) -> None:
+    raise _Hung("the run is still waiting")
+
+
+@pytest.mark.skipif(not FORKS, reason="shards are fed where workers are forked")
+def test_a_shard_left_idle_by_a_miscount_stops_the_run_which_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver's count of the jobs the second shard holds is made too high once (jobs
+    it never handed), as it is handed its second group (the first shard slowed: it has not
+    taken that group over): the shard plays what it was handed, is handed nothing more and
+    waits; the run stops (it hung) with the samples logged so far, and the same command
+    resumes it."""
+    from uncobench_z3.evaluation import _shards
+
+    class Miscounting(_shards.Feed):
+        given = 0
+
+        def take(self, shard: int, jobs: int) -> list[int]:
+            places = super().take(shard, jobs)
+            if shard == 1 and places:
+                self.given += 1
+                if self.given == 2:  # (the first: its first jobs, at the start)
+                    self.handed[1].update(range(-1, -1001, -1))  # (no job's place)
+            return places
+
+    groups = example_groups()
+    config = make_config("ex", groups, AGENTS)
+    reference = comparable(evaluate(groups, config, tmp_path / "one", concurrency=4).records)
+    options = EvalOptions(concurrency=4, executor=ExecutorOptions(workers=2))
+    with monkeypatch.context() as patched:
+        patched.setattr(_shards, "Feed", Miscounting)
+        before = signal.signal(signal.SIGALRM, _hung)
+        signal.setitimer(signal.ITIMER_REAL, 60)
+        try:
+            with pytest.raises(StalledShard, match="shard 2 of 2 ran out of jobs"):
+                evaluate(groups, config, tmp_path / "run", options, agents=_SlowFirstShard())
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, before)
+    logged, damaged = read_log(tmp_path / "run" / "samples.jsonl")
+    assert not damaged and 0 < len(logged) < len(reference)
+    summary = evaluate(groups, config, tmp_path / "run", options)
+    assert comparable(summary.records) == reference

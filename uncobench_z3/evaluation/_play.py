@@ -72,6 +72,7 @@ class Player:
         self._fed = False
         """more jobs may still be added while playing (:meth:`expect_more`)"""
         self._ask: Callable[[], None] = _nothing
+        self._waiting: Callable[[], None] = _nothing
         self._low = 0
         self._asked = False
         self._idle = 0
@@ -116,14 +117,21 @@ class Player:
         self.queue.clear()
         self.no_more()
 
-    def expect_more(self, low: int, ask: Callable[[], None]) -> None:
+    def expect_more(
+        self, low: int, ask: Callable[[], None], waiting: Callable[[], None] = _nothing
+    ) -> None:
         """Play on when the queue is empty, until :meth:`no_more`: jobs are added while
         playing (:meth:`add`; an eval shard fed by the driver as it frees up, see
         :mod:`._shards`). ``ask`` is called once the queue holds fewer than ``low`` jobs,
         and again once an addition has filled it to ``low`` or more (an addition that left
         it short, as the last ones of a run do, is not asked after again: an eval shard then
-        sent a message, and its driver committed the log, every few samples)."""
+        sent a message, and its driver committed the log, every few samples). ``waiting``
+        is called each time every slot has ended for want of a job (every sample played was
+        handed to the sink) and the player waits for more: an eval shard reports it, so
+        that its driver sees a count of the jobs the shard holds that is wrong (the shard
+        would wait for ever) instead of waiting for it too."""
         self._fed, self._low, self._ask, self._asked = True, low, ask, False
+        self._waiting = waiting
 
     def add(self, jobs: Iterable[SampleJob]) -> None:
         """Queue ``jobs``; slots idle for want of one take them at once."""
@@ -219,6 +227,7 @@ class Player:
                     await asyncio.wait(set(tasks))
                 else:
                     self._arrived.clear()
+                    self._waiting()
                     await self._arrived.wait()
         finally:
             self._start = self._slot = None

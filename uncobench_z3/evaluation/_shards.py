@@ -31,6 +31,13 @@ A shard whose worker is lost (a killed process, a lost Ray node) is started agai
 samples it had not sent (a fed one: of those it was handed; at most :data:`RESTARTS` times);
 samples in flight are played again, none is logged twice. A sample that raises in a shard
 stops every shard, as it stops an in-process run.
+
+A fed shard that runs out of jobs says so (``("idle", handouts)``: how many of the driver's
+hand-outs it has taken). The driver hands it more on every message it sends, as long as it
+holds fewer jobs than it may (:meth:`Feed.held`): were the driver's count of the jobs it holds
+ever too high, a shard that had played them all would wait for ever, and the run with it.
+When a shard that has taken every hand-out (none crossed its report in the pipe) is idle while
+the driver counts jobs it holds, the run stops with :class:`StalledShard` instead.
 """
 
 from __future__ import annotations
@@ -106,6 +113,11 @@ def check_share(jobs: Sequence[SampleJob], tasks: dict[int, TypedTask]) -> Verdi
     return None
 
 
+class StalledShard(UncobenchError):
+    """A fed shard ran out of jobs that the driver counts it as holding (an internal error:
+    the run would otherwise wait for it for ever)."""
+
+
 class RemoteFailure(UncobenchError):
     """An exception raised in a shard that could not travel as itself."""
 
@@ -155,15 +167,21 @@ async def play_shard(work: ShardWork, channel: Channel) -> None:
         pool, gated = work.pool, cast(GatedChannel, channel)
         jobs = [pool[index] for index in work.first]
         places = {id(pool[index]): index for index in work.first}
+        taken = [0]  # the driver's hand-outs taken (see ShardedPlayer._receive)
 
         def more(given: list[int] | None) -> None:
+            taken[0] += 1
             if given is None:
                 player.no_more()
                 return
             places.update((id(pool[index]), index) for index in given)
             player.add([pool[index] for index in given])
 
-        player.expect_more(max(1, work.concurrency // 2), gated.flush)
+        player.expect_more(
+            max(1, work.concurrency // 2),
+            gated.flush,
+            lambda: gated.send_now(("idle", taken[0])),  # (with the samples gathered)
+        )
         gated.on_more(more)
 
     async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
@@ -240,6 +258,8 @@ class ShardedPlayer:
         self.works = works
         self._ended: set[int] = set()
         """ids of the fed streams told that no more will come"""
+        self._handouts: dict[int, int] = {}
+        """id of a fed stream -> the messages sent to it by :meth:`_hand` (hand-outs)"""
         self.failures: list[tuple[SampleJob, BaseException]] = []
         self.restarts = 0
         self._received: set[str] = set()
@@ -269,8 +289,13 @@ class ShardedPlayer:
         stream: Any = self.executor.stream(play_shard, work)  # (fed: a local stream)
         if self.feed is not None and self.feed.drained(work.shard):
             self._ended.add(id(stream))
-            stream.more(None)
+            self._hand(stream, None)
         return stream
+
+    def _hand(self, stream: Any, given: list[int] | None) -> None:
+        """Send a fed stream ``given`` (None: no more will come), counted."""
+        self._handouts[id(stream)] = self._handouts.get(id(stream), 0) + 1
+        stream.more(given)
 
     async def verdicts(self) -> list[Verdict]:
         """Each started shard's verdict on its groups (shards made with ``check``): their
@@ -364,6 +389,7 @@ class ShardedPlayer:
             finally:
                 self._streams.discard(stream)
                 self._ended.discard(id(stream))
+                self._handouts.pop(id(stream), None)
                 await stream.close()
 
     def _feed(self, work: ShardWork, stream: Any) -> None:
@@ -372,10 +398,10 @@ class ShardedPlayer:
         assert self.feed is not None
         given = self.feed.take(work.shard, self.feed.held(work.concurrency))
         if given:
-            stream.more(given)
+            self._hand(stream, given)
         elif id(stream) not in self._ended and self.feed.drained(work.shard):
             self._ended.add(id(stream))
-            stream.more(None)
+            self._hand(stream, None)
 
     async def _receive(
         self,
@@ -388,11 +414,15 @@ class ShardedPlayer:
         jobs = work.jobs if work.pool is None else work.pool
         handed = self.feed.handed[work.shard] if self.feed is not None else set()
         kept: Kept = []
+        idle: int | None = None  # the hand-outs a fed shard had taken when it ran out of jobs
         for kind, body in batch:
             if kind == "failure":
                 index, exc = body
                 self.failures.append((jobs[index], exc))
                 self.stop()
+                continue
+            if kind == "idle":
+                idle = body
                 continue
             index, outcome, line = body
             done.add(index)
@@ -401,10 +431,25 @@ class ShardedPlayer:
                 continue  # sent again by a restarted shard
             self._received.add(outcome.key)
             kept.append((jobs[index], outcome, line))
-        if self.feed is not None and not self._stopped:
+        # Idle, having taken every hand-out (one sent since crossed the report: it may hold
+        # jobs then), the shard holds no job: were the driver to count some, it would hand it
+        # nothing more (the count at its most) or nothing it lacks, and the run would wait.
+        stalled = (
+            idle is not None
+            and not self._stopped
+            and idle == self._handouts.get(id(stream), 0)
+            and len(handed) > 0
+        )
+        if self.feed is not None and not self._stopped and not stalled:
             self._feed(work, stream)  # (before the log's commit: the worker waits for it)
         if kept:  # the log commits the batch's lines together (one write and fsync)
             await sink(kept)
+        if stalled:
+            raise StalledShard(
+                f"shard {work.shard + 1} of {work.shards} ran out of jobs while the driver "
+                f"counted {len(handed)} it held (an internal error); finished samples are "
+                "kept, run the same command to resume"
+            )
 
 
 def _tasks_of(jobs: list[SampleJob], made: dict[int, TypedTask]) -> dict[int, TypedTask]:
