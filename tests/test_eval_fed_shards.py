@@ -19,6 +19,7 @@ import pytest
 
 from tests.sample_helpers import Killer, comparable, feeds_noted, typed_tasks_noted
 from uncobench_z3._executor import ExecutorOptions
+from uncobench_z3.errors import ConsistencyError
 from uncobench_z3.evaluation import EvalOptions, evaluate, make_config, plan_jobs
 from uncobench_z3.evaluation._examples import example_groups
 from uncobench_z3.evaluation._models import CONNECTION_SHARE, CallPolicy
@@ -291,11 +292,12 @@ def test_a_shard_left_idle_by_a_miscount_stops_the_run_which_resumes(
         before = signal.signal(signal.SIGALRM, _hung)
         signal.setitimer(signal.ITIMER_REAL, 60)
         try:
-            with pytest.raises(StalledShard, match="shard 2 of 2 ran out of jobs"):
+            with pytest.raises(StalledShard, match="shard 2 of 2 ran out of jobs") as stalled:
                 evaluate(groups, config, tmp_path / "run", options, agents=_SlowFirstShard())
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, before)
+    assert isinstance(stalled.value, ConsistencyError)  # a bug: the CLI's exit code 4
     logged, damaged = read_log(tmp_path / "run" / "samples.jsonl")
     assert not damaged and 0 < len(logged) < len(reference)
     summary = evaluate(groups, config, tmp_path / "run", options)

@@ -53,7 +53,7 @@ from typing import Any, cast
 from .._executor import Channel, Executor, GatedChannel, StreamFailed, WorkerLost
 from .._gc import fewer_collections
 from .._secrets import redact, redacted_error, redacted_traceback
-from ..errors import ConfigError, UncobenchError
+from ..errors import ConfigError, ConsistencyError, UncobenchError
 from ..spec import TypedTask
 from ._feed import Feed
 from ._inputs import checked_task
@@ -113,9 +113,9 @@ def check_share(jobs: Sequence[SampleJob], tasks: dict[int, TypedTask]) -> Verdi
     return None
 
 
-class StalledShard(UncobenchError):
-    """A fed shard ran out of jobs that the driver counts it as holding (an internal error:
-    the run would otherwise wait for it for ever)."""
+class StalledShard(ConsistencyError):
+    """A fed shard ran out of jobs that the driver counts it as holding (a bug: the run would
+    otherwise wait for it for ever; the CLI exits 4, as for any inconsistency)."""
 
 
 class RemoteFailure(UncobenchError):
