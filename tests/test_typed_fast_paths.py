@@ -15,9 +15,9 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uncobench_z3.spec import ROUNDING_MODES, TypedRule, round_fraction
+from uncobench_z3.spec import OPERATIONS, ROUNDING_MODES, TypedRule, round_fraction
 from uncobench_z3.spec._rounding import rounding_unit
-from uncobench_z3.spec._typed import TypedFact, _compare
+from uncobench_z3.spec._typed import TypedFact, _compare, _value_in_integers
 from uncobench_z3.spec._values import day_number
 
 
@@ -143,3 +143,42 @@ def test_a_rule_rounds_as_round_fraction() -> None:
         rule = TypedRule("sum", ("a",), "x", "u", 1, mode)
         for value in (Fraction(25, 100), Fraction(-25, 100), Fraction(35, 100), Fraction(-7, 3)):
             assert rule.rounded([value]) == _plain_round(value, 1, mode)
+
+
+_numbers = st.integers(-(10**6), 10**6) | st.fractions(
+    min_value=-(10**6), max_value=10**6, max_denominator=10**4
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    operation=st.sampled_from(OPERATIONS),
+    operands=st.lists(_numbers | st.sampled_from([0, Fraction(0)]), max_size=4),
+    weights=st.lists(st.fractions(min_value=-10, max_value=10, max_denominator=100), max_size=4),
+)
+def test_a_rule_value_in_integers_is_the_definition(
+    operation: str, operands: list[int | Fraction], weights: list[Fraction]
+) -> None:
+    """``TypedRule.rounded`` computes the unrounded value in integers (``_value_in_integers``)
+    where the definition cannot raise: the same number, and None wherever the definition
+    raises, for every operation, with zero operands and weights summing to zero among them."""
+    rule = TypedRule(operation, ("a",), "x", "u", 2, "half_even", tuple(weights))  # type: ignore[arg-type]
+    fast = _value_in_integers(operation, tuple(operands), rule.weights)
+    try:
+        plain: Fraction | None = rule.value(operands)
+    except (ZeroDivisionError, IndexError, ValueError):
+        plain = None
+    if fast is None:  # left to the definition: only where it raises, or to say why
+        assert plain is None
+        return
+    assert type(fast) is Fraction and fast == plain
+    assert rule.rounded(operands) == round_fraction(plain, 2, "half_even")
+
+
+def test_a_rule_value_of_other_types_is_left_to_the_definition() -> None:
+    """A bool or float operand (which the definition makes a Fraction its own way) and an
+    unknown operation go to :meth:`TypedRule.value`."""
+    assert _value_in_integers("sum", (True, 2), ()) is None
+    assert _value_in_integers("sum", (0.5, 2), ()) is None
+    assert _value_in_integers("median", (1, 2), ()) is None
+    assert TypedRule("sum", ("a",), "x", "u", 1, "half_up").rounded([True, 2]) == 3

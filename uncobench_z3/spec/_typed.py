@@ -244,11 +244,74 @@ class TypedRule:
         key = tuple(operands)  # (equal numbers hash alike: 2 and Fraction(2) give one result)
         found = memo.get(key)
         if found is None:
-            found = round_fraction(self.value(operands), self.digits, self.mode)
+            exact = _value_in_integers(self.operation, key, self.weights)
+            if exact is None:  # (an operation or operands it leaves to the definition)
+                exact = self.value(operands)
+            found = round_fraction(exact, self.digits, self.mode)
             if len(memo) >= _RESULTS_KEPT:
                 memo.clear()
             memo[key] = found
         return found
+
+
+def _value_in_integers(
+    operation: str, operands: tuple[Fraction | int, ...], weights: tuple[Fraction, ...]
+) -> Fraction | None:
+    """:meth:`TypedRule.value` of ``operands`` (ints and Fractions), computed as one
+    numerator and denominator in integers and made a Fraction once: every Fraction operation
+    of the definition normalises its result and dispatches on its operands' types, and the
+    rule's operands are evaluated for every completion scoring tries, every reading of a
+    built-in agent, every first sample of a group. None where the definition raises or may
+    (an operand of another type, a zero denominator, too few operands or weights), or for an
+    operation this does not know: the caller then asks :meth:`TypedRule.value`."""
+    nums: list[int] = []
+    dens: list[int] = []
+    for x in operands:
+        kind = type(x)
+        if kind is int:
+            nums.append(x)  # type: ignore[arg-type]
+            dens.append(1)
+        elif kind is Fraction:
+            nums.append(x.numerator)
+            dens.append(x.denominator)
+        else:
+            return None
+    if operation in ("sum", "capped_sum"):
+        count = len(nums) if operation == "sum" else len(nums) - 1
+        if count < 0:
+            return None
+        num, den = 0, 1
+        for n, d in zip(nums[:count], dens[:count], strict=True):
+            num, den = num * d + n * den, den * d
+        if operation == "capped_sum" and nums[-1] * den < num * dens[-1]:
+            num, den = nums[-1], dens[-1]  # (min(sum, cap): the cap only when it is smaller)
+    elif operation == "difference" and len(nums) >= 2:
+        num, den = nums[0] * dens[1] - nums[1] * dens[0], dens[0] * dens[1]
+    elif operation == "product":
+        num, den = 1, 1
+        for n, d in zip(nums, dens, strict=True):
+            num, den = num * n, den * d
+    elif operation == "ratio" and len(nums) >= 2 and nums[1]:
+        num, den = nums[0] * dens[1], dens[0] * nums[1]
+    elif operation == "percentage_of" and len(nums) >= 2:
+        num, den = nums[0] * nums[1], dens[0] * dens[1] * 100
+    elif operation == "weighted_average" and len(nums) == len(weights):
+        num, den, total_num, total_den = 0, 1, 0, 1
+        for w, n, d in zip(weights, nums, dens, strict=True):
+            wn, wd = w.numerator * n, w.denominator * d
+            num, den = num * wd + wn * den, den * wd
+            total_num = total_num * w.denominator + w.numerator * total_den
+            total_den *= w.denominator
+        if not total_num:
+            return None
+        num, den = num * total_den, den * total_num
+    elif operation == "percentage_change" and len(nums) >= 2 and nums[0]:
+        # (a1 - a0) / a0 * 100
+        num = (nums[1] * dens[0] - nums[0] * dens[1]) * dens[0] * 100
+        den = dens[1] * dens[0] * nums[0]
+    else:
+        return None
+    return Fraction(num, den)  # (normalised: the sign to the numerator, lowest terms)
 
 
 OutcomeKind = Literal["eligible", "none", "ambiguous"]
