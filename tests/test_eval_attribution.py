@@ -22,6 +22,7 @@ from uncobench_z3.evaluation import (
     RoleRequest,
     RoundRecord,
     SampleJob,
+    _attribution,
     attribute_error,
     group_digest,
     justify_answer,
@@ -33,6 +34,7 @@ from uncobench_z3.evaluation import (
 )
 from uncobench_z3.evaluation._evidence import final_evidence
 from uncobench_z3.settings import SettingName, StatedValue
+from uncobench_z3.solver import SolverBudget
 from uncobench_z3.spec import Slot, to_json_scalar
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -258,6 +260,26 @@ def test_a_shared_solver_gives_the_same_verdicts_in_any_order() -> None:
     fresh = [justify_answer(TASK, GOLD, t).label for t in cases]
     shared = [justify_answer(TASK, GOLD, t, group_hash="mining").label for t in reversed(cases)]
     assert fresh == list(reversed(shared)) == ["justified", "lucky", "lucky"]
+
+
+def test_a_groups_judge_and_labels_are_shared_by_equal_budgets_alone() -> None:
+    """The group tables key the attribution budget apart (by identity, unhashed): a budget
+    equal to it shares its judge and labels, as an equal key did; another budget has its own,
+    and forgetting the group drops both."""
+    default = _attribution.ATTRIBUTION_BUDGET
+    equal, other = SolverBudget(timeout_ms=default.timeout_ms), SolverBudget(timeout_ms=7)
+    assert equal == default and equal is not default
+    judge = _attribution.shared_judge("budgets", TASK, GOLD)
+    assert _attribution.shared_judge("budgets", TASK, GOLD, equal) is judge
+    assert _attribution.shared_judge("budgets", TASK, GOLD, other) is not judge
+    assert _attribution._group_memo("budgets", equal) is _attribution._group_memo(
+        "budgets", default
+    )
+    assert _attribution._group_memo("budgets", other) is not _attribution._group_memo(
+        "budgets", default
+    )
+    _attribution.forget_group("budgets")
+    assert not any(k[0] == "budgets" for k in (*_attribution._memos, *_attribution._shared))
 
 
 def test_a_label_remembered_by_the_evidence_read_is_the_label_of_the_trace() -> None:

@@ -28,11 +28,12 @@ from uncobench_z3.evaluation._admission import settle_admission
 from uncobench_z3.evaluation._attribution import (
     EvidenceJudge,
     _attribute,
+    _decision_records,
     attribute_error,
     received_evidence,
 )
 from uncobench_z3.evaluation._evidence import TaskTables, evidence_by_round
-from uncobench_z3.evaluation._notes import round_notes
+from uncobench_z3.evaluation._notes import _note_parts, round_notes
 from uncobench_z3.settings import StatedValue, stated_imprecision, stated_value
 from uncobench_z3.spec import Slot, TypedTask, Value, ValueParseError
 
@@ -171,3 +172,33 @@ def test_an_imprecision_remembered_is_the_statements(index: int) -> None:
     for _ in range(2):
         with pytest.raises(ValueParseError):
             tables.imprecision(unreadable)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=traces())
+def test_a_judges_record_lists_and_counts_are_their_definitions(
+    case: tuple[int, list[RoundRecord]],
+) -> None:
+    """The decision records a judge's tables try, the records a note lists and those it
+    leaves open, and the decision records a label counts, each against its plain definition
+    (made by filtering every slot, sorting the facts per candidate, and testing each record
+    in turn) on every round's evidence."""
+    index, trace = case
+    task = TASKS[index]
+    judge = EvidenceJudge(task, GROUPS[index].gold, BUDGET)
+    decision = frozenset(task.decision_facts())
+    assert TaskTables(task).decision_slots == tuple(
+        slot for slot in task.all_slots() if slot[1] in decision
+    )
+    assert judge.note_slots == tuple(
+        (candidate, fact) for candidate in task.candidates for fact in sorted(decision)
+    )
+    for snapshot in evidence_by_round(task, trace):
+        parts = _note_parts(judge, snapshot)
+        assert parts["open"] == tuple(s for s in judge.note_slots if s not in snapshot.exact)
+        # (a record of another candidate or fact counts by its fact alone, as before)
+        stated = {**snapshot.exact, ("nobody", next(iter(decision))): 1, ("nobody", "x"): 2}
+        assert _decision_records(judge, stated) == (
+            sum(1 for _, fact in stated if fact in decision),
+            len(task.candidates) * len(decision),
+        )

@@ -50,6 +50,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -374,13 +375,13 @@ class _GroupMemo:
     """by the evidence received, the accepted statements and the answer"""
 
 
-_memos: OrderedDict[tuple[str, SolverBudget], _GroupMemo] = OrderedDict()
+_memos: OrderedDict[tuple[str, SolverBudget | None], _GroupMemo] = OrderedDict()
 
 
 def _group_memo(group_hash: str | None, budget: SolverBudget) -> _GroupMemo | None:
     if group_hash is None:
         return None
-    key = (group_hash, budget)
+    key = (group_hash, _budget_key(budget))
     memo = _memos.get(key)
     if memo is None:
         memo = _memos[key] = _GroupMemo()
@@ -402,7 +403,8 @@ def forget_group(group_hash: str) -> None:
 def _decision_records(judge: EvidenceJudge, evidence: dict[Slot, Value]) -> tuple[int, int]:
     """(decision records in ``evidence``, decision records of the judge's task)."""
     decision = judge.tables.decision
-    received = sum(1 for _, fact in evidence if fact in decision)
+    # (each record's fact looked up in C: True counts one)
+    received = sum(map(decision.__contains__, map(itemgetter(1), evidence)))
     return received, len(judge.task.candidates) * len(decision)
 
 
@@ -412,7 +414,16 @@ the group's last sample (:func:`forget_group`), so it keeps only the groups in p
 its concurrency. Fewer than that made a judge again for a group still in play, with its
 remembered verdicts (at concurrency 256, 623 judges for 320 groups with a limit of 32). A
 judge whose encoding is loaded holds about 450 KB."""
-_shared: OrderedDict[tuple[str, SolverBudget], EvidenceJudge] = OrderedDict()
+_shared: OrderedDict[tuple[str, SolverBudget | None], EvidenceJudge] = OrderedDict()
+
+
+def _budget_key(budget: SolverBudget) -> SolverBudget | None:
+    """``budget`` as the tables of groups (:data:`_memos`, :data:`_shared`) key it: None for
+    :data:`ATTRIBUTION_BUDGET` (every scoring's), known by identity first. A frozen
+    dataclass hashes its fields in Python, and scoring looks both tables up twice a sample."""
+    if budget is ATTRIBUTION_BUDGET or budget == ATTRIBUTION_BUDGET:
+        return None
+    return budget
 
 
 def shared_judge(
@@ -424,13 +435,14 @@ def shared_judge(
     what the solver answered before (a model would). The last few groups are kept."""
     if key is None:
         return EvidenceJudge(task, gold, budget)
-    found = _shared.get((key, budget))
+    table_key = (key, _budget_key(budget))
+    found = _shared.get(table_key)
     if found is None:
-        found = _shared[(key, budget)] = EvidenceJudge(task, gold, budget)
+        found = _shared[table_key] = EvidenceJudge(task, gold, budget)
         while len(_shared) > _SHARED_LIMIT:
             _shared.popitem(last=False)
     else:
-        _shared.move_to_end((key, budget))
+        _shared.move_to_end(table_key)
     return found
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from itertools import product
 from typing import TYPE_CHECKING, Literal
 
 from ..settings import StatedValue, stated_imprecision, stated_value
@@ -149,11 +150,8 @@ class EvidenceJudge:
         self.tables = TaskTables(task)
         """what exact evaluation reads of the task alone, for every evidence asked about"""
         self._decision_slots = frozenset(self.tables.decision_slots)
-        self.note_slots = tuple(
-            (candidate, fact)
-            for candidate in task.candidates
-            for fact in sorted(self.tables.decision)
-        )
+        # (every candidate with every decision fact, in order: the facts sorted once)
+        self.note_slots = tuple(product(task.candidates, sorted(self.tables.decision)))
         """the decision records in the order the round notes list them"""
         # Gold is what the true records give (verify proved it at build time; a group edited
         # since would not be, and then every verdict goes to the solver).

@@ -20,6 +20,7 @@ report's trace viewer shows per round.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import filterfalse
 
 from pydantic import BaseModel, ConfigDict
 
@@ -97,7 +98,8 @@ def _note_parts(judge: EvidenceJudge, snapshot: FaceValueEvidence) -> dict[str, 
     status = judge.verdict(snapshot)
     exact = snapshot.exact
     slots = judge.note_slots
-    open_slots = tuple(slot for slot in slots if slot not in exact)
+    # (the records not received, filtered in C: a snapshot's note tests every record)
+    open_slots = tuple(filterfalse(exact.__contains__, slots))
     return {
         "determined": None if status == "unknown" else status == "unsat",
         "received": len(slots) - len(open_slots),
