@@ -154,6 +154,19 @@ def test_matches_through_the_indexes_are_the_plain_matches(
     assert find_matches(vocabulary, tokens, blocked, TokenStems.of(tokens)) == plain
 
 
+def test_matches_of_the_template_messages_are_the_plain_matches() -> None:
+    """The template messages name labels and contexts of two, three words and more word for
+    word (random messages of single words rarely do): a match's tokens are its words'
+    (a two-word match's pair is written out), an unordered match's in order."""
+    lengths = set()
+    for vocabulary, text in {(id(v), t): (v, t) for v, t, _, _ in template_messages()}.values():
+        tokens = tokenize(text)
+        found = find_matches(vocabulary, tokens, set())
+        assert found == plain_find_matches(vocabulary, tokens, set()), text
+        lengths |= {(len(m.indexes), m.entry.unordered) for m in found}
+    assert {(2, False), (3, False), (4, False), (2, True), (3, True)} <= lengths
+
+
 def test_one_word_matches_decided_after_the_longer_keep_the_order_they_were_found_in() -> None:
     """The one-word matches are made after the longer ones are kept, and only on words left
     free: of two equally strong one-word readings of a word that cannot both stand, the

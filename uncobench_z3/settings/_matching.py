@@ -62,7 +62,8 @@ def _unordered(
             else:
                 break
         else:
-            found.append(tuple(sorted(indexes)))
+            indexes.sort()
+            found.append(tuple(indexes))
     return found
 
 
@@ -180,7 +181,9 @@ def find_matches(
                     continue  # (a slice cut short by the message's end is not equal either)
                 if (entry.capital or entry.exact) and not _starts_as(entry, tokens[i]):
                     continue
-                hit = tuple(range(i, i + length))
+                # (a pair written out: most entries are two words, and a range made into a
+                # tuple costs several times the pair)
+                hit = (i, i + 1) if length == 2 else tuple(range(i, i + length))
                 raw.append(((-length, -entry.priority, hit), entry, hit))
     starting_word = vocabulary.starting_word
     with_single = starting_word.keys() & at.keys()  # the stems of one-word entries
