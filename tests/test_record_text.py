@@ -16,6 +16,8 @@ from uncobench_z3.construct._text import (
     DATE_STYLES,
     RECORD_FRAMES,
     Style,
+    _line_writer,
+    candidate_writers,
     format_number,
     format_typed,
     label_is_plural,
@@ -139,6 +141,26 @@ def test_exact_lines_are_exact_line_s_lines() -> None:
                     assert value_writer(fact, style)(each) == format_typed(fact, each, style)
                     written += 1
     assert written > 1000 and endings == {True, False}  # (both possessives written)
+
+
+def test_a_facts_writers_are_the_line_writers_of_its_frame_and_number() -> None:
+    """``candidate_writers`` (one shared mapping per frame and label number, made once) is
+    the plain mapping of each possessive ending to its line writer, and writes the line
+    ``record_line`` writes, for every frame, a singular and a plural label, both endings."""
+    labels = ("building permit status", "dialysis patients in the catchment")
+    assert [label_is_plural(label) for label in labels] == [False, True]
+    for frame in range(len(RECORD_FRAMES)):
+        style = Style(frame=frame, verb=0, dates=DATE_STYLES[0])
+        for label in labels:
+            plain = {
+                ending: _line_writer(style.record_frame, ending, label_is_plural(label))
+                for ending in ("'", "'s")
+            }
+            writers = candidate_writers(label, style)
+            assert writers == plain
+            for name, ending in (("Ada Moss", "'"), ("Ada Stone", "'s")):
+                line = writers[ending](name, label, "the 2024 census", "12")
+                assert line == record_line(name, label, "the 2024 census", "12", style)
 
 
 def test_a_reply_made_directly_equals_the_class_made_one() -> None:
