@@ -225,6 +225,11 @@ def parenthesised(text: str, start: int = 0) -> tuple[str, int, int] | None:
     """The first balanced ``( ... )`` group at or after ``start``: (inside, begin, end).
 
     Context labels may hold parentheses of their own ("heads of terms (April 2026)")."""
+    if not start:  # (a record line's group, most often the only one: ``partition``'s one
+        head, _, tail = text.partition("(")  # argument is not parsed as ``find``'s are)
+        inside, ends, _ = tail.partition(")")
+        if ends and "(" not in inside:
+            return inside.strip(), len(head), len(head) + len(inside) + 2
     begin = text.find("(", start)
     if begin < 0:
         return None
@@ -243,7 +248,8 @@ def _find_label(text: str, catalog: Catalog) -> tuple[KeyEntry, int, int] | None
     lowered = text.lower()
     for label, entry in catalog._labels:
         # (``in`` first: ``find`` parses its arguments, which costs as much as the search
-        # in a line, and most labels are not in it)
+        # in a line, and most labels are not in it; a loop in Python costs less than
+        # ``next(filter(lowered.__contains__, ...))``, whose every call makes a tuple)
         if label in lowered:
             position = lowered.find(label)
             return entry, position, position + len(entry.label)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from fractions import Fraction
+from math import gcd
 
 from .._memo import remember
 from ..spec import FactType, Value
@@ -28,10 +29,36 @@ from ._text import _NUMBER, find_booleans, find_dates, find_members, strip_dates
 
 _FOUR_DIGITS = re.compile(r"\d{4}")
 """a text without it has no date of any style (each has a four-digit year)"""
-_NUMBER_AHEAD = re.compile(r"(?=[-\d])(?:" + _NUMBER.pattern + ")", _NUMBER.flags)
-""":data:`~._text._NUMBER` behind a look-ahead at its first character (every match starts
-with a digit or "-"): ``re`` then skips to the places a match can start, instead of trying
-both alternatives' look-behinds at every character (half the time on a record line)"""
+_AFTER_NUMBER = r"(?:\.\d+)?(?![\w])"
+"""what follows a number's whole part in :data:`~._text._NUMBER` (both alternatives)"""
+_THOUSANDS = r"(?:,\d{3})+" + _AFTER_NUMBER
+_NUMBER_AT = re.compile(
+    r"[-\d](?:"
+    r"(?<=-)(?:(?<![\w.]-)\d{1,3}" + _THOUSANDS + r"|(?<![\w.,]-)\d+" + _AFTER_NUMBER + r")"
+    r"|(?<!-)(?:(?<![\w.]\d)\d{0,2}" + _THOUSANDS + r"|(?<![\w.,]\d)\d*" + _AFTER_NUMBER + r")"
+    r")",
+    _NUMBER.flags,
+)
+""":data:`~._text._NUMBER` with its first character ("-" or a digit) taken first: a pattern
+that starts with a character set lets ``re`` skip to the characters in it (in C) instead of
+starting a match, and the look-behinds at each place in between, at every character (a
+look-ahead first does not: ``re`` skips only to a set or a literal). Each alternative of
+``_NUMBER`` reads the same from there: its look-behind moved one character on (the character
+before the first, and the first, which is "-" or a digit), its ``-?`` taken as the first
+character being "-" or not, its first repeat of digits one fewer when the first was a digit
+(greedy either way: tried in the same order). The same matches, tested against ``_NUMBER``."""
+
+_new_fraction = object.__new__
+
+
+def _fraction(numerator: int, denominator: int) -> Fraction:
+    """``Fraction(numerator, denominator)`` of a ``denominator`` > 0 with no common factor,
+    set on a new fraction's two slots: ``Fraction(...)`` checks its arguments' types and
+    reduces them in Python, four to five thousand instructions a number."""
+    made = _new_fraction(Fraction)
+    made._numerator = numerator  # type: ignore[attr-defined]
+    made._denominator = denominator  # type: ignore[attr-defined]
+    return made
 
 
 def _word_spans(text: str, word: str) -> Iterator[tuple[int, int]]:
@@ -56,8 +83,10 @@ def _number(digits: str) -> Fraction:
     """``Fraction(digits)`` for a number :data:`~._text._NUMBER` matched (commas removed)."""
     whole, point, decimals = digits.partition(".")
     if not point:
-        return Fraction(int(whole))
-    return Fraction(int(whole + decimals), 10 ** len(decimals))
+        return _fraction(int(whole), 1)
+    numerator, denominator = int(whole + decimals), 10 ** len(decimals)
+    common = gcd(numerator, denominator)
+    return _fraction(numerator // common, denominator // common)
 
 
 def _whole(digits: str) -> int | None:
@@ -109,7 +138,8 @@ class ValueFinder:
                 text = text.replace(self.unit, " ")
             if _FOUR_DIGITS.search(text) is not None:
                 text = strip_dates(text)
-            found = [m.group(0).replace(",", "") for m in _NUMBER_AHEAD.finditer(text)]
+            # (``findall``: each match's text, without a match object made for it)
+            found = [digits.replace(",", "") for digits in _NUMBER_AT.findall(text)]
             if kind == "decimal":
                 return [_number(digits) for digits in found]
             wholes = [_whole(digits) for digits in found]
@@ -129,6 +159,8 @@ class ValueFinder:
         taken = bytearray(len(lowered))
         found: list[tuple[int, str]] = []
         for member, lower in self._lowered:
+            if lower not in lowered:  # (most members are not in a text: no generator made)
+                continue
             for start, end in _word_spans(lowered, lower):
                 if not any(taken[start:end]):
                     found.append((start, member))

@@ -1,0 +1,92 @@
+"""The reader's searches against their plain definitions: the value finder's numbers
+(construct/_value_finder.py: :data:`_NUMBER_AT` finds the matches of
+:data:`~uncobench_z3.construct._text._NUMBER`, a number's fraction made on its two slots is
+``Fraction`` of its digits), and in construct/_reader.py a record line's group split by
+``partition`` and the labels and names a line is searched for (the first found, in the
+catalog's order: a ``filter`` was tried in their place and dropped)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from tests.test_construct_reader_paths import plain_find_label, plain_named, plain_parenthesised
+from uncobench_z3.construct._reader import Catalog, KeyEntry, _find_label, _named, parenthesised
+from uncobench_z3.construct._text import _NUMBER
+from uncobench_z3.construct._value_finder import _NUMBER_AT, _number, _whole
+
+# digits of two scripts ("٣" is a digit to ``re``), and what decides a number's ends
+ALPHABET = "0123456789٣-.,_ a\né"
+
+
+@settings(max_examples=3000, deadline=None)
+@example("-1,234.5")
+@example("a-1 1a -1,23 1,234,5 .5 ,5 5, x,123 1.2.3 --1 -,1")
+@example("12,345,678.90-7")
+@example(".-1,234 a.-12 ,-12 ,-1,234 _-1,234 é-1 1-1,234")
+@example("-٣,٣٣٣ ٣.5")
+@given(st.text(alphabet=ALPHABET, max_size=24))
+def test_numbers_are_the_matches_of_the_plain_pattern(text: str) -> None:
+    """The same matches, where each starts and ends (every alternative of ``_NUMBER``: with
+    and without thousands' commas, after a "-" or a digit, at the start or after any
+    character)."""
+    found = [(m.span(), m[0]) for m in _NUMBER_AT.finditer(text)]
+    assert found == [(m.span(), m[0]) for m in _NUMBER.finditer(text)]
+    assert _NUMBER_AT.findall(text) == [m[0] for m in _NUMBER.finditer(text)]
+
+
+@settings(max_examples=400, deadline=None)
+@example("-0.00")
+@example("0")
+@example("-10.50")
+@example("007.0")
+@example("٣.25")
+@given(st.from_regex(r"-?[0-9٣]{1,14}(\.[0-9]{1,8})?", fullmatch=True))
+def test_a_number_s_fraction_is_the_fraction_of_its_digits(digits: str) -> None:
+    """``Fraction(digits)``: its type, its two terms (in lowest terms, the denominator
+    positive), equality and hash; and a whole number's ``int``."""
+    made, plain = _number(digits), Fraction(digits)
+    assert type(made) is Fraction
+    assert (made.numerator, made.denominator) == (plain.numerator, plain.denominator)
+    assert made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
+    assert _whole(digits) == (int(plain) if plain.denominator == 1 else None)
+
+
+# labels that contain one another, differ in case alone, or lower to a longer text ("İ")
+LABELS = ["cost", "Cost", "total cost", "COST total", "İd", "id", "rate", "a"]
+NAMES = ["Ann", "Anna", "Ann Lee", "Lee", "ann", "Bo"]
+
+
+@settings(max_examples=600, deadline=None)
+@example(["cost", "Cost"], "the COST (2026): 1", ["Ann", "Anna"], "Anna said")
+@given(
+    st.lists(st.sampled_from(LABELS), min_size=1, max_size=6, unique=True),
+    st.text(alphabet="costalCOSTİdi rel", max_size=24),
+    st.lists(st.sampled_from(NAMES), min_size=1, max_size=5, unique=True),
+    st.text(alphabet="AnnaLeBo e", max_size=16),
+)
+def test_labels_and_names_are_the_first_found_in_order(
+    labels: list[str], text: str, names: list[str], named: str
+) -> None:
+    """The entry, start and end of the first label found (the longest first, the catalog's
+    order among labels of one length, in any case), and the first name found (the longest
+    first), as the loops of the plain definitions find them."""
+    keys = {
+        f"k{i}": KeyEntry(f"k{i}", label, "int", None, (), "r") for i, label in enumerate(labels)
+    }
+    catalog = Catalog(names, {"r": "R"}, keys)
+    assert _find_label(text, catalog) == plain_find_label(text, catalog)
+    for written in (text, named, text + named):
+        assert _named(written, catalog) == plain_named(written, catalog)
+
+
+@settings(max_examples=1500, deadline=None)
+@example("a (b (c) d) (e)")
+@example("(a")
+@given(st.text(alphabet="(() )ab", max_size=24))
+def test_a_group_from_the_start_is_the_character_loops(text: str) -> None:
+    """A record line's group (from the start: split by ``partition`` when it holds no other
+    group), as the character loop finds it."""
+    assert parenthesised(text) == plain_parenthesised(text)
