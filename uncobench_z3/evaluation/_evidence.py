@@ -260,13 +260,7 @@ class TaskTables:
         self.task = task
         self.conditions = frozenset(condition.fact for condition in task.conditions)
         self.decision = frozenset(task.decision_facts())
-        # (``task.all_slots()`` filtered, without making every slot first)
-        self.decision_slots = tuple(
-            (candidate, fact)
-            for candidate in task.candidates
-            for fact in task.facts
-            if fact in self.decision
-        )
+        self.decision_slots = tuple(s for s in task.all_slots() if s[1] in self.decision)
         self._tries: dict[str, list[Value]] = {}
         self._changes: tuple[Outcome, Outcome, dict[Slot, object]] | None = None
         self._imprecisions: dict[int, tuple[StatedValue, Imprecision]] = {}

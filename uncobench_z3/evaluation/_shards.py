@@ -167,10 +167,11 @@ async def play_shard(work: ShardWork, channel: Channel) -> None:
         pool, gated = work.pool, cast(GatedChannel, channel)
         jobs = [pool[index] for index in work.first]
         places = {id(pool[index]): index for index in work.first}
-        taken = [0]  # the driver's hand-outs taken (see ShardedPlayer._receive)
+        taken = 0  # the driver's hand-outs taken (see ShardedPlayer._receive)
 
         def more(given: list[int] | None) -> None:
-            taken[0] += 1
+            nonlocal taken
+            taken += 1
             if given is None:
                 player.no_more()
                 return
@@ -180,7 +181,7 @@ async def play_shard(work: ShardWork, channel: Channel) -> None:
         player.expect_more(
             max(1, work.concurrency // 2),
             gated.flush,
-            lambda: gated.send_now(("idle", taken[0])),  # (with the samples gathered)
+            lambda: gated.send_now(("idle", taken)),  # (with the samples gathered)
         )
         gated.on_more(more)
 
