@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from uncobench_z3.errors import UncobenchError
+from uncobench_z3.errors import ModelAPIError, UncobenchError
 from uncobench_z3.evaluation import (
     SAMPLES_FILE,
+    Environment,
     PreparedGroup,
     SampleJob,
     SampleOutcome,
@@ -29,6 +30,7 @@ from uncobench_z3.evaluation import (
     read_log,
 )
 from uncobench_z3.evaluation._play import Player
+from uncobench_z3.evaluation._sample import AgentMaker, PlayedSample
 from uncobench_z3.settings import TaskGroup, Vocabulary, _vocabulary, forget_vocabulary
 
 AGENTS = ["builtin/naive", "builtin/careful"]
@@ -127,6 +129,58 @@ def test_the_player_lets_a_group_go_after_its_last_sample(groups: list[TaskGroup
     assert not player.failures
     assert held == {"prepared": [False, False] * 2, "memo": [False] * 2, "rounds": [False] * 2}
     assert not player._prepared and not player._left  # nothing kept once the queue is done
+
+
+class _Broken:
+    """An agent whose provider fails: every sample is an error sample."""
+
+    async def act(self, conversation: object) -> object:
+        raise ModelAPIError("the provider broke", status_code=500, attempts=2)
+
+
+def _alive(kinds: tuple[type, ...]) -> int:
+    gc.collect()
+    return sum(isinstance(o, kinds) for o in gc.get_objects())
+
+
+@pytest.mark.parametrize("agents", [make_agent, lambda name, seed: _Broken()], ids=["ok", "error"])
+def test_a_sample_waiting_for_its_sink_holds_neither_its_episode_nor_its_group(
+    groups: list[TaskGroup], agents: AgentMaker
+) -> None:
+    """The driver's sink waits for the log's fsync, while other samples play: a sample
+    waiting there holds only its job, outcome and line; after its group's last sample, the
+    group's prepared data is let go before the wait (both samples of a group, and the
+    second group, are in play at once here; the error samples take the slot's other path)."""
+    first, second = groups[0], groups[1]
+    jobs = [
+        SampleJob.make(group, setting, "builtin/careful")
+        for group in (first, second)
+        for setting in ("reliable", "misaligned")
+    ]
+    kinds = (PlayedSample, Environment, SampleRecord, PreparedGroup)
+    before = _alive(kinds)
+    player = Player(agents, concurrency=len(jobs))
+    waited: list[SampleOutcome] = []
+    seen: dict[str, object] = {}
+
+    async def play() -> None:
+        every_one_waits = asyncio.Event()
+
+        async def sink(job: SampleJob, outcome: SampleOutcome, line: str) -> None:
+            waited.append(outcome)
+            if len(waited) == len(jobs):  # every sample is played, scored and waits here
+                seen["alive"] = _alive(kinds) - before
+                seen["prepared"] = len(player._prepared)
+                every_one_waits.set()
+            await every_one_waits.wait()
+
+        await player.play(jobs, sink)
+
+    asyncio.run(play())
+    assert not player.failures
+    assert seen == {"alive": 0, "prepared": 0}
+    assert [o.result == "error" for o in waited] == [agents is not make_agent] * len(jobs)
+    assert not player._prepared and not player._left
 
 
 def test_a_vocabulary_is_kept_only_while_held_or_recent(
