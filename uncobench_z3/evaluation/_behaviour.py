@@ -27,6 +27,7 @@ such reply broke the policy and is reported apart from the agent's figures.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,6 +35,9 @@ from .._memo import remember
 from .._trusted import trusted_maker
 from ..settings import DefectKind, StatedValue
 from ._environment import ReplyRecord, RoundRecord
+
+if TYPE_CHECKING:
+    from ._evidence import FaceValueEvidence
 
 
 class Behaviour(BaseModel):
@@ -56,9 +60,24 @@ class Behaviour(BaseModel):
         return set(self.defects_seen) <= set(self.defects_resolved)
 
 
-def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> Behaviour:
+def behaviour_of(
+    trace: Sequence[RoundRecord],
+    required: Mapping[str, str],
+    evidence: Sequence[FaceValueEvidence] | None = None,
+) -> Behaviour:
     """Count the behaviour of one episode (``required``: fact key -> required context), in
-    one pass over its replies."""
+    one pass over its replies.
+
+    ``evidence``: :func:`._evidence.evidence_by_round` of ``trace``, read in the task whose
+    required contexts ``required`` holds, when the caller has read it (scoring reads it for
+    the round notes): the records received before a round are then its previous snapshot's
+    (``exact`` and ``conflicted``: the records stated exactly in the required context), not
+    read from the replies' statements a second time."""
+    if evidence is not None and len(evidence) != len(trace):
+        raise ValueError("the evidence must have one snapshot per round of the trace")
+    # with ``evidence``: its snapshots in order, and the one of the rounds before this one
+    snapshots = iter(evidence) if evidence is not None else None
+    before: FaceValueEvidence | None = None
     received: set[tuple[str, str]] = set()
     unread: list[ReplyRecord] = []  # replies of earlier rounds not yet added to ``received``
     asked: set[str] = set()
@@ -92,10 +111,17 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
             # (the records concerned are compared only for a colleague asked before, and the
             # records received read only then)
             if role in asked:
-                if unread:
-                    _receive(received, unread, required)
-                if received.issuperset(reply.concerned):
-                    redundant += 1
+                if before is not None:  # (asked before: an earlier round's snapshot)
+                    exact, concerned = before.exact, reply.concerned
+                    if all(map(exact.__contains__, concerned)) or (
+                        _also_conflicted(before, concerned)
+                    ):
+                        redundant += 1
+                else:
+                    if unread:
+                        _receive(received, unread, required)
+                    if received.issuperset(reply.concerned):
+                        redundant += 1
             follow_up = reply.follow_up
             if follow_up == "targeted":
                 targeted += 1
@@ -108,7 +134,10 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
         # the round's replies count as received from the next round on
         for reply in replies:
             asked.add(reply.role)
-        unread.extend(replies)
+        if snapshots is None:
+            unread.extend(replies)
+        else:
+            before = next(snapshots)
     designated_contacts = 0
     if designated:  # (a Missed colleague: the requests sent to it, in every round)
         designated_contacts = sum(
@@ -133,6 +162,16 @@ def behaviour_of(trace: Sequence[RoundRecord], required: Mapping[str, str]) -> B
 
 
 _behaviour = trusted_maker(Behaviour)
+
+
+def _also_conflicted(before: FaceValueEvidence, concerned: Sequence[tuple[str, str]]) -> bool:
+    """Whether every record of ``concerned`` was stated exactly before (``before``: the
+    snapshot then), some at two values (so not in ``exact``)."""
+    conflicted = before.conflicted
+    if conflicted is None:
+        raise ValueError("the evidence must say which records were stated at two values")
+    exact = before.exact
+    return bool(conflicted) and all(slot in exact or slot in conflicted for slot in concerned)
 
 
 def _receive(

@@ -59,6 +59,11 @@ class FaceValueEvidence:
     """the slots of ``exact`` whose value is not the record's true value of the same type
     (None: not known, compare them); :class:`EvidenceReader` knows it from its readings. Derived
     from ``exact``: not compared (equal evidence is equal however it was made)"""
+    conflicted: frozenset[Slot] | None = field(default=None, compare=False)
+    """the slots stated exactly at two values or more (so left out of ``exact``), as
+    :class:`EvidenceReader` read them (None: not known). With ``exact``'s, the records stated
+    exactly in the required context so far: what :func:`._behaviour.behaviour_of` counts as
+    received. Not compared (the evidence is the same without them)"""
 
 
 Reading = tuple[StatedValue, Slot, int, Value | None, str, StatementKey, bool]
@@ -198,11 +203,19 @@ class EvidenceReader:
             keys = frozenset(key for key in imprecise if key[0] not in exact)
         # sets, not sorted tuples: equal for equal evidence all the same, and cheaper
         signature = (frozenset(self._texts.items()), keys)
-        self._last = FaceValueEvidence(exact, kept, signature, frozenset(self._untrue))
+        conflicted = self._conflicted
+        self._last = FaceValueEvidence(
+            exact,
+            kept,
+            signature,
+            frozenset(self._untrue),
+            frozenset(conflicted) if conflicted else _NO_SLOTS,  # (rarely any)
+        )
         return self._last
 
 
 _NOTHING: frozenset[tuple[Slot, StatementKey]] = frozenset()
+_NO_SLOTS: frozenset[Slot] = frozenset()
 
 
 def evidence_by_round(

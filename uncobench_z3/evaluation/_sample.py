@@ -31,7 +31,7 @@ import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
@@ -63,7 +63,7 @@ from ._environment import (
     RoundRecord,
     run_episode,
 )
-from ._evidence import evidence_by_round
+from ._evidence import FaceValueEvidence, evidence_by_round
 from ._interventions import InterventionArm
 from ._llm_colleague import Phraser
 from ._min_rounds import minimum_rounds
@@ -413,7 +413,7 @@ async def score_episode(
         attribution = attribute_error(task, gold, outcome.trace, parsed, group_hash=group_hash,
                                       judge=judge, evidence=final)  # fmt: skip
     fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
-    return _record(job, outcome, usage or {}, elapsed, task, status=outcome.status,
+    return _record(job, outcome, usage or {}, elapsed, task, evidence, status=outcome.status,
                    result=result, correct=correct, answer=outcome.answer, score=score,
                    attribution=attribution, justification=justification,
                    min_rounds=fewest, notes=notes)  # fmt: skip
@@ -425,10 +425,13 @@ def _record(
     usage: dict[str, ModelUsage],
     elapsed: float,
     task: TypedTask,
+    evidence: Sequence[FaceValueEvidence] | None = None,
     **outcome: Any,
 ) -> SampleRecord:
     """The sample's record: what every sample has, and its ``outcome`` fields (built from
-    checked parts, on every sample's path: no validation pass)."""
+    checked parts, on every sample's path: no validation pass). ``evidence``: the trace's
+    evidence by round, when scoring has read it (the behaviour counts read the records
+    received from it)."""
     return _sample_record(
         key=job.key,
         group_id=job.group.id,
@@ -448,7 +451,7 @@ def _record(
         intervention_delivered=episode.intervention_delivered,
         gold=job.group.gold,
         rounds=episode.rounds,
-        behaviour=behaviour_of(episode.trace, task.required_contexts),
+        behaviour=behaviour_of(episode.trace, task.required_contexts, evidence),
         defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
         trace=list(episode.trace),
         end_detail=episode.end_detail,
