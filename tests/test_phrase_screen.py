@@ -4,16 +4,19 @@ screens by whole words and by strings written)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from uncobench_z3.settings import _message as MS
 from uncobench_z3.settings import _phrases as P
 from uncobench_z3.settings._screen import (
     Phrase,
     first_match,
+    first_pattern,
     needed_strings,
     needed_words,
     phrases,
@@ -82,6 +85,120 @@ def test_an_inventorys_first_match_is_the_plain_first_match(texts: list[list[str
         )
         found = first_match(phrases(inventory), written)
         assert (found and (found[0], found[1].span())) == plain
+
+
+INVENTORY_LISTS = (P.EXACT, P.MISMATCH, P.REPLY_REFERENCE, P.ALL_CANDIDATES)
+SCREENED = [phrases(inventory) for inventory in INVENTORY_LISTS]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(VOCABULARY), max_size=25), st.integers(-1, 40))
+def test_an_inventorys_first_pattern_is_the_first_pattern_that_matches(
+    words: list[str], before: int
+) -> None:
+    """The first pattern (by place) that matches the text, among those placed before
+    ``before`` (all of them for none): as every pattern searched in turn."""
+    text = " ".join(words)
+    limit = None if before < 0 else before
+    for inventory, screened in zip(INVENTORY_LISTS, SCREENED, strict=True):
+        plain = next(
+            (
+                (k, hit.span())
+                for k, pattern in enumerate(inventory)
+                if limit is None or k < limit
+                if (hit := re.search(pattern, text))
+            ),
+            None,
+        )
+        found = first_pattern(screened, text, text_words(text), limit)
+        assert (found and (found[0], found[1].span())) == plain
+
+
+#: words a candidate's name or a one-word fact's name may be written as in the second text
+NAMES = [w for w in VOCABULARY if w.isalpha() and not w.startswith("z")]
+#: texts of the intents' patterns (a name may be one: "actual", "wrong period", "that range")
+INTENT_TEXTS = st.sampled_from([*P.EXACT, *P.MISMATCH, *P.REPLY_REFERENCE]).flatmap(
+    lambda pattern: st.from_regex(pattern, fullmatch=True)
+)
+TAGS = st.sampled_from(["zcand", "zfact"])
+
+
+def _plain_phrase_hits(joined: str, plain: str) -> tuple[object, ...]:
+    """:class:`~uncobench_z3.settings._message.PhraseHits` of the two texts, every pattern
+    searched in turn (no screen, nothing remembered): the intents' first pattern, in order,
+    that matches either text, on ``joined`` first; all else in ``joined``."""
+
+    def first(inventory: list[str], texts: tuple[str, ...]) -> tuple[int, re.Match[str]] | None:
+        return next(
+            (
+                (which, hit)
+                for pattern in inventory
+                for which, text in enumerate(texts)
+                if (hit := re.search(pattern, text))
+            ),
+            None,
+        )
+
+    found_all = first(P.ALL_CANDIDATES, (joined,))
+    pronoun = re.search(P.PRONOUNS, joined) or re.search(P.PLURAL_PRONOUNS, joined)
+    intents = []
+    for name, inventory in (
+        ("exact", P.EXACT),
+        ("mismatch", P.MISMATCH),
+        ("reference", P.REPLY_REFERENCE),
+    ):
+        found = first(inventory, (joined, plain))
+        if found is not None:
+            which, hit = found
+            text = (joined, plain)[which]
+            intents.append((name, which, MS._span(text, hit.span()), hit.group(0)))
+    questions = [
+        MS._span(joined, hit.span())
+        for pattern in (P.YES_NO_QUESTION, P.COMPARISON, P.ELLIPTICAL_QUESTION)
+        if (hit := re.search(pattern, joined))
+    ]
+    return (
+        MS._span(joined, found_all[1].span()) if found_all is not None else None,
+        MS._span(joined, pronoun.span()) if pronoun else None,
+        tuple(MS._ordered(joined, h.span()) for h in re.finditer(P.LATEST, joined)),
+        tuple(MS._ordered(joined, h.span()) for h in re.finditer(P.EARLIEST, joined)),
+        tuple(intents),
+        tuple(questions),
+        MS._yes_no_about(joined),
+    )
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.one_of(st.sampled_from(VOCABULARY), TAGS, TAGS, INTENT_TEXTS), max_size=16),
+    st.lists(st.one_of(st.sampled_from(NAMES), INTENT_TEXTS), max_size=5),
+    st.lists(st.one_of(st.sampled_from(NAMES), INTENT_TEXTS), max_size=5),
+)
+def test_phrase_hits_read_from_the_tagged_text_alone_are_the_hits_of_both_texts(
+    words: list[str], names: list[str], other_names: list[str]
+) -> None:
+    """What the tagged text gives is remembered by it alone (:data:`MS._tagged_hits`) and
+    the intents' patterns before its first are searched in the text as written: the hits
+    are those of every pattern searched in both texts, found afresh, and found after
+    another message with the same tagged text and other names."""
+    joined = " ".join(words)
+
+    def as_written(written: list[str]) -> str:
+        # each "zcand" or "zfact" in turn written as a name (a multi-word name at times)
+        out, left = [], list(written)
+        for word in words:
+            out.append(left.pop(0) if word in ("zcand", "zfact") and left else word)
+        return " ".join(out)
+
+    plain, other = as_written(names), as_written(other_names)
+    for remembered in (False, True):
+        if not remembered:
+            MS._tagged_hits.cache_clear()
+        else:
+            MS._find_phrase_hits(joined, other)  # the tagged text's hits remembered
+        for text in (plain, joined):
+            found = dataclasses.astuple(MS._find_phrase_hits(joined, text))
+            assert found == _plain_phrase_hits(joined, text), (joined, text)
 
 
 def test_the_screens_are_what_the_patterns_need() -> None:

@@ -119,26 +119,39 @@ def first_match(
     inventory: Inventory, texts: tuple[tuple[str, frozenset[str]], ...]
 ) -> tuple[int, re.Match[str]] | None:
     """The match of the inventory's first pattern that matches one of ``texts`` (each with
-    its :func:`text_words`), on the first text it matches: (which text, the match). Only
-    the candidates of a text (:meth:`Inventory.candidates`) are screened further and
-    searched in it."""
-    of_text = [inventory.candidates(words) for _, words in texts]
-    tried = sorted(set().union(*of_text)) if len(of_text) > 1 else sorted(of_text[0])
+    its :func:`text_words`), on the first text it matches: (which text, the match). Each
+    text is searched with the patterns before the first found in the texts before it
+    (:func:`first_pattern`): a later text wins only with an earlier pattern."""
+    found = None
+    before = None
+    for which, (text, words) in enumerate(texts):
+        hit = first_pattern(inventory, text, words, before)
+        if hit is not None:
+            before, found = hit[0], (which, hit[1])
+    return found
+
+
+def first_pattern(
+    inventory: Inventory, text: str, words: frozenset[str], before: int | None = None
+) -> tuple[int, re.Match[str]] | None:
+    """The inventory's first pattern (its place in :attr:`Inventory.phrases`, and its match)
+    that matches ``text`` (with its :func:`text_words`), among the patterns placed before
+    ``before`` when given. Only the text's candidates (:meth:`Inventory.candidates`) are
+    screened further and searched."""
     listed = inventory.phrases
-    for k in tried:
+    for k in sorted(inventory.candidates(words)):
+        if before is not None and k >= before:
+            break
         phrase = listed[k]
-        for which, (text, words) in enumerate(texts):
-            if k not in of_text[which]:
+        for need in phrase.needs[1:]:
+            if need.isdisjoint(words):
+                break
+        else:
+            if phrase.strings and not phrase.could_match_text(text):
                 continue
-            for need in phrase.needs[1:]:
-                if need.isdisjoint(words):
-                    break
-            else:
-                if phrase.strings and not phrase.could_match_text(text):
-                    continue
-                hit = phrase.pattern.search(text)
-                if hit:
-                    return which, hit
+            hit = phrase.pattern.search(text)
+            if hit:
+                return k, hit
     return None
 
 
