@@ -424,3 +424,54 @@ def test_verify_throughput_gives_the_brute_force_ratio_for_each_explore_limit(
     if decided:
         per_spec = brute["speedup_per_spec"]
         assert 0 < per_spec["min"] <= per_spec["median"] <= per_spec["max"]
+
+
+def test_eval_overhead_first_pass_lets_each_group_go_as_the_runner_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fresh first pass keeps alive what a run keeps: after a group's last sample, its
+    prepared data and its vocabulary go, as the runner's Player lets them go (a pass that
+    kept them gave the collector twice the objects to walk)."""
+    import asyncio
+    import gc
+    import pickle
+    import weakref
+
+    from uncobench_z3.evaluation import PreparedGroup
+    from uncobench_z3.settings import _vocabulary
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location("eval_overhead", BENCHMARKS / "eval_overhead.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "eval_overhead", module)  # (its dataclasses look it up)
+    spec.loader.exec_module(module)
+    groups = module.pass_groups(1, None)
+    jobs, _ = module.plan_jobs(groups, module.make_config("examples", groups, ["bench/replay"]))
+    memo, _ = asyncio.run(module.record(jobs))
+    memo_file = tmp_path / "memo.pickle"
+    memo_file.write_bytes(pickle.dumps(memo))
+    made: list[weakref.ref[PreparedGroup]] = []
+    alive: list[int] = []  # prepared groups alive as each sample starts
+    real_of, real_run_sample = PreparedGroup.of, module.run_sample
+
+    def of(group: object, *args: object) -> PreparedGroup:
+        prepared = real_of(group, *args)  # type: ignore[arg-type]
+        made.append(weakref.ref(prepared))
+        return prepared
+
+    async def run_sample(*args: object) -> object:
+        gc.collect()
+        alive.append(sum(ref() is not None for ref in made))
+        return await real_run_sample(*args)
+
+    monkeypatch.setattr(PreparedGroup, "of", staticmethod(of))
+    monkeypatch.setattr(module, "run_sample", run_sample)
+    vocabularies_before = set(_vocabulary._RECENT)
+    assert module._first_pass(1, str(memo_file)) > 0
+    # (the minimum rounds' search prepares a group of its own for a moment)
+    assert len(groups) > 1 and len(made) >= len(groups) and len(alive) == len(jobs)
+    # every group alive at the start, one fewer after each group's last sample
+    assert alive[0] == len(groups) and alive[-1] == 1
+    assert alive == sorted(alive, reverse=True)
+    assert set(_vocabulary._RECENT) <= vocabularies_before

@@ -139,7 +139,7 @@ from ._plan import (
     make_config,
     plan_jobs,
 )
-from ._play import Player
+from ._play import Player, let_group_go
 from ._policy import (
     DUE_PREFIX,
     SILENCE,
@@ -388,6 +388,7 @@ __all__ = [
     "judge_run",
     "judge_text",
     "justify_answer",
+    "let_group_go",
     "majority",
     "make_agent",
     "make_config",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping
 from typing import Any
 
 from ..settings import TaskGroup, forget_vocabulary, group_digest
@@ -52,6 +52,23 @@ without the sample and without a failure."""
 
 def _nothing() -> None:
     pass
+
+
+def let_group_go(
+    prepared: MutableMapping[int, PreparedGroup], group: TaskGroup, group_hash: str = ""
+) -> None:
+    """Let ``group`` go once its last sample has finished: its prepared data in ``prepared``
+    (by ``id(group)``), and what the process remembers of it elsewhere (its vocabulary,
+    solver labels and judge, minimum rounds). ``group_hash``: its digest, if known. What
+    :class:`Player` does after a group's last sample; benchmarks/eval_overhead.py's first
+    passes do the same, so that they keep alive what a run keeps."""
+    found = prepared.get(id(group))
+    if found is not None and found.group is group:
+        del prepared[id(group)]
+        forget_vocabulary(found.task)
+    digest = group_hash or group_digest(group)
+    forget_group(digest)
+    forget_minimum_rounds(digest)
 
 
 class Player:
@@ -104,13 +121,7 @@ class Player:
         self._release(job.group, job.group_hash)
 
     def _release(self, group: TaskGroup, group_hash: str) -> None:
-        prepared = self._prepared.get(id(group))
-        if prepared is not None and prepared.group is group:
-            del self._prepared[id(group)]
-            forget_vocabulary(prepared.task)
-        digest = group_hash or group_digest(group)
-        forget_group(digest)
-        forget_minimum_rounds(digest)
+        let_group_go(self._prepared, group, group_hash)
 
     def stop(self) -> None:
         """Start nothing new; samples in flight finish."""
