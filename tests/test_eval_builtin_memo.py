@@ -44,6 +44,7 @@ from uncobench_z3.evaluation import (
 from uncobench_z3.evaluation._builtin import (
     _eligible,
     _knowledge_of,
+    _Line,
     _Problem,
     latest_statements,
     parse_task,
@@ -231,6 +232,11 @@ def test_equal_tokens_are_equal_values_of_one_type() -> None:
         for b in [*rng.sample(values, 40), a]:
             same = type(a) is type(b) and a == b
             assert (knows.token(a) == knows.token(b)) == same, (a, b)
+    # (a fraction keyed by its terms: a table started again gives each value a new token)
+    for value in values:
+        if isinstance(value, Fraction):
+            key = (Fraction, value.numerator, value.denominator)
+            assert knows.tokens[key] == knows.token(value), value
 
 
 @pytest.mark.parametrize("name", ["builtin/careful", "builtin/patient", "builtin/midpoint"])
@@ -285,6 +291,8 @@ def test_a_readings_lines_are_read_as_parse_statement_reads_them() -> None:
                         required = read.required_context.get(statement.fact, "")
                         in_context = statement.context.lower() == required.lower()
                         face = face_value(statement)
+                        assert type(line) is _Line
+                        assert line == _Line(*line)
                         assert line.statement == statement
                         assert line.slot == (statement.candidate, statement.fact)
                         assert line.in_context == in_context

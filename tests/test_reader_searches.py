@@ -3,19 +3,33 @@
 :data:`~uncobench_z3.construct._text._NUMBER`, a number's fraction made on its two slots is
 ``Fraction`` of its digits), and in construct/_reader.py a record line's group split by
 ``partition`` and the labels and names a line is searched for (the first found, in the
-catalog's order: a ``filter`` was tried in their place and dropped)."""
+catalog's order: a ``filter`` was tried in their place and dropped); a statement made field by
+field in its own ``__dict__``, and the finder's test for four digits in a row (written
+``\\d\\d\\d\\d`` to start with a character set)."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import re
 from fractions import Fraction
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.test_construct_reader_paths import plain_find_label, plain_named, plain_parenthesised
-from uncobench_z3.construct._reader import Catalog, KeyEntry, _find_label, _named, parenthesised
+from uncobench_z3.construct._reader import (
+    Catalog,
+    KeyEntry,
+    Statement,
+    _find_label,
+    _named,
+    _statement,
+    parenthesised,
+)
 from uncobench_z3.construct._text import _NUMBER
-from uncobench_z3.construct._value_finder import _NUMBER_AT, _number, _whole
+from uncobench_z3.construct._value_finder import _FOUR_DIGITS, _NUMBER_AT, _number, _whole
 
 # digits of two scripts ("٣" is a digit to ``re``), and what decides a number's ends
 ALPHABET = "0123456789٣-.,_ a\né"
@@ -90,3 +104,40 @@ def test_a_group_from_the_start_is_the_character_loops(text: str) -> None:
     """A record line's group (from the start: split by ``partition`` when it holds no other
     group), as the character loop finds it."""
     assert parenthesised(text) == plain_parenthesised(text)
+
+
+@settings(max_examples=2000, deadline=None)
+@example("2026")
+@example("a123 4567b")
+@example("12٣4")
+@example("1 2 3 4 123")
+@given(st.text(alphabet="0123456789٣ a-é\n", max_size=16))
+def test_four_digits_are_found_where_the_repeat_finds_them(text: str) -> None:
+    """``\\d\\d\\d\\d`` finds the first four digits in a row (of any script) where ``\\d{4}``
+    finds them."""
+    found, plain = _FOUR_DIGITS.search(text), re.search(r"\d{4}", text)
+    assert (found and found.span()) == (plain and plain.span())
+
+
+STATEMENT_FIELDS = [
+    ("Ann", "cost", "2026 budget", 12, None, None, None),
+    ("Ann Lee", "rate", "Q1", Fraction(5, 2), None, None, None),
+    ("Bo", "cost", "x (y)", None, 1, Fraction(7, 2), None),
+    ("Bo", "start", "plan", None, datetime.date(2026, 1, 2), datetime.date(2026, 3, 1), None),
+    ("Cy", "ok", "", None, None, None, (True, False)),
+    ("Cy", "kind", "now", None, None, None, ("a", "b", "c")),
+    ("Cy", "kind", "now", None, None, None, None),
+]
+
+
+@pytest.mark.parametrize("fields", STATEMENT_FIELDS)
+def test_a_statement_made_field_by_field_is_its_init_s(fields: tuple[object, ...]) -> None:
+    """:func:`_statement`: what ``Statement(...)`` makes: equal, with an equal hash and
+    ``repr``, the same fields in the same order, and still frozen."""
+    made, plain = _statement(*fields), Statement(*fields)  # type: ignore[arg-type]
+    assert type(made) is Statement
+    assert made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
+    assert list(vars(made).items()) == list(vars(plain).items())
+    assert dataclasses.astuple(made) == fields
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.value = 1  # type: ignore[misc]

@@ -27,8 +27,10 @@ from .._memo import remember
 from ..spec import FactType, Value
 from ._text import _NUMBER, find_booleans, find_dates, find_members, strip_dates
 
-_FOUR_DIGITS = re.compile(r"\d{4}")
-"""a text without it has no date of any style (each has a four-digit year)"""
+_FOUR_DIGITS = re.compile(r"\d\d\d\d")
+r"""a text without it has no date of any style (each has a four-digit year); written as four
+digits, not ``\d{4}``: a pattern that starts with a character set (not a repeat) lets ``re``
+skip to a digit in C instead of starting a match at every character"""
 _AFTER_NUMBER = r"(?:\.\d+)?(?![\w])"
 """what follows a number's whole part in :data:`~._text._NUMBER` (both alternatives)"""
 _THOUSANDS = r"(?:,\d{3})+" + _AFTER_NUMBER
