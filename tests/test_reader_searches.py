@@ -4,8 +4,8 @@
 ``Fraction`` of its digits), and in construct/_reader.py a record line's group split by
 ``partition`` and the labels and names a line is searched for (the first found, in the
 catalog's order: a ``filter`` was tried in their place and dropped); a statement made field by
-field in its own ``__dict__``, and the finder's test for four digits in a row (written
-``\\d\\d\\d\\d`` to start with a character set)."""
+field in its own ``__dict__``, a record key's line split by ``str`` methods, and the finder's
+test for four digits in a row (written ``\\d\\d\\d\\d`` to start with a character set)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import dataclasses
 import datetime
 import re
 from fractions import Fraction
+from unittest.mock import patch
 
 import pytest
 from hypothesis import example, given, settings
@@ -20,10 +21,12 @@ from hypothesis import strategies as st
 
 from tests.test_construct_reader_paths import plain_find_label, plain_named, plain_parenthesised
 from uncobench_z3.construct._reader import (
+    _KEY_LINE,
     Catalog,
     KeyEntry,
     Statement,
     _find_label,
+    _key_fields,
     _named,
     _statement,
     parenthesised,
@@ -141,3 +144,66 @@ def test_a_statement_made_field_by_field_is_its_init_s(fields: tuple[object, ...
     assert dataclasses.astuple(made) == fields
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.value = 1  # type: ignore[misc]
+
+
+def plain_key_fields(line: str) -> tuple[str, ...] | None:
+    match = _KEY_LINE.fullmatch(line)
+    return None if match is None else match.groups()
+
+
+KEY_LINES = [
+    "- catchment_patients: dialysis patients in the catchment; a whole number in patients; "
+    "held by Health service planning [planning]",
+    '- feedwater: feedwater test result; one of "a; b", "c"; held by Water [water]',
+    "- k: a; b; c; held by R [r]",
+    "- k: a; held by x; held by y [r]",
+    "- k: a;; b; held by R [r] [s]",
+    "- k: a; b; held by R [r]x",
+    "- k: a; b; held by  [r]",
+    "- k: a; b; held by [r]",
+    "- k_é٣: a; b; held by R [r_1]",
+    "- k-1: a; b; held by R [r]",
+    "- k: a; b; held by R [r-1]",
+    "- k: a\nb; c; held by R [r]",
+    "- k: a\x0bb; c; held by R [r]",
+    "- : a; b; held by R [r]",
+    "- k: ; b; held by R [r]",
+    "- k: a; ; held by R [r]",
+    "- k: a: x; b; held by R [r]",
+    "- k:: a; b; held by R [r]",
+]
+KEY_CHUNKS = ["- ", ": ", "; ", "held by ", " [", "]", "[", ":", ";", " ", "-", "k", "_", "é", "٣"]
+KEY_CHUNKS += ["\n", "\x0b", "a b"]
+
+
+@settings(max_examples=4000, deadline=None)
+@given(
+    st.lists(st.sampled_from(KEY_CHUNKS), max_size=14).map("".join),
+    st.lists(st.sampled_from(KEY_CHUNKS), max_size=6).map("".join),
+)
+def test_a_key_line_s_fields_are_the_pattern_s_groups(middle: str, owner: str) -> None:
+    """:func:`_key_fields`: ``_KEY_LINE.fullmatch``'s groups (or None), on lines that start
+    and end as key lines do, with any chunks of key lines, words and newlines between."""
+    for line in ("- k: " + middle + " [" + owner + "]", "- " + middle + "]", middle):
+        assert _key_fields(line) == plain_key_fields(line), line
+
+
+@pytest.mark.parametrize("line", KEY_LINES)
+def test_key_lines_fields_are_the_pattern_s_groups(line: str) -> None:
+    """The same on key lines, two "; " and more or fewer, keys and owners of word characters
+    of any script or not, newlines, empty fields."""
+    assert _key_fields(line) == plain_key_fields(line)
+
+
+class _Unused:
+    def fullmatch(self, line: str) -> None:
+        raise AssertionError(f"the pattern was asked of {line!r}")
+
+
+@pytest.mark.parametrize("line", [KEY_LINES[0], KEY_LINES[8], "- k2_x: a; b; held by R [r_2]"])
+def test_a_plain_key_line_is_split_without_the_pattern(line: str) -> None:
+    """A key line with "; " twice and a key and owner of word characters (letters of any
+    script, digits, "_") is read without the pattern (the shortcut is taken)."""
+    expected = plain_key_fields(line)
+    with patch("uncobench_z3.construct._reader._KEY_LINE", _Unused()):
+        assert _key_fields(line) == expected
