@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from tests.stated_helpers import imprecise_stated
 from uncobench_z3.construct import _reader as reader_module
 from uncobench_z3.construct import parse_task_text, render_task
+from uncobench_z3.construct._key_line import _KEY_LINE
 from uncobench_z3.construct._reader import (
     _OPS_SPACED,
     _VERBS_SPACED,
@@ -178,7 +179,7 @@ def plain_catalog_of(lines: list[str]) -> Catalog:
         roles[match[2]] = match[1]
     keys = {}
     for line in section(lines, SECTION_KEYS):
-        match = reader_module._KEY_LINE.fullmatch(line)
+        match = _KEY_LINE.fullmatch(line)
         if not match:
             raise ReadError(f"cannot read the record key {line!r}")
         fact_type, unit, members = reader_module._parse_type(match[3])

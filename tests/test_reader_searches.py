@@ -20,13 +20,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.test_construct_reader_paths import plain_find_label, plain_named, plain_parenthesised
+from uncobench_z3.construct._key_line import _KEY_LINE, _key_fields
 from uncobench_z3.construct._reader import (
-    _KEY_LINE,
     Catalog,
     KeyEntry,
     Statement,
     _find_label,
-    _key_fields,
     _named,
     _statement,
     parenthesised,
@@ -205,5 +204,5 @@ def test_a_plain_key_line_is_split_without_the_pattern(line: str) -> None:
     """A key line with "; " twice and a key and owner of word characters (letters of any
     script, digits, "_") is read without the pattern (the shortcut is taken)."""
     expected = plain_key_fields(line)
-    with patch("uncobench_z3.construct._reader._KEY_LINE", _Unused()):
+    with patch("uncobench_z3.construct._key_line._KEY_LINE", _Unused()):
         assert _key_fields(line) == expected
