@@ -347,7 +347,8 @@ def _first_pass(
     agent with no latency, as the in-process first pass of :func:`main` (groups prepared
     first, not counted), but with no process-wide memory warmed by having played the same
     groups before (the in-process pass follows the recording of the decisions: the task
-    texts' readings, the reply lines' statements, the messages' tokens are known). CPU s."""
+    texts' readings, the reply lines' statements, the messages' tokens are known), and each
+    group let go after its last sample, as a run lets it go. CPU s."""
     groups = pass_groups(copies, bench)
     agent = ReplayAgent(pickle.loads(Path(memo_path).read_bytes()), 0.0)
     jobs, _ = plan_jobs(groups, make_config("examples", groups, ["bench/replay"]))
