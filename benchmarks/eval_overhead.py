@@ -100,7 +100,6 @@ from uncobench_z3.evaluation import (
     EvalOptions,
     PreparedGroup,
     SampleJob,
-    SampleRecord,
     check_agent_name,
     evaluate,
     group_digest,
@@ -173,11 +172,24 @@ def example_groups(copies: int) -> list[TaskGroup]:
 
 
 async def play_all(
-    jobs: list[SampleJob], agents: AgentMaker, prepared: dict[int, PreparedGroup]
-) -> list[SampleRecord]:
-    """Every job in turn with ``agents``; the records (collecting at the runner's pace)."""
+    jobs: list[SampleJob],
+    agents: AgentMaker,
+    prepared: dict[int, PreparedGroup],
+    let_go: bool = False,
+) -> list[int]:
+    """Every job in turn with ``agents``, collecting at the runner's pace; each sample's
+    rounds (its record is dropped, as a run drops it once its line is written). With
+    ``let_go``, each group is let go after its last sample, as a run lets it go (see
+    :func:`_first_pass`)."""
+    left = Counter(id(job.group) for job in jobs)
+    rounds = []
     with fewer_collections():
-        return [await run_sample(job, agents, prepared[id(job.group)]) for job in jobs]
+        for job in jobs:
+            rounds.append((await run_sample(job, agents, prepared[id(job.group)])).rounds)
+            left[id(job.group)] -= 1
+            if let_go and not left[id(job.group)]:
+                let_group_go(prepared, job.group, job.group_hash)
+    return rounds
 
 
 def builtin_maker(name: str) -> AgentMaker:
@@ -356,23 +368,13 @@ def _first_pass(
     if instrument is not None:  # only the pass itself is measured (not the groups' making)
         instrument()
 
+    gc.collect()
+    cpu = time.process_time()
     # each group is let go after its last sample, as the runner's Player does: a pass that
     # kept every group's readings, judge and labels gave the collector that much more to walk
     # (over the first 80 groups of a built benchmark, its instructions halved when they went:
     # 43.9 to 21.2 M of 1,363 M)
-    left = Counter(id(job.group) for job in jobs)
-
-    async def play() -> None:
-        with fewer_collections():
-            for job in jobs:
-                await run_sample(job, lambda name, seed: agent, prepared[id(job.group)])
-                left[id(job.group)] -= 1
-                if not left[id(job.group)]:
-                    let_group_go(prepared, job.group, job.group_hash)
-
-    gc.collect()
-    cpu = time.process_time()
-    asyncio.run(play())
+    asyncio.run(play_all(jobs, lambda name, seed: agent, prepared, let_go=True))
     return time.process_time() - cpu
 
 
@@ -380,7 +382,9 @@ def _agent_passes(copies: int, name: str) -> tuple[float, float, int, int]:
     """In a new interpreter: every sample of :func:`example_groups` played by built-in agent
     ``name`` (groups prepared first, not counted), twice: the first pass (nothing of these
     groups known, what a user's run pays; the agent's own questions are read for the first
-    time, whichever agent it is) and the same samples again. CPU s of each, rounds, samples.
+    time, whichever agent it is; each group let go after its last sample, as a run lets it
+    go) and the same samples again (their groups prepared afresh and played once before,
+    neither counted). CPU s of each, rounds, samples.
 
     Each agent in a process of its own, so that no agent plays after another: in one
     process the agents measured later would find the readings of the questions they share
@@ -388,14 +392,20 @@ def _agent_passes(copies: int, name: str) -> tuple[float, float, int, int]:
     the recorded agent's, looked 2.3 times as costly as the others that way)."""
     groups = example_groups(copies)
     jobs, _ = plan_jobs(groups, make_config("examples", groups, ["bench/replay"]))
-    prepared = {id(g): PreparedGroup.of(g) for g in groups}
+    agents = builtin_maker(name)
     cpu: list[float] = []
-    for _ in range(2):
+    # the first pass lets each group go after its last sample, as a run does (see
+    # :func:`_first_pass`); "again" plays groups prepared afresh once, not counted, then again
+    for let_go, warm_up in ((True, False), (False, True)):
+        prepared = {id(g): PreparedGroup.of(g) for g in groups}
+        if warm_up:
+            asyncio.run(play_all(jobs, agents, prepared))
         gc.collect()  # a pass is not charged for the previous one's garbage
         started = time.process_time()
-        records = asyncio.run(play_all(jobs, builtin_maker(name), prepared))
+        rounds = asyncio.run(play_all(jobs, agents, prepared, let_go))
         cpu.append(time.process_time() - started)
-    return cpu[0], cpu[1], sum(record.rounds for record in records), len(records)
+        del prepared
+    return cpu[0], cpu[1], sum(rounds), len(rounds)
 
 
 def agent_figures(passes: tuple[float, float, int, int]) -> dict[str, float]:

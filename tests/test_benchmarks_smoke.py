@@ -9,6 +9,7 @@ import runpy
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -440,12 +441,7 @@ def test_eval_overhead_first_pass_lets_each_group_go_as_the_runner_does(
     from uncobench_z3.evaluation import PreparedGroup
     from uncobench_z3.settings import _vocabulary
 
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("eval_overhead", BENCHMARKS / "eval_overhead.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "eval_overhead", module)  # (its dataclasses look it up)
-    spec.loader.exec_module(module)
+    module = _eval_overhead(monkeypatch)
     groups = module.pass_groups(1, None)
     jobs, _ = module.plan_jobs(groups, module.make_config("examples", groups, ["bench/replay"]))
     memo, _ = asyncio.run(module.record(jobs))
@@ -475,3 +471,35 @@ def test_eval_overhead_first_pass_lets_each_group_go_as_the_runner_does(
     assert alive[0] == len(groups) and alive[-1] == 1
     assert alive == sorted(alive, reverse=True)
     assert set(_vocabulary._RECENT) <= vocabularies_before
+
+
+def test_eval_overhead_agents_first_pass_lets_each_group_go_and_again_keeps_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The built-in agents' first pass lets each group go once, after its last sample, as a
+    run does; their "again" pass plays groups kept (prepared afresh, played once first)."""
+    module = _eval_overhead(monkeypatch)
+    let_go: list[str] = []
+    real = module.let_group_go
+
+    def counted(prepared: dict[int, object], group: Any, group_hash: str = "") -> None:
+        assert id(group) in prepared
+        let_go.append(group.id)
+        real(prepared, group, group_hash)
+
+    monkeypatch.setattr(module, "let_group_go", counted)
+    first, again, rounds, samples = module._agent_passes(1, "builtin/naive")
+    groups = module.example_groups(1)
+    assert sorted(let_go) == sorted(group.id for group in groups)
+    assert first > 0 and again > 0 and rounds >= samples > len(groups)
+
+
+def _eval_overhead(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """benchmarks/eval_overhead.py imported as a module (for this test only)."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location("eval_overhead", BENCHMARKS / "eval_overhead.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "eval_overhead", module)  # (its dataclasses look it up)
+    spec.loader.exec_module(module)
+    return module
