@@ -396,15 +396,14 @@ def _agent_passes(copies: int, name: str) -> tuple[float, float, int, int]:
     cpu: list[float] = []
     # the first pass lets each group go after its last sample, as a run does (see
     # :func:`_first_pass`); "again" plays groups prepared afresh once, not counted, then again
-    for let_go, warm_up in ((True, False), (False, True)):
+    for first in (True, False):
         prepared = {id(g): PreparedGroup.of(g) for g in groups}
-        if warm_up:
+        if not first:
             asyncio.run(play_all(jobs, agents, prepared))
         gc.collect()  # a pass is not charged for the previous one's garbage
         started = time.process_time()
-        rounds = asyncio.run(play_all(jobs, agents, prepared, let_go))
+        rounds = asyncio.run(play_all(jobs, agents, prepared, let_go=first))
         cpu.append(time.process_time() - started)
-        del prepared
     return cpu[0], cpu[1], sum(rounds), len(rounds)
 
 

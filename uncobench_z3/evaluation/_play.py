@@ -118,10 +118,7 @@ class Player:
             self._left[key] = left
             return
         self._left.pop(key, None)
-        self._release(job.group, job.group_hash)
-
-    def _release(self, group: TaskGroup, group_hash: str) -> None:
-        let_group_go(self._prepared, group, group_hash)
+        let_group_go(self._prepared, job.group, job.group_hash)
 
     def stop(self) -> None:
         """Start nothing new; samples in flight finish."""
@@ -252,7 +249,7 @@ class Player:
             await asyncio.gather(*tasks, return_exceptions=True)
             # nothing is in play any more (stopped, or a sample failed): let all go
             for prepared in list(self._prepared.values()):
-                self._release(prepared.group, "")
+                let_group_go(self._prepared, prepared.group)
             self._left.clear()
 
     async def _keep(self, played: PlayedSample, sink: Sink) -> None:
