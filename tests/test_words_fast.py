@@ -166,6 +166,26 @@ def test_random_characters_read_as_defined(text: str) -> None:
     assert_read_as_defined(text)
 
 
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", "(", "(("]),
+            st.sampled_from(["a", "B", "1", "Marcus", "2026", "", "-"]),
+            st.text(alphabet=".:;?!(),", max_size=3),
+        ),
+        max_size=6,
+    )
+)
+def test_words_and_their_marks_between_spaces_read_as_defined(
+    chunks: list[tuple[str, str, str]],
+) -> None:
+    """A word with "("s before it and marks after it, between spaces, is read between the
+    spaces (``_tokens_by_spaces``): its marks as the pattern reads them, in every order (a
+    colon after a sentence's end, "a.: b", opens no clause: the sentence has no token)."""
+    assert_read_as_defined(" ".join(lead + word + marks for lead, word, marks in chunks))
+
+
 # -- every message of the frozen readings corpus ----------------------------------------------
 @cache
 def corpus_texts() -> list[str]:
@@ -217,5 +237,7 @@ def test_some_texts_read_as_defined() -> None:
         "send of March 2026, mend of jan 2026; xstart of may 2026",
         "end of  March 2026, start of\tMay 2026 and middle of Sept. 2026",
         "12/11/2026 31/12/2025 x12/4/2026 2026-3-14 12026-03-01",
+        "Noted.: he did; : she did",
+        "a.: b a;: b a?: b a!: b a.): b a:.: b a:: b a,: b",
     ]:
         assert_read_as_defined(text)

@@ -156,8 +156,8 @@ def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> Non
                 append(new_tuple(Token, token))
                 clause = False
                 for mark in core[len(raw) :]:  # (")" and "," make no token)
-                    if mark == ":":
-                        clause = True  # (the sentence has a token: the word before)
+                    if mark == ":":  # (as the pattern's reading: "a.: b" opens no clause,
+                        clause = len(tokens) > first  # its sentence has no token yet)
                     elif mark in _SENTENCE_ENDS:  # (a "." before a space or the end)
                         if mark == "?":
                             _ask(tokens, first)
