@@ -100,7 +100,7 @@ def sign_text(task: TypedTask, sign: Sign) -> str:
     """One sign in words, for people and for language-model colleagues."""
     kind = _sign_class(sign)
     if kind is CandidateSign:
-        names = " or ".join([task.candidate_name(c) for c in cast(CandidateSign, sign).candidates])
+        names = " or ".join(map(task.candidate_name, cast(CandidateSign, sign).candidates))
         return f"concerns {names} (by name or pronoun), all candidates, or no one in particular"
     if kind is FactSign:
         fact = task.facts[cast(FactSign, sign).fact]
@@ -223,11 +223,11 @@ def _check_sign(task: TypedTask, defect: Defect, sign: Sign, request: Request) -
             return f"all candidates: {_evidence(request, 'all candidates')}"
         if not request.candidates:
             return "names no candidate: it concerns every candidate"
-        hit = [c for c in request.candidates if c in cast(CandidateSign, sign).candidates]
-        if hit:
-            return (
-                f"names {task.candidate_name(hit[0])}: {_evidence(request, f'candidate:{hit[0]}')}"
-            )
+        designated = cast(CandidateSign, sign).candidates
+        for named in request.candidates:  # (the first it names of the designated)
+            if named in designated:
+                evidence = _evidence(request, f"candidate:{named}")
+                return f"names {task.candidate_name(named)}: {evidence}"
         return None
     if kind is FactSign:
         fact = cast(FactSign, sign).fact
@@ -239,15 +239,11 @@ def _check_sign(task: TypedTask, defect: Defect, sign: Sign, request: Request) -
         )
         return f'"{said[0]}"' if said else "named"
     if kind is ContextSign:
-        context = cast(ContextSign, sign)
-        if not request.names_context(context.fact, context.context):
-            return None
-        words = [
-            m.words
-            for m in request.contexts
-            if m.fact == context.fact and m.context == context.context and not m.negated
-        ]
-        return f'"{words[0]}"'
+        fact, named = cast(ContextSign, sign).fact, cast(ContextSign, sign).context
+        for mention in request.contexts:  # (the first that names it: ``names_context``)
+            if mention.fact == fact and mention.context == named and not mention.negated:
+                return f'"{mention.words}"'
+        return None
     if kind is ReplySign:
         if "reference" in request.intents:
             return _evidence(request, "reference")
@@ -266,12 +262,13 @@ def decide(
     (the scripted colleagues decide only requests that concern a designated record)."""
     checks = []
     for clause in defect.targeted_follow_up.all_of:
-        text = " or ".join([sign_text(task, s) for s in clause.any_of])
+        texts = []
         found = None
         for sign in clause.any_of:
-            found = _check_sign(task, defect, sign, request)
-            if found is not None:
-                break
+            texts.append(sign_text(task, sign))
+            if found is None:
+                found = _check_sign(task, defect, sign, request)
+        text = " or ".join(texts)
         satisfied = found is not None
         because = found if found is not None else _why_not(task, clause, request)
         # (made as ClauseCheck(text, satisfied, because) makes it: a test compares them)
@@ -288,7 +285,7 @@ def _why_not(task: TypedTask, clause: Clause, request: Request) -> str:
     first = clause.any_of[0]
     kind = _sign_class(first)
     if kind is CandidateSign:
-        names = ", ".join(task.candidate_name(c) for c in request.candidates)
+        names = ", ".join(map(task.candidate_name, request.candidates))
         return f"it names only {names}"
     if kind is ContextSign:
         fact = cast(ContextSign, first).fact
