@@ -193,7 +193,9 @@ class _Effect(NamedTuple):
 def _effect_of(lines: tuple[_Line, ...], takes_imprecise: bool) -> _Effect:
     """:class:`_Effect` of a reply text's lines (``takes_imprecise``: an imprecise line in
     the required context settles its record at face value, as the midpoint agent reads)."""
-    last = {line.slot: line for line in lines}
+    last: dict[ReadSlot, _Line] = {}
+    for line in lines:  # (a loop: a comprehension makes and calls a function)
+        last[line.slot] = line
     believed: dict[ReadSlot, Value] = {}
     tokens: dict[ReadSlot, int | None] = {}
     forgotten: list[ReadSlot] = []
@@ -278,7 +280,7 @@ class _Knowledge:
         each reads (:class:`_Line`)."""
         found = self.texts.get(text)
         if found is None:
-            lines = []
+            lines, statements = [], []
             known = self.lines
             for raw in (text or "").splitlines():
                 # (a line repeated in another reply text, as the settings of a group repeat
@@ -286,7 +288,8 @@ class _Knowledge:
                 line = known[raw] if raw in known else self.line(raw)
                 if line is not None:
                     lines.append(line)
-            found = (tuple(line.statement for line in lines), tuple(lines))
+                    statements.append(line.statement)  # (in the loop: no generator made)
+            found = (tuple(statements), tuple(lines))
             remember(self.texts, text, found, _TEXTS_KEPT)
         return found
 
