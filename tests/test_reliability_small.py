@@ -272,24 +272,27 @@ def test_a_report_of_hostile_names_and_answers_has_no_links(
     assert "evil.example" in text and "<a " not in html and "<img" not in html
 
 
-def test_fewer_collections_slows_the_young_generation_and_restores_the_pace() -> None:
+def test_fewer_collections_slows_the_young_and_middle_generations_and_restores_the_pace() -> None:
     import gc
 
-    from uncobench_z3._gc import YOUNG_GENERATION, fewer_collections
+    from uncobench_z3._gc import MIDDLE_GENERATION, YOUNG_GENERATION, fewer_collections
 
     before = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
         with fewer_collections():
-            assert gc.get_threshold() == (YOUNG_GENERATION, 10, 10)
+            assert gc.get_threshold() == (YOUNG_GENERATION, MIDDLE_GENERATION, 10)
         assert gc.get_threshold() == (700, 10, 10)
-        slower = 2 * YOUNG_GENERATION
-        gc.set_threshold(slower, 5, 5)  # a process that already collects less: left alone
+        slower = (2 * YOUNG_GENERATION, 2 * MIDDLE_GENERATION, 5)
+        gc.set_threshold(*slower)  # a process that already collects less: left alone
         with fewer_collections():
-            assert gc.get_threshold() == (slower, 5, 5)
+            assert gc.get_threshold() == slower
+        gc.set_threshold(2 * YOUNG_GENERATION, 5, 5)  # each generation on its own
+        with fewer_collections():
+            assert gc.get_threshold() == (2 * YOUNG_GENERATION, MIDDLE_GENERATION, 5)
         with pytest.raises(RuntimeError), fewer_collections():
             raise RuntimeError  # restored on the way out of an error too
-        assert gc.get_threshold() == (slower, 5, 5)
+        assert gc.get_threshold() == (2 * YOUNG_GENERATION, 5, 5)
     finally:
         gc.set_threshold(*before)
 
