@@ -239,11 +239,9 @@ def _check_sign(task: TypedTask, defect: Defect, sign: Sign, request: Request) -
         )
         return f'"{said[0]}"' if said else "named"
     if kind is ContextSign:
-        fact, named = cast(ContextSign, sign).fact, cast(ContextSign, sign).context
-        for mention in request.contexts:  # (the first that names it: ``names_context``)
-            if mention.fact == fact and mention.context == named and not mention.negated:
-                return f'"{mention.words}"'
-        return None
+        context = cast(ContextSign, sign)
+        mention = request.context_mention(context.fact, context.context)
+        return None if mention is None else f'"{mention.words}"'
     if kind is ReplySign:
         if "reference" in request.intents:
             return _evidence(request, "reference")

@@ -102,8 +102,15 @@ class Request:
             return everyone
         return [c for c in everyone if c in self.candidates]
 
+    def context_mention(self, fact: str, context: str) -> ContextMention | None:
+        """The first mention that names ``fact``'s ``context`` (not to reject it), if any."""
+        for mention in self.contexts:
+            if mention.fact == fact and mention.context == context and not mention.negated:
+                return mention
+        return None
+
     def names_context(self, fact: str, context: str) -> bool:
-        return any(m.fact == fact and m.context == context and not m.negated for m in self.contexts)
+        return self.context_mention(fact, context) is not None
 
     def rejects_context(self, fact: str, context: str) -> bool:
         return any(m.fact == fact and m.context == context and m.negated for m in self.contexts)
