@@ -55,7 +55,7 @@ from uncobench_z3.evaluation._evidence import (
 from uncobench_z3.settings import StatedValue, stated_imprecision, stated_value
 from uncobench_z3.settings._matching import _unordered
 from uncobench_z3.settings._vocabulary import Entry
-from uncobench_z3.settings._words import Token
+from uncobench_z3.settings._words import SENTENCE, STEM, Token
 from uncobench_z3.solver import GOAL_DIFFERS, SolverBudget, TaskSolver
 from uncobench_z3.spec import (
     Answer,
@@ -471,11 +471,11 @@ def _unordered_by_scan(
     """The plain scan the indexed matcher replaced: for each sentence, each wanted word's
     first token not taken yet."""
     found = []
-    for sentence in sorted({t.sentence for t in tokens}):
+    for sentence in sorted({t[SENTENCE] for t in tokens}):
         indexes: list[int] = []
         for want in entry.stems:
             hit = next((i for i, t in enumerate(tokens)
-                        if t.sentence == sentence and stems[i] == want and i not in indexes),
+                        if t[SENTENCE] == sentence and stems[i] == want and i not in indexes),
                        None)  # fmt: skip
             if hit is None:
                 break
@@ -497,15 +497,15 @@ def test_unordered_matching_by_index_equals_the_scan(
     the sentences of an entry's first word, in the order of its tokens.)"""
     in_order = sorted(s for _, s in words)
     tokens = [
-        Token(w, w, i, i + 1, False, s, False)
+        (w, w, i, i + 1, False, s, False, False)
         for i, ((w, _), s) in enumerate(zip(words, in_order, strict=True))
     ]
-    stems = [t.stem for t in tokens]
+    stems = [t[STEM] for t in tokens]
     entry = Entry("fact", ("f",), tuple(wanted), tuple(wanted), 7, unordered=True)
     at: dict[str, list[int]] = {}
     for i, token in enumerate(tokens):
-        at.setdefault(token.stem, []).append(i)
-    sentence_of = [t.sentence for t in tokens]
+        at.setdefault(token[STEM], []).append(i)
+    sentence_of = [t[SENTENCE] for t in tokens]
     found = _unordered(entry, at, sentence_of)
     assert found == _unordered_by_scan(entry, stems, tokens)
 

@@ -27,7 +27,15 @@ from uncobench_z3.settings import (
     rule_lines,
     rule_text,
 )
-from uncobench_z3.settings._words import close_enough, scan_values, tokenize, words_of
+from uncobench_z3.settings._words import (
+    QUESTION,
+    SENTENCE,
+    WORD,
+    close_enough,
+    scan_values,
+    tokenize,
+    words_of,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MINING = load_groups(ROOT / "examples/groups/mining_supervisor.group.json")[0]
@@ -109,9 +117,9 @@ def test_typos_of_long_words_only() -> None:
 
 def test_sentences_and_questions() -> None:
     tokens = tokenize("Send it. Did he pass? 4.5 is fine")
-    assert [t.word for t in tokens][-4:] == ["4", "5", "is", "fine"]  # "4.5" ends no sentence
-    assert [t.sentence for t in tokens] == [0, 0, 1, 1, 1, 2, 2, 2, 2]
-    assert [t.question for t in tokens][:5] == [False, False, True, True, True]
+    assert [t[WORD] for t in tokens][-4:] == ["4", "5", "is", "fine"]  # "4.5" ends no sentence
+    assert [t[SENTENCE] for t in tokens] == [0, 0, 1, 1, 1, 2, 2, 2, 2]
+    assert [t[QUESTION] for t in tokens][:5] == [False, False, True, True, True]
 
 
 # -- the reading ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import gc
 import itertools
 import re
 from collections.abc import Set as AbstractSet
@@ -91,19 +92,19 @@ def _contiguous(entry: Entry, stems: list[str], start: int) -> tuple[int, ...] |
 def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) -> list[Match]:
     """find_matches as it was written before the first-word indexes: every entry looked at,
     every word corrected through the vocabulary, every match sorted by a key of its own."""
-    stems = [vocabulary.corrected(t.word, t.stem) for t in tokens]
+    stems = [vocabulary.corrected(t[W.WORD], t[W.STEM]) for t in tokens]
     raw: list[Match] = []
     for i, word_stem in enumerate(stems):
         for entry in vocabulary.by_stem.get(word_stem, ()):
             if entry.unordered:
                 continue
             hit = _contiguous(entry, stems, i)
-            written = tokens[i].word in (entry.words[0], entry.words[0] + "s")
-            capital = tokens[i].capitalised or not entry.capital
+            written = tokens[i][W.WORD] in (entry.words[0], entry.words[0] + "s")
+            capital = tokens[i][W.CAPITALISED] or not entry.capital
             if hit is not None and capital and (written or not entry.exact):
                 raw.append(Match(entry, hit))
     at = {s: [j for j, k in enumerate(stems) if k == s] for s in stems}
-    sentence_of = [t.sentence for t in tokens]
+    sentence_of = [t[W.SENTENCE] for t in tokens]
     for entry in vocabulary.unordered_entries:
         if all(want in set(stems) for want in entry.stems):
             raw += [Match(entry, hit) for hit in _unordered(entry, at, sentence_of)]
@@ -294,10 +295,10 @@ def test_the_message_as_written_is_tagged_without_its_names(
         position: dict[int, int] = {}
         last = None
         for i, token in enumerate(tokens):
-            if i and token.sentence != tokens[i - 1].sentence:
-                out += ["?", "|"] if tokens[i - 1].question else ["|"]
+            if i and token[W.SENTENCE] != tokens[i - 1][W.SENTENCE]:
+                out += ["?", "|"] if tokens[i - 1][W.QUESTION] else ["|"]
                 last = None
-            elif i and token.clause:
+            elif i and token[W.CLAUSE]:
                 out.append("|")
                 last = None
             tag = tag_at.get(i)
@@ -306,9 +307,9 @@ def test_the_message_as_written_is_tagged_without_its_names(
                 continue
             last = tag
             position[i] = len(out)
-            out.append(tag[0] if tag is not None else token.word)
+            out.append(tag[0] if tag is not None else token[W.WORD])
         if tokens:
-            out += ["?", "|"] if tokens[-1].question else ["|"]
+            out += ["?", "|"] if tokens[-1][W.QUESTION] else ["|"]
         return out, [position[i] for i in range(len(tokens))]
 
     def plain(layout: M.Layout, tag_at: dict, named_tag_at: dict) -> tuple:
@@ -332,7 +333,7 @@ def test_a_word_of_letters_or_digits_is_one_piece(raw: str) -> None:
 
 def plain_tokens(text: str) -> list[W.Token]:
     """tokenize's definition before the period rewrites (every raw word through ``_pieces``,
-    each token made with the named tuple's constructor when its sentence ends)."""
+    each token's tuple made when its sentence ends)."""
     tokens: list[W.Token] = []
     pending: list[tuple[str, int, int, bool, bool]] = []
     sentence, clause = 0, False
@@ -341,8 +342,8 @@ def plain_tokens(text: str) -> list[W.Token]:
         nonlocal sentence
         for word, start, end, capitalised, starts_clause in pending:
             tokens.append(
-                W.Token(word, stem_of(word), start, end, capitalised, sentence, question,
-                        starts_clause)
+                (word, stem_of(word), start, end, capitalised, sentence, question,
+                 starts_clause)
             )  # fmt: skip
         pending.clear()
         sentence += 1
@@ -373,7 +374,7 @@ TOKEN_PIECES = ["Vance's", "don't", "O'Connor", "FY26", "fy 26", "2026-27", "Q3"
 def test_tokens_made_as_tuples_are_the_tokens_of_the_definition(
     pieces: list[str], noise: str
 ) -> None:
-    """The tokenizer makes each token as a plain tuple of the named tuple's type, a word of
+    """The tokenizer makes each token as an exact tuple of its fields, a word of
     letters or digits without ``_pieces``, and screens the period rewrites for two digits
     without a pattern: the tokens of the plain definition."""
     text = " ".join(pieces) + noise
@@ -382,7 +383,7 @@ def test_tokens_made_as_tuples_are_the_tokens_of_the_definition(
     every_start = W._PERIOD_WORDS | {f"{n:02d}" for n in range(100)}
     with patch.object(W, "_PERIOD_WORDS", every_start):
         assert tokens == W._canonical_periods(plain_tokens(text))
-    assert all(type(token) is W.Token for token in tokens)
+    assert all(type(token) is tuple for token in tokens)
 
 
 @settings(max_examples=100, deadline=None)
@@ -728,6 +729,24 @@ def test_stems_and_layout_made_in_one_pass_are_those_made_apart(
     stems, long words and long numbers)."""
     tokens = tokenize(" ".join(pieces) + noise)
     assert MS.stems_and_layout(tokens) == (TokenStems.of(tokens), M.Layout.of(tokens))
+
+
+def test_a_remembered_message_is_let_alone_by_the_collector_after_a_collection() -> None:
+    """What the text memo keeps of a message, its tokens and the places of its stems, is
+    made of exact tuples of strings, numbers and booleans: the collector stops tracking
+    them at their first collections (one for a token; the tuple of them may be looked at
+    before them, and is let go at the next). A named tuple or a list would be walked by
+    every later collection of its generation, for as long as the memo keeps the message."""
+    MS._tokens_and_values.cache_clear()
+    texts = sorted({text for _, text, _, _ in template_messages()})
+    kept = [MS._tokens_and_values(text) for text in texts]
+    gc.collect()
+    for text, (tokens, _, token_stems, _, _) in zip(texts, kept, strict=True):
+        assert tokens and not any(gc.is_tracked(token) for token in tokens), text
+        assert all(type(ix) is tuple for ix in token_stems.at.values()), text
+        assert not any(gc.is_tracked(ix) for ix in token_stems.at.values()), text
+    gc.collect()
+    assert not any(gc.is_tracked(tokens) for tokens, _, _, _, _ in kept)
 
 
 def test_stems_and_layout_of_the_template_messages_are_those_made_apart() -> None:

@@ -42,13 +42,13 @@ def plain_tokenize(text: str) -> list[W.Token]:
             word = raw.lower()
             start, end = m.span()
             tokens.append(
-                W.Token(word, W.stem(word), start, end, raw[0].isupper(), sentence, False, clause)
+                (word, W.stem(word), start, end, raw[0].isupper(), sentence, False, clause)
             )
             clause = False
             continue
         if raw in ("?", ".", "!", ";", "\n"):
             if raw == "?":
-                tokens[first:] = [t._replace(question=True) for t in tokens[first:]]
+                tokens[first:] = [(*t[:6], True, t[7]) for t in tokens[first:]]
             sentence += 1
             first = len(tokens)
             clause = False
@@ -59,7 +59,7 @@ def plain_tokenize(text: str) -> list[W.Token]:
         start, end = m.span()
         for piece in W._pieces(raw):
             tokens.append(
-                W.Token(piece, W.stem(piece), start, end, raw[0].isupper(), sentence, False, clause)
+                (piece, W.stem(piece), start, end, raw[0].isupper(), sentence, False, clause)
             )
             clause = False
     return plain_periods(tokens)
@@ -98,7 +98,9 @@ def plain_value_tokens(
     """Each value with every token that overlaps it, a value overlapping none left out."""
     out = []
     for value in found:
-        indexes = [i for i, t in enumerate(tokens) if t.start < value.end and value.start < t.end]
+        indexes = [
+            i for i, t in enumerate(tokens) if t[W.START] < value.end and value.start < t[W.END]
+        ]
         if indexes:
             out.append((value, indexes))
     return out
@@ -113,7 +115,7 @@ def assert_read_as_defined(text: str) -> None:
     W._read_raw_tokens(text, 0, len(text), tokens, periods, 0, 0, False)
     assert repr(W._canonical_periods(tokens, periods)) == expected, text
     assert repr(W._canonical_periods(tokens)) == expected, text
-    assert W.words_of(text) == tuple(t.word for t in plain_tokenize(text))
+    assert W.words_of(text) == tuple(t[W.WORD] for t in plain_tokenize(text))
     values = repr(plain_scan_values(text))
     assert repr(W.scan_values(text)) == values, text
     # the same text, not ASCII now, is read by the other paths (and the mark adds nothing)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ..spec import TypedTask
 from ._vocabulary import Entry, Vocabulary
-from ._words import FoundValue, Token
+from ._words import CAPITALISED, WORD, FoundValue, Token
 
 
 @dataclass(slots=True)
@@ -90,7 +90,7 @@ class TokenStems(NamedTuple):
     correctable: tuple[int, ...]
     """the tokens a vocabulary may read as a typo of one of its words (long, not digits:
     :meth:`Vocabulary.corrected`)"""
-    at: dict[str, list[int]]
+    at: dict[str, tuple[int, ...]]
     """stem -> the tokens with it, in order (a message is looked up by the stems it shares
     with a vocabulary's first words, not word by word; read, never changed)"""
     sentence_of: tuple[int, ...]
@@ -110,7 +110,7 @@ class TokenStems(NamedTuple):
             (
                 stems,
                 tuple([i for i, word in enumerate(words) if len(word) >= 6 and not word.isdigit()]),
-                at,
+                {word_stem: tuple(indexes) for word_stem, indexes in at.items()},
                 sentence_of,
             ),
         )
@@ -271,9 +271,9 @@ def _where(stems: Sequence[str]) -> dict[str, list[int]]:
 def _starts_as(entry: Entry, token: Token) -> bool:
     """Whether a match of ``entry`` may start at ``token``: written with a capital when the
     entry needs one, and as the entry's word itself (or its plural) when it must be exact."""
-    if entry.capital and not token.capitalised:
+    if entry.capital and not token[CAPITALISED]:
         return False
-    return not entry.exact or token.word in (entry.words[0], entry.words[0] + "s")
+    return not entry.exact or token[WORD] in (entry.words[0], entry.words[0] + "s")
 
 
 def _compatible(kept: Entry, other: Entry) -> bool:

@@ -87,7 +87,7 @@ def stems_and_layout(tokens: Sequence[Token]) -> tuple[TokenStems, Layout]:
     first 80 groups of a built benchmark."""
     stems: list[str] = []
     correctable: list[int] = []
-    at: dict[str, list[int]] = {}
+    at: dict[str, tuple[int, ...]] = {}
     sentence_of: list[int] = []
     flat: list[str] = []
     flat_at: list[int] = []
@@ -105,10 +105,9 @@ def stems_and_layout(tokens: Sequence[Token]) -> tuple[TokenStems, Layout]:
         stems.append(word_stem)
         sentence_of.append(sentence)
         listed = at.get(word_stem)
-        if listed is None:
-            at[word_stem] = [i]
-        else:
-            listed.append(i)
+        # (tuples, not lists: kept with the text, a list stays tracked by the collector for
+        # good, a tuple of numbers not after its first collection; most stems come once)
+        at[word_stem] = (i,) if listed is None else (*listed, i)
         if len(word) >= 6 and not word.isdigit():
             correctable.append(i)
     if previous is not None:

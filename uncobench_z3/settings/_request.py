@@ -33,7 +33,7 @@ from . import _phrases as P
 from ._matching import Layout, Match, find_matches, one_reading, tagged
 from ._message import _Ordered, _Span, _tokens_and_values, phrase_hits
 from ._vocabulary import Vocabulary
-from ._words import FoundValue, Token
+from ._words import END, START, FoundValue, Token
 
 INTENTS = ("exact", "mismatch", "reference", "request")
 _NEGATORS = frozenset(
@@ -322,7 +322,7 @@ def _original(said: tuple[str, list[int], str, tuple[Token, ...]], span: _Span |
     low, high = bisect_left(position, first), bisect_left(position, last)
     if low >= high:
         return joined[start:end].strip("| ?")
-    return text[tokens[low].start : tokens[high - 1].end]
+    return text[tokens[low][START] : tokens[high - 1][END]]
 
 
 def _note(evidence: dict[str, list[str]], item: str, match_text: str) -> None:
@@ -337,7 +337,7 @@ def _note(evidence: dict[str, list[str]], item: str, match_text: str) -> None:
 def _span(text: str, tokens: tuple[Token, ...], indexes: tuple[int, ...]) -> str:
     """The message's words for a match's tokens (in order: :class:`Match`): from the first's
     start to the last's end."""
-    return text[tokens[indexes[0]][2] : tokens[indexes[-1]][3]]
+    return text[tokens[indexes[0]][START] : tokens[indexes[-1]][END]]
 
 
 def _to_read(matches: tuple[Match, ...]) -> list[Match]:

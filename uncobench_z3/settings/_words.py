@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import NamedTuple
+from typing import Final
 
 import Stemmer
 from rapidfuzz.distance import OSA
@@ -49,23 +49,26 @@ def stem(word: str) -> str:
     return str(_STEMMER.stemWord(word))
 
 
-class Token(NamedTuple):
-    """One canonical word of a message, with where it came from. (A named tuple: a message
-    makes three per word while it is read, and a tuple is made in a third of the time of a
-    frozen dataclass.)"""
-
-    word: str
-    """lower case, canonical ("fy26" gives "fy", "2026"; "Mar" before a year gives "march")"""
-    stem: str
-    start: int
-    end: int
-    capitalised: bool
-    """written with a capital first letter (names that are also common words need one)"""
-    sentence: int
-    question: bool
-    """the token's sentence ends with a question mark"""
-    clause: bool = False
-    """the token starts a clause after a colon or a dash ("Marcus: did he pass?")"""
+Token = tuple[str, str, int, int, bool, int, bool, bool]
+"""One canonical word of a message, with where it came from: ``(word, stem, start, end,
+capitalised, sentence, question, clause)``, read by the indexes below. An exact tuple, not a
+named tuple: a message makes one per word (16,300 for the 601 messages of the first 80
+groups of a built benchmark), an exact tuple is made without a call to a type, and the
+collector stops tracking one of strings, numbers and booleans at its first collection,
+while a named tuple stays tracked for good with the text memo that keeps it
+(:mod:`._message`)."""
+WORD: Final = 0
+"""lower case, canonical ("fy26" gives "fy", "2026"; "Mar" before a year gives "march")"""
+STEM: Final = 1
+START: Final = 2
+END: Final = 3
+CAPITALISED: Final = 4
+"""written with a capital first letter (names that are also common words need one)"""
+SENTENCE: Final = 5
+QUESTION: Final = 6
+"""the token's sentence ends with a question mark"""
+CLAUSE: Final = 7
+"""the token starts a clause after a colon or a dash ("Marcus: did he pass?")"""
 
 
 # -- tokens ------------------------------------------------------------------------------------
@@ -117,7 +120,6 @@ def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> Non
     instructions for the 601 messages of the first 80 groups of a built benchmark;
     tests/test_words_fast.py checks the tokens against the pattern's reading."""
     append = tokens.append
-    new_tuple = _new_tuple
     plain = _PLAIN
     sentence = 0
     first = 0  # the first token of the sentence read so far
@@ -132,8 +134,7 @@ def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> Non
             word, word_stem, capitalised, period = known
             if period:
                 periods.append(len(tokens))
-            token = (word, word_stem, start, end, capitalised, sentence, False, clause)
-            append(new_tuple(Token, token))
+            append((word, word_stem, start, end, capitalised, sentence, False, clause))
             clause = False
         elif chunk == "-":  # " - ", a clause mark (none at the text's ends, where it does
             clause = len(tokens) > first  # nothing; "a - - b": the second a no-op)
@@ -152,8 +153,7 @@ def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> Non
                 word, word_stem, capitalised, period = known
                 if period:
                     periods.append(len(tokens))
-                token = (word, word_stem, at, at + len(raw), capitalised, sentence, False, clause)
-                append(new_tuple(Token, token))
+                append((word, word_stem, at, at + len(raw), capitalised, sentence, False, clause))
                 clause = False
                 for mark in core[len(raw) :]:  # (")" and "," make no token)
                     if mark == ":":  # (as the pattern's reading: "a.: b" opens no clause,
@@ -180,7 +180,6 @@ def _read_raw_tokens(
     """The tokens of the raw tokens (:data:`_RAW_TOKEN`) of ``text[pos:endpos]`` added to
     ``tokens`` (and to ``periods`` the indexes of those :func:`_starts_period`), read from the
     sentence number, the sentence's first token and the clause flag given; those after."""
-    new_tuple = _new_tuple
     plain = _PLAIN
     for m in _RAW_TOKEN.finditer(text, pos, endpos):
         raw = m[0]
@@ -195,8 +194,7 @@ def _read_raw_tokens(
             if period:
                 periods.append(len(tokens))
             start, end = m.span()
-            token = (word, word_stem, start, end, capitalised, sentence, False, clause)
-            tokens.append(new_tuple(Token, token))
+            tokens.append((word, word_stem, start, end, capitalised, sentence, False, clause))
             clause = False
             continue
         if raw in _SENTENCE_ENDS:
@@ -214,15 +212,13 @@ def _read_raw_tokens(
         for piece in _pieces(raw):
             if _starts_period(piece):
                 periods.append(len(tokens))
-            token = (piece, stem(piece), start, end, capitalised, sentence, False, clause)
-            tokens.append(new_tuple(Token, token))
+            tokens.append((piece, stem(piece), start, end, capitalised, sentence, False, clause))
             clause = False
     return sentence, first, clause
 
 
 _SENTENCE_ENDS = frozenset(["?", ".", "!", ";", "\n"])
 _CLAUSE_MARKS = frozenset([":", "-", "–", "—"])
-_new_tuple = tuple.__new__  # a Token made without its Python-level __new__ (a third the time)
 
 
 _PLAIN: dict[str, tuple[str, str, bool, bool]] = {}
@@ -242,8 +238,7 @@ def _ask(tokens: list[Token], first: int) -> None:
     """Make the tokens from ``first`` on those of a question."""
     for i in range(first, len(tokens)):
         word, word_stem, start, end, capitalised, sentence, _, clause = tokens[i]
-        token = (word, word_stem, start, end, capitalised, sentence, True, clause)
-        tokens[i] = _new_tuple(Token, token)
+        tokens[i] = (word, word_stem, start, end, capitalised, sentence, True, clause)
 
 
 _YEAR = re.compile(r"(19|20)\d\d")
@@ -284,18 +279,7 @@ def _canonical_periods(tokens: list[Token], periods: list[int] | None = None) ->
     i = 0
 
     def put(token: Token, word: str) -> None:
-        out.append(
-            Token(
-                word,
-                stem(word),
-                token.start,
-                token.end,
-                token.capitalised,
-                token.sentence,
-                token.question,
-                token.clause,
-            )
-        )
+        out.append((word, stem(word), *token[START:]))
 
     for at in periods:
         if at < i:
@@ -304,42 +288,42 @@ def _canonical_periods(tokens: list[Token], periods: list[int] | None = None) ->
         i = at
         t = tokens[i]
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        prev = out[-1].word if out else ""
-        if t.word == "fy" and nxt is not None and _TWO_DIGITS.fullmatch(nxt.word):
+        prev = out[-1][WORD] if out else ""
+        if t[WORD] == "fy" and nxt is not None and _TWO_DIGITS.fullmatch(nxt[WORD]):
             put(t, "fy")
-            put(nxt, "20" + nxt.word)
+            put(nxt, "20" + nxt[WORD])
             i += 2
         elif (
-            _TWO_DIGITS.fullmatch(t.word)
+            _TWO_DIGITS.fullmatch(t[WORD])
             and _year(prev)
-            and int(t.word) == (int(prev) + 1) % 100
-            and tokens[i - 1].end + 1 == t.start
+            and int(t[WORD]) == (int(prev) + 1) % 100
+            and tokens[i - 1][END] + 1 == t[START]
         ):
             put(t, str(int(prev) + 1))  # "2026-27": a financial year, the second year written
             i += 1
         elif (
-            t.word in ("q", "h")
+            t[WORD] in ("q", "h")
             and nxt is not None
-            and nxt.word in (("1", "2", "3", "4") if t.word == "q" else ("1", "2"))
+            and nxt[WORD] in (("1", "2", "3", "4") if t[WORD] == "q" else ("1", "2"))
         ):
-            put(t, t.word + nxt.word)
+            put(t, t[WORD] + nxt[WORD])
             i += 2
-        elif t.word in _ORDINALS and nxt is not None and nxt.word in ("quarter", "half"):
-            put(t, ("q" if nxt.word == "quarter" else "h") + _ORDINALS[t.word])
+        elif t[WORD] in _ORDINALS and nxt is not None and nxt[WORD] in ("quarter", "half"):
+            put(t, ("q" if nxt[WORD] == "quarter" else "h") + _ORDINALS[t[WORD]])
             i += 2
-        elif t.word == "quarter" and nxt is not None and nxt.word in ("1", "2", "3", "4"):
-            put(t, "q" + nxt.word)
+        elif t[WORD] == "quarter" and nxt is not None and nxt[WORD] in ("1", "2", "3", "4"):
+            put(t, "q" + nxt[WORD])
             i += 2
-        elif t.word == "rev":
+        elif t[WORD] == "rev":
             put(t, "revision")
             i += 1
-        elif t.word == "v" and nxt is not None and nxt.word.isdigit():
+        elif t[WORD] == "v" and nxt is not None and nxt[WORD].isdigit():
             put(t, "version")
             i += 1
-        elif t.word in _MONTH_ABBREVIATIONS and t.word not in MONTHS:
-            near = [w.word for w in (tokens[i - 1] if i else None, nxt) if w is not None]
-            if t.word not in _AMBIGUOUS_MONTHS or t.capitalised or any(w.isdigit() for w in near):
-                put(t, _MONTH_ABBREVIATIONS[t.word])
+        elif t[WORD] in _MONTH_ABBREVIATIONS and t[WORD] not in MONTHS:
+            near = [w[WORD] for w in (tokens[i - 1] if i else None, nxt) if w is not None]
+            if t[WORD] not in _AMBIGUOUS_MONTHS or t[CAPITALISED] or any(w.isdigit() for w in near):
+                put(t, _MONTH_ABBREVIATIONS[t[WORD]])
             else:
                 out.append(t)  # "mar", "dec": words unless written as a month
             i += 1
@@ -354,7 +338,7 @@ def _canonical_periods(tokens: list[Token], periods: list[int] | None = None) ->
 def words_of(text: str) -> tuple[str, ...]:
     """The canonical words of a label or phrase (for vocabulary entries; remembered: a task
     names each label, context and member many times, and tasks of one scenario share them)."""
-    return tuple(t.word for t in tokenize(text))
+    return tuple([t[WORD] for t in tokenize(text)])
 
 
 def close_enough(word: str, known: str) -> bool:
