@@ -33,7 +33,6 @@ from uncobench_z3.settings import _vocabulary as V
 from uncobench_z3.settings import _words as W
 from uncobench_z3.settings._matching import (
     Match,
-    TokenStems,
     _compatible,
     _unordered,  # checked against a plain scan in test_eval_evidence
     find_matches,
@@ -152,7 +151,7 @@ def test_matches_through_the_indexes_are_the_plain_matches(
     tokens = tokenize(" ".join(words))
     plain = plain_find_matches(vocabulary, tokens, blocked)
     assert find_matches(vocabulary, tokens, blocked) == plain
-    assert find_matches(vocabulary, tokens, blocked, TokenStems.of(tokens)) == plain
+    assert find_matches(vocabulary, tokens, blocked, M.token_stems_of(tokens)) == plain
 
 
 def test_matches_of_the_template_messages_are_the_plain_matches() -> None:
@@ -725,34 +724,39 @@ def test_stems_and_layout_made_in_one_pass_are_those_made_apart(
     pieces: list[str], noise: str
 ) -> None:
     """A new message's stems and layout are made in one loop over its tokens: the same as
-    :meth:`TokenStems.of` and :meth:`Layout.of` (sentences, questions, clauses, repeated
+    :func:`token_stems_of` and :func:`layout_of` (sentences, questions, clauses, repeated
     stems, long words and long numbers)."""
     tokens = tokenize(" ".join(pieces) + noise)
-    assert MS.stems_and_layout(tokens) == (TokenStems.of(tokens), M.Layout.of(tokens))
+    assert MS.stems_and_layout(tokens) == (M.token_stems_of(tokens), M.layout_of(tokens))
 
 
 def test_a_remembered_message_is_let_alone_by_the_collector_after_a_collection() -> None:
-    """What the text memo keeps of a message, its tokens and the places of its stems, is
-    made of exact tuples of strings, numbers and booleans: the collector stops tracking
-    them at their first collections (one for a token; the tuple of them may be looked at
-    before them, and is let go at the next). A named tuple or a list would be walked by
-    every later collection of its generation, for as long as the memo keeps the message."""
+    """What the text memo keeps of a message (its tokens, the places of its stems, its
+    layout) is made of exact tuples of strings, numbers and booleans: the collector stops
+    tracking them at their first collections (a token at one; a tuple looked at before what
+    it holds at the next; the dict of the stems' places at a full one). A named tuple, or a
+    list, would be walked by every later collection of its generation for as long as the
+    memo keeps the message."""
     MS._tokens_and_values.cache_clear()
     texts = sorted({text for _, text, _, _ in template_messages()})
     kept = [MS._tokens_and_values(text) for text in texts]
     gc.collect()
     for text, (tokens, _, token_stems, _, _) in zip(texts, kept, strict=True):
         assert tokens and not any(gc.is_tracked(token) for token in tokens), text
-        assert all(type(ix) is tuple for ix in token_stems.at.values()), text
-        assert not any(gc.is_tracked(ix) for ix in token_stems.at.values()), text
-    gc.collect()
-    assert not any(gc.is_tracked(tokens) for tokens, _, _, _, _ in kept)
+        assert all(type(ix) is tuple for ix in token_stems[2].values()), text
+        assert not any(gc.is_tracked(ix) for ix in token_stems[2].values()), text
+    for _ in range(2):
+        gc.collect()
+    for text, (tokens, _, token_stems, _, layout) in zip(texts, kept, strict=True):
+        assert not gc.is_tracked(tokens) and not gc.is_tracked(layout), text
+        assert not gc.is_tracked(token_stems[2]), text  # (the dict, at a full collection)
+        assert type(token_stems) is tuple and not any(map(gc.is_tracked, token_stems)), text
 
 
 def test_stems_and_layout_of_the_template_messages_are_those_made_apart() -> None:
     for _, text, _, _ in template_messages():
         tokens = tokenize(text)
-        assert MS.stems_and_layout(tokens) == (TokenStems.of(tokens), M.Layout.of(tokens))
+        assert MS.stems_and_layout(tokens) == (M.token_stems_of(tokens), M.layout_of(tokens))
 
 
 @settings(max_examples=200, deadline=None)

@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import NamedTuple
 
 from ..spec import TypedTask
 from ._vocabulary import Entry, Vocabulary
@@ -80,43 +79,33 @@ _single_order = itemgetter(0, 1)
 first (the order :data:`_Keyed` gives them)"""
 
 
-class TokenStems(NamedTuple):
-    """What :func:`find_matches` reads of a message's tokens before a vocabulary matters
-    (the same for every vocabulary: a caller that keeps a message's tokens keeps these; a
-    named tuple, made in a fraction of a frozen dataclass's time)."""
-
-    stems: tuple[str, ...]
-    """each token's stem"""
-    correctable: tuple[int, ...]
-    """the tokens a vocabulary may read as a typo of one of its words (long, not digits:
-    :meth:`Vocabulary.corrected`)"""
-    at: dict[str, tuple[int, ...]]
-    """stem -> the tokens with it, in order (a message is looked up by the stems it shares
-    with a vocabulary's first words, not word by word; read, never changed)"""
-    sentence_of: tuple[int, ...]
-    """each token's sentence"""
-
-    @classmethod
-    def of(cls, tokens: Sequence[Token]) -> TokenStems:
-        if not tokens:
-            return _new_tuple(cls, ((), (), {}, ()))
-        # the tokens' fields as columns, in one go: words, stems, ..., sentences
-        words, stems, _, _, _, sentence_of, _, _ = zip(*tokens, strict=True)
-        at: dict[str, list[int]] = {}
-        for i, word_stem in enumerate(stems):
-            at.setdefault(word_stem, []).append(i)
-        return _new_tuple(
-            cls,
-            (
-                stems,
-                tuple([i for i, word in enumerate(words) if len(word) >= 6 and not word.isdigit()]),
-                {word_stem: tuple(indexes) for word_stem, indexes in at.items()},
-                sentence_of,
-            ),
-        )
+TokenStems = tuple[tuple[str, ...], tuple[int, ...], dict[str, tuple[int, ...]], tuple[int, ...]]
+"""What :func:`find_matches` reads of a message's tokens before a vocabulary matters (the
+same for every vocabulary: a caller that keeps a message's tokens keeps these), ``(stems,
+correctable, at, sentence_of)``: each token's stem; the tokens a vocabulary may read as a
+typo of one of its words (long, not digits: :meth:`Vocabulary.corrected`); stem -> the
+tokens with it, in order (a message is looked up by the stems it shares with a vocabulary's
+first words, not word by word; read, never changed); each token's sentence. An exact tuple
+(as :data:`Layout` and :data:`~._words.Token`): kept with its text, a named tuple stays
+tracked by the collector for good, an exact tuple of untracked things is let go at a
+collection (:func:`~._message.stems_and_layout` makes it)."""
 
 
-_new_tuple = tuple.__new__
+def token_stems_of(tokens: Sequence[Token]) -> TokenStems:
+    """The :data:`TokenStems` of ``tokens``, as defined (field by field)."""
+    if not tokens:
+        return ((), (), {}, ())
+    # the tokens' fields as columns, in one go: words, stems, ..., sentences
+    words, stems, _, _, _, sentence_of, _, _ = zip(*tokens, strict=True)
+    at: dict[str, list[int]] = {}
+    for i, word_stem in enumerate(stems):
+        at.setdefault(word_stem, []).append(i)
+    return (
+        stems,
+        tuple([i for i, word in enumerate(words) if len(word) >= 6 and not word.isdigit()]),
+        {word_stem: tuple(indexes) for word_stem, indexes in at.items()},
+        sentence_of,
+    )
 
 
 _COMPATIBLE_KINDS = frozenset([("fact", "context"), ("context", "fact")])
@@ -131,15 +120,16 @@ def find_matches(
 ) -> list[Match]:
     """Vocabulary matches, longest and strongest first, without overlaps (ties all kept).
 
-    ``token_stems``: :meth:`TokenStems.of` the tokens, when the caller has it."""
+    ``token_stems``: :func:`token_stems_of` the tokens, when the caller has it."""
     by_stem = vocabulary.by_stem  # a stem of the vocabulary is read as itself
     if token_stems is None:
-        token_stems = TokenStems.of(tokens)
-    stems: Sequence[str] = token_stems.stems
+        token_stems = token_stems_of(tokens)
+    stems: Sequence[str]
+    stems, correctable, own_at, sentence_of = token_stems
     corrected = vocabulary.corrected
     corrections = vocabulary._corrections  # (what ``corrected`` read a word as before)
     fixed: list[str] | None = None  # the stems, when a typo is read as a vocabulary word
-    for i in token_stems.correctable:  # (most words are known or short: not looked at)
+    for i in correctable:  # (most words are known or short: not looked at)
         word_stem = stems[i]
         if word_stem not in by_stem:
             word = tokens[i][0]
@@ -152,7 +142,7 @@ def find_matches(
                 fixed[i] = read_as
     at: Mapping[str, Sequence[int]]
     if fixed is None:  # the message's own stems: what it holds is known without a scan
-        at = token_stems.at
+        at = own_at
     else:
         stems = tuple(fixed)  # (a tuple: its slices compare with an entry's stems)
         at = _where(fixed)
@@ -196,7 +186,6 @@ def find_matches(
         maybe += unordered_by_first[word_stem]
     if maybe:
         maybe.sort()
-        sentence_of = token_stems.sentence_of
         unordered_entries = vocabulary.unordered_entries
         for k in maybe:
             entry = unordered_entries[k]
@@ -260,7 +249,7 @@ def find_matches(
 
 
 def _where(stems: Sequence[str]) -> dict[str, list[int]]:
-    """:attr:`TokenStems.at` of ``stems`` (the message's stems with its typos read as the
+    """the ``at`` of :data:`TokenStems` of ``stems`` (the message's stems with its typos read as the
     vocabulary's words)."""
     at: dict[str, list[int]] = {}
     for i, word_stem in enumerate(stems):
@@ -315,34 +304,32 @@ def one_reading(matches: list[Match]) -> list[Match]:
     return [m for i, m in enumerate(matches) if i not in drop]
 
 
-class Layout(NamedTuple):
-    """How a message's tokens are written as words (:func:`tagged`), whatever is tagged: the
-    same for every reading of the text, so made once with its tokens."""
+Layout = tuple[tuple[str, ...], tuple[int, ...]]
+"""How a message's tokens are written as words (:func:`tagged`), whatever is tagged: the
+same for every reading of the text, so made once with its tokens. ``(flat, at)``: the
+message written with no tag, each token's word with the marks written before it (``|``
+where a sentence - ``? |`` a question - or a clause after a colon or a dash, "Marcus: did
+he pass?", ends) and after the last token; each token's word's place in ``flat``. An exact
+tuple (see :data:`TokenStems`)."""
 
-    flat: tuple[str, ...]
-    """the message written with no tag: each token's word, with the marks written before it
-    (``|`` where a sentence - ``? |`` a question - or a clause after a colon or a dash,
-    "Marcus: did he pass?", ends) and after the last token"""
-    at: tuple[int, ...]
-    """each token's word's place in ``flat``"""
 
-    @classmethod
-    def of(cls, tokens: Sequence[Token]) -> Layout:
-        flat: list[str] = []
-        at: list[int] = []
-        previous: Token | None = None
-        for token in tokens:
-            if previous is not None:
-                if token[5] != previous[5]:  # (a token's sentence)
-                    flat += _ASKED if previous[6] else _ENDED  # (whether it was a question)
-                elif token[7]:  # (a token that starts a clause)
-                    flat.append("|")
-            at.append(len(flat))
-            flat.append(token[0])
-            previous = token
+def layout_of(tokens: Sequence[Token]) -> Layout:
+    """The :data:`Layout` of ``tokens``, as defined."""
+    flat: list[str] = []
+    at: list[int] = []
+    previous: Token | None = None
+    for token in tokens:
         if previous is not None:
-            flat += _ASKED if previous[6] else _ENDED
-        return _new_tuple(cls, (tuple(flat), tuple(at)))
+            if token[5] != previous[5]:  # (a token's sentence)
+                flat += _ASKED if previous[6] else _ENDED  # (whether it was a question)
+            elif token[7]:  # (a token that starts a clause)
+                flat.append("|")
+        at.append(len(flat))
+        flat.append(token[0])
+        previous = token
+    if previous is not None:
+        flat += _ASKED if previous[6] else _ENDED
+    return (tuple(flat), tuple(at))
 
 
 _ASKED = ("?", "|")
@@ -365,13 +352,13 @@ def tagged(
     """The message as words with tags (see :mod:`._phrases`), each token's position in it
     (never decreasing), and
     the message tagged with its candidate names and one-word fact names left as written.
-    ``layout``: :meth:`Layout.of` the tokens, when the caller has it.
+    ``layout``: :func:`layout_of` the tokens, when the caller has it.
 
     Words naming contexts of several facts are tagged for the addressed role's facts first:
     "2026" is ``zreq`` when it is the required period of the role's fact.
     """
     if layout is None:
-        layout = Layout.of(tokens)
+        layout = layout_of(tokens)
     # the contexts read on each match's words, as the bits of _CONTEXT_TAGS
     contexts: dict[tuple[int, ...], int] = {}
     for match in matches:
@@ -424,7 +411,7 @@ def tagged(
 def _written(layout: Layout, tag_at: dict[int, tuple[str, int]]) -> tuple[list[str], list[int]]:
     """The tokens as words, each match written as its tag once (a match's tokens written in
     a row, with no mark between them), sentences ended by ``|``; and each token's place in
-    them. The words no tag takes are copied from :attr:`Layout.flat` a stretch at a time
+    them. The words no tag takes are copied from the layout's ``flat`` a stretch at a time
     (most of a message's words are tagged, its other words come in stretches)."""
     flat, flat_at = layout
     out: list[str] = []
