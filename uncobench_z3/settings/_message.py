@@ -98,6 +98,7 @@ def stems_and_layout(tokens: Sequence[Token]) -> tuple[TokenStems, Layout]:
     stems: list[str] = []
     correctable: list[int] = []
     at: dict[str, tuple[int, ...]] = {}
+    repeated: dict[str, list[int]] = {}  # the places of the stems met more than once
     sentence_of: list[int] = []
     flat: list[str] = []
     flat_at: list[int] = []
@@ -114,14 +115,25 @@ def stems_and_layout(tokens: Sequence[Token]) -> tuple[TokenStems, Layout]:
         previous = token
         stems.append(word_stem)
         sentence_of.append(sentence)
-        listed = at.get(word_stem)
         # (tuples, not lists: kept with the text, a list stays tracked by the collector for
-        # good, a tuple of numbers not after its first collection; most stems come once)
-        at[word_stem] = (i,) if listed is None else (*listed, i)
+        # good, a tuple of numbers not after its first collection; most stems come once, a
+        # repeated one's places are gathered in a list and made a tuple once, after the
+        # loop: a tuple grown a place at a time was quadratic in a stem's repeats)
+        listed = at.get(word_stem)
+        if listed is None:
+            at[word_stem] = (i,)
+        else:
+            more = repeated.get(word_stem)
+            if more is None:
+                repeated[word_stem] = [*listed, i]
+            else:
+                more.append(i)
         if len(word) >= 6 and not word.isdigit():
             correctable.append(i)
     if previous is not None:
         flat += _ASKED if previous[6] else _ENDED
+    for word_stem, places in repeated.items():
+        at[word_stem] = tuple(places)
     token_stems = (
         tuple(stems),
         tuple(correctable),
