@@ -18,7 +18,7 @@ from operator import itemgetter
 
 from ..spec import TypedTask
 from ._vocabulary import Entry, Vocabulary
-from ._words import CAPITALISED, WORD, FoundValue, Token
+from ._words import CAPITALISED, CLAUSE, QUESTION, SENTENCE, WORD, FoundValue, Token
 
 
 @dataclass(slots=True)
@@ -132,7 +132,7 @@ def find_matches(
     for i in correctable:  # (most words are known or short: not looked at)
         word_stem = stems[i]
         if word_stem not in by_stem:
-            word = tokens[i][0]
+            word = tokens[i][WORD]
             read_as = corrections.get((word, word_stem))
             if read_as is None:
                 read_as = corrected(word, word_stem)
@@ -320,15 +320,15 @@ def layout_of(tokens: Sequence[Token]) -> Layout:
     previous: Token | None = None
     for token in tokens:
         if previous is not None:
-            if token[5] != previous[5]:  # (a token's sentence)
-                flat += _ASKED if previous[6] else _ENDED  # (whether it was a question)
-            elif token[7]:  # (a token that starts a clause)
+            if token[SENTENCE] != previous[SENTENCE]:
+                flat += _ASKED if previous[QUESTION] else _ENDED
+            elif token[CLAUSE]:
                 flat.append("|")
         at.append(len(flat))
-        flat.append(token[0])
+        flat.append(token[WORD])
         previous = token
     if previous is not None:
-        flat += _ASKED if previous[6] else _ENDED
+        flat += _ASKED if previous[QUESTION] else _ENDED
     return (tuple(flat), tuple(at))
 
 

@@ -102,17 +102,16 @@ def stems_and_layout(tokens: Sequence[Token]) -> tuple[TokenStems, Layout]:
     sentence_of: list[int] = []
     flat: list[str] = []
     flat_at: list[int] = []
-    previous: Token | None = None
-    for i, token in enumerate(tokens):
-        word, word_stem, _, _, _, sentence, _, clause = token
-        if previous is not None:
-            if sentence != previous[5]:
-                flat += _ASKED if previous[6] else _ENDED  # (whether it was a question)
+    last_sentence, last_question = 0, False  # (the previous token's)
+    for i, (word, word_stem, _, _, _, sentence, question, clause) in enumerate(tokens):
+        if i:
+            if sentence != last_sentence:
+                flat += _ASKED if last_question else _ENDED
             elif clause:
                 flat.append("|")
         flat_at.append(len(flat))
         flat.append(word)
-        previous = token
+        last_sentence, last_question = sentence, question
         stems.append(word_stem)
         sentence_of.append(sentence)
         # (tuples, not lists: kept with the text, a list stays tracked by the collector for
@@ -130,8 +129,8 @@ def stems_and_layout(tokens: Sequence[Token]) -> tuple[TokenStems, Layout]:
                 more.append(i)
         if len(word) >= 6 and not word.isdigit():
             correctable.append(i)
-    if previous is not None:
-        flat += _ASKED if previous[6] else _ENDED
+    if tokens:
+        flat += _ASKED if last_question else _ENDED
     for word_stem, places in repeated.items():
         at[word_stem] = tuple(places)
     token_stems = (

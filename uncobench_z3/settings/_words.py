@@ -272,7 +272,7 @@ def _canonical_periods(tokens: list[Token], periods: list[int] | None = None) ->
     in order (found here when not given); the tokens between are kept as they are.
     """
     if periods is None:
-        periods = [i for i, token in enumerate(tokens) if _starts_period(token[0])]
+        periods = [i for i, token in enumerate(tokens) if _starts_period(token[WORD])]
     if not periods:  # (most messages write no period: nothing to rewrite)
         return tokens
     out: list[Token] = []
