@@ -15,7 +15,7 @@ equal evidence once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .._memo import remember
@@ -103,11 +103,46 @@ def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
     return stated, slot, _IMPRECISE, None, "", statement_key(stated), False
 
 
+class ReadingTable(dict[int, Reading]):
+    """A :data:`Readings` table that may also know the task's faithful statements
+    (``faithful``: :attr:`._record_book.RecordBook.faithful` of a book of the judge's very
+    task), so that a statement equal to one is read without parsing (:func:`new_reading`).
+    Over the first pass of 80 built groups, 2,622 of the 2,912 statements read were one."""
+
+    __slots__ = ("faithful",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.faithful: Mapping[Slot, StatedValue] | None = None
+
+
+def new_reading(
+    task: TypedTask, stated: StatedValue, faithful: Mapping[Slot, StatedValue] | None
+) -> Reading:
+    """:func:`read_statement` of a statement not yet read. ``faithful``: the task's faithful
+    statements by slot (:class:`ReadingTable`), made from each record's own typed value (its
+    ``to_json_scalar``, which reads back as that value) in the required context: one of them,
+    or a statement with the same fields and a value of the same type (a resolved reply states
+    the truth so), reads as the record's true value, and is not parsed. (The value's type is
+    compared: ``1 == True``, and the two parse differently.)"""
+    if faithful is not None:
+        slot = (stated.candidate, stated.fact)
+        known = faithful.get(slot)
+        if known is not None and (
+            known is stated
+            or (known.__dict__ == stated.__dict__ and type(known.value) is type(stated.value))
+        ):
+            truth = task.values[slot]
+            return stated, slot, _EXACT, truth, repr(truth), (), True
+    return read_statement(task, stated)
+
+
 def reading_of(task: TypedTask, stated: StatedValue, readings: Readings) -> Reading:
     """:func:`read_statement`, remembered in ``readings`` (a group's judge keeps the table)."""
     reading = readings.get(id(stated))
     if reading is None or reading[0] is not stated:
-        reading = read_statement(task, stated)
+        faithful = readings.faithful if isinstance(readings, ReadingTable) else None
+        reading = new_reading(task, stated, faithful)
         remember(readings, id(stated), reading, _READINGS_KEPT)
     return reading
 
@@ -130,6 +165,7 @@ class EvidenceReader:
     def __init__(self, task: TypedTask, readings: Readings | None = None) -> None:
         self.task = task
         self._readings: Readings = {} if readings is None else readings
+        self._faithful = readings.faithful if isinstance(readings, ReadingTable) else None
         # the slots stated at one exact value so far, in the order first stated: their value,
         # and its repr (a slot stated at a second value leaves both for good, for _conflicted)
         self._exact: dict[Slot, Value] = {}
@@ -143,7 +179,7 @@ class EvidenceReader:
 
     def read(self, record: RoundRecord) -> None:
         """Take in the statements of one more round."""
-        readings, task, texts = self._readings, self.task, self._texts
+        readings, task, texts, faithful = self._readings, self.task, self._texts, self._faithful
         exact, conflicted, untrue, imprecise = (
             self._exact,
             self._conflicted,
@@ -156,7 +192,7 @@ class EvidenceReader:
                 # (reading_of, written out: a sample reads a few dozen statements)
                 reading = readings.get(id(stated))
                 if reading is None or reading[0] is not stated:
-                    reading = read_statement(task, stated)
+                    reading = new_reading(task, stated, faithful)
                     remember(readings, id(stated), reading, _READINGS_KEPT)
                 kind = reading[2]
                 if kind == _EXACT:

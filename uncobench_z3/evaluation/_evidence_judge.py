@@ -13,7 +13,7 @@ evidence; :func:`._attribution.shared_judge` shares one among a group's samples.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from itertools import product
 from typing import TYPE_CHECKING, Literal
@@ -25,7 +25,7 @@ from ..spec import Answer, Outcome, Slot, TypedTask, Value, preimage, round_frac
 from ._environment import RoundRecord
 from ._evidence import (
     FaceValueEvidence,
-    Readings,
+    ReadingTable,
     StatementKeys,
     TaskTables,
     differing_completion,
@@ -138,7 +138,7 @@ class EvidenceJudge:
         self.verdicts: dict[tuple[object, ...], DeterminedStatus] = {}
         self.evaluations: dict[tuple[object, ...], DeterminedStatus | None] = {}
         """:meth:`evaluated` of each evidence decided, by its signature (:meth:`settled`)"""
-        self.readings: Readings = {}
+        self.readings = ReadingTable()
         """how each statement stated in the group's samples reads (:class:`._evidence.
         EvidenceReader`): shared by every reading of a trace of this task"""
         self.notes: dict[tuple[int, tuple[object, ...]], RoundNote] = {}
@@ -161,6 +161,13 @@ class EvidenceJudge:
             self._gold_is_truth = self._truth.same_output(self._gold)
         except Exception:  # a rule the true records cannot evaluate: leave it to the solver
             self._gold, self._truth, self._gold_is_truth = None, None, False
+
+    def know_faithful(self, task: TypedTask, faithful: Mapping[Slot, StatedValue]) -> None:
+        """Let the readings take ``faithful`` (a record book's statements by slot, made from
+        ``task``'s own records) as read (:class:`._evidence.ReadingTable`), when ``task`` is
+        the judge's own."""
+        if task is self.task:
+            self.readings.faithful = faithful
 
     @property
     def attributor(self) -> _Attributor:

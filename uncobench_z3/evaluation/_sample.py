@@ -401,6 +401,8 @@ async def score_episode(
     # or attribution, on the group's judge (looked up once for them all); the
     # notes first, so that the last round's evidence is decided when the labels ask about it
     judge = shared_judge(group_hash, task, gold)
+    # (the group's faithful statements read as their records' values, without parsing)
+    judge.know_faithful(prepared.book.task, prepared.book.faithful)
     evidence = evidence_by_round(task, outcome.trace, judge.readings)
     notes = round_notes(task, gold, outcome.trace, group_hash, evidence=evidence, judge=judge)
     final = evidence[-1] if evidence else None
