@@ -47,12 +47,12 @@ from uncobench_z3.construct import (
     render_task,
     validate_rendering,
 )
-from uncobench_z3.evaluation import settings_minimum_rounds
+from uncobench_z3.evaluation import settings_stored_proofs
 from uncobench_z3.settings import DefectBalance, perturb
 from uncobench_z3.solver import SolverContext
 
 CHUNK = 20
-STAGES = ("draft", "instantiate", "prove+settings", "render", "read x3", "minimum rounds")
+STAGES = ("draft", "instantiate", "prove+settings", "render", "read x3", "stored proofs")
 
 
 def stage_times(seed: int, sample: int) -> dict[str, float]:
@@ -88,12 +88,12 @@ def stage_times(seed: int, sample: int) -> dict[str, float]:
                 validate_rendering(result.task, rendered, result.task.outcome(), seed)
                 timed("read x3", start)
                 # what a kept group stores: each setting's minimum rounds (an ideal agent's
-                # episodes with scripted colleagues)
+                # episodes with scripted colleagues) and its decision records' first changes
                 stored = rendered.model_dump(mode="json")
                 group = result.group.model_copy(update={"rendered": stored})
                 start = time.process_time()
-                settings_minimum_rounds(group, result.task)  # the task, as the build passes it
-                timed("minimum rounds", start)
+                settings_stored_proofs(group, result.task)  # the task, as the build passes it
+                timed("stored proofs", start)
     return {name: ms(statistics.mean(values)) for name, values in times.items() if values}
 
 

@@ -108,7 +108,7 @@ from uncobench_z3.evaluation import (
     make_config,
     plan_jobs,
     run_sample,
-    settings_minimum_rounds,
+    settings_stored_proofs,
 )
 from uncobench_z3.settings import DefectBalance, TaskGroup, perturb
 from uncobench_z3.spec import check_structure, load_spec
@@ -158,14 +158,16 @@ def example_groups(copies: int) -> list[TaskGroup]:
     for path in sorted(glob.glob(str(ROOT / "examples" / "*.json"))):
         found = perturb(load_spec(path), seed=0, balance=balance).group
         assert found is not None
-        # a built benchmark stores the rendered text with each group, and each setting's
-        # minimum rounds (`uncobench build` computes them, `uncobench verify` checks them);
-        # so do these
+        # a built benchmark stores the rendered text with each group, each setting's minimum
+        # rounds and its decision records' first changes (`uncobench build` computes them,
+        # `uncobench verify` checks them); so do these
         task = check_structure(found.spec).task
         assert task is not None and found.proofs is not None
         rendered = render_task(task, found.seed).model_dump(mode="json")
         group = found.model_copy(update={"rendered": rendered})
-        proofs = found.proofs.model_copy(update={"minimum_rounds": settings_minimum_rounds(group)})
+        stored = settings_stored_proofs(group, task)._asdict()
+        update = {key: value for key, value in stored.items() if value is not None}
+        proofs = found.proofs.model_copy(update=update)
         base.append(group.model_copy(update={"proofs": proofs}))
     # distinct ids, so distinct content hashes and job keys, for every copy
     return [g.model_copy(update={"id": f"{g.id}-{i}"}) for i in range(copies) for g in base]

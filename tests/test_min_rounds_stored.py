@@ -35,6 +35,7 @@ from uncobench_z3.evaluation import (
     plan_jobs,
     run_sample,
     settings_minimum_rounds,
+    settings_stored_proofs,
 )
 from uncobench_z3.settings import TaskGroup
 from uncobench_z3.solver import SolverBudget, Verdict, VerificationReport
@@ -46,13 +47,14 @@ AGENTS = ["builtin/careful", "builtin/naive", "builtin/patient"]
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> list[TaskGroup]:
     out = tmp_path_factory.mktemp("bench") / "b"
-    build_benchmark(out, groups=8, seed=5, workers=1, minimum_rounds=settings_minimum_rounds)
+    # as `uncobench build` builds (tests/test_decision_changes_stored.py reads these too)
+    build_benchmark(out, groups=8, seed=5, workers=1, minimum_rounds=settings_stored_proofs)
     return load_groups(out)
 
 
-def _without_stored(group: TaskGroup) -> TaskGroup:
+def _without_stored(group: TaskGroup, stored: str = "minimum_rounds") -> TaskGroup:
     assert group.proofs is not None
-    proofs = group.proofs.model_copy(update={"minimum_rounds": None})
+    proofs = group.proofs.model_copy(update={stored: None})
     return group.model_copy(update={"proofs": proofs})
 
 
@@ -105,12 +107,15 @@ def test_evaluation_reads_stored_rounds_and_gets_the_same_records(
     assert _comparable(_records(built)) == _comparable(computed)
 
 
-def test_a_group_without_the_figure_keeps_its_content_hash(built: list[TaskGroup]) -> None:
-    bare = _without_stored(built[0])
+@pytest.mark.parametrize("stored", ["minimum_rounds", "decision_changes"])
+def test_a_group_without_the_figure_keeps_its_content_hash(
+    built: list[TaskGroup], stored: str
+) -> None:
+    bare = _without_stored(built[0], stored)
     text = bare.model_dump_json()
-    assert "minimum_rounds" not in text
+    assert stored not in text
     assert group_digest(bare) == hashlib.sha256(text.encode()).hexdigest()
-    assert "minimum_rounds" in built[0].model_dump_json()
+    assert stored in built[0].model_dump_json()
     again = TaskGroup.model_validate_json(built[0].model_dump_json())
     assert again == built[0] and group_digest(again) == group_digest(built[0])
 
@@ -118,7 +123,7 @@ def test_a_group_without_the_figure_keeps_its_content_hash(built: list[TaskGroup
 def test_a_build_configuration_without_it_keeps_its_hash() -> None:
     config = BuildConfig(groups=3, seed=1, library="x")
     options = asdict(config)
-    del options["minimum_rounds"]
+    del options["minimum_rounds"], options["decision_changes"]  # (both came later)
     before = json.dumps({**options, "version": __version__}, sort_keys=True)
     assert config.digest() == hashlib.sha256(before.encode()).hexdigest()
     assert BuildConfig(groups=3, seed=1, library="x", minimum_rounds=True).digest() != (

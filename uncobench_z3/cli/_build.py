@@ -100,7 +100,8 @@ def build(
     different groups); --workers and --executor are not (any number of workers, here or on
     a Ray cluster, writes the same bytes).
     """
-    from ..evaluation import settings_minimum_rounds  # each group stores its minimum rounds
+    # each group stores its minimum rounds and decision records' first changes
+    from ..evaluation import settings_stored_proofs
 
     stages = llm_stages(generator_model, renderer_model, validator_model, no_cache)
     where = executor_from(executor, ray_address, workers)
@@ -121,7 +122,7 @@ def build(
             rlimit=rlimit,
             solver_seed=solver_seed,
             stages=stages,
-            minimum_rounds=settings_minimum_rounds,
+            minimum_rounds=settings_stored_proofs,
         )
     if result.stale_lock:
         err_console.print(f"[yellow]note:[/] {escape(result.stale_lock)}")

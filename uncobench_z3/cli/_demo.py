@@ -13,7 +13,7 @@ from .._outdir import check_output_folder, lock_output
 from ..construct import build_benchmark, build_config, reusable_groups
 from ..construct._pipeline import check_benchmark_folder
 from ..errors import ConfigError, UncobenchError
-from ..evaluation import EvalOptions, settings_minimum_rounds
+from ..evaluation import EvalOptions, settings_stored_proofs
 from ..solver import SolverBudget, Verdict
 from ..spec import dump_json, write_text_atomic
 from ._app import EXIT_OK, cli
@@ -33,7 +33,7 @@ def verify_demo_benchmark(bench: Path, progress: bool = True) -> int:
 
     with progress_bar("verifying", "groups", enabled=progress) as bar:
         reports = verify_benchmark(bench, SolverBudget(), progress=bar.update,
-                                   minimum_rounds=settings_minimum_rounds)  # fmt: skip
+                                   minimum_rounds=settings_stored_proofs)  # fmt: skip
     for report in reports:
         if report.verdict != Verdict.PROVED:
             raise UncobenchError(
@@ -50,7 +50,7 @@ def prepare_demo_benchmark(out: Path, groups: int, force: bool, progress: bool) 
     did not build (no marker) is replaced only with ``force``.
     """
     bench = out / "bench"
-    wanted = build_config(groups, DEMO_SEED, minimum_rounds=True)
+    wanted = build_config(groups, DEMO_SEED, minimum_rounds=True, decision_changes=True)
     held = None if force else reusable_groups(bench, wanted)
     if held is not None:
         used = f"; the demo uses the first {groups}" if held > groups else ""
@@ -72,7 +72,7 @@ def prepare_demo_benchmark(out: Path, groups: int, force: bool, progress: bool) 
         # force: whatever the folder holds is the demo's own (the marker says so) or the user
         # said --force; an interrupted build of the same configuration still resumes
         build_benchmark(bench, groups=groups, seed=DEMO_SEED, force=True, progress=hook,
-                        minimum_rounds=settings_minimum_rounds)  # fmt: skip
+                        minimum_rounds=settings_stored_proofs)  # fmt: skip
     return f"[bold]1. built[/] {escape(str(bench))} ({groups} group(s))"
 
 

@@ -29,11 +29,11 @@ def verify_path(
     """
     if Path(path).is_dir():
         from ..construct import verify_benchmark
-        from ..evaluation import settings_minimum_rounds  # a group's stored minimum rounds
+        from ..evaluation import settings_stored_proofs  # what a group stores for eval
 
         return verify_benchmark(path, budget, progress=progress, executor=executor,
                                 evidence=evidence, certificates=certificates,
-                                minimum_rounds=settings_minimum_rounds)  # fmt: skip
+                                minimum_rounds=settings_stored_proofs)  # fmt: skip
     data = load_json(path)
     if not isinstance(data, dict):
         raise SpecReadError(path, "expected a JSON object (a task spec or group)", json_path="$")
@@ -41,11 +41,11 @@ def verify_path(
     if data.get("kind") == GROUP_KIND:
         group = validate_document(data, TaskGroup, path)
         from ..construct import with_minimum_rounds_check, with_rendering_check
-        from ..evaluation import settings_minimum_rounds
+        from ..evaluation import settings_stored_proofs
 
         report, task = verify_group_task(group, path, budget, files, evidence="full")
         report = with_rendering_check(report, group, task)
-        report = with_minimum_rounds_check(report, group, settings_minimum_rounds, task)
+        report = with_minimum_rounds_check(report, group, settings_stored_proofs, task)
         task_id = group.id
     else:
         spec = validate_document(data, TaskSpec, path)

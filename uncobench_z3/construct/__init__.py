@@ -32,7 +32,13 @@ from ._benchfile import (
     rendered_of,
     verify_benchmark,
 )
-from ._candidate import CandidateOutcome, MinimumRounds, process_candidate
+from ._candidate import (
+    CandidateOutcome,
+    MinimumRounds,
+    StoredProofs,
+    process_candidate,
+    stored_proofs_of,
+)
 from ._full_information import read_full_information, validate_rendering
 from ._generate import Draft, DraftError, FactHint, SpecGenerator
 from ._instantiate import InstantiationError, Instantiator, Plan, instantiate, make_plan
@@ -117,6 +123,7 @@ __all__ = [
     "SpecRejected",
     "StageAgreement",
     "Statement",
+    "StoredProofs",
     "Style",
     "answer_matches",
     "audit_agreement",
@@ -154,6 +161,7 @@ __all__ = [
     "reusable_groups",
     "sample_audit",
     "statement_text",
+    "stored_proofs_of",
     "surviving_problems",
     "validate_rendering",
     "validate_with_llm",

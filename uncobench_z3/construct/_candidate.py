@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel
 
@@ -31,19 +31,39 @@ from ._render import render_task
 Stage = Literal["spec_validation", "logical_verification", "rendering_validation"]
 
 
+class StoredProofs(NamedTuple):
+    """What a build stores in a group's proofs for an evaluation to read (each None: nothing
+    stored): ``proofs.minimum_rounds`` and ``proofs.decision_changes``."""
+
+    minimum_rounds: dict[SettingName, int] | None
+    decision_changes: dict[str, dict[str, int | None]] | None = None
+
+
 class MinimumRounds(Protocol):
     """Setting -> the fewest rounds an ideal agent needs in it (a setting where it cannot
     settle the answer left out); None when the solver left a verdict undecided within its
     budget. The evaluation layer's :func:`uncobench_z3.evaluation.settings_minimum_rounds`,
-    which the command line hands down (construction does not import evaluation). A
-    module-level function, so that worker processes and Ray tasks receive it by reference.
+    or :func:`uncobench_z3.evaluation.settings_stored_proofs` (which the command line hands
+    down: the minimum rounds and the decision records' first changes, as
+    :class:`StoredProofs`); construction does not import evaluation. A module-level
+    function, so that worker processes and Ray tasks receive it by reference.
 
     ``task``: the group's typed task, when the caller has made it already (the structure
     check it comes from is a twentieth of the search)."""
 
     def __call__(
         self, group: TaskGroup, task: TypedTask | None = None
-    ) -> dict[SettingName, int] | None: ...
+    ) -> dict[SettingName, int] | StoredProofs | None: ...
+
+
+def stored_proofs_of(found: dict[SettingName, int] | StoredProofs | None) -> StoredProofs:
+    """What a :class:`MinimumRounds` returned, as :class:`StoredProofs`."""
+    return found if isinstance(found, StoredProofs) else StoredProofs(found)
+
+
+def stores_decision_changes(compute: MinimumRounds | None) -> bool:
+    """Whether ``compute`` gives decision changes to store (it says so by an attribute)."""
+    return bool(getattr(compute, "stores_decision_changes", False))
 
 
 REQUIRED_SETTINGS = ("misaligned", "incomplete", "missed")
@@ -92,7 +112,7 @@ def process_candidate(
 
     ``context`` is the Z3 context of the candidate's batch (a private one without it).
     ``minimum_rounds``, when given, computes what a kept group stores in
-    ``proofs.minimum_rounds``.
+    ``proofs.minimum_rounds`` (and ``proofs.decision_changes``: :class:`StoredProofs`).
 
     With LLM ``stages`` the spec is written by the generator model (one repair attempt), the
     records are phrased by the renderer model and the full-information check is run by the
@@ -179,11 +199,12 @@ def process_candidate(
                 },
             }
         )
-        # None (the solver left a verdict undecided): nothing is stored, and an evaluation of
-        # the group searches for its minimum rounds itself
-        rounds = minimum_rounds(group, task) if minimum_rounds is not None else None
-        if rounds is not None and group.proofs is not None:
-            proofs = group.proofs.model_copy(update={"minimum_rounds": rounds})
+        # None (the solver left a verdict undecided, or the true records do not give gold):
+        # nothing is stored, and an evaluation of the group computes it itself
+        stored = stored_proofs_of(minimum_rounds(group, task)) if minimum_rounds else None
+        update = {k: v for k, v in stored._asdict().items() if v is not None} if stored else {}
+        if update and group.proofs is not None:
+            proofs = group.proofs.model_copy(update=update)
             group = group.model_copy(update={"proofs": proofs})
         return CandidateOutcome(
             **base,

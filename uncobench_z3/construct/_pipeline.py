@@ -30,7 +30,7 @@ from ..solver import SolverBudget, SolverContext
 from ..spec import dump_json, load_json, read_utf8, write_text_atomic
 from ._audit import REJECTED_FILE, rejected_text
 from ._benchfile import DIGESTS_KEY, GROUPS_FILE, MANIFEST_FILE, digests_entry
-from ._candidate import CandidateOutcome, MinimumRounds, process_candidate
+from ._candidate import CandidateOutcome, MinimumRounds, process_candidate, stores_decision_changes
 from ._generate import Draft, SpecGenerator
 from ._library import load_library
 from ._llm_stages import LLMStages
@@ -69,11 +69,15 @@ class BuildConfig:
     validator: str = "reader"
     minimum_rounds: bool = False
     """whether each group stores its settings' minimum rounds (``proofs.minimum_rounds``)"""
+    decision_changes: bool = False
+    """whether each group stores its decision records' first changes
+    (``proofs.decision_changes``)"""
 
     def digest(self) -> str:
         options = asdict(self)
-        if not self.minimum_rounds:  # a configuration from before it existed keeps its hash
-            del options["minimum_rounds"]
+        for flag in ("minimum_rounds", "decision_changes"):
+            if not options[flag]:  # a configuration from before it existed keeps its hash
+                del options[flag]
         text = json.dumps({**options, "version": __version__}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -266,9 +270,11 @@ def build_config(
     rlimit: int = 50_000_000,
     solver_seed: int = 0,
     minimum_rounds: bool = False,
+    decision_changes: bool = False,
 ) -> BuildConfig:
     """The configuration :func:`build_benchmark` builds with (and hashes) for these options
-    (``minimum_rounds``: whether it is given a :data:`MinimumRounds` to store)."""
+    (``minimum_rounds``: whether it is given a :data:`MinimumRounds` to store;
+    ``decision_changes``: whether that also gives the decision records' first changes)."""
     llm = stages or LLMStages()
     validator = llm.validator or llm.renderer
     return BuildConfig(
@@ -283,6 +289,7 @@ def build_config(
         renderer=llm.renderer.describe() if llm.renderer else "template",
         validator=validator.describe() if validator else "reader",
         minimum_rounds=minimum_rounds,
+        decision_changes=decision_changes,
     )
 
 
@@ -351,7 +358,8 @@ def build_benchmark(
     llm = stages or LLMStages()
     config = build_config(
         groups, seed, none_share, timeout_ms, stages, rlimit=rlimit, solver_seed=solver_seed,
-        minimum_rounds=minimum_rounds is not None
+        minimum_rounds=minimum_rounds is not None,
+        decision_changes=stores_decision_changes(minimum_rounds),
     )  # fmt: skip
     for ref in (llm.generator, llm.renderer, llm.validator):
         if ref is not None:  # a missing key or unknown provider fails now, not in every worker

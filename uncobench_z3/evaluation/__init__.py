@@ -38,6 +38,7 @@ from ._colleagues import (
     named_candidates,
 )
 from ._comparisons import ALPHA, Comparison, compare_agents, majority
+from ._decision_changes import decision_changes, settings_stored_proofs
 from ._environment import (
     ActionKind,
     ColleagueMode,
@@ -360,6 +361,7 @@ __all__ = [
     "connection_share",
     "conversation_messages",
     "decide",
+    "decision_changes",
     "default_concurrency",
     "default_instructions",
     "epoch_seed",
@@ -425,6 +427,7 @@ __all__ = [
     "select_replies",
     "setting_metrics",
     "settings_minimum_rounds",
+    "settings_stored_proofs",
     "shared_model",
     "text_messages",
     "tool_arguments",

@@ -68,6 +68,7 @@ from ._evidence import (
     Readings,
     StatementKey,
     StatementKeys,
+    StoredChanges,
     final_evidence,
     is_exact_reading,
     reading_of,
@@ -427,18 +428,24 @@ def _budget_key(budget: SolverBudget) -> SolverBudget | None:
 
 
 def shared_judge(
-    key: str | None, task: TypedTask, gold: Answer, budget: SolverBudget = ATTRIBUTION_BUDGET
+    key: str | None,
+    task: TypedTask,
+    gold: Answer,
+    budget: SolverBudget = ATTRIBUTION_BUDGET,
+    changes: StoredChanges | None = None,
 ) -> EvidenceJudge:
     """The :class:`EvidenceJudge` of a group, shared by all its samples in a process
     (``key``: the group's content hash; None makes a fresh one). Loading the encoding costs
     far more than a query, and these queries read only the verdict, which does not depend on
-    what the solver answered before (a model would). The last few groups are kept."""
+    what the solver answered before (a model would). The last few groups are kept.
+    ``changes``: the group's stored first changes, for a judge made here (the group's
+    ``proofs.decision_changes``: :func:`._decision_changes.stored_changes`)."""
     if key is None:
-        return EvidenceJudge(task, gold, budget)
+        return EvidenceJudge(task, gold, budget, changes)
     table_key = (key, _budget_key(budget))
     found = _shared.get(table_key)
     if found is None:
-        found = _shared[table_key] = EvidenceJudge(task, gold, budget)
+        found = _shared[table_key] = EvidenceJudge(task, gold, budget, changes)
         while len(_shared) > _SHARED_LIMIT:
             _shared.popitem(last=False)
     else:

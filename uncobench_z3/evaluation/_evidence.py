@@ -287,17 +287,24 @@ def values_to_try(task: TypedTask, slot: Slot) -> list[Value]:
     return [*found, fact.value_of(first), fact.value_of(last)]
 
 
+StoredChanges = Mapping[str, Mapping[str, int | None]]
+"""candidate -> decision fact -> the index of the record's first change in the fact's values
+to try (:meth:`TaskTables.tries`), None when no value changes the output: a group's
+``proofs.decision_changes``"""
+
+
 class TaskTables:
     """What :func:`differing_completion` reads of a task alone, made once for all the evidence
     a group's judge is asked about (each sample of a group asked it again): the facts the
     conditions read, the decision records in the order tried, and each decision fact's values
     to try that lie in its domain (:func:`values_to_try`, each once, in order), made on first
-    use, and each decision record's first change found with the others true (:meth:`changes`).
-    The task's records must not change after."""
+    use, and each decision record's first change found with the others true (:meth:`changes`;
+    a built group stores them: :meth:`store`). The task's records must not change after."""
 
     __slots__ = (
         "_changes",
         "_imprecisions",
+        "_stored",
         "_tries",
         "conditions",
         "decision",
@@ -313,6 +320,7 @@ class TaskTables:
         self._tries: dict[str, list[Value]] = {}
         self._changes: tuple[Outcome, Outcome, dict[Slot, object]] | None = None
         self._imprecisions: dict[int, tuple[StatedValue, Imprecision]] = {}
+        self._stored: StoredChanges | None = None
 
     def imprecision(self, stated: StatedValue) -> Imprecision:
         """``stated_imprecision(task, stated)``, remembered by the statement (immutable): the
@@ -332,7 +340,29 @@ class TaskTables:
         kept = self._changes
         if kept is None or kept[0] is not gold or kept[1] is not truth:
             kept = self._changes = (gold, truth, {})
+            self._stored = None  # (stored for another gold and truth)
         return kept[2]
+
+    def store(self, gold: Outcome, truth: Outcome, stored: StoredChanges) -> None:
+        """Read a group's stored first changes (:func:`._decision_changes.decision_changes`
+        of its gold and true records: ``gold`` and ``truth``) instead of searching them, each
+        when its record is first asked about (:meth:`stored_change`; most evidence asks few)."""
+        self._changes = (gold, truth, {})
+        self._stored = stored
+
+    def stored_change(self, slot: Slot) -> object:
+        """The stored first change of the decision record ``slot`` (``_NO_CHANGE``: none);
+        ``_UNKNOWN`` (searched as before) when none is stored for the table's gold and truth
+        or its index lies outside the fact's values to try."""
+        stored = self._stored
+        if stored is None:
+            return _UNKNOWN
+        facts = stored.get(slot[0])
+        index = -1 if facts is None else facts.get(slot[1], -1)
+        if index is None:
+            return _NO_CHANGE
+        tries = self.tries(slot)
+        return tries[index] if 0 <= index < len(tries) else _UNKNOWN
 
     def tries(self, slot: Slot) -> list[Value]:
         """``values_to_try(task, slot)`` in the fact's domain, each once (do not change it)."""
@@ -496,7 +526,10 @@ def differing_completion(
         else:
             value = known.get(slot, _UNKNOWN)
             if value is _UNKNOWN:
-                value = known[slot] = first_change(slot)
+                value = tables.stored_change(slot)  # (a built group stores them)
+                if value is _UNKNOWN:
+                    value = first_change(slot)
+                known[slot] = value
         if value is not _NO_CHANGE:
             return {**values, slot: value}  # type: ignore[dict-item]
     return None

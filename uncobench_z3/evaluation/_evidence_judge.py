@@ -27,6 +27,7 @@ from ._evidence import (
     FaceValueEvidence,
     ReadingTable,
     StatementKeys,
+    StoredChanges,
     TaskTables,
     differing_completion,
     final_evidence,
@@ -130,7 +131,15 @@ class EvidenceJudge:
     every decision record, or whose other outputs those tries miss.
     """
 
-    def __init__(self, task: TypedTask, gold: Answer, budget: SolverBudget) -> None:
+    def __init__(
+        self,
+        task: TypedTask,
+        gold: Answer,
+        budget: SolverBudget,
+        changes: StoredChanges | None = None,
+    ) -> None:
+        """``changes``: the group's stored first changes (``proofs.decision_changes``, made
+        for this task and gold), when it has them (:meth:`._evidence.TaskTables.store`)."""
         self.task = task
         self.gold = gold
         self.budget = budget
@@ -161,6 +170,9 @@ class EvidenceJudge:
             self._gold_is_truth = self._truth.same_output(self._gold)
         except Exception:  # a rule the true records cannot evaluate: leave it to the solver
             self._gold, self._truth, self._gold_is_truth = None, None, False
+        if changes is not None and self._gold_is_truth:  # (else the table is never read)
+            assert self._gold is not None and self._truth is not None
+            self.tables.store(self._gold, self._truth, changes)
 
     def know_faithful(self, task: TypedTask, faithful: Mapping[Slot, StatedValue]) -> None:
         """Let the readings take ``faithful`` (a record book's statements by slot, made from

@@ -54,6 +54,7 @@ from ._behaviour import PolicyKeeping as PolicyKeeping
 from ._behaviour import behaviour_of as behaviour_of
 from ._behaviour import policy_keeping as policy_keeping
 from ._colleagues import FollowUpReader
+from ._decision_changes import stored_changes
 from ._environment import (
     ColleagueMode,
     Environment,
@@ -400,7 +401,7 @@ async def score_episode(
     # the face-value evidence of every round, read once for the notes and the justification
     # or attribution, on the group's judge (looked up once for them all); the
     # notes first, so that the last round's evidence is decided when the labels ask about it
-    judge = shared_judge(group_hash, task, gold)
+    judge = shared_judge(group_hash, task, gold, changes=stored_changes(job.group))
     # (the group's faithful statements read as their records' values, without parsing)
     judge.know_faithful(prepared.book.task, prepared.book.faithful)
     evidence = evidence_by_round(task, outcome.trace, judge.readings)

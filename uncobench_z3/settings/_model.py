@@ -175,6 +175,17 @@ class ProofSummary(_Frozen):
         "a fresh computation by `uncobench verify`, read by an evaluation instead of "
         "computing it. Absent: computed when evaluated.",
     )
+    decision_changes: dict[str, dict[str, Annotated[int, Field(ge=0)] | None]] | None = Field(
+        default=None,
+        # left out when absent, so a group without it keeps its content hash
+        exclude_if=lambda stored: stored is None,
+        description="Candidate -> decision fact -> the first value of the record that gives "
+        "an output other than gold when every other record is at its true value, as an index "
+        "into the fact's values to try (None: no value does); what the evidence judge's exact "
+        "evaluation searches first (uncobench_z3.evaluation.decision_changes). Stored by "
+        "`uncobench build`, compared with a fresh computation by `uncobench verify`, read by "
+        "an evaluation instead of computing it. Absent: computed when evaluated.",
+    )
 
 
 GROUP_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"

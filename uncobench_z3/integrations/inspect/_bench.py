@@ -29,7 +29,7 @@ from ...construct import (
     library_digest,
     load_groups,
 )
-from ...evaluation import settings_minimum_rounds
+from ...evaluation import settings_stored_proofs
 from ...models import CACHE_DIR_ENV
 from ...settings import TaskGroup
 
@@ -52,7 +52,13 @@ def default_build_config(
     groups: int = DEFAULT_GROUPS, seed: int = DEFAULT_BUILD_SEED
 ) -> BuildConfig:
     """The configuration :func:`build_benchmark` uses for an offline build of ``groups``."""
-    return BuildConfig(groups=groups, seed=seed, library=library_digest(), minimum_rounds=True)
+    return BuildConfig(
+        groups=groups,
+        seed=seed,
+        library=library_digest(),
+        minimum_rounds=True,
+        decision_changes=True,
+    )
 
 
 def default_benchmark_dir(groups: int = DEFAULT_GROUPS, seed: int = DEFAULT_BUILD_SEED) -> Path:
@@ -75,7 +81,7 @@ def default_benchmark(
         scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         try:
             build_benchmark(scratch / "bench", groups=groups, seed=seed, workers=1,
-                            minimum_rounds=settings_minimum_rounds)  # fmt: skip
+                            minimum_rounds=settings_stored_proofs)  # fmt: skip
             try:
                 os.rename(scratch / "bench", target)
             except OSError:
