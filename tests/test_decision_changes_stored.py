@@ -30,13 +30,8 @@ from uncobench_z3.evaluation import (
     settings_stored_proofs,
     typed_task,
 )
-from uncobench_z3.evaluation._evidence import (
-    _UNKNOWN,
-    FaceValueEvidence,
-    TaskTables,
-    differing_completion,
-    evidence_by_round,
-)
+from uncobench_z3.evaluation._completion import _UNKNOWN, TaskTables, differing_completion
+from uncobench_z3.evaluation._evidence import FaceValueEvidence, evidence_by_round
 from uncobench_z3.settings import TaskGroup
 from uncobench_z3.solver import Verdict, VerificationReport
 from uncobench_z3.spec import Answer, TypedTask, Value

@@ -25,7 +25,7 @@ from uncobench_z3.evaluation._admission import (
     admits,
     settle_admission,
 )
-from uncobench_z3.evaluation._evidence import values_to_try
+from uncobench_z3.evaluation._completion import values_to_try
 from uncobench_z3.settings import StatedValue
 from uncobench_z3.spec import (
     Slot,

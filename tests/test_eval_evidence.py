@@ -43,14 +43,12 @@ from uncobench_z3.evaluation._attribution import (
     _Attributor,
     received_evidence,
 )
+from uncobench_z3.evaluation._completion import TaskTables, differing_completion, values_to_try
 from uncobench_z3.evaluation._evidence import (
     EvidenceReader,
     FaceValueEvidence,
-    TaskTables,
-    differing_completion,
     evidence_by_round,
     final_evidence,
-    values_to_try,
 )
 from uncobench_z3.settings import StatedValue, stated_imprecision, stated_value
 from uncobench_z3.settings._matching import _unordered

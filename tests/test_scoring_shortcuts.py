@@ -32,7 +32,8 @@ from uncobench_z3.evaluation._attribution import (
     attribute_error,
     received_evidence,
 )
-from uncobench_z3.evaluation._evidence import TaskTables, evidence_by_round
+from uncobench_z3.evaluation._completion import TaskTables
+from uncobench_z3.evaluation._evidence import evidence_by_round
 from uncobench_z3.evaluation._notes import _note_parts, round_notes
 from uncobench_z3.settings import StatedValue, stated_imprecision, stated_value
 from uncobench_z3.spec import Slot, TypedTask, Value, ValueParseError

@@ -50,7 +50,7 @@ from .._memo import remember
 from ..settings import StatedValue, range_midpoint, stated_imprecision
 from ..spec import Slot, TypedTask, Value, round_fraction
 from ..spec._values import INT_OR_FRACTION
-from ._evidence import values_to_try
+from ._completion import values_to_try
 from ._scoring import ParsedAnswer
 
 Settled = Literal["sat", "unsat"]

@@ -61,6 +61,7 @@ from ..settings import StatedValue, stated_value
 from ..solver import GOAL_DIFFERS, SolverBudget
 from ..spec import Answer, Slot, TypedTask, Value
 from ._admission import settle_admission
+from ._completion import StoredChanges
 from ._environment import RoundRecord
 from ._evidence import (
     FaceValueEvidence,
@@ -68,7 +69,6 @@ from ._evidence import (
     Readings,
     StatementKey,
     StatementKeys,
-    StoredChanges,
     final_evidence,
     is_exact_reading,
     reading_of,

@@ -1,10 +1,10 @@
 """Each decision record's first change, computed once at build time and stored in the group.
 
 The evidence judge shows that evidence leaves another output open by a completion found by
-evaluation (:func:`._evidence.differing_completion`): the true records with the evidence put
+evaluation (:func:`._completion.differing_completion`): the true records with the evidence put
 in, then each with one decision record the evidence leaves open changed. With every other
 record at its true value, the first value of a record that changes the output depends on the
-group alone (its task and gold): the judge's tables keep it (:meth:`._evidence.TaskTables.
+group alone (its task and gold): the judge's tables keep it (:meth:`._completion.TaskTables.
 changes`), and searching it was most of each group's first verdicts (17.8 M of a
 1,250.3 M first pass over 80 built groups). ``uncobench build`` stores the table in
 ``proofs.decision_changes`` (:func:`settings_stored_proofs`, the build's hook), an
@@ -18,21 +18,16 @@ from __future__ import annotations
 from ..construct import StoredProofs
 from ..settings import SettingName, TaskGroup
 from ..spec import Answer, TypedTask
-from ._evidence import (
-    _NO_CHANGE,
-    FaceValueEvidence,
-    StoredChanges,
-    TaskTables,
-    differing_completion,
-)
+from ._completion import _NO_CHANGE, StoredChanges, TaskTables, differing_completion
+from ._evidence import FaceValueEvidence
 from ._inputs import typed_task
 from ._min_rounds import settings_minimum_rounds
 
 
 def decision_changes(task: TypedTask, gold: Answer) -> dict[str, dict[str, int | None]] | None:
-    """Candidate -> decision fact -> the index in :meth:`._evidence.TaskTables.tries` of the
+    """Candidate -> decision fact -> the index in :meth:`._completion.TaskTables.tries` of the
     first value of the record that gives an output other than ``gold`` when every other record
-    is at its true value (None: no value does), as :func:`._evidence.differing_completion`
+    is at its true value (None: no value does), as :func:`._completion.differing_completion`
     finds it, in the task's order of decision records. None when the true records do not give
     gold (or cannot be evaluated): the judge then never reads the table."""
     try:

@@ -4,7 +4,7 @@ Justification (:func:`._attribution.justify_answer`), attribution's first questi
 round notes (:mod:`._notes`) and the minimum rounds (:mod:`._min_rounds`) all ask it of the
 evidence received (:mod:`._evidence`). Exact evaluation settles most of it: evidence that pins
 every decision record at its true value determines gold, and a completion of the records
-found by evaluation (:func:`._evidence.differing_completion`) is a model of the solver's
+found by evaluation (:func:`._completion.differing_completion`) is a model of the solver's
 "does the evidence leave another output open?" query. The rest goes to the solver, through
 the task's encoding (:class:`_Attributor`, loaded on first use; its queries read only
 verdicts), which attribution's own questions use too. A judge remembers each verdict by the
@@ -22,16 +22,9 @@ from ..settings import StatedValue, stated_imprecision, stated_value
 from ..solver import GOAL_DIFFERS, QueryResult, SolverBudget, TaskSolver, shared_context
 from ..solver._encoding import smt_and
 from ..spec import Answer, Outcome, Slot, TypedTask, Value, preimage, round_fraction
+from ._completion import StoredChanges, TaskTables, differing_completion
 from ._environment import RoundRecord
-from ._evidence import (
-    FaceValueEvidence,
-    ReadingTable,
-    StatementKeys,
-    StoredChanges,
-    TaskTables,
-    differing_completion,
-    final_evidence,
-)
+from ._evidence import FaceValueEvidence, ReadingTable, StatementKeys, final_evidence
 from ._scoring import ParsedAnswer
 
 if TYPE_CHECKING:
@@ -139,7 +132,7 @@ class EvidenceJudge:
         changes: StoredChanges | None = None,
     ) -> None:
         """``changes``: the group's stored first changes (``proofs.decision_changes``, made
-        for this task and gold), when it has them (:meth:`._evidence.TaskTables.store`)."""
+        for this task and gold), when it has them (:meth:`._completion.TaskTables.store`)."""
         self.task = task
         self.gold = gold
         self.budget = budget
