@@ -17,7 +17,11 @@ from ._evidence import _READINGS_KEPT, FaceValueEvidence, at_true_value
 
 def values_to_try(task: TypedTask, slot: Slot) -> list[Value]:
     """Values a completion may give a record: every value of a yes/no or a set of members;
-    else every candidate's value of the fact and the ends of its domain."""
+    else every candidate's value of the fact and the ends of its domain.
+
+    Built groups store indexes into this order (``proofs.decision_changes``, read as an
+    evaluation trusts a group's other stored proofs; ``verify`` recomputes them): a change
+    of the order or of the values needs a new field, or old benchmarks read other values."""
     fact = task.facts[slot[1]]
     if fact.type == "bool":
         return [False, True]
