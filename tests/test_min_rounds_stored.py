@@ -151,6 +151,13 @@ def test_verify_refutes_a_changed_minimum(built: list[TaskGroup]) -> None:
     assert refuted.verdict == Verdict.REFUTED
     noted = with_minimum_rounds_check(report, lying, None)
     assert noted.verdict == Verdict.PROVED and "not re-checked" in noted.notes[-1]
+    # the note names what the group stores (a built group: both)
+    assert "minimum rounds and decision records' first changes" in noted.notes[-1]
+    only_changes = group.proofs.model_copy(update={"minimum_rounds": None})
+    noted = with_minimum_rounds_check(
+        report, group.model_copy(update={"proofs": only_changes}), None
+    )
+    assert noted.notes[-1].startswith("the stored decision records' first changes were not")
 
 
 def test_a_group_that_cannot_be_played_is_not_proved(built: list[TaskGroup]) -> None:

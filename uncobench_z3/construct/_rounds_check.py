@@ -139,5 +139,13 @@ def with_minimum_rounds_check(
     proofs = group.proofs
     if proofs is None or (proofs.minimum_rounds is None and proofs.decision_changes is None):
         return report
-    note = "the stored minimum rounds were not re-checked (no computation was given)"
+    stored = [
+        what
+        for what, value in (
+            ("minimum rounds", proofs.minimum_rounds),
+            ("decision records' first changes", proofs.decision_changes),
+        )
+        if value is not None
+    ]
+    note = f"the stored {' and '.join(stored)} were not re-checked (no computation was given)"
     return report.model_copy(update={"notes": [*report.notes, note]})
