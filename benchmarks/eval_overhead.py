@@ -165,9 +165,8 @@ def example_groups(copies: int) -> list[TaskGroup]:
         assert task is not None and found.proofs is not None
         rendered = render_task(task, found.seed).model_dump(mode="json")
         group = found.model_copy(update={"rendered": rendered})
-        stored = settings_stored_proofs(group, task)._asdict()
-        update = {key: value for key, value in stored.items() if value is not None}
-        proofs = found.proofs.model_copy(update=update)
+        stored = settings_stored_proofs(group, task).computed()
+        proofs = found.proofs.model_copy(update=stored)
         base.append(group.model_copy(update={"proofs": proofs}))
     # distinct ids, so distinct content hashes and job keys, for every copy
     return [g.model_copy(update={"id": f"{g.id}-{i}"}) for i in range(copies) for g in base]

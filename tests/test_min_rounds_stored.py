@@ -167,6 +167,12 @@ def test_a_group_that_cannot_be_played_is_not_proved(built: list[TaskGroup]) -> 
     check = minimum_rounds_check(built[0], broken)  # type: ignore[arg-type]
     assert check is not None and check.verdict == Verdict.UNKNOWN
     assert "no colleague can read this" in check.summary
+    # stored rounds are checked however few (none of its settings settled), as on success
+    assert built[0].proofs is not None
+    none_settled = built[0].proofs.model_copy(update={"minimum_rounds": {}})
+    group = built[0].model_copy(update={"proofs": none_settled})
+    check = minimum_rounds_check(group, broken)  # type: ignore[arg-type]
+    assert check is not None and check.verdict == Verdict.UNKNOWN
 
 
 def test_cli_verify_refutes_an_edited_group_file(

@@ -326,8 +326,9 @@ def verify_benchmark(
     anyway) or ``"full"`` for every check. ``executor`` says where batches are proved (local
     worker processes, the default, or Ray tasks); ``workers`` is the shorthand for local
     workers. The reports depend on neither. ``minimum_rounds`` (the command line passes
-    :func:`uncobench_z3.evaluation.settings_minimum_rounds`) computes each group's stored
-    minimum rounds again for :func:`._rounds_check.minimum_rounds_check`.
+    :func:`uncobench_z3.evaluation.settings_stored_proofs`) computes what each group stores
+    for an evaluation again (its minimum rounds, its decision records' first changes) for
+    :func:`._rounds_check.stored_proofs_checks`.
     """
     target = Path(path)
     groups_file = target / GROUPS_FILE

@@ -38,6 +38,10 @@ class StoredProofs(NamedTuple):
     minimum_rounds: dict[SettingName, int] | None
     decision_changes: dict[str, dict[str, int | None]] | None = None
 
+    def computed(self) -> dict[str, object]:
+        """The proofs' fields to set: those computed (a None is not stored)."""
+        return {name: value for name, value in self._asdict().items() if value is not None}
+
 
 class MinimumRounds(Protocol):
     """Setting -> the fewest rounds an ideal agent needs in it (a setting where it cannot
@@ -202,7 +206,7 @@ def process_candidate(
         # None (the solver left a verdict undecided, or the true records do not give gold):
         # nothing is stored, and an evaluation of the group computes it itself
         stored = stored_proofs_of(minimum_rounds(group, task)) if minimum_rounds else None
-        update = {k: v for k, v in stored._asdict().items() if v is not None} if stored else {}
+        update = stored.computed() if stored else {}
         if update and group.proofs is not None:
             proofs = group.proofs.model_copy(update=update)
             group = group.model_copy(update={"proofs": proofs})

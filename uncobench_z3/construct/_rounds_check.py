@@ -59,7 +59,7 @@ def stored_proofs_checks(
         fresh = stored_proofs_of(compute(group, task))
     except Exception as exc:  # a group the scripted colleagues cannot play: not proved
         why = f"could not be computed again: {exc}"[:280]
-        checks = [_result(Verdict.UNKNOWN, f"the minimum rounds {why}")] if rounds else []
+        checks = [] if rounds is None else [_result(Verdict.UNKNOWN, f"the minimum rounds {why}")]
         if changes is not None:
             checks.append(_changes(Verdict.UNKNOWN, f"the decision records' first changes {why}"))
         return checks
