@@ -1,4 +1,5 @@
-"""What the benchmark scripts share: CPU clocks, running the CLI, printing figures."""
+"""What the benchmark scripts share: CPU clocks, running the CLI or a function in a fresh
+interpreter, printing figures."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import contextlib
 import ctypes
 import json
 import math
+import multiprocessing
 import os
 import resource
 import statistics
@@ -14,8 +16,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 # the `uncobench` program as installed (cli.run); the versions before it had cli.main only,
 # and compare_versions.py runs those too
@@ -23,6 +27,7 @@ CLI = [sys.executable, "-c", "from uncobench_z3 import cli; getattr(cli, 'run', 
 # ``python _common.py CMD...`` runs CMD and measures its whole process tree (see tree_main).
 ADOPTING = [sys.executable, __file__]
 _PR_SET_CHILD_SUBREAPER = 36
+T = TypeVar("T")
 
 
 def children_cpu() -> float:
@@ -89,6 +94,16 @@ def _cpu_ticks(pid: int) -> tuple[tuple[int, int], int] | None:
         return None
     # after the command name: state is field 3, utime 14, stime 15, starttime 22 (from 1)
     return (pid, int(fields[19])), int(fields[11]) + int(fields[12])
+
+
+def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` in a new interpreter (spawned: nothing of this process inherited).
+
+    The child finds ``fn`` by its module and name: a script's own function (``__main__``) or
+    one of a module the script imports from this folder (which is on ``sys.path``, inherited)."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(fn, *args).result()
 
 
 def tree_main(command: list[str], period: float = 0.05, linger: float = 120.0) -> None:

@@ -441,7 +441,7 @@ def test_eval_overhead_first_pass_lets_each_group_go_as_the_runner_does(
     from uncobench_z3.evaluation import PreparedGroup
     from uncobench_z3.settings import _vocabulary
 
-    module = _eval_overhead(monkeypatch)
+    module = _eval_passes(monkeypatch)
     groups = module.pass_groups(1, None)
     jobs, _ = module.plan_jobs(groups, module.make_config("examples", groups, ["bench/replay"]))
     memo, _ = asyncio.run(module.record(jobs))
@@ -478,7 +478,7 @@ def test_eval_overhead_agents_first_pass_lets_each_group_go_and_again_keeps_them
 ) -> None:
     """The built-in agents' first pass lets each group go once, after its last sample, as a
     run does; their "again" pass plays groups kept (prepared afresh, played once first)."""
-    module = _eval_overhead(monkeypatch)
+    module = _eval_passes(monkeypatch)
     let_go: list[str] = []
     real = module.let_group_go
 
@@ -494,12 +494,9 @@ def test_eval_overhead_agents_first_pass_lets_each_group_go_and_again_keeps_them
     assert first > 0 and again > 0 and rounds >= samples > len(groups)
 
 
-def _eval_overhead(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """benchmarks/eval_overhead.py imported as a module (for this test only)."""
+def _eval_passes(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """benchmarks/_eval_passes.py, eval_overhead.py's replayed passes, imported as that script
+    imports it (its folder on the path; for this test only): the module whose names the passes
+    look up, so the one to patch."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("eval_overhead", BENCHMARKS / "eval_overhead.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "eval_overhead", module)  # (its dataclasses look it up)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("_eval_passes")
