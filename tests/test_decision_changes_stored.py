@@ -30,9 +30,10 @@ from uncobench_z3.evaluation import (
     settings_stored_proofs,
     typed_task,
 )
-from uncobench_z3.evaluation._attribution import forget_group
+from uncobench_z3.evaluation._attribution import ATTRIBUTION_BUDGET, forget_group
 from uncobench_z3.evaluation._completion import _UNKNOWN, TaskTables, differing_completion
 from uncobench_z3.evaluation._evidence import FaceValueEvidence, evidence_by_round
+from uncobench_z3.evaluation._evidence_judge import EvidenceJudge
 from uncobench_z3.settings import TaskGroup, group_digest
 from uncobench_z3.solver import Verdict, VerificationReport
 from uncobench_z3.spec import Answer, TypedTask, Value
@@ -72,6 +73,14 @@ def test_every_built_group_stores_the_plain_first_changes(built: list[TaskGroup]
     assert changed  # (some record's change gives another output)
 
 
+def test_the_decision_slots_are_the_task_slots_of_decision_facts_in_order() -> None:
+    """(the order the first changes are searched and stored in)"""
+    for task in TASKS:
+        tables = TaskTables(task)
+        wanted = tuple(s for s in task.all_slots() if s[1] in task.decision_facts())
+        assert tables.decision_slots == wanted
+
+
 def test_the_examples_first_changes_equal_the_plain_search() -> None:
     for task, group in zip(TASKS, GROUPS, strict=True):
         assert decision_changes(task, group.gold) == _plain_changes(task, group.gold)
@@ -79,13 +88,39 @@ def test_the_examples_first_changes_equal_the_plain_search() -> None:
 
 def test_true_records_that_do_not_give_gold_store_nothing() -> None:
     task = TASKS[0]
-    outcome = task.outcome()
-    if outcome.kind == "eligible":
-        other = Answer(decision="no", eligible=False)
-    else:
-        other = Answer(decision="yes", eligible=True, candidate=task.candidates[0], number="1")
-    assert not other.to_outcome().same_output(outcome)
+    other = _other_answer(task)
+    assert not other.to_outcome().same_output(task.outcome())
     assert decision_changes(task, other) is None
+
+
+def _other_answer(task: TypedTask) -> Answer:
+    """An answer the true records do not give."""
+    if task.outcome().kind == "eligible":
+        return Answer(decision="no", eligible=False)
+    return Answer(decision="yes", eligible=True, candidate=task.candidates[0], number="1")
+
+
+def test_a_judge_takes_stored_changes_as_the_proof_that_gold_is_the_truth(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stored table is made only when the true records give gold (and verify refutes one
+    whose recomputation finds they do not): a judge given one does not evaluate them again,
+    and takes gold's output as theirs. A judge without one evaluates them, and an answer they
+    do not give is not gold for it."""
+    for task, group in zip(TASKS, GROUPS, strict=True):
+        stored = decision_changes(task, group.gold)
+        assert stored is not None
+        plain = EvidenceJudge(task, group.gold, ATTRIBUTION_BUDGET)
+        assert plain._gold_is_truth
+        assert not EvidenceJudge(task, _other_answer(task), ATTRIBUTION_BUDGET)._gold_is_truth
+        with monkeypatch.context() as patched:
+
+            def not_again(self: TypedTask, values: object = None) -> None:
+                raise AssertionError("the true records were evaluated again")
+
+            patched.setattr(TypedTask, "outcome", not_again)
+            judge = EvidenceJudge(task, group.gold, ATTRIBUTION_BUDGET, stored)
+        assert judge._gold_is_truth and judge._truth == plain._truth
 
 
 # one table per example task holding its stored first changes, read for every evidence after

@@ -1,8 +1,10 @@
 """The answer parser's shortcuts against their plain definitions, on random input:
 
 * a phrase's spans found with ``str.find`` equal the inflection pattern's matches;
-* a candidate field read from the directory's table of names, ids and name words (made once
-  a directory) equals the loop over the candidates;
+* a candidate field read by name or id in order, then from the directory's table of name
+  words (made once a directory), equals the loop over the candidates;
+* a decision remembered by its text and phrases equals a fresh reading, whatever was read
+  before with other phrases or as another kind of text;
 * a number's value made from ints equals ``Fraction`` of its digits (times its scale);
 * normalising a text without an apostrophe skips the contraction patterns, with the same
   result.
@@ -22,11 +24,13 @@ from uncobench_z3.evaluation._scoring import (
     _SCALE,
     _SEPARATORS,
     _candidate_mentions,
+    _decision_of,
     _norm,
     _norm_cased,
     _scaled,
     _spans,
     parse_candidate_field,
+    parse_decision,
 )
 
 
@@ -98,6 +102,35 @@ def test_a_candidate_field_read_from_the_table_equals_the_loop(data: st.DataObje
     text = data.draw(st.lists(pieces, max_size=3).map(" ".join))
     for field in (text, text.upper(), f"**{text}**"):
         assert parse_candidate_field(field, key) == _plain_candidate_field(field, key)
+
+
+_PHRASES = ["Appoint", "Do not appoint", "Hold", "Release", "Do not hold", "none", "Select"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(_PHRASES), st.sampled_from(_PHRASES), st.booleans(),
+                       st.lists(st.sampled_from([*_PHRASES, *_WORDS]), max_size=4)
+                       .map(" ".join)), min_size=1, max_size=6),
+)  # fmt: skip
+def test_a_remembered_decision_equals_a_fresh_reading(
+    cases: list[tuple[str, str, bool, str]],
+) -> None:
+    """The same texts read with other phrases, or as a field and as free text, one after
+    the other: each gives what reading it afresh gives."""
+    for positive, negative, field, text in cases:
+        key = AnswerKey(positive, negative, {}, "Allowance", "AUD", 2, "half_up")
+        fresh = _decision_of.__wrapped__(text, negative, positive, field)
+        assert parse_decision(text, key, field=field) == fresh
+
+
+def test_a_decision_depends_on_the_phrases_and_the_kind_of_text() -> None:
+    release = AnswerKey("Release", "Hold", {}, "Allowance", "AUD", 2, "half_up")
+    hold = AnswerKey("Hold", "Do not hold", {}, "Allowance", "AUD", 2, "half_up")
+    assert parse_decision("Hold", release) == "negative"
+    assert parse_decision("Hold", hold) == "positive"
+    assert parse_decision("none", release, field=True) == "negative"
+    assert parse_decision("none", release) is None
 
 
 _DIGITS = st.text("0123456789\u0663", min_size=1, max_size=9)

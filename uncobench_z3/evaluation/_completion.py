@@ -61,7 +61,10 @@ class TaskTables:
         self.task = task
         self.conditions = frozenset(condition.fact for condition in task.conditions)
         self.decision = frozenset(task.decision_facts())
-        self.decision_slots = tuple(s for s in task.all_slots() if s[1] in self.decision)
+        # (task.all_slots()'s order: each candidate's decision facts in the facts' order; only
+        # the decision slots made, not every slot to be filtered)
+        facts = [fact for fact in task.facts if fact in self.decision]
+        self.decision_slots = tuple((c, fact) for c in task.candidates for fact in facts)
         self._tries: dict[str, list[Value]] = {}
         self._changes: tuple[Outcome, Outcome, dict[Slot, object]] | None = None
         self._imprecisions: dict[int, tuple[StatedValue, Imprecision]] = {}

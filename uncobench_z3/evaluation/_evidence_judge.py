@@ -132,7 +132,9 @@ class EvidenceJudge:
         changes: StoredChanges | None = None,
     ) -> None:
         """``changes``: the group's stored first changes (``proofs.decision_changes``, made
-        for this task and gold), when it has them (:meth:`._completion.TaskTables.store`)."""
+        for this task and gold), when it has them (:meth:`._completion.TaskTables.store`):
+        trusted as the proof that the true records give gold (as an evaluation trusts a
+        group's other stored proofs; ``uncobench verify`` checks them)."""
         self.task = task
         self.gold = gold
         self.budget = budget
@@ -156,11 +158,19 @@ class EvidenceJudge:
         self.note_slots = tuple(product(task.candidates, sorted(self.tables.decision)))
         """the decision records in the order the round notes list them"""
         # Gold is what the true records give (verify proved it at build time; a group edited
-        # since would not be, and then every verdict goes to the solver).
+        # since would not be, and then every verdict goes to the solver). Stored first changes
+        # are a proof of it: the build stores a table only when the true records give gold
+        # (:func:`._decision_changes.decision_changes`), and verify refutes a stored table
+        # whose recomputation finds they do not. Their output is then gold's (one candidate
+        # eligible, or none), not evaluated again: that was most of a judge's making.
         try:
             self._gold: Outcome | None = gold.to_outcome()
-            self._truth: Outcome | None = task.outcome()
-            self._gold_is_truth = self._truth.same_output(self._gold)
+            if changes is not None:
+                self._truth: Outcome | None = self._gold
+                self._gold_is_truth = True
+            else:
+                self._truth = task.outcome()
+                self._gold_is_truth = self._truth.same_output(self._gold)
         except Exception:  # a rule the true records cannot evaluate: leave it to the solver
             self._gold, self._truth, self._gold_is_truth = None, None, False
         if changes is not None and self._gold_is_truth:  # (else the table is never read)

@@ -225,15 +225,23 @@ def _negative_phrases(negative: str, positive: str) -> tuple[str, ...]:
 def parse_decision(text: str, key: AnswerKey, field: bool = False) -> DecisionKind | None:
     """The decision a text states; ``field``: the text is a decision field, where a bare
     "none" or "null" is an answer too."""
+    return _decision_of(text, key.negative, key.positive, field)
+
+
+@functools.lru_cache(maxsize=1024)
+def _decision_of(text: str, negative: str, positive: str, field: bool) -> DecisionKind | None:
+    """:func:`parse_decision`, remembered by what it reads: a task's decision phrases are a
+    few of a domain's, and agents mostly write one of them, so a group's first answer finds
+    its decision read already for another group."""
     haystack = _norm(text)
     if field and haystack.strip() in _NULLS and haystack.strip():
         return "negative"
     negatives: list[tuple[int, int]] = []
-    for phrase in _negative_phrases(key.negative, key.positive):
+    for phrase in _negative_phrases(negative, positive):
         negatives += _spans(haystack, phrase)
     positives = [
         start
-        for start, _ in _spans(haystack, key.positive)
+        for start, _ in _spans(haystack, positive)
         if not any(low <= start < high for low, high in negatives)
     ]
     first_negative = min((low for low, _ in negatives), default=None)
@@ -266,22 +274,16 @@ def _candidate_mentions(text: str, key: AnswerKey) -> list[tuple[int, str]]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _candidate_fields(
-    candidates: tuple[tuple[str, str], ...],
-) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """What a candidate field may hold of ``candidates`` ((id, name) in directory order):
-    (each candidate's normalised name and id -> the first candidate in order with that name
-    or id, each word of 3+ letters of a name -> the candidates whose name has it). Made once
-    a directory: a group's answers are parsed with the same."""
-    whole: dict[str, str] = {}
+def _name_words(candidates: tuple[tuple[str, str], ...]) -> dict[str, list[str]]:
+    """Each word of 3+ letters of a name of ``candidates`` ((id, name) in directory order) ->
+    the candidates whose name has it: what a candidate field that is no whole name or id may
+    hold. Made once a directory."""
     tokens: dict[str, list[str]] = {}
     for cid, name in candidates:
-        whole.setdefault(_norm(name).strip(), cid)
-        whole.setdefault(_norm(cid).strip(), cid)
         for token in _norm(name).split():
             if len(token) >= 3:
                 tokens.setdefault(token, []).append(cid)
-    return whole, tokens
+    return tokens
 
 
 def parse_candidate_field(text: str, key: AnswerKey) -> tuple[str | None, bool]:
@@ -289,10 +291,12 @@ def parse_candidate_field(text: str, key: AnswerKey) -> tuple[str | None, bool]:
     field = _norm(text).strip()
     if field in _NULLS:
         return None, True
-    whole, tokens = _candidate_fields(tuple(key.candidates.items()))
-    found = whole.get(field)
-    if found is not None:
-        return found, True
+    # the first candidate in order whose name or id it is (most fields name one: the others
+    # are not normalised, nor the directory's words tabled, for a group's first answer)
+    for cid, name in key.candidates.items():
+        if _norm(name).strip() == field or _norm(cid).strip() == field:
+            return cid, True
+    tokens = _name_words(tuple(key.candidates.items()))
     if len(tokens.get(field, [])) == 1:  # one word of one candidate's name ("Geelong")
         return tokens[field][0], True
     mentions = {cid for _, cid in _candidate_mentions(text, key)}
