@@ -248,6 +248,22 @@ def test_verify_refutes_a_changed_first_change(built: list[TaskGroup]) -> None:
     )
 
 
+def test_verify_refutes_a_table_kept_by_a_group_whose_true_records_no_longer_give_gold(
+    built: list[TaskGroup],
+) -> None:
+    """An evaluation takes a stored table as the proof that the true records give gold (the
+    judge does not evaluate them again): a group whose gold was edited after its build, its
+    table kept, is refuted by verify."""
+    group = built[0]
+    edited = group.model_copy(update={"gold": _other_answer(typed_task(group))})
+    checks = [
+        c for c in stored_proofs_checks(edited, settings_stored_proofs)
+        if c.name == "decision-changes"
+    ]  # fmt: skip
+    assert [c.verdict for c in checks] == [Verdict.REFUTED]
+    assert "the true records do not give gold" in checks[0].summary
+
+
 def test_a_group_that_cannot_be_computed_is_not_proved(built: list[TaskGroup]) -> None:
     def broken(group: TaskGroup, task: TypedTask | None = None) -> dict[str, int]:
         raise ValueError("no colleague can read this")

@@ -29,7 +29,9 @@ def decision_changes(task: TypedTask, gold: Answer) -> dict[str, dict[str, int |
     first value of the record that gives an output other than ``gold`` when every other record
     is at its true value (None: no value does), as :func:`._completion.differing_completion`
     finds it, in the task's order of decision records. None when the true records do not give
-    gold (or cannot be evaluated): the judge then never reads the table."""
+    gold (or cannot be evaluated): a stored table is thus also the proof that they do, which
+    the judge takes instead of evaluating them again (verify refutes a table kept by a group
+    whose true records no longer give its gold)."""
     try:
         outcome = gold.to_outcome()
         truth = task.outcome()
