@@ -139,7 +139,7 @@ def settle_admission(
         if _excluded(task, parsed, fixed):
             return "unsat"  # (always, when every decision record is fixed: the special case)
         decision = task.decision_facts()
-        open_slots = [s for s in task.all_slots() if s[1] in decision and s not in fixed]
+        open_slots = [s for s in task.all_slots(decision) if s not in fixed]
         # another completion, one open decision record changed, may admit it (a model found)
         for slot in open_slots:
             kept = values[slot]

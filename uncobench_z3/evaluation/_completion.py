@@ -61,10 +61,8 @@ class TaskTables:
         self.task = task
         self.conditions = frozenset(condition.fact for condition in task.conditions)
         self.decision = frozenset(task.decision_facts())
-        # (task.all_slots()'s order: each candidate's decision facts in the facts' order; only
-        # the decision slots made, not every slot to be filtered)
-        facts = [fact for fact in task.facts if fact in self.decision]
-        self.decision_slots = tuple((c, fact) for c in task.candidates for fact in facts)
+        # (only the decision slots made, not every slot to be filtered)
+        self.decision_slots = tuple(task.all_slots(self.decision))
         self._tries: dict[str, list[Value]] = {}
         self._changes: tuple[Outcome, Outcome, dict[Slot, object]] | None = None
         self._imprecisions: dict[int, tuple[StatedValue, Imprecision]] = {}

@@ -183,8 +183,9 @@ class ProofSummary(_Frozen):
         "an output other than gold when every other record is at its true value, as an index "
         "into the fact's values to try (None: no value does); what the evidence judge's exact "
         "evaluation searches first (uncobench_z3.evaluation.decision_changes). Stored by "
-        "`uncobench build`, compared with a fresh computation by `uncobench verify`, read by "
-        "an evaluation instead of computing it. Absent: computed when evaluated.",
+        "`uncobench build` only when the true records give gold (an evaluation takes it as "
+        "that proof), compared with a fresh computation by `uncobench verify`, read by an "
+        "evaluation instead of computing it. Absent: computed when evaluated.",
     )
 
 

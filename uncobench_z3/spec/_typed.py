@@ -10,7 +10,7 @@ independent implementation on integer codes; tests cross-check the two.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -375,8 +375,12 @@ class TypedTask:
     def slots_of(self, role: str) -> list[Slot]:
         return [(c, f) for c in self.candidates for f in self.facts_of(role)]
 
-    def all_slots(self) -> list[Slot]:
-        return [(c, f) for c in self.candidates for f in self.facts]
+    def all_slots(self, facts: Collection[str] | None = None) -> list[Slot]:
+        """Every record, each candidate's facts in the facts' order; ``facts``: only those."""
+        if facts is None:
+            return [(c, f) for c in self.candidates for f in self.facts]
+        chosen = [f for f in self.facts if f in facts]
+        return [(c, f) for c in self.candidates for f in chosen]
 
     @cached_property
     def _candidate_names(self) -> dict[str, str]:
