@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from uncobench_z3.settings import _message as MS
 from uncobench_z3.settings import _phrases as P
+from uncobench_z3.settings import _screen as S
 from uncobench_z3.settings._screen import (
     Phrase,
     first_match,
@@ -51,6 +53,37 @@ def test_every_text_a_pattern_matches_passes_its_screen(
     assert phrase.pattern.search(text)
     assert phrase.could_match(text_words(text)), (text, phrase.needs)
     assert phrase.could_match_text(text), (text, phrase.strings)
+
+
+#: pieces of a text: a tagged text's words, numbers and marks, and what other texts hold
+PIECES = [
+    *VOCABULARY,
+    *["2026", "q3", "O'Connor", "a-b", "x_y", "_", "(", "?|", "|a", "a.", "naïve", "²", "٣"],
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES) | st.text(max_size=4), max_size=20),
+    st.sampled_from([" ", "  ", "\t", " \n"]),
+)
+def test_a_texts_words_are_its_runs_of_word_characters(pieces: list[str], space: str) -> None:
+    """:func:`text_words` reads a tagged text's words from its pieces between spaces, and any
+    other text's with the pattern: the runs of word characters either way."""
+    text = space.join(pieces)
+    assert text_words(text) == frozenset(re.findall(r"\w+", text)), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([*VOCABULARY, "2026", "q3", "1234567"]), max_size=25))
+def test_a_tagged_texts_words_are_read_without_the_pattern(words: list[str]) -> None:
+    """A tagged text, words of letters or digits and marks joined by spaces, is split: the
+    pattern (its findall costs twice) is not searched."""
+    text = " ".join([*words, "zcand"])
+    with patch.object(S, "_WORD") as pattern:
+        found = text_words(text)
+    pattern.findall.assert_not_called()
+    assert found == frozenset(re.findall(r"\w+", text)), text
 
 
 @settings(max_examples=400, deadline=None)

@@ -759,6 +759,21 @@ def test_stems_and_layout_of_the_template_messages_are_those_made_apart() -> Non
         assert MS.stems_and_layout(tokens) == (M.token_stems_of(tokens), M.layout_of(tokens))
 
 
+def test_stems_and_layout_of_a_message_longer_than_the_shared_places_are_those_made_apart() -> None:
+    """A stem met once takes its place from the shared ones (:data:`MS._ONE_PLACE`), made for
+    the first tokens: a longer message's (a model's) makes its own, to its last token."""
+    shared = len(MS._ONE_PLACE)
+    for size in (shared - 1, shared, shared + 1, 2 * shared + 7):
+        # distinct words ("ba", "bb", ...), a sentence of ten at a time, one word repeated
+        words = ["".join(w) for w in itertools.product("bcdfghjklm", repeat=4)][:size]
+        text = " ".join(w + ("." if k % 10 == 9 else "") for k, w in enumerate(words))
+        tokens = tokenize(text + " bbbb")
+        assert len(tokens) == size + 1
+        stems, layout = MS.stems_and_layout(tokens)
+        assert (stems, layout) == (M.token_stems_of(tokens), M.layout_of(tokens)), size
+        assert stems[2][stems[0][-2]] == (len(tokens) - 2,)
+
+
 @settings(max_examples=200, deadline=None)
 @given(typos(), typos())
 def test_a_remembered_comparison_of_two_words_is_the_comparison(

@@ -38,8 +38,25 @@ _TAIL = re.compile(r"\W\w*\Z")
 
 
 def text_words(text: str) -> frozenset[str]:
-    """The words of ``text`` as a screen sees them (runs of word characters)."""
+    """The words of ``text`` as a screen sees them (runs of word characters).
+
+    A tagged message (:func:`~._matching.tagged`, the texts screened) is its words and
+    marks ("|", "?") joined by spaces, each word letters and digits alone: its runs of word
+    characters are then its pieces between spaces but the marks, which a split and a set
+    give for half the cost of the pattern's ``findall``. When a piece holds anything else
+    ("O'Connor", "a-b", "_"), the runs are found by the pattern. The 270 tagged texts
+    screened afresh in the first 80 groups of a built benchmark (the 30 tagged texts and the
+    240 written with names that differ from theirs): 12.5 to 6.3 million instructions."""
+    words = frozenset(text.split()) - _MARKS
+    # (every piece left is of word characters: str.isalnum is the pattern's \w but "_",
+    # so a piece with "_" is read by the pattern too)
+    if "".join(words).isalnum():
+        return words
     return frozenset(_WORD.findall(text))
+
+
+_MARKS = frozenset(["|", "?"])
+"""the marks a tagged text writes between its words (sentence and clause ends, questions)"""
 
 
 class Phrase:
