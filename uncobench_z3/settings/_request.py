@@ -16,48 +16,39 @@ the April one"), the numbers and dates it quotes, and its intents:
 
 The reading does not depend on any rule: the rules (:mod:`._followup`) decide on it. What a
 message's text alone gives the reading (its tokens and values, the phrases of its tagged words)
-is read and remembered in :mod:`._message`.
+is read and remembered in :mod:`._message`. A reading's contexts, intents and evidence are made
+the first time one of them is read (:func:`_rest_of_reading`); until then, what they are made
+from is kept in its ``__dict__`` (``vars()`` shows it), and a pickle or a copy holds them made.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from bisect import bisect_left
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from .._trusted import made_frozen
 from ..spec import TypedTask
 from . import _phrases as P
 from ._matching import Layout, Match, find_matches, one_reading, tagged
-from ._message import _Ordered, _Span, _tokens_and_values, phrase_hits
+from ._message import PhraseHits, _tokens_and_values, phrase_hits
+from ._request_words import (
+    _fact_from_contexts,
+    _facts_from_weak_words,
+    _in_context,
+    _negated,
+    _note,
+    _original,
+    _Said,
+    _span,
+    _to_read,
+)
 from ._vocabulary import Vocabulary
-from ._words import END, START, FoundValue, Token
+from ._words import FoundValue, Token
 
 INTENTS = ("exact", "mismatch", "reference", "request")
-_NEGATORS = frozenset(
-    [
-        "not",
-        "no",
-        "never",
-        "nor",
-        "without",
-        "instead",
-        "rather",
-        "other",
-        "except",
-        "excluding",
-        "ignore",
-        "ignoring",
-        "disregard",
-        "discard",
-        "drop",
-        "forget",
-        "skip",
-        "scrap",
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -93,6 +84,29 @@ class Request:
     evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """what was read, by item ("candidate:vance", "fact:clearance", "exact"...): the words"""
 
+    if not TYPE_CHECKING:  # (a type checker would take any misspelt attribute for this)
+
+        def __getattr__(self, name: str) -> object:
+            """The contexts, intents and evidence of a reading by :func:`read_request`, made
+            the first time one is read (:func:`_rest_of_reading`): the fields are then what
+            ``Request(...)`` holds, in the fields' order."""
+            held = self.__dict__
+            rest = held.get(_REST)
+            if rest is None or name not in _MADE_ON_DEMAND:
+                raise AttributeError(
+                    f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self
+                )
+            made = dict(zip(_MADE_ON_DEMAND, _rest_of_reading(rest, held["pronoun"]), strict=True))
+            made.update(held)
+            # (a new dict set at once: a reader of the old one meanwhile reads it as unmade)
+            _set_attribute(self, "__dict__", {name: made[name] for name in _FIELDS})
+            return made[name]
+
+    def __getstate__(self) -> dict[str, object]:
+        """What a pickle or a copy holds: every field, as of ``Request(...)``."""
+        self.evidence  # noqa: B018 (made when first read)
+        return self.__dict__
+
     def concerns_all(self) -> bool:
         return self.all_candidates or not self.candidates
 
@@ -114,6 +128,12 @@ class Request:
 
     def rejects_context(self, fact: str, context: str) -> bool:
         return any(m.fact == fact and m.context == context and m.negated for m in self.contexts)
+
+
+_MADE_ON_DEMAND = ("contexts", "intents", "evidence")
+"""the fields a reading makes when one is first read, in :func:`_rest_of_reading`'s order"""
+_FIELDS = tuple(f.name for f in fields(Request))
+_set_attribute = object.__setattr__
 
 
 @dataclass(frozen=True)
@@ -181,77 +201,120 @@ def read_request(
     plain = " ".join(as_written)
     hits = phrase_hits(joined, plain)
 
-    evidence: dict[str, list[str]] = {}
-    # (the helpers below are module functions given what they read: closures made for
-    # every reading, with their cells, cost more than the calls' extra arguments)
-    said = (joined, position, text, tokens)  # what :func:`_original` reads
-
     # -- candidates --------------------------------------------------------------------------
     named: list[str] = []
     for m in matches:
         if m.entry.kind == "candidate":
             named.append(m.entry.ref[0])
-            _note(evidence, f"candidate:{m.entry.ref[0]}", _span(text, tokens, m.indexes))
-    all_candidates = False
-    if hits.all_candidates is not None:
-        all_candidates = True
-        _note(evidence, "all candidates", _original(said, hits.all_candidates))
     pronoun = None
     if not named and focus is not None and focus in task.candidates and hits.pronoun:
         pronoun = focus
         named.append(focus)
-        _note(evidence, f"candidate:{focus}", _original(said, hits.pronoun))
-    # -- facts, members, contexts -------------------------------------------------------------
+    # -- facts and members --------------------------------------------------------------------
     strong: list[str] = []
     weak: list[tuple[str, str]] = []
     members: list[tuple[str, str]] = []
+    named_contexts: list[Match] = []
+    to_read = _to_read(matches)
+    for m in to_read:
+        kind, ref = m.entry.kind, m.entry.ref
+        if kind == "fact" and m.entry.weak:
+            weak.append((ref[0], _span(text, tokens, m.indexes)))
+        elif kind == "fact":
+            strong.append(ref[0])
+        elif kind == "member":
+            members.append((ref[0], ref[1]))
+        elif kind == "context":
+            named_contexts.append(m)
+    # (a comprehension is a call: each below is made only when it has something to read;
+    # most readings name no member and no weak word)
+    facts = set(strong)
+    if members:
+        facts.update([f for f, _ in members])
+    if weak:
+        _facts_from_weak_words(facts, role_facts, weak, _in_context(words, position, to_read), None)
+    if named_contexts and not facts & role_facts:  # (else the contexts' words name no fact)
+        worded = [(m.entry.ref[0], _span(text, tokens, m.indexes)) for m in named_contexts]
+        _fact_from_contexts(facts, role_facts, worded, None)
+    # (made as :func:`made_frozen` makes one, but for the fields :meth:`Request.__getattr__`
+    # makes from what is kept under _REST when one is first read)
+    request = _new(Request)
+    request.__dict__.update(
+        {
+            "text": text,
+            "role": role,
+            "candidates": tuple(filter(named.__contains__, task.candidates)) if named else (),
+            "all_candidates": hits.all_candidates is not None,
+            "pronoun": pronoun,
+            "facts": tuple(filter(facts.__contains__, task.facts)) if facts else (),
+            "members": tuple(dict.fromkeys(members)) if len(members) > 1 else tuple(members),
+            "values": tuple([v.value for v, _ in found]) if found else (),
+            _REST: (vocabulary, role_facts, words, (joined, position, text, tokens), matches, hits),
+        }
+    )
+    return request
+
+
+_REST = "_rest"
+"""the key, in a reading's ``__dict__`` until its contexts, intents or evidence are read, of
+what they are made from (:data:`_Rest`)"""
+_new = object.__new__
+
+
+_Rest = tuple[Vocabulary, frozenset[str], list[str], _Said, tuple[Match, ...], PhraseHits]
+"""what :func:`read_request` keeps for the rest of a reading: the vocabulary, the facts read
+for the role, the tagged words, what was said, the matches and the phrases' hits"""
+
+
+def _rest_of_reading(
+    rest: _Rest, pronoun: str | None
+) -> tuple[tuple[ContextMention, ...], frozenset[str], dict[str, tuple[str, ...]]]:
+    """A reading's contexts, intents and evidence, read from what :func:`read_request` kept
+    (``rest``) in the order it reads them (the evidence is noted in that order). Made on
+    demand: the colleagues decide most requests by the records they concern alone (the
+    first pass over 80 built groups decides 160 of its 723 readings as follow-ups, which read
+    the rest; making it for all was 12-15 M of the pass's 1,201-1,205 M instructions)."""
+    vocabulary, role_facts, words, said, matches, hits = rest
+    task = vocabulary.task
+    text, tokens = said[2], said[3]
+    evidence: dict[str, list[str]] = {}
+    # -- candidates --------------------------------------------------------------------------
+    for m in matches:
+        if m.entry.kind == "candidate":
+            _note(evidence, f"candidate:{m.entry.ref[0]}", _span(text, tokens, m.indexes))
+    if hits.all_candidates is not None:
+        _note(evidence, "all candidates", _original(said, hits.all_candidates))
+    if pronoun is not None and hits.pronoun:
+        _note(evidence, f"candidate:{pronoun}", _original(said, hits.pronoun))
+    # -- facts, members, contexts -------------------------------------------------------------
+    facts: set[str] = set()
+    weak: list[tuple[str, str]] = []
     mentions: list[ContextMention] = []
     for m in _to_read(matches):
         kind, ref = m.entry.kind, m.entry.ref
         if kind == "fact" and m.entry.weak:
             weak.append((ref[0], _span(text, tokens, m.indexes)))
         elif kind == "fact":
-            strong.append(ref[0])
+            facts.add(ref[0])
             _note(evidence, f"fact:{ref[0]}", _span(text, tokens, m.indexes))
         elif kind == "member":
-            members.append((ref[0], ref[1]))
+            facts.add(ref[0])
             _note(evidence, f"member:{ref[0]}:{ref[1]}", _span(text, tokens, m.indexes))
         elif kind == "context":
-            first = position[m.indexes[0]]
-            negated = _negated(words, first)
             mentions.append(
                 _mention(
                     ref[0],
                     ref[1],
                     ref[1] == task.facts[ref[0]].context,
-                    negated,
+                    _negated(words, said[1][m.indexes[0]]),
                     _span(text, tokens, m.indexes),
                 )
             )
-    # (a comprehension is a call: each below is made only when it has something to read;
-    # most readings name no member and no weak word)
-    facts = set(strong)
-    if members:
-        facts.update([f for f, _ in members])
-    # weak words and contexts name a fact of the addressed role when only one has them
     if weak:
         in_context = {m.fact for m in mentions if not m.negated}
-        for word in dict.fromkeys([w for _, w in weak]):
-            owners = {f for f, w in weak if w == word}
-            mine = owners & role_facts
-            if len(mine) > 1 and len(mine & in_context) == 1:
-                mine &= in_context  # "the price (best and final offer)": that context's fact
-            if len(mine) == 1:
-                facts |= mine
-                _note(evidence, f"fact:{next(iter(mine))}", word)
-    by_words: dict[str, set[str]] = {}
-    for mention in mentions:
-        by_words.setdefault(mention.words, set()).add(mention.fact)
-    for mention_words, owners in by_words.items():
-        mine = owners & role_facts
-        if len(mine) == 1 and not (facts & role_facts):
-            facts |= mine
-            _note(evidence, f"fact:{next(iter(mine))}", mention_words)
+        _facts_from_weak_words(facts, role_facts, weak, in_context, evidence)
+    if mentions and not facts & role_facts:
+        _fact_from_contexts(facts, role_facts, [(m.fact, m.words) for m in mentions], evidence)
     # "the latest clearance": the last of the fact's ordered contexts
     for spans, pick in ((hits.latest, -1), (hits.earliest, 0)):
         for ordered in spans:
@@ -294,72 +357,11 @@ def read_request(
             intents.add("mismatch")
             _note(evidence, "mismatch", mention.words)
             break
-    return made_frozen(
-        Request,
-        {
-            "text": text,
-            "role": role,
-            "candidates": tuple(filter(named.__contains__, task.candidates)) if named else (),
-            "all_candidates": all_candidates,
-            "pronoun": pronoun,
-            "facts": tuple(filter(facts.__contains__, task.facts)) if facts else (),
-            "contexts": tuple(dict.fromkeys(mentions)) if len(mentions) > 1 else tuple(mentions),
-            "members": tuple(dict.fromkeys(members)) if len(members) > 1 else tuple(members),
-            "values": tuple([v.value for v, _ in found]) if found else (),
-            "intents": frozenset(intents),
-            "evidence": dict(zip(evidence, map(tuple, evidence.values()), strict=True)),
-        },
+    return (
+        tuple(dict.fromkeys(mentions)) if len(mentions) > 1 else tuple(mentions),
+        frozenset(intents),
+        dict(zip(evidence, map(tuple, evidence.values()), strict=True)),
     )
-
-
-def _original(said: tuple[str, list[int], str, tuple[Token, ...]], span: _Span | _Ordered) -> str:
-    """The message's own words for a phrase's span of the tagged text ``joined`` (characters
-    ``start:end``, words ``first:last``: :class:`PhraseHits`): of the tokens written at its
-    words (a range: the positions never decrease). ``said``: ``(joined, position, text,
-    tokens)`` of :func:`read_request`."""
-    joined, position, text, tokens = said
-    start, end, first, last = span[:4]
-    low, high = bisect_left(position, first), bisect_left(position, last)
-    if low >= high:
-        return joined[start:end].strip("| ?")
-    return text[tokens[low][START] : tokens[high - 1][END]]
-
-
-def _note(evidence: dict[str, list[str]], item: str, match_text: str) -> None:
-    """Note ``match_text`` as read for ``item`` (once, in the order read)."""
-    noted = evidence.get(item)
-    if noted is None:
-        evidence[item] = [match_text]
-    elif match_text not in noted:
-        noted.append(match_text)
-
-
-def _span(text: str, tokens: tuple[Token, ...], indexes: tuple[int, ...]) -> str:
-    """The message's words for a match's tokens (in order: :class:`Match`): from the first's
-    start to the last's end."""
-    return text[tokens[indexes[0]][START] : tokens[indexes[-1]][END]]
-
-
-def _to_read(matches: tuple[Match, ...]) -> list[Match]:
-    """The matches of facts, members and contexts, in order, each but a weak fact's once for
-    the thing it names and its words: a label's or a context's words read in order and in
-    any order are two matches of one thing on the same words (about a third of the
-    matches), and what a reading takes from a match it keeps in sets or notes once (a
-    context's mention would be the same; a weak fact's words are counted by owner)."""
-    out = []
-    read = set()
-    for m in matches:
-        entry = m.entry
-        kind = entry.kind
-        if kind == "candidate":
-            continue
-        if not entry.weak:
-            key = (kind, entry.ref, m.indexes)
-            if key in read:
-                continue
-            read.add(key)
-        out.append(m)
-    return out
 
 
 def _mention(fact: str, context: str, required: bool, negated: bool, words: str) -> ContextMention:
@@ -375,20 +377,6 @@ def _mention(fact: str, context: str, required: bool, negated: bool, words: str)
             "words": words,
         },
     )
-
-
-def _negated(words: list[str], at: int) -> bool:
-    """A negator within the four words before position ``at`` of the same sentence (read
-    back from ``at``: a sentence's end, "but" or a required context ends the look)."""
-    for word in reversed(words[max(0, at - 4) : at]):
-        if word in _NEGATORS:
-            return True
-        if word in _ENDS_NEGATION:
-            return False
-    return False
-
-
-_ENDS_NEGATION = frozenset(["|", "?", "but", "zreq"])
 
 
 def request_json(task: TypedTask, request: Request) -> dict[str, object]:

@@ -1,0 +1,158 @@
+"""The words a reading takes from a message, and the facts that words name by their owners.
+
+:func:`~._request.read_request` reads which things a message names from its matches
+(:func:`_to_read`), the message's own words for them (:func:`_span`, :func:`_original`;
+noted as its evidence by :func:`_note`), whether a context is named to be rejected
+(:func:`_negated`), and the fact of the addressed role that a weak word or a context's words
+name when only one of its facts has them (:func:`_facts_from_weak_words`,
+:func:`_fact_from_contexts`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from ._matching import Match
+from ._message import _Ordered, _Span
+from ._words import END, START, Token
+
+_NEGATORS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "nor",
+        "without",
+        "instead",
+        "rather",
+        "other",
+        "except",
+        "excluding",
+        "ignore",
+        "ignoring",
+        "disregard",
+        "discard",
+        "drop",
+        "forget",
+        "skip",
+        "scrap",
+    ]
+)
+
+
+_Said = tuple[str, list[int], str, tuple[Token, ...]]
+"""``(joined, position, text, tokens)`` of :func:`~._request.read_request`: what
+:func:`_original` reads"""
+
+
+def _in_context(words: list[str], position: list[int], to_read: list[Match]) -> set[str]:
+    """The facts of the contexts a message names, but not to reject them."""
+    return {
+        m.entry.ref[0]
+        for m in to_read
+        if m.entry.kind == "context" and not _negated(words, position[m.indexes[0]])
+    }
+
+
+def _facts_from_weak_words(
+    facts: set[str],
+    role_facts: frozenset[str],
+    weak: list[tuple[str, str]],
+    in_context: set[str],
+    evidence: dict[str, list[str]] | None,
+) -> None:
+    """Add to ``facts`` the fact of the addressed role that weak words name (``weak``: (fact,
+    words)), when only one has them, or only one of the contexts named (``in_context``: their
+    facts); noting the words in ``evidence``, when given."""
+    for word in dict.fromkeys([w for _, w in weak]):
+        owners = {f for f, w in weak if w == word}
+        mine = owners & role_facts
+        if len(mine) > 1 and len(mine & in_context) == 1:
+            mine &= in_context  # "the price (best and final offer)": that context's fact
+        if len(mine) == 1:
+            facts |= mine
+            if evidence is not None:
+                _note(evidence, f"fact:{next(iter(mine))}", word)
+
+
+def _fact_from_contexts(
+    facts: set[str],
+    role_facts: frozenset[str],
+    worded: list[tuple[str, str]],
+    evidence: dict[str, list[str]] | None,
+) -> None:
+    """When ``facts`` has none of the addressed role's, add the fact of the role that the
+    words of named contexts name (``worded``: (fact, words)), when only one has them; noting
+    the words in ``evidence``, when given."""
+    by_words: dict[str, set[str]] = {}
+    for fact, mention_words in worded:
+        by_words.setdefault(mention_words, set()).add(fact)
+    for mention_words, owners in by_words.items():
+        mine = owners & role_facts
+        if len(mine) == 1 and not (facts & role_facts):
+            facts |= mine
+            if evidence is not None:
+                _note(evidence, f"fact:{next(iter(mine))}", mention_words)
+
+
+def _original(said: _Said, span: _Span | _Ordered) -> str:
+    """The message's own words for a phrase's span of the tagged text ``joined`` (characters
+    ``start:end``, words ``first:last``: :class:`~._message.PhraseHits`): of the tokens
+    written at its words (a range: the positions never decrease). ``said``: :data:`_Said`."""
+    joined, position, text, tokens = said
+    start, end, first, last = span[:4]
+    low, high = bisect_left(position, first), bisect_left(position, last)
+    if low >= high:
+        return joined[start:end].strip("| ?")
+    return text[tokens[low][START] : tokens[high - 1][END]]
+
+
+def _note(evidence: dict[str, list[str]], item: str, match_text: str) -> None:
+    """Note ``match_text`` as read for ``item`` (once, in the order read)."""
+    noted = evidence.get(item)
+    if noted is None:
+        evidence[item] = [match_text]
+    elif match_text not in noted:
+        noted.append(match_text)
+
+
+def _span(text: str, tokens: tuple[Token, ...], indexes: tuple[int, ...]) -> str:
+    """The message's words for a match's tokens (in order: :class:`Match`): from the first's
+    start to the last's end."""
+    return text[tokens[indexes[0]][START] : tokens[indexes[-1]][END]]
+
+
+def _to_read(matches: tuple[Match, ...]) -> list[Match]:
+    """The matches of facts, members and contexts, in order, each but a weak fact's once for
+    the thing it names and its words: a label's or a context's words read in order and in
+    any order are two matches of one thing on the same words (about a third of the
+    matches), and what a reading takes from a match it keeps in sets or notes once (a
+    context's mention would be the same; a weak fact's words are counted by owner)."""
+    out = []
+    read = set()
+    for m in matches:
+        entry = m.entry
+        kind = entry.kind
+        if kind == "candidate":
+            continue
+        if not entry.weak:
+            key = (kind, entry.ref, m.indexes)
+            if key in read:
+                continue
+            read.add(key)
+        out.append(m)
+    return out
+
+
+def _negated(words: list[str], at: int) -> bool:
+    """A negator within the four words before position ``at`` of the same sentence (read
+    back from ``at``: a sentence's end, "but" or a required context ends the look)."""
+    for word in reversed(words[max(0, at - 4) : at]):
+        if word in _NEGATORS:
+            return True
+        if word in _ENDS_NEGATION:
+            return False
+    return False
+
+
+_ENDS_NEGATION = frozenset(["|", "?", "but", "zreq"])
