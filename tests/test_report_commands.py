@@ -160,6 +160,36 @@ def test_the_server_serves_the_report_folder_only(tmp_path: Path) -> None:
             urllib.request.urlopen(server.url.rsplit("/", 1)[0] + "/../../etc/passwd", timeout=10)
 
 
+def test_view_is_ready_to_clean_up_before_it_prints_the_url(
+    report_runs: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Ctrl-C as the URL is printed (a script that stops the server once it has read it)
+    removes the report written, and a `kill` then is handled too: both are in place before
+    the URL is. (They were set after it, and on a loaded machine the test above, which
+    stops the server once it has read a page, found the report left behind.)"""
+    from uncobench_z3.cli import _report
+
+    monkeypatch.setattr(_report.tempfile, "tempdir", str(tmp_path))
+    handled: list[bool] = []
+    said = _report.Output.say
+
+    def interrupted_at_the_url(self: object, message: str, *args: object, **kwargs: object) -> None:
+        said(self, message, *args, **kwargs)  # type: ignore[arg-type]
+        if message.startswith("report at "):
+            handled.append(signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None))
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(_report.Output, "say", interrupted_at_the_url)
+    result = run_cli(capsys, "view", str(report_runs / "arms"), "--no-browser")
+    assert result.code == 0, result.err
+    assert "stopped" in result.out
+    assert handled == [True]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("uncobench-view-")]
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_view_writes_the_report_serves_it_and_prints_the_url(
     report_runs: Path, tmp_path: Path, stop: signal.Signals

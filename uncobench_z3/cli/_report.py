@@ -141,34 +141,39 @@ def view_command(runs: Path, port: int, no_browser: bool, title: str) -> int:
     and open it in a browser (or print the URL); Ctrl-C stops."""
     from ..report import serve_report
 
-    folder, made = _report_folder(runs, title)
-    try:
-        server = serve_report(folder, port)
-    except OSError as exc:
-        if made:
-            shutil.rmtree(folder, ignore_errors=True)
-        raise ConfigError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
-    output = Output()
-    if made:
-        output.say(f"wrote a report of {escape(str(runs))} (removed when this stops)")
-    output.say(f"report at {escape(server.url)} (Ctrl-C stops)")
-    sys.stdout.flush()
-    if not no_browser and not webbrowser.open(server.url):
-        output.say("no browser found here: open the URL above")
-
     def terminated(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)  # `kill`, a closed terminal: the finally below still runs
 
+    # The handlers and the clean-up are in place before the report is written and before its
+    # URL is printed: a `kill` or a Ctrl-C as soon as the URL is read (a script, a test)
+    # still removes the report written here. (They were set after the URL was printed, and a
+    # Ctrl-C sent on reading it, on a loaded machine, left the report behind.)
     previous = {sig: signal.signal(sig, terminated) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    folder: Path | None = None
+    made = False
     try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        output.say("stopped")
+        folder, made = _report_folder(runs, title)
+        try:
+            server = serve_report(folder, port)
+        except OSError as exc:
+            raise ConfigError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        try:
+            output = Output()
+            if made:
+                output.say(f"wrote a report of {escape(str(runs))} (removed when this stops)")
+            output.say(f"report at {escape(server.url)} (Ctrl-C stops)")
+            sys.stdout.flush()
+            if not no_browser and not webbrowser.open(server.url):
+                output.say("no browser found here: open the URL above")
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            Output().say("stopped")
+        finally:
+            server.stop()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        server.stop()
-        if made:
+        if made and folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
     return EXIT_OK
