@@ -144,6 +144,7 @@ def view_command(runs: Path, port: int, no_browser: bool, title: str) -> int:
     def terminated(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)  # `kill`, a closed terminal: the finally below still runs
 
+    output = Output()
     # The handlers and the clean-up are in place before the report is written and before its
     # URL is printed: a `kill` or a Ctrl-C as soon as the URL is read (a script, a test)
     # still removes the report written here. (They were set after the URL was printed, and a
@@ -158,7 +159,6 @@ def view_command(runs: Path, port: int, no_browser: bool, title: str) -> int:
         except OSError as exc:
             raise ConfigError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
         try:
-            output = Output()
             if made:
                 output.say(f"wrote a report of {escape(str(runs))} (removed when this stops)")
             output.say(f"report at {escape(server.url)} (Ctrl-C stops)")
@@ -168,7 +168,7 @@ def view_command(runs: Path, port: int, no_browser: bool, title: str) -> int:
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
-            Output().say("stopped")
+            output.say("stopped")
         finally:
             server.stop()
     finally:
