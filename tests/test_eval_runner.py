@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from uncobench_z3.evaluation import (
     run_evaluation,
     run_sample,
 )
+from uncobench_z3.evaluation._registry import configuration_name
 from uncobench_z3.settings import TaskGroup, group_digest
 
 AGENTS = ["builtin/naive", "builtin/careful"]
@@ -367,6 +369,58 @@ def test_a_job_key_is_computed_once_and_a_copy_has_its_own(groups: list[TaskGrou
     twin = SampleJob.make(groups[0], "reliable", "builtin/careful")
     assert twin == job
     assert "key" not in json.loads(job.model_dump_json())
+
+
+def _key_by_json_dumps(job: SampleJob, *optional: str) -> str:
+    """A job's key as its definition reads: SHA-256 of ``json.dumps`` of its fields
+    (``optional``: the fields its arguments other than the defaults add)."""
+    fields = [job.group_hash or group_digest(job.group), job.setting]
+    fields += [configuration_name(job.agent), job.seed, job.budget, f"epoch={job.epoch}"]
+    return hashlib.sha256(json.dumps([*fields, *optional]).encode()).hexdigest()
+
+
+def test_a_job_key_is_the_hash_of_its_fields_json(groups: list[TaskGroup]) -> None:
+    """The key's text is written out (not made by ``json.dumps``): the same text for plain
+    fields, texts the encoder escapes (quotes, backslashes, control and non-ASCII
+    characters) and every optional field."""
+    group = groups[0]
+    odd = 'b\\ench/"r\u00e9play"\t\u2603,max_connections=4'
+    plain = SampleJob.make(group, "reliable", "builtin/careful")
+    assert plain.key == _key_by_json_dumps(plain)
+    other = SampleJob.make(group, "missed", "builtin/naive", seed=7, budget=5, epoch=3)
+    assert other.key == _key_by_json_dumps(other)
+    escaped = SampleJob.make(group, "reliable", odd, group_hash='h\u00e4sh "x"')
+    assert escaped.key == _key_by_json_dumps(escaped)
+    every = SampleJob.make(
+        group, "missed", "builtin/careful", colleague=f"openai/{odd}", intervention="diagnosis",
+        missed_wait=2, followup_reader="model", colleague_mode="policy", seed=-1,
+    )  # fmt: skip
+    optional = [f"colleague={configuration_name(f'openai/{odd}')}", "intervention=diagnosis"]
+    optional += ["missed_wait=2", "followup_reader=model", "colleague_mode=policy"]
+    assert every.key == _key_by_json_dumps(every, *optional)
+    # a seed that is not a plain int (a bool) is written by json.dumps itself
+    flagged = SampleJob.model_construct(**{**dict(other), "seed": True})
+    assert flagged.key == _key_by_json_dumps(flagged)
+
+
+async def test_a_record_names_its_job_and_counts_its_trace(groups: list[TaskGroup]) -> None:
+    """A record names its job's fields and counts its trace's rounds."""
+    job = SampleJob.make(groups[0], "missed", "builtin/careful", seed=3, budget=9, epoch=2)
+    record = await run_sample(job)
+    assert record.rounds == len(record.trace) > 1
+    assert (record.key, record.group_id, record.group_hash) == (
+        job.key,
+        job.group.id,
+        job.group_hash,
+    )
+    assert (record.setting, record.agent, record.seed, record.budget) == (
+        "missed",
+        "builtin/careful",
+        3,
+        9,
+    )
+    assert (record.epoch, record.epoch_seed, record.colleague) == (2, job.epoch_seed, "scripted")
+    assert record.defects == tuple(d.kind for d in job.group.setting("missed").defects) != ()
 
 
 def test_the_agent_is_made_with_its_epoch_seed(groups: list[TaskGroup], tmp_path: Path) -> None:
