@@ -7,12 +7,12 @@ first change: :mod:`._decision_changes`). The evidence itself is :mod:`._evidenc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from .._memo import remember
 from ..settings import Imprecision, StatedValue, stated_imprecision
 from ..spec import Outcome, Slot, TypedTask, Value
-from ._evidence import _READINGS_KEPT, FaceValueEvidence, at_true_value
+from ._evidence import _READINGS_KEPT, FaceValueEvidence, StatementKey, at_true_value, statement_key
 
 
 def values_to_try(task: TypedTask, slot: Slot) -> list[Value]:
@@ -22,14 +22,23 @@ def values_to_try(task: TypedTask, slot: Slot) -> list[Value]:
     Built groups store indexes into this order (``proofs.decision_changes``, read as an
     evaluation trusts a group's other stored proofs; ``verify`` recomputes them): a change
     of the order or of the values needs a new field, or old benchmarks read other values."""
+    return list(_values_in_order(task, slot))
+
+
+def _values_in_order(task: TypedTask, slot: Slot) -> Iterator[Value]:
+    """:func:`values_to_try`, one at a time: a stored first change is most often one of the
+    first values, and the ends of a numeric domain are new fractions (made only if reached)."""
     fact = task.facts[slot[1]]
     if fact.type == "bool":
-        return [False, True]
+        yield from (False, True)
+        return
     if fact.type == "enum":
-        return list(fact.members)
+        yield from fact.members
+        return
+    yield from [task.values[(c, slot[1])] for c in task.candidates if (c, slot[1]) in task.values]
     first, last = fact.code_range()
-    found = [task.values[(c, slot[1])] for c in task.candidates if (c, slot[1]) in task.values]
-    return [*found, fact.value_of(first), fact.value_of(last)]
+    yield fact.value_of(first)
+    yield fact.value_of(last)
 
 
 StoredChanges = Mapping[str, Mapping[str, int | None]]
@@ -48,6 +57,8 @@ class TaskTables:
 
     __slots__ = (
         "_changes",
+        "_constrained",
+        "_gives",
         "_imprecisions",
         "_stored",
         "_tries",
@@ -65,6 +76,11 @@ class TaskTables:
         self.decision_slots = tuple(task.all_slots(self.decision))
         self._tries: dict[str, list[Value]] = {}
         self._changes: tuple[Outcome, Outcome, dict[Slot, object]] | None = None
+        # the first change of a record constrained by imprecise statements, by the record and
+        # the statements' keys, with the others true (read by differing_completion, which
+        # fills it; a group's samples state the same constraints, in its mixed setting too)
+        self._constrained: dict[tuple[Slot, tuple[StatementKey, ...]], object] = {}
+        self._gives: tuple[Outcome, Outcome, bool] | None = None
         self._imprecisions: dict[int, tuple[StatedValue, Imprecision]] = {}
         self._stored: StoredChanges | None = None
 
@@ -87,6 +103,7 @@ class TaskTables:
         if kept is None or kept[0] is not gold or kept[1] is not truth:
             kept = self._changes = (gold, truth, {})
             self._stored = None  # (stored for another gold and truth)
+            self._constrained = {}
         return kept[2]
 
     def store(self, gold: Outcome, truth: Outcome, stored: StoredChanges) -> None:
@@ -95,6 +112,15 @@ class TaskTables:
         when its record is first asked about (:meth:`stored_change`; most evidence asks few)."""
         self._changes = (gold, truth, {})
         self._stored = stored
+        self._constrained = {}
+
+    def gives(self, gold: Outcome, truth: Outcome) -> bool:
+        """``truth.same_output(gold)`` (the true records' output, ``truth``, gives ``gold``),
+        computed once for the table's gold and truth (:meth:`changes`)."""
+        kept = self._gives
+        if kept is None or kept[0] is not gold or kept[1] is not truth:
+            kept = self._gives = (gold, truth, truth.same_output(gold))
+        return kept[2]
 
     def stored_change(self, slot: Slot) -> object:
         """The stored first change of the decision record ``slot`` (``_NO_CHANGE``: none);
@@ -107,8 +133,24 @@ class TaskTables:
         index = -1 if facts is None else facts.get(slot[1], -1)
         if index is None:
             return _NO_CHANGE
-        tries = self.tries(slot)
-        return tries[index] if 0 <= index < len(tries) else _UNKNOWN
+        if index < 0:
+            return _UNKNOWN
+        tries = self._tries.get(slot[1])
+        if tries is not None:
+            return tries[index] if index < len(tries) else _UNKNOWN
+        # :meth:`tries`' value at ``index``, found without making the others after it (each
+        # value once, as ``dict.fromkeys`` keeps it: equal values hash alike; in the domain)
+        contains = self.task.facts[slot[1]].contains
+        seen: list[Value] = []
+        for value in _values_in_order(self.task, slot):
+            if value in seen:
+                continue
+            seen.append(value)
+            if contains(value):
+                if index == 0:
+                    return value
+                index -= 1
+        return _UNKNOWN
 
     def tries(self, slot: Slot) -> list[Value]:
         """``values_to_try(task, slot)`` in the fact's domain, each once (do not change it)."""
@@ -147,15 +189,19 @@ def differing_completion(
     records themselves whenever the evidence is true of them, and is then not evaluated again.
     ``tables``: the task's :class:`TaskTables`, when the caller keeps them.
     """
-    values = dict(task.values)
-    records_changed = False
     untrue = evidence.untrue
     if untrue is None:
         untrue = frozenset(
             slot
             for slot, value in evidence.exact.items()
-            if not at_true_value(value, values.get(slot))
+            if not at_true_value(value, task.values.get(slot))
         )
+    if not untrue and not evidence.imprecise and truth is not None and shortcuts:
+        found = _kept_completion(task, gold, evidence, truth, tables)
+        if found is not _UNKNOWN:
+            return found  # type: ignore[return-value]
+    values = dict(task.values)
+    records_changed = False
     # the true value is in its domain (check_structure): so is an equal one of its type
     for slot in untrue:
         if not task.facts[slot[1]].contains(evidence.exact[slot]):
@@ -215,7 +261,10 @@ def differing_completion(
             return None
 
     base = truth if truth is not None and shortcuts and not records_changed else output(values)
-    if base is not None and not base.same_output(gold):
+    if base is truth and truth is not None:
+        if not tables.gives(gold, truth):
+            return values
+    elif base is not None and not base.same_output(gold):
         return values
     # Each completion below changes one record of ``values``, whose output is gold's: the
     # output can change only if that candidate's eligibility does, or if the answer's
@@ -267,8 +316,14 @@ def differing_completion(
     for slot in tables.decision_slots:
         if slot in exact:
             continue
-        if known is None or slot in options or slot in ranges:
+        if known is None:
             value = first_change(slot)
+        elif slot in options or slot in ranges:
+            key = (slot, tuple(statement_key(s) for at, s in evidence.imprecise if at == slot))
+            constrained = tables._constrained
+            value = constrained.get(key, _UNKNOWN)
+            if value is _UNKNOWN:
+                value = constrained[key] = first_change(slot)
         else:
             value = known.get(slot, _UNKNOWN)
             if value is _UNKNOWN:
@@ -278,6 +333,38 @@ def differing_completion(
                 known[slot] = value
         if value is not _NO_CHANGE:
             return {**values, slot: value}  # type: ignore[dict-item]
+    return None
+
+
+def _kept_completion(
+    task: TypedTask,
+    gold: Outcome,
+    evidence: FaceValueEvidence,
+    truth: Outcome,
+    tables: TaskTables | None,
+) -> object:
+    """:func:`differing_completion` of evidence that pins records at their true values only
+    (no imprecise statement): its first completion is the true records, whose output is
+    ``truth``, and each other one changes one open decision record from its true value, so
+    the tables' kept (or stored) first changes answer it without copying the records.
+    ``_UNKNOWN``: a first change not yet known (the search finds it)."""
+    if tables is None:
+        return _UNKNOWN
+    if not tables.gives(gold, truth):
+        return dict(task.values)  # (the evidence's exact values equal the true ones)
+    known = tables.changes(gold, truth)
+    exact = evidence.exact
+    for slot in tables.decision_slots:
+        if slot in exact:
+            continue
+        value = known.get(slot, _UNKNOWN)
+        if value is _UNKNOWN:
+            value = tables.stored_change(slot)  # (a built group stores them)
+            if value is _UNKNOWN:
+                return _UNKNOWN
+            known[slot] = value
+        if value is not _NO_CHANGE:
+            return {**task.values, slot: value}
     return None
 
 

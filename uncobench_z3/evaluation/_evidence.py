@@ -66,11 +66,14 @@ class FaceValueEvidence:
     received. Not compared (the evidence is the same without them)"""
 
 
-Reading = tuple[StatedValue, Slot, int, Value | None, str, StatementKey, bool]
+ExactPair = tuple[Slot, str]
+"""(slot, repr of the value) of an exact statement: what an evidence's signature holds of it"""
+Reading = tuple[StatedValue, Slot, int, Value | None, str, StatementKey, bool, ExactPair | None]
 """How one statement reads (:meth:`EvidenceReader.read`): (the statement, its slot, its kind -
 ``_OTHER_CONTEXT``, ``_EXACT`` or ``_IMPRECISE`` -, the exact value or None, the exact value's
 repr or "", its :func:`statement_key` if it is imprecise (else ``()``: only those are kept
-by it), whether the exact value is the record's true value and of its type)"""
+by it), whether the exact value is the record's true value and of its type, its
+:data:`ExactPair` if it is exact (else None))"""
 Readings = dict[int, Reading]
 """readings by ``id`` of the statement (each reading holds its statement, so an id cannot be
 another object's while its reading is kept)"""
@@ -91,40 +94,58 @@ def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
     fact = stated.fact
     slot = (stated.candidate, fact)
     if stated.context != task.facts[fact].context:
-        return stated, slot, _OTHER_CONTEXT, None, "", (), False
+        return stated, slot, _OTHER_CONTEXT, None, "", (), False, None
     if stated.value is not None:  # (is_exact, written out: every statement of a group)
         value = stated_value(task, stated)
         truth = task.values.get(slot)
         if type(value) is type(truth) and value == truth:  # (at_true_value, written out)
             # the record's own value object, equal and of its type (so interchangeable, and
             # of the same repr): who checks its domain may tell it by identity
-            return stated, slot, _EXACT, truth, repr(value), (), True
-        return stated, slot, _EXACT, value, repr(value), (), False
-    return stated, slot, _IMPRECISE, None, "", statement_key(stated), False
+            text = repr(value)
+            return stated, slot, _EXACT, truth, text, (), True, (slot, text)
+        text = repr(value)
+        return stated, slot, _EXACT, value, text, (), False, (slot, text)
+    return stated, slot, _IMPRECISE, None, "", statement_key(stated), False, None
 
 
 class ReadingTable(dict[int, Reading]):
     """A :data:`Readings` table that may also know the task's faithful statements
     (``faithful``: :attr:`._record_book.RecordBook.faithful` of a book of the judge's very
     task), so that a statement equal to one is read without parsing (:func:`new_reading`).
-    Over the first pass of 80 built groups, 2,622 of the 2,912 statements read were one."""
+    Over the first pass of 80 built groups, 2,622 of the 2,912 statements read were one.
 
-    __slots__ = ("faithful",)
+    Its readings share one :data:`ExactPair` object among equal ones (``pairs``; ``truths``:
+    each record's pair at its true value, by slot), so that two samples' equal evidence has
+    signatures whose items are the same objects: a judge finds a verdict or a note kept for
+    another sample by identity, item by item, not by comparing every slot and text."""
+
+    __slots__ = ("faithful", "pairs", "truths")
 
     def __init__(self) -> None:
         super().__init__()
         self.faithful: Mapping[Slot, StatedValue] | None = None
+        self.pairs: dict[ExactPair, ExactPair] = {}
+        self.truths: dict[Slot, ExactPair] = {}
+
+    def shared_pair(self, pair: ExactPair) -> ExactPair:
+        """The table's object equal to ``pair`` (``pair`` itself, kept, if it has none)."""
+        found = self.pairs.get(pair)
+        return remember(self.pairs, pair, pair, _READINGS_KEPT) if found is None else found
 
 
 def new_reading(
-    task: TypedTask, stated: StatedValue, faithful: Mapping[Slot, StatedValue] | None
+    task: TypedTask,
+    stated: StatedValue,
+    faithful: Mapping[Slot, StatedValue] | None,
+    shared: ReadingTable | None = None,
 ) -> Reading:
     """:func:`read_statement` of a statement not yet read. ``faithful``: the task's faithful
     statements by slot (:class:`ReadingTable`), made from each record's own typed value (its
     ``to_json_scalar``, which reads back as that value) in the required context: one of them,
     or a statement with the same fields and a value of the same type (a resolved reply states
     the truth so), reads as the record's true value, and is not parsed. (The value's type is
-    compared: ``1 == True``, and the two parse differently.)"""
+    compared: ``1 == True``, and the two parse differently.) ``shared``: the table the reading
+    goes to, whose :data:`ExactPair` objects it takes (:class:`ReadingTable`)."""
     if faithful is not None:
         slot = (stated.candidate, stated.fact)
         known = faithful.get(slot)
@@ -133,16 +154,27 @@ def new_reading(
             or (known.__dict__ == stated.__dict__ and type(known.value) is type(stated.value))
         ):
             truth = task.values[slot]
-            return stated, slot, _EXACT, truth, repr(truth), (), True
-    return read_statement(task, stated)
+            if shared is None:
+                text = repr(truth)
+                return stated, slot, _EXACT, truth, text, (), True, (slot, text)
+            pair = shared.truths.get(slot)  # (its repr made once a table: a record's own)
+            if pair is None:
+                pair = shared.truths[slot] = shared.shared_pair((slot, repr(truth)))
+            return stated, slot, _EXACT, truth, pair[1], (), True, pair
+    reading = read_statement(task, stated)
+    if shared is None or reading[7] is None:
+        return reading
+    return (*reading[:7], shared.shared_pair(reading[7]))
 
 
 def reading_of(task: TypedTask, stated: StatedValue, readings: Readings) -> Reading:
     """:func:`read_statement`, remembered in ``readings`` (a group's judge keeps the table)."""
     reading = readings.get(id(stated))
     if reading is None or reading[0] is not stated:
-        faithful = readings.faithful if isinstance(readings, ReadingTable) else None
-        reading = new_reading(task, stated, faithful)
+        if isinstance(readings, ReadingTable):
+            reading = new_reading(task, stated, readings.faithful, readings)
+        else:
+            reading = new_reading(task, stated, None)
         remember(readings, id(stated), reading, _READINGS_KEPT)
     return reading
 
@@ -165,11 +197,13 @@ class EvidenceReader:
     def __init__(self, task: TypedTask, readings: Readings | None = None) -> None:
         self.task = task
         self._readings: Readings = {} if readings is None else readings
-        self._faithful = readings.faithful if isinstance(readings, ReadingTable) else None
+        self._shared = readings if isinstance(readings, ReadingTable) else None
+        self._faithful = None if self._shared is None else self._shared.faithful
         # the slots stated at one exact value so far, in the order first stated: their value,
-        # and its repr (a slot stated at a second value leaves both for good, for _conflicted)
+        # and its ExactPair (a slot stated at a second value leaves both for good, for
+        # _conflicted)
         self._exact: dict[Slot, Value] = {}
-        self._texts: dict[Slot, str] = {}
+        self._pairs: dict[Slot, ExactPair] = {}
         self._conflicted: set[Slot] = set()  # the slots stated at two exact values or more
         self._untrue: set[Slot] = set()  # the slots of _exact not at their true value
         self._imprecise: dict[tuple[Slot, StatementKey], StatedValue] = {}
@@ -179,7 +213,7 @@ class EvidenceReader:
 
     def read(self, record: RoundRecord) -> None:
         """Take in the statements of one more round."""
-        readings, task, texts, faithful = self._readings, self.task, self._texts, self._faithful
+        readings, task, pairs, faithful = self._readings, self.task, self._pairs, self._faithful
         exact, conflicted, untrue, imprecise = (
             self._exact,
             self._conflicted,
@@ -192,22 +226,22 @@ class EvidenceReader:
                 # (reading_of, written out: a sample reads a few dozen statements)
                 reading = readings.get(id(stated))
                 if reading is None or reading[0] is not stated:
-                    reading = new_reading(task, stated, faithful)
+                    reading = new_reading(task, stated, faithful, self._shared)
                     remember(readings, id(stated), reading, _READINGS_KEPT)
                 kind = reading[2]
                 if kind == _EXACT:
-                    slot, text = reading[1], reading[4]
-                    known = texts.get(slot)
+                    slot = reading[1]
+                    known = pairs.get(slot)
                     if known is None:
                         if slot not in conflicted:
-                            texts[slot] = text
+                            pairs[slot] = reading[7]  # type: ignore[assignment]
                             exact[slot] = reading[3]  # type: ignore[assignment]
                             if not reading[6]:
                                 untrue.add(slot)
                             changed = True
-                    elif known != text:  # (the same value stated again: no change)
+                    elif known[1] != reading[4]:  # (the same value stated again: no change)
                         conflicted.add(slot)
-                        del texts[slot]
+                        del pairs[slot]
                         del exact[slot]
                         untrue.discard(slot)
                         changed = True
@@ -238,7 +272,8 @@ class EvidenceReader:
             kept = tuple((key[0], s) for key, s in imprecise.items() if key[0] not in exact)
             keys = frozenset(key for key in imprecise if key[0] not in exact)
         # sets, not sorted tuples: equal for equal evidence all the same, and cheaper
-        signature = (frozenset(self._texts.items()), keys)
+        # (the pairs are the items of slot -> repr, shared by the table: see ReadingTable)
+        signature = (frozenset(self._pairs.values()), keys)
         conflicted = self._conflicted
         self._last = FaceValueEvidence(
             exact,
