@@ -51,7 +51,7 @@ from uncobench_z3.evaluation._evidence import (
     final_evidence,
 )
 from uncobench_z3.settings import StatedValue, stated_imprecision, stated_value
-from uncobench_z3.settings._matching import _unordered
+from uncobench_z3.settings._any_order import add_unordered
 from uncobench_z3.settings._vocabulary import Entry
 from uncobench_z3.settings._words import SENTENCE, STEM, Token
 from uncobench_z3.solver import GOAL_DIFFERS, SolverBudget, TaskSolver
@@ -481,6 +481,17 @@ def _unordered_by_scan(
         else:
             found.append(tuple(sorted(indexes)))
     return found
+
+
+def _unordered(
+    entry: Entry, at: dict[str, list[int]], sentence_of: list[int]
+) -> list[tuple[int, ...]]:
+    """:func:`add_unordered`'s matches of ``entry`` alone, as their tokens."""
+    raw: list = []
+    singles: list = []
+    if entry.stems[0] in at:
+        add_unordered([entry], [0], at, sentence_of, raw, singles)
+    return [keyed[2] for keyed in raw] + [(i,) for _, i, _ in singles]
 
 
 @settings(max_examples=300, deadline=None)

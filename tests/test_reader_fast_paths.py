@@ -21,6 +21,7 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.test_eval_evidence import _unordered_by_scan
 from uncobench_z3._trusted import made_frozen
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import typed_task
@@ -31,10 +32,10 @@ from uncobench_z3.settings import _request as RQ
 from uncobench_z3.settings import _values as VA
 from uncobench_z3.settings import _vocabulary as V
 from uncobench_z3.settings import _words as W
+from uncobench_z3.settings._any_order import add_unordered
 from uncobench_z3.settings._matching import (
     Match,
     _compatible,
-    _unordered,  # checked against a plain scan in test_eval_evidence
     find_matches,
     tagged,
     value_tokens,
@@ -102,11 +103,9 @@ def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) 
             capital = tokens[i][W.CAPITALISED] or not entry.capital
             if hit is not None and capital and (written or not entry.exact):
                 raw.append(Match(entry, hit))
-    at = {s: [j for j, k in enumerate(stems) if k == s] for s in stems}
-    sentence_of = [t[W.SENTENCE] for t in tokens]
     for entry in vocabulary.unordered_entries:
         if all(want in set(stems) for want in entry.stems):
-            raw += [Match(entry, hit) for hit in _unordered(entry, at, sentence_of)]
+            raw += [Match(entry, hit) for hit in _unordered_by_scan(entry, stems, tokens)]
     raw = sorted(
         (m for m in raw if not blocked.intersection(m.indexes)),
         key=lambda m: (-len(m.indexes), -m.entry.priority, m.indexes),
@@ -121,6 +120,54 @@ def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) 
         elif any(k.indexes == match.indexes and _compatible(k.entry, match.entry) for k in kept):
             kept.append(match)
     return kept
+
+
+_MADE_UNORDERED = [
+    _entry("fact", ("f",), ("zorblax", "zorblax"), 7, unordered=True),  # a word twice
+    _entry("member", ("f", "m"), ("zorblax",), 4, unordered=True),  # one word
+    _entry("context", ("f", "c"), ("quuxite", "zorblax", "zorblax"), 7, unordered=True),
+]
+"""unordered entries no vocabulary makes from a task (one word, a word twice)"""
+
+
+@st.composite
+def unordered_messages(draw: st.DrawFn) -> tuple[list[Entry], str]:
+    """Unordered entries and a message of their words (some), shuffled, with other words
+    and sentence marks between."""
+    vocabulary = draw(st.sampled_from([v for v in VOCABULARIES if v.unordered_entries]))
+    entries = [*vocabulary.unordered_entries, *_MADE_UNORDERED]
+    named = draw(st.lists(st.sampled_from(entries), min_size=1, max_size=4))
+    words = [w for entry in named for w in entry.words if draw(st.integers(0, 5))]
+    words += draw(st.lists(st.sampled_from([*FILLERS, ".", "?", "zorblax"]), max_size=10))
+    return entries, " ".join(draw(st.permutations(words)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(unordered_messages())
+def test_the_unordered_matches_are_those_of_the_plain_scan(
+    case: tuple[list[Entry], str],
+) -> None:
+    """find_matches' unordered matches are those of the plain scan, in the same order,
+    numbered as found (a word twice, an entry of one word, words in any order across
+    sentences)."""
+    entries, text = case
+    tokens = tokenize(text)
+    stems, _, at, sentence_of = M.token_stems_of(tokens)
+    maybe = [k for k, entry in enumerate(entries) if entry.stems[0] in at]
+    raw: list = []
+    singles: list = []
+    add_unordered(entries, maybe, at, sentence_of, raw, singles)
+    expected: list = []
+    expected_singles = []
+    for k in maybe:
+        entry = entries[k]
+        for hit in _unordered_by_scan(entry, list(stems), tokens):
+            if len(hit) == 1:
+                expected_singles.append((-entry.priority, hit[0], entry))
+            else:
+                expected.append((-len(hit), -entry.priority, hit, len(expected), entry))
+    assert raw == expected
+    assert singles == expected_singles
 
 
 MISSPELLINGS = {
@@ -165,6 +212,22 @@ def test_matches_of_the_template_messages_are_the_plain_matches() -> None:
         assert found == plain_find_matches(vocabulary, tokens, set()), text
         lengths |= {(len(m.indexes), m.entry.unordered) for m in found}
     assert {(2, False), (3, False), (4, False), (2, True), (3, True)} <= lengths
+
+
+def test_matches_on_the_same_words_as_strong_keep_the_order_they_were_found_in() -> None:
+    """Entries of the same words and priority that are all kept (a fact and a context): in
+    the order they were found in (the vocabulary's), not in the entries' own order ("context"
+    before "fact") - word for word, and in any order."""
+    vocabulary = Vocabulary(VOCABULARIES[0].task)
+    fact = _entry("fact", ("f",), ("quuxite", "zorblax"), 3)
+    context = _entry("context", ("f", "c"), ("quuxite", "zorblax"), 3)
+    fact_any = _entry("fact", ("f",), ("quuxite", "zorblax"), 2, unordered=True)
+    context_any = _entry("context", ("f", "c"), ("quuxite", "zorblax"), 2, unordered=True)
+    vocabulary._add_all([fact, context, fact_any, context_any])
+    found = find_matches(vocabulary, tokenize("the quuxite zorblax"), set())
+    assert [m.entry for m in found] == [fact, context, fact_any, context_any]
+    found = find_matches(vocabulary, tokenize("the zorblax quuxite"), set())
+    assert [m.entry for m in found] == [fact_any, context_any]
 
 
 def test_one_word_matches_decided_after_the_longer_keep_the_order_they_were_found_in() -> None:
@@ -663,6 +726,32 @@ def test_a_typo_is_read_as_the_first_long_word_it_is_close_to(case: tuple[Vocabu
             word_stem,
         )
     assert vocabulary.corrected(word, word_stem) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(typos())
+def test_a_word_is_read_as_the_same_long_word_whatever_stem_it_is_given_with(
+    case: tuple[Vocabulary, str],
+) -> None:
+    """The typo check remembers what a word is read as by the word alone (a token's stem
+    follows from its word): a word read as none of the long words is read as the stem it is
+    given, each time, and find_matches reads a typo met before as it read it the first time."""
+    vocabulary, word = case
+    vocabulary = Vocabulary(vocabulary.task)  # (nothing remembered yet)
+    vocabulary._build()
+    word_stem = stem_of(word)
+    if word_stem in vocabulary.by_stem or len(word) < 6 or word.isdigit():
+        return  # (read as its own stem, not looked up)
+    other = vocabulary.corrected(word, "zz" + word_stem)
+    read = vocabulary.corrected(word, word_stem)
+    if read == word_stem:
+        assert other == "zz" + word_stem
+    else:
+        assert other == read and read in vocabulary.by_stem
+    assert vocabulary.corrected(word, "zz" + word_stem) == other
+    tokens = tokenize(f"the {word} and {word}")
+    first = find_matches(vocabulary, tokens, set())
+    assert find_matches(vocabulary, tokens, set()) == first
 
 
 def _read_every_match(matches: tuple[Match, ...]) -> list[Match]:

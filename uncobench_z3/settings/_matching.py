@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from ..spec import TypedTask
+from ._any_order import Keyed, add_unordered
 from ._vocabulary import Entry, Vocabulary
 from ._words import CAPITALISED, CLAUSE, QUESTION, SENTENCE, WORD, FoundValue, Token
 
@@ -28,55 +29,9 @@ class Match:
     """the tokens it reads, in order"""
 
 
-def _unordered(
-    entry: Entry,
-    at: Mapping[str, Sequence[int]],
-    sentence_of: Sequence[int],
-) -> list[tuple[int, ...]]:
-    """Every sentence holding all the entry's words, any order: the first of each word.
-
-    ``at``: stem -> the indexes of the tokens with that stem, in order (what a scan of the
-    tokens would meet first comes first); ``sentence_of``: each token's sentence, in order
-    (a message's sentences are). Only the sentences of the entry's first word are looked
-    at, from its tokens (no other can hold all its words; every sentence was, before: most
-    messages have two or three, an entry's first word is in one): with the sort keys made
-    in C, the matches of the 723 readings of the first 80 groups of a built benchmark
-    (find_matches and what parse_message does with them) 200.3 to 188.3 million
-    instructions."""
-    found = []
-    stems = entry.stems
-    rest = stems[1:]
-    previous = -1
-    for first in at.get(stems[0], ()):
-        sentence = sentence_of[first]
-        if sentence == previous:
-            continue  # (its first word's first token in the sentence is taken)
-        previous = sentence
-        indexes = [first]
-        for want in rest:
-            for hit in at.get(want, ()):
-                if sentence_of[hit] == sentence and hit not in indexes:
-                    indexes.append(hit)
-                    break
-            else:
-                break
-        else:
-            indexes.sort()
-            found.append(tuple(indexes))
-    return found
-
-
-_Keyed = tuple[tuple[int, int, tuple[int, ...]], Entry, tuple[int, ...]]
-"""a match found (entry, tokens) with its place in the order: longest, then strongest, then
-first (a :class:`Match` is made only for the matches kept)"""
-
-
-_match_order = itemgetter(0)
-"""a :data:`_Keyed`'s place in the order (a key made in C: a Python key function is a call a
-match)"""
 _single_order = itemgetter(0, 1)
 """a one-word match's place among the one-word matches, (-priority, token): strongest, then
-first (the order :data:`_Keyed` gives them)"""
+first (the order :data:`Keyed` gives them)"""
 
 
 TokenStems = tuple[tuple[str, ...], tuple[int, ...], dict[str, tuple[int, ...]], tuple[int, ...]]
@@ -133,10 +88,12 @@ def find_matches(
         word_stem = stems[i]
         if word_stem not in by_stem:
             word = tokens[i][WORD]
-            read_as = corrections.get((word, word_stem))
+            # (remembered by the word alone: a token's stem is its word's, :func:`~._words.stem`;
+            # "" for a word read as no long word)
+            read_as = corrections.get(word)
             if read_as is None:
                 read_as = corrected(word, word_stem)
-            if read_as != word_stem:
+            if read_as and read_as != word_stem:
                 if fixed is None:
                     fixed = list(stems)
                 fixed[i] = read_as
@@ -146,7 +103,6 @@ def find_matches(
     else:
         stems = tuple(fixed)  # (a tuple: its slices compare with an entry's stems)
         at = _where(fixed)
-    size = len(stems)
     # Every match of two words or more comes before every match of one word in the order
     # (longest first), so the one-word matches are decided after the longer ones are kept:
     # most are on a word a longer match has taken (a label's words are single entries too),
@@ -154,14 +110,15 @@ def find_matches(
     # the entries' first words only; the order they are found in does not matter: a match's
     # place in the order ends with its tokens, and the matches found on one token keep the
     # entries' order.
-    raw: list[_Keyed] = []  # the matches of two words or more
+    raw: list[Keyed] = []  # the matches of two words or more
     starting_words = vocabulary.starting_words
+    padded = (*stems, None)  # (the word after the last: none)
     for word_stem in starting_words.keys() & at.keys():
         entries = starting_words[word_stem]
         for i in at[word_stem]:
             # an entry's second word is compared first (its first is this one): most entries
             # that start with the word go on with another, and only longer ones need a slice
-            following = stems[i + 1] if i + 1 < size else None
+            following = padded[i + 1]
             for entry in entries:
                 wanted = entry.stems
                 if wanted[1] != following:
@@ -174,7 +131,7 @@ def find_matches(
                 # (a pair written out: most entries are two words, and a range made into a
                 # tuple costs several times the pair)
                 hit = (i, i + 1) if length == 2 else tuple(range(i, i + length))
-                raw.append(((-length, -entry.priority, hit), entry, hit))
+                raw.append((-length, -entry.priority, hit, len(raw), entry))
     starting_word = vocabulary.starting_word
     with_single = starting_word.keys() & at.keys()  # the stems of one-word entries
     # the one-word matches of unordered entries, as (-priority, token, entry)
@@ -186,28 +143,20 @@ def find_matches(
         maybe += unordered_by_first[word_stem]
     if maybe:
         maybe.sort()
-        unordered_entries = vocabulary.unordered_entries
-        for k in maybe:
-            entry = unordered_entries[k]
-            for want in entry.stems:  # (a few entries a message: no set of its stems kept)
-                if want not in at:
-                    break
-            else:
-                for hit in _unordered(entry, at, sentence_of):
-                    if len(hit) == 1:
-                        unordered_singles.append((-entry.priority, hit[0], entry))
-                    else:
-                        raw.append(((-len(hit), -entry.priority, hit), entry, hit))
+        add_unordered(vocabulary.unordered_entries, maybe, at, sentence_of, raw, unordered_singles)
     if blocked:
         raw = [keyed for keyed in raw if blocked.isdisjoint(keyed[2])]
-    raw.sort(key=_match_order)  # stable: ties keep the order they were found in
+    raw.sort()  # ties keep the order they were found in (numbered as found)
     taken: set[int] = set()  # the tokens of the matches kept
     kept: list[Match] = []
     kept_on: dict[tuple[int, ...], list[Entry]] = {}  # the entries kept for these tokens
-    for _, entry, hit in raw:
+    for _, _, hit, _, entry in raw:
         if taken.isdisjoint(hit):
-            kept.append(Match(entry, hit))
-            kept_on.setdefault(hit, []).append(entry)
+            match = _new(Match)  # (its fields set here: no Python-level __init__ call)
+            match.entry = entry
+            match.indexes = hit
+            kept.append(match)
+            kept_on[hit] = [entry]  # (no match kept on these tokens before)
             taken.update(hit)
             continue
         on_these = kept_on.get(hit)  # (mostly none: overlapping other words)
@@ -246,6 +195,9 @@ def find_matches(
             kept.append(Match(entry, (i,)))
             on_these.append(entry)
     return kept
+
+
+_new = object.__new__
 
 
 def _where(stems: Sequence[str]) -> dict[str, list[int]]:

@@ -80,8 +80,9 @@ class Vocabulary:
     ``unordered_entries`` (a message has the words of few of them)"""
     _known: set[Entry] = field(default_factory=set, repr=False)
     """the entries, as a set (a task has thousands: a list lookup made building quadratic)"""
-    _corrections: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
-    """what :meth:`corrected` read each word as (the typo check scans the long words)"""
+    _corrections: dict[str, str] = field(default_factory=dict, repr=False)
+    """word -> the stem of the long word :meth:`corrected` read it as a typo of, "" for none
+    (the typo check scans the long words; its answer depends on the word alone)"""
     _facts_read_for: dict[str | None, frozenset[str]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -235,7 +236,7 @@ class Vocabulary:
         """The stem a word is read as: its own, or a long vocabulary word it is a typo of."""
         if word_stem in self.by_stem or len(word) < 6 or word.isdigit():
             return word_stem
-        found = self._corrections.get((word, word_stem))
+        found = self._corrections.get(word)
         if found is None:
             by_first = self._long_by_first
             if by_first is None:
@@ -247,15 +248,15 @@ class Vocabulary:
             # length by one at most): those pairs are not looked up. A loop, not a generator
             # given to next(): the typo check misses once a word and vocabulary (613 times
             # in the first pass over 80 built groups), 25k instructions a miss before
-            found = word_stem
+            found = ""
             size = len(word)
             for known, known_stem in by_first.get(word[0], ()):
                 if -3 < len(known) - size < 3 and _close(word, known):
                     found = known_stem
                     break
             # bounded for long runs of model-written text
-            remember(self._corrections, (word, word_stem), found, 65536)
-        return found
+            remember(self._corrections, word, found, 65536)
+        return found or word_stem
 
     def role_facts(self, role: str) -> tuple[str, ...]:
         return tuple(self.task.facts_of(role))
