@@ -10,7 +10,7 @@ from ._vocabulary import Entry
 Keyed = tuple[int, int, tuple[int, ...], int, Entry]
 """a match found, ``(-length, -priority, tokens, number, entry)``: its place in the order -
 longest, then strongest, then first, then found first (numbered as found: a plain sort, no
-key) - and its entry (a :class:`Match` is made only for the matches kept)"""
+key) - and its entry (a :class:`~._matching.Match` is made only for the matches kept)"""
 
 
 def add_unordered(
