@@ -8,6 +8,7 @@ first change: :mod:`._decision_changes`). The evidence itself is :mod:`._evidenc
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from itertools import islice
 
 from .._memo import remember
 from ..settings import Imprecision, StatedValue, stated_imprecision
@@ -138,28 +139,36 @@ class TaskTables:
         tries = self._tries.get(slot[1])
         if tries is not None:
             return tries[index] if index < len(tries) else _UNKNOWN
-        # :meth:`tries`' value at ``index``, found without making the others after it (each
-        # value once, as ``dict.fromkeys`` keeps it: equal values hash alike; in the domain)
-        contains = self.task.facts[slot[1]].contains
-        seen: list[Value] = []
-        for value in _values_in_order(self.task, slot):
-            if value in seen:
-                continue
-            seen.append(value)
-            if contains(value):
-                if index == 0:
-                    return value
-                index -= 1
-        return _UNKNOWN
+        # :meth:`tries`' value at ``index``, found without making the others after it
+        return next(islice(self._tries_in_order(slot), index, None), _UNKNOWN)
+
+    def kept_change(self, known: dict[Slot, object], slot: Slot) -> object:
+        """The first change of ``slot`` in ``known`` (:meth:`changes`), else its stored one
+        (:meth:`stored_change`), then kept in ``known``; ``_UNKNOWN``: neither (searched)."""
+        value = known.get(slot, _UNKNOWN)
+        if value is _UNKNOWN:
+            value = self.stored_change(slot)  # (a built group stores them)
+            if value is not _UNKNOWN:
+                known[slot] = value
+        return value
 
     def tries(self, slot: Slot) -> list[Value]:
         """``values_to_try(task, slot)`` in the fact's domain, each once (do not change it)."""
         found = self._tries.get(slot[1])
         if found is None:
-            contains = self.task.facts[slot[1]].contains
-            tried = dict.fromkeys(values_to_try(self.task, slot))
-            found = self._tries[slot[1]] = [value for value in tried if contains(value)]
+            found = self._tries[slot[1]] = list(self._tries_in_order(slot))
         return found
+
+    def _tries_in_order(self, slot: Slot) -> Iterator[Value]:
+        """:meth:`tries`, one at a time: each value of ``values_to_try`` once (as
+        ``dict.fromkeys`` keeps it: the first of equal values), if in the fact's domain."""
+        contains = self.task.facts[slot[1]].contains
+        seen: set[Value] = set()
+        for value in _values_in_order(self.task, slot):
+            if value not in seen:
+                seen.add(value)
+                if contains(value):
+                    yield value
 
 
 def differing_completion(
@@ -325,12 +334,9 @@ def differing_completion(
             if value is _UNKNOWN:
                 value = constrained[key] = first_change(slot)
         else:
-            value = known.get(slot, _UNKNOWN)
+            value = tables.kept_change(known, slot)
             if value is _UNKNOWN:
-                value = tables.stored_change(slot)  # (a built group stores them)
-                if value is _UNKNOWN:
-                    value = first_change(slot)
-                known[slot] = value
+                value = known[slot] = first_change(slot)
         if value is not _NO_CHANGE:
             return {**values, slot: value}  # type: ignore[dict-item]
     return None
@@ -357,12 +363,9 @@ def _kept_completion(
     for slot in tables.decision_slots:
         if slot in exact:
             continue
-        value = known.get(slot, _UNKNOWN)
+        value = tables.kept_change(known, slot)
         if value is _UNKNOWN:
-            value = tables.stored_change(slot)  # (a built group stores them)
-            if value is _UNKNOWN:
-                return _UNKNOWN
-            known[slot] = value
+            return _UNKNOWN
         if value is not _NO_CHANGE:
             return {**task.values, slot: value}
     return None

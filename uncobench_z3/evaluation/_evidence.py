@@ -98,12 +98,11 @@ def read_statement(task: TypedTask, stated: StatedValue) -> Reading:
     if stated.value is not None:  # (is_exact, written out: every statement of a group)
         value = stated_value(task, stated)
         truth = task.values.get(slot)
+        text = repr(value)
         if type(value) is type(truth) and value == truth:  # (at_true_value, written out)
             # the record's own value object, equal and of its type (so interchangeable, and
             # of the same repr): who checks its domain may tell it by identity
-            text = repr(value)
             return stated, slot, _EXACT, truth, text, (), True, (slot, text)
-        text = repr(value)
         return stated, slot, _EXACT, value, text, (), False, (slot, text)
     return stated, slot, _IMPRECISE, None, "", statement_key(stated), False, None
 
