@@ -150,7 +150,7 @@ def _throughput(run: ThroughputRun) -> tuple[float, float, float, float]:
         digests = group_digests(groups, stored)
         limited = make_config("examples", groups, ["bench/replay"], limit=run.limit,
                               digests=digests)  # fmt: skip
-        evaluate(groups, limited, out, options, agents=lambda n, s: slow, digests=digests)
+        evaluate(groups, limited, out, options, agents=slow.for_sample, digests=digests)
         return (
             time.perf_counter() - started,
             tree_cpu() - cpu,

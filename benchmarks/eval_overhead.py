@@ -243,7 +243,7 @@ async def _timed_pass(
     started, cpu = time.perf_counter(), time.process_time()
     with fewer_collections():  # the garbage collector's pace in evaluate()
         for job in selected:
-            await run_sample(job, lambda name, seed: agent, prepared[id(job.group)])
+            await run_sample(job, agent.for_sample, prepared[id(job.group)])
     return time.perf_counter() - started, time.process_time() - cpu
 
 

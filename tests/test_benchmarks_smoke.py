@@ -473,6 +473,52 @@ def test_eval_overhead_first_pass_lets_each_group_go_as_the_runner_does(
     assert set(_vocabulary._RECENT) <= vocabularies_before
 
 
+def test_eval_overhead_replay_cursor_asks_the_memo_for_memo_keys_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sample's replay cursor keeps the replies seen so far instead of formatting every
+    turn again, and asks the memo for exactly the key :func:`memo_key` gives at each call;
+    one cursor handed another conversation reads it from its start."""
+    import asyncio
+
+    module = _eval_passes(monkeypatch)
+    groups = module.pass_groups(1, None)
+    jobs, _ = module.plan_jobs(groups, module.make_config("examples", groups, ["bench/replay"]))
+    memo, rounds = asyncio.run(module.record(jobs))
+    asked: list[object] = []
+
+    class Asked(dict):  # type: ignore[type-arg]
+        def __getitem__(self, key: object) -> object:
+            asked.append(key)
+            return super().__getitem__(key)
+
+    replay = module.ReplayAgent(Asked(memo), 0.0)
+    shared = replay.for_sample("bench/replay", 0)
+    for cursors in ([replay.for_sample(job.agent, job.seed) for job in jobs], [shared] * len(jobs)):
+        asked.clear()
+        expected = []
+        for job, cursor, recorded in zip(jobs, cursors, rounds, strict=True):
+            env = module.Environment(job.group, job.setting, job.budget)
+            while not env.finished:
+                expected.append(module.memo_key(env.conversation))
+                env.step(asyncio.run(cursor.act(env.conversation)))
+            assert env.rounds == recorded
+        assert asked == expected
+    # a conversation of another sample as far on as the one followed: read from its start
+    conversations = []
+    for job in [job for job, recorded in zip(jobs, rounds, strict=True) if recorded > 1][:2]:
+        env = module.Environment(job.group, job.setting, job.budget)
+        seen = []
+        while not env.finished:
+            seen.append(env.conversation)
+            env.step(memo[module.memo_key(env.conversation)])
+        conversations.append(seen)
+    (first, second), cursor = conversations, replay.for_sample("bench/replay", 0)
+    for conversation in (first[0], first[1], second[1]):
+        asyncio.run(cursor.act(conversation))
+    assert asked[-1] == module.memo_key(second[1]) != module.memo_key(first[1])
+
+
 def test_eval_overhead_agents_first_pass_lets_each_group_go_and_again_keeps_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
