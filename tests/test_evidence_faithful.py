@@ -11,14 +11,20 @@ without it.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_eval_evidence import GROUPS, TASKS
 from uncobench_z3.evaluation import PreparedGroup, ReplyRecord, RoundRecord
 from uncobench_z3.evaluation._evidence import (
+    FaceValueEvidence,
     Reading,
     ReadingTable,
+    _snapshot,
     evidence_by_round,
     new_reading,
     read_statement,
@@ -133,3 +139,27 @@ def test_evidence_read_with_the_book_equals_reading_without_it(data: st.DataObje
         assert [type(v) for v in ours.exact.values()] == [type(v) for v in theirs.exact.values()]
         assert ours.untrue == theirs.untrue and ours.conflicted == theirs.conflicted
         assert ours.imprecise == theirs.imprecise
+
+
+def test_a_snapshot_made_directly_is_the_class_made_one() -> None:
+    """The reader's snapshots are made without the frozen class's ``__init__``
+    (``_snapshot``): every field set, in the class's order, to the value given (the fields
+    not compared, ``untrue`` and ``conflicted``, too), still frozen and without a ``__dict__``."""
+    names = [f.name for f in dataclasses.fields(FaceValueEvidence)]
+    assert list(inspect.signature(_snapshot).parameters) == names
+    stated = StatedValue(candidate="c", fact="f", context="x", low="1", high="3")
+    values = (
+        {("c", "g"): 2, ("d", "g"): 5},
+        ((("c", "f"), stated),),
+        (frozenset({(("c", "g"), "2")}), frozenset({(("c", "f"), ("c",))})),
+        frozenset({("d", "g")}),
+        frozenset({("e", "g")}),
+    )
+    made = _snapshot(*values)  # type: ignore[arg-type]
+    expected = FaceValueEvidence(*values)  # type: ignore[arg-type]
+    assert type(made) is FaceValueEvidence and made == expected
+    assert [getattr(made, name) for name in names] == list(values)
+    assert all(getattr(made, n) is getattr(expected, n) for n in names)
+    assert not hasattr(made, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.untrue = None  # type: ignore[misc]

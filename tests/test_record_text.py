@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import random
+import re
 from fractions import Fraction
 
 import pytest
@@ -13,16 +14,20 @@ import pytest
 from uncobench_z3.construct import rendered_of, statement_text
 from uncobench_z3.construct._render import ExactLines
 from uncobench_z3.construct._text import (
+    _SINGULAR_IN_S,
     DATE_STYLES,
     RECORD_FRAMES,
     Style,
     _line_writer,
+    _plural_word,
     candidate_writers,
     format_number,
     format_typed,
+    label_head,
     label_is_plural,
     possessive,
     record_line,
+    singular_unit,
     step_decimals,
     value_writer,
 )
@@ -183,3 +188,62 @@ def test_a_reply_made_directly_equals_the_class_made_one() -> None:
     assert made == expected and hash(made) == hash(expected) and vars(made) == vars(expected)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.text = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("label", "head"),
+    [
+        ("years of experience", "years"),
+        ("groundworks and hardstanding cost", "cost"),
+        ("cost (excluding VAT) of works", "cost"),
+        ("(net) incidents recorded", "incidents"),
+        ("patients (adults)", "patients"),
+        ("(all)", "(all)"),
+        ("rate (per 1,000) in the area", "rate"),
+        ("open ( bracket only", "only"),
+        ("close ) bracket only", "only"),
+        ("owner's (stated) homes passed", "homes"),
+        ("a (b (c) d) e", "e"),
+        ("", ""),
+    ],
+)
+def test_a_labels_head_leaves_out_what_is_in_brackets(label: str, head: str) -> None:
+    """``label_head`` takes the brackets' pattern only to a label with a parenthesis (most
+    have none): the heads the pattern taken to every label gave (before, inside or after
+    brackets, unbalanced ones too)."""
+    assert label_head(label) == head
+
+
+def test_every_example_labels_head_is_its_head_without_brackets() -> None:
+    tasks = [typed_task(group) for group in example_groups()]
+    labels = {fact.label for task in tasks for fact in task.facts.values()}
+    labels |= {task.rule.label for task in tasks}
+    assert len(labels) > 20
+    for label in labels:
+        assert label_head(label) == label_head(re.sub(r"\([^)]*\)", " ", label)), label
+
+
+def plain_plural_word(word: str) -> bool:
+    lowered = word.lower()
+    if lowered in _SINGULAR_IN_S or not re.fullmatch(r"[a-z-]+s", lowered):
+        return False
+    return not lowered.endswith(("ss", "us", "is"))
+
+
+def plain_singular_unit(unit: str) -> str:
+    if re.fullmatch(r"[a-z]+s", unit) and not unit.endswith("ss"):
+        return unit[:-1]
+    return unit
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["follow-ups", "x-rays", "man-hours", "patients", "Units", "hours", "status", "glass",
+     "ppm", "AUD/day", "per 100000 hours", "km2s", "s", "-s", ""],
+)  # fmt: skip
+def test_the_plural_patterns_are_the_plain_definitions(word: str) -> None:
+    """The patterns compiled once read a word's number and a unit's singular as
+    ``re.fullmatch`` with the pattern written out did (hyphens: in a label's head, not in a
+    unit)."""
+    assert _plural_word(word) == plain_plural_word(word)
+    assert singular_unit(word) == plain_singular_unit(word)

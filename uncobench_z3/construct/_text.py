@@ -76,12 +76,19 @@ _SINGULAR_IN_S_WORDS = (
     "surplus virus radius consensus apparatus stimulus focus genus"
 )
 _SINGULAR_IN_S = frozenset(_SINGULAR_IN_S_WORDS.split())
+# (compiled once: ``re.fullmatch(pattern, ...)`` looks its pattern up in re's cache each call)
+_BRACKETED = re.compile(r"\([^)]*\)")
+_PLURAL_FORM = re.compile(r"[a-z-]+s")
+_UNIT_PLURAL_FORM = re.compile(r"[a-z]+s")
 
 
 def label_head(label: str) -> str:
     """The head noun of a fact or rule label: the last word before what modifies it from
     behind ("years of experience" -> years, "groundworks and hardstanding cost" -> cost)."""
-    words = re.sub(r"\([^)]*\)", " ", label).replace("'s ", " ").split()
+    # (a label without a parenthesis has nothing to take out: most labels; the colleagues
+    # ask this of every fact of every group)
+    unbracketed = _BRACKETED.sub(" ", label) if "(" in label else label
+    words = unbracketed.replace("'s ", " ").split()
     phrase: list[str] = []
     for i, word in enumerate(words):
         lowered = word.lower()
@@ -93,7 +100,7 @@ def label_head(label: str) -> str:
 
 def _plural_word(word: str) -> bool:
     lowered = word.lower()
-    if lowered in _SINGULAR_IN_S or not re.fullmatch(r"[a-z-]+s", lowered):
+    if lowered in _SINGULAR_IN_S or not _PLURAL_FORM.fullmatch(lowered):
         return False
     return not lowered.endswith(("ss", "us", "is"))
 
@@ -122,7 +129,7 @@ def question_text(template: str, label: str, unit: str) -> str:
 @functools.lru_cache(maxsize=1024)
 def singular_unit(unit: str) -> str:
     """The unit after exactly 1: "1 year", "1 incident" (compound units stay: "1 AUD/day")."""
-    if re.fullmatch(r"[a-z]+s", unit) and not unit.endswith("ss"):
+    if _UNIT_PLURAL_FORM.fullmatch(unit) and not unit.endswith("ss"):
         return unit[:-1]
     return unit
 

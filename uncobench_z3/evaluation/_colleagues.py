@@ -333,13 +333,13 @@ class ScriptedColleagues:
         if not statements:
             return book.faithful_reply(slots)
         faithful = book.faithful
-        ordered = tuple(statements[s] if s in statements else faithful[s] for s in slots)
+        ordered = tuple([statements[s] if s in statements else faithful[s] for s in slots])
         # a defect's statement is written as itself (even one equal to the faithful
         # statement: the same line), without comparing it with the faithful one first
         text = "\n".join(
-            book.statement_line(statements[s]) if s in statements else book.faithful_line(s)
-            for s in slots
-        )
+            [book.statement_line(statements[s]) if s in statements else book.faithful_line(s)
+             for s in slots]
+        )  # fmt: skip
         return ordered, text
 
     def withheld(self, role: str) -> tuple[StatedValue, ...]:

@@ -140,7 +140,8 @@ class RecordBook:
             for slot in task.all_slots()
         }
         self._lines: dict[Slot, str] = {}  # faithful lines, written when first needed
-        self._exact_lines = ExactLines(task, style)
+        # (its call as a bound method: calling an instance goes through its type's ``__call__``)
+        self._exact_lines = ExactLines(task, style).__call__
         # Reading a message costs milliseconds and agents repeat their questions (across
         # settings, epochs and agents, and the minimum-rounds search asks what careful asks):
         # a reading depends only on the text, the role and the candidate in focus.
@@ -234,8 +235,9 @@ class RecordBook:
         """The faithful statements of ``slots``, in order, and the reply text they make."""
         found = self._faithful_replies.get(slots)
         if found is None:
-            stated = tuple(self.faithful[slot] for slot in slots)
-            text = "\n".join(self.faithful_line(slot) for slot in slots)
+            # (a list to join, not a generator: join makes one of it anyway)
+            stated = tuple([self.faithful[slot] for slot in slots])
+            text = "\n".join([self.faithful_line(slot) for slot in slots])
             found = remember(self._faithful_replies, slots, (stated, text), READINGS_KEPT)
         return found
 

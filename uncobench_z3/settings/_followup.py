@@ -157,9 +157,9 @@ class FollowUpDecision:
         if not self.follows_up:
             return "not a follow-up: it does not ask about the defective record again"
         if self.targeted:
-            return "targeted: " + "; ".join(f"{c.text} ({c.because})" for c in self.clauses)
+            return "targeted: " + "; ".join([f"{c.text} ({c.because})" for c in self.clauses])
         missing = [c for c in self.clauses if not c.satisfied]
-        return "not targeted: missing - " + "; ".join(f"{c.text} ({c.because})" for c in missing)
+        return "not targeted: missing - " + "; ".join([f"{c.text} ({c.because})" for c in missing])
 
 
 def follows_up(task: TypedTask, defect: Defect, request: Request) -> bool:
