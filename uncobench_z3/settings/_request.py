@@ -155,7 +155,9 @@ def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
     # a date's words are the date; a plain number may still belong to a name or a context
     matches = find_matches(vocabulary, kept_tokens, dates, token_stems)
     found: list[tuple[FoundValue, list[int]]] = []
-    if kept_found:  # (most messages write no value: 28 in the 723 readings of 80 built groups)
+    # (most messages write a number, 654 of the 723 readings of 80 built groups, but mostly in
+    # a name or a context: 25 keep a value)
+    if kept_found:
         # a number inside a name ("Lot 26-0103") or a context ("revision 3") is not a value
         worded = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
         found = [(v, list(ix)) for v, ix in kept_found if worded.isdisjoint(ix)]
