@@ -70,7 +70,8 @@ class ReplayAgent:
     A pass gives each sample its own :meth:`for_sample` (the agent maker): the replay's own
     work is not the runner's, and :func:`memo_key` formats every reply of every turn again
     at each call, so that a call's cost grows with the conversation. A first pass over 80
-    built groups: 1,122.9 M instructions with :meth:`act`, 1,118.2 M with the cursors, and
+    built groups: 1,122.9 M instructions with every call's key made by :func:`memo_key`
+    (the conversation read from its start), 1,118.2 M with the cursors, and
     1,099.4 M with the recorded actions handed out in order with no key at all (no guard
     that the episode is the one recorded: not a replay)."""
 
@@ -82,8 +83,9 @@ class ReplayAgent:
         self.first_call = first_call
 
     async def act(self, conversation: Conversation) -> Action:
-        await self.wait()
-        return self.memo[memo_key(conversation)]
+        """The recorded action, the conversation read from its start (:meth:`for_sample`
+        reads only what is new)."""
+        return await ReplayCursor(self).act(conversation)
 
     async def wait(self) -> None:
         """The call's simulated latency, the run's first call noted first."""

@@ -36,7 +36,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-__all__ = ["TrustedMaker", "made_frozen", "trusted_maker"]
+__all__ = ["TrustedMaker", "made_frozen", "slot_setter", "trusted_maker"]
 
 Model = TypeVar("Model", bound=BaseModel)
 Frozen = TypeVar("Frozen")
@@ -158,9 +158,10 @@ _MISSING = object()  # a compiled call's parameter that was not given
 _compiled_classes: dict[type[BaseModel], type[TrustedMaker[Any]]] = {}
 
 
-def _slot_setter(cls: type[BaseModel], name: str) -> Callable[[object, object], None]:
-    """The setter of the instance attribute ``name`` (a slot, or ``__dict__``), as
-    ``object.__setattr__(model, name, value)`` finds it, found once."""
+def slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """The setter of the instance attribute ``name`` of ``cls`` (a slot, or ``__dict__``), as
+    ``object.__setattr__(instance, name, value)`` finds it, found once: what a maker calls
+    instead of a frozen class's ``__setattr__`` or ``__init__``."""
     owner = next(k for k in cls.__mro__ if name in k.__dict__)
     setter: Callable[[object, object], None] = owner.__dict__[name].__set__
     return setter
@@ -178,10 +179,10 @@ def _call_source(
         _M=_MISSING,
         _cls=cls,
         _new=_new,
-        _set_dict=_slot_setter(cls, "__dict__"),
-        _set_fields=_slot_setter(cls, "__pydantic_fields_set__"),
-        _set_extra=_slot_setter(cls, "__pydantic_extra__"),
-        _set_private=_slot_setter(cls, "__pydantic_private__"),
+        _set_dict=slot_setter(cls, "__dict__"),
+        _set_fields=slot_setter(cls, "__pydantic_fields_set__"),
+        _set_extra=slot_setter(cls, "__pydantic_extra__"),
+        _set_private=slot_setter(cls, "__pydantic_private__"),
     )
     parameters = "".join(f", {name}=_M" for name in names)
     lines = [

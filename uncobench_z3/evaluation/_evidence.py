@@ -15,10 +15,11 @@ equal evidence once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .._memo import remember
+from .._trusted import slot_setter
 from ..settings import StatedValue, stated_value
 from ..spec import Slot, TypedTask, Value
 from ._environment import RoundRecord
@@ -67,14 +68,9 @@ class FaceValueEvidence:
     received. Not compared (the evidence is the same without them)"""
 
 
-def _slot_setter(name: str) -> Callable[[FaceValueEvidence, object], None]:
-    """What sets a snapshot's field ``name``: its slot's descriptor's ``__set__``."""
-    setter: Callable[[FaceValueEvidence, object], None] = FaceValueEvidence.__dict__[name].__set__
-    return setter
-
-
 _set_exact, _set_imprecise, _set_signature, _set_untrue, _set_conflicted = (
-    _slot_setter(name) for name in ("exact", "imprecise", "signature", "untrue", "conflicted")
+    slot_setter(FaceValueEvidence, name)
+    for name in ("exact", "imprecise", "signature", "untrue", "conflicted")
 )
 
 
