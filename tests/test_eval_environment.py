@@ -247,3 +247,20 @@ def test_faithful_replies_are_made_once_per_group_and_recorded_as_made_fresh() -
     defective.step(action)
     assert [r.defects for r in defective.trace[0].replies] == [("misaligned",), ()]
     assert defective.trace[0].replies[1] is first.trace[0].replies[1]
+
+
+def test_each_colleague_asked_in_a_round_gets_its_own_question() -> None:
+    """The environment reads each request's role and question once (from the model's fields):
+    every reply of a round is recorded with its own role's question, in request order."""
+    env = Environment(MINING, "misaligned", budget=3)
+    pairs = [("finance", "grants please"), ("hr", "Marcus Vance's experience?")]
+    observation = env.step(ask(*pairs))
+    assert [(r.role, r.question) for r in env.trace[0].replies] == pairs
+    assert [r.role for r in observation.replies] == ["finance", "hr"]
+    assert observation.rounds_left == 2
+    # a known role asked after an unknown one, and a known one asked twice: the first wrong
+    # request names the error
+    unknown = env.step(ask(("finance", "a"), ("nobody", "b"), ("finance", "c")))
+    assert unknown.error is not None and "no colleague 'nobody'" in unknown.error
+    assert env.step(ask(("hr", "a"), ("finance", "b"), ("hr", "c"))).rounds_left == 0
+    assert "hr is asked twice" in (env.trace[-1].error or "")

@@ -34,6 +34,7 @@ from uncobench_z3.evaluation import (
     run_sample,
 )
 from uncobench_z3.evaluation._registry import configuration_name
+from uncobench_z3.evaluation._sample import play_sample
 from uncobench_z3.settings import TaskGroup, group_digest
 
 AGENTS = ["builtin/naive", "builtin/careful"]
@@ -421,6 +422,25 @@ async def test_a_record_names_its_job_and_counts_its_trace(groups: list[TaskGrou
     )
     assert (record.epoch, record.epoch_seed, record.colleague) == (2, job.epoch_seed, "scripted")
     assert record.defects == tuple(d.kind for d in job.group.setting("missed").defects) != ()
+
+
+async def test_a_record_names_its_jobs_arm_and_its_episodes_end(groups: list[TaskGroup]) -> None:
+    """The fields a record reads from its job's and its episode's ``__dict__``: the arm, the
+    delivery, the gold answer, the colleague mode and the end."""
+    job = SampleJob.make(groups[0], "missed", "builtin/careful", intervention="diagnosis")
+    played = await play_sample(job)
+    record = await played.score()
+    outcome = played.environment.outcome
+    assert (record.intervention, record.intervention_delivered) == ("diagnosis", True)
+    assert record.intervention_delivered == outcome.intervention_delivered
+    assert (record.gold, record.colleague_mode, record.colleague_policy) == (
+        job.group.gold,
+        "phrase",
+        None,
+    )
+    assert record.end_detail is outcome.end_detail is None
+    assert record.rounds == outcome.rounds == len(record.trace) > 1
+    assert record.epoch_seed == epoch_seed(0, job.group.id, 1)
 
 
 def test_the_agent_is_made_with_its_epoch_seed(groups: list[TaskGroup], tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_eval_evidence import GROUPS, TASKS
-from uncobench_z3.evaluation import PreparedGroup, ReplyRecord, RoundRecord
+from uncobench_z3.evaluation import PreparedGroup, ReplyRecord, RoundRecord, _evidence
 from uncobench_z3.evaluation._evidence import (
     FaceValueEvidence,
     Reading,
@@ -80,6 +80,21 @@ def test_a_faithful_statement_reads_as_the_plain_reading() -> None:
                 assert new_reading(task, one, BOOKS[index].faithful)[0] is one
                 compared += 1
     assert compared > 100
+
+
+def test_a_faithful_statement_or_its_copy_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortcut finds a statement's faithful twin by its slot (read from its fields), so
+    neither the book's statement nor a copy of it goes to the plain reading."""
+
+    def parsed(task: TypedTask, stated: StatedValue) -> Reading:
+        raise AssertionError(f"{stated} was parsed")
+
+    monkeypatch.setattr(_evidence, "read_statement", parsed)
+    for index, task in enumerate(TASKS):
+        for slot, stated in BOOKS[index].faithful.items():
+            for one in (stated, stated.model_copy()):
+                reading = new_reading(task, one, BOOKS[index].faithful)
+                assert reading[1] == slot and reading[3] is task.values[slot]
 
 
 def test_a_defects_statements_read_as_the_plain_reading() -> None:

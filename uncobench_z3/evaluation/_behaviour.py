@@ -89,18 +89,22 @@ def behaviour_of(
     pending: set[str] = set()
     designated: set[str] = set()
     answered_pending = False
+    roles: list[str] = []  # the round's replies' roles
     for record in trace:
-        action = record.action
+        # (the fields of a record and of its replies read from their __dict__, where a model
+        # keeps them: a model's field read as an attribute goes through its class's
+        # ``__getattr__`` hook, about 440 instructions, a dict's item about 60)
+        round_fields = record.__dict__
+        action = round_fields["action"]
         if action == "wait":
             waits += 1
         elif action == "invalid":
             invalid += 1
-        replies = record.replies
+        replies = round_fields["replies"]
         for reply in replies:
-            # (its fields read from its __dict__, where a model keeps them: a model's field
-            # read as an attribute costs about 440 instructions, a dict's item about 60)
             fields = reply.__dict__
             role = fields["role"]
+            roles.append(role)
             if fields["pending"]:
                 pending.add(role)
                 designated.add(role)
@@ -135,8 +139,8 @@ def behaviour_of(
         if action == "answer" and pending:
             answered_pending = True
         # the round's replies count as received from the next round on
-        for reply in replies:
-            asked.add(reply.role)
+        asked.update(roles)
+        roles.clear()
         if snapshots is None:
             unread.extend(replies)
         else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Literal
 
 from .._trusted import trusted_maker
@@ -87,6 +88,18 @@ _ACTIONS = (AskAction, WaitAction, AnswerAction, InvalidAction)
 _ACTION_OF: dict[type, type] = {cls: cls for cls in _ACTIONS}
 
 
+def _role_questions(action: AskAction) -> list[tuple[str, str]]:
+    """(role, question) of each request of ``action``, in order. Read from each request's
+    ``__dict__``, once: a pydantic model's field read as an attribute goes through its
+    class's ``__getattr__`` hook (about 440 instructions, where a dict's item is about 60),
+    and a round read each request's fields up to six times."""
+    return [(fields["role"], fields["question"]) for fields in map(_fields, action.requests)]
+
+
+_fields = attrgetter("__dict__")
+"""a model's fields, as its ``__dict__`` holds them (a model keeps them there)"""
+
+
 def _action_class(action: object) -> type | None:
     """The one of the four actions ``action`` is an instance of (None: none), by its type
     first: ``isinstance`` with a pydantic model's class it is not an instance of goes through
@@ -142,9 +155,8 @@ class Environment:
         self.setting = setting
         self.task = prepared.task
         rendered = prepared.rendered
-        self.colleagues = ScriptedColleagues(
-            self.task, chosen.defects, rendered.style, prepared.book, missed_wait
-        )
+        defects, style = chosen.defects, rendered.style  # (models' fields: read once)
+        self.colleagues = ScriptedColleagues(self.task, defects, style, prepared.book, missed_wait)
         self.phraser: Phraser | None = phraser
         if phraser is None and colleague != "scripted" and colleague_mode != "policy":
             self.phraser = LLMPhraser(
@@ -168,13 +180,14 @@ class Environment:
         )
         self._pending: dict[str, tuple[int, str]] = {}
         """role -> (round, question) of a request left pending"""
-        self.defects = list(chosen.defects)
-        self.style = rendered.style
+        self.defects = list(defects)
+        self.style = style
         self.intervention: InterventionArm = intervention
         self.intervention_delivered = False
         self.role_names = prepared.role_names
         self._prepared = prepared
         self.briefing = prepared.briefing(budget, instructions)
+        self._budget = self.briefing.budget  # (a model's field: read once, not every round)
         self._turns: list[Turn] = []
         self.trace: list[RoundRecord] = []
         self.answer: AnswerAction | None = None
@@ -204,20 +217,21 @@ class Environment:
             end_detail=self.end_detail,
         )
 
-    def _ask_error(self, action: AskAction) -> str | None:
-        requests = action.requests
-        if len(requests) == 1 and requests[0].role in self.role_names:
+    def _ask_error(self, requests: Sequence[tuple[str, str]]) -> str | None:
+        """What is wrong with an ask action's ``requests`` (:func:`_role_questions`), if
+        anything."""
+        if len(requests) == 1 and requests[0][0] in self.role_names:
             return None  # (most rounds: one colleague, a known one)
         if not requests:
             return "ask at least one colleague"
         seen: set[str] = set()
-        for request in requests:
-            if request.role not in self.role_names:
+        for role, _ in requests:
+            if role not in self.role_names:
                 known = ", ".join(self.role_names)
-                return f"there is no colleague {request.role!r} (role ids: {known})"
-            if request.role in seen:
-                return f"{request.role} is asked twice in one round; ask one question each"
-            seen.add(request.role)
+                return f"there is no colleague {role!r} (role ids: {known})"
+            if role in seen:
+                return f"{role} is asked twice in one round; ask one question each"
+            seen.add(role)
         return None
 
     def _scripted(
@@ -230,22 +244,27 @@ class Environment:
             return [(self._pending[r.role][1], r) for r in self.colleagues.wait()], None
         if base is not AskAction or not isinstance(action, AskAction):  # (an instance: cheap)
             return [], None
-        error = self._ask_error(action)
+        requests = _role_questions(action)
+        error = self._ask_error(requests)
         if error is not None:
             return [], error
         return [
             (
-                r.question,
+                question,
                 self.colleagues.reply(
-                    r.role, r.question, None if verdicts is None else verdicts.get(r.role, {})
+                    role, question, None if verdicts is None else verdicts.get(role, {})
                 ),
             )
-            for r in action.requests
+            for role, question in requests
         ], None
 
     async def _model_verdicts(self, action: Action) -> dict[str, dict[int, bool | None]] | None:
         """The model's reading of every follow-up in an ask action (``--followup-reader``)."""
-        if self.reader is None or not isinstance(action, AskAction) or self._ask_error(action):
+        if (
+            self.reader is None
+            or not isinstance(action, AskAction)
+            or self._ask_error(_role_questions(action))
+        ):
             return None
         asked = [
             (request.role, follow_up)
@@ -304,7 +323,7 @@ class Environment:
         if base is None:
             raise TypeError(f"an agent must return an action, not {type(action).__name__}")
         number = len(self.trace) + 1
-        left = self.briefing.budget - number
+        left = self._budget - number
         replies: list[ReplyRecord] = []
         error: str | None = ask_error
         note: str | None = None

@@ -82,13 +82,14 @@ def round_notes(
     last: FaceValueEvidence | None = None
     parts: dict[str, object] = {}
     for record, snapshot in zip(trace, evidence, strict=True):
-        key = (record.round, snapshot.signature)
+        number = record.round  # (a model's field: read once)
+        key = (number, snapshot.signature)
         note = made.get(key)
         if note is None:
             if snapshot is not last:  # (a round that changed nothing shares the snapshot)
                 last, parts = snapshot, _note_parts(judge, snapshot)
             # built from checked parts, on every sample's hot path: no validation pass
-            note = remember(made, key, _round_note(round=record.round, **parts), _NOTES_KEPT)
+            note = remember(made, key, _round_note(round=number, **parts), _NOTES_KEPT)
         notes.append(note)
     return notes
 

@@ -157,7 +157,8 @@ class SampleJob(BaseModel):
     @functools.cached_property
     def epoch_seed(self) -> int:
         """Computed once per job (a sample reads it three times: a hash each)."""
-        return epoch_seed(self.seed, self.group.id, self.epoch)
+        fields = self.__dict__  # (each field read once: see _record)
+        return epoch_seed(fields["seed"], fields["group"].id, fields["epoch"])
 
     @functools.cached_property
     def key(self) -> str:
@@ -166,34 +167,35 @@ class SampleJob(BaseModel):
         Computed once per job (a run asks for every job's key several times before the first
         sample starts: a hash each time cost a tenth of a second at 6,000 jobs); the fields
         are frozen, and :meth:`model_copy` forgets it."""
-        group_hash = self.group_hash or group_digest(self.group)
-        seed, budget, epoch = self.seed, self.budget, self.epoch
+        fields = self.__dict__  # (each field read once: see _record)
+        group_hash = fields["group_hash"] or group_digest(fields["group"])
+        seed, budget, epoch = fields["seed"], fields["budget"], fields["epoch"]
         extra: list[str] = []
         # the defaults leave earlier keys unchanged, so old logs still resume
-        if self.colleague != "scripted":
-            extra.append(f"colleague={_configuration_name(self.colleague)}")
-        if self.intervention != "none":
-            extra.append(f"intervention={self.intervention}")
-        if self.missed_wait is not None:
-            extra.append(f"missed_wait={self.missed_wait}")
-        if self.followup_reader != "rules":
-            extra.append(f"followup_reader={self.followup_reader}")
-        if self.colleague_mode != "phrase":
-            extra.append(f"colleague_mode={self.colleague_mode}")
-        agent = _configuration_name(self.agent)
+        if (colleague := fields["colleague"]) != "scripted":
+            extra.append(f"colleague={_configuration_name(colleague)}")
+        if (intervention := fields["intervention"]) != "none":
+            extra.append(f"intervention={intervention}")
+        if (missed_wait := fields["missed_wait"]) is not None:
+            extra.append(f"missed_wait={missed_wait}")
+        if (reader := fields["followup_reader"]) != "rules":
+            extra.append(f"followup_reader={reader}")
+        if (mode := fields["colleague_mode"]) != "phrase":
+            extra.append(f"colleague_mode={mode}")
+        agent = _configuration_name(fields["agent"])
+        setting = fields["setting"]
         if type(seed) is int and type(budget) is int and type(epoch) is int:
             # json.dumps(fields) written out (each text by the encoder's own function): the
             # same text, without making an encoder for each key (json.dumps was about half of
             # a key's 48,000 instructions)
             text = (
-                f"[{_json_text(group_hash)}, {_json_text(self.setting)}, {_json_text(agent)}, "
+                f"[{_json_text(group_hash)}, {_json_text(setting)}, {_json_text(agent)}, "
                 f'{seed}, {budget}, "epoch={epoch}"'
                 + "".join([f", {_json_text(field)}" for field in extra])
                 + "]"
             )
         else:
-            fields = [group_hash, self.setting, agent, seed, budget, f"epoch={epoch}", *extra]
-            text = json.dumps(fields)
+            text = json.dumps([group_hash, setting, agent, seed, budget, f"epoch={epoch}", *extra])
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -305,17 +307,18 @@ def job_environment(
     """The environment a sample of ``job`` is played in (LLM colleagues get the epoch seed;
     ``phraser``, or ``policy`` in policy mode, if given, is the colleague model instead of
     the one ``job.colleague`` names)."""
+    fields = job.__dict__  # (read once: see _record)
     return Environment(
-        job.group,
-        job.setting,
-        job.budget,
+        fields["group"],
+        fields["setting"],
+        fields["budget"],
         prepared=prepared,
-        colleague=job.colleague,
-        intervention=job.intervention,
+        colleague=fields["colleague"],
+        intervention=fields["intervention"],
         trial=job.epoch_seed,
-        missed_wait=job.missed_wait,
-        followup_reader=job.followup_reader,
-        colleague_mode=job.colleague_mode,
+        missed_wait=fields["missed_wait"],
+        followup_reader=fields["followup_reader"],
+        colleague_mode=fields["colleague_mode"],
         phraser=phraser,
         policy=policy,
     )
@@ -397,39 +400,42 @@ async def score_episode(
     Whoever played the episode (:func:`run_sample`, or an inspect_ai solver) scores it here,
     so every way of running a sample gives the same record.
     """
-    if prepared is None or prepared.group is not job.group:
-        prepared = PreparedGroup.of(job.group)
-    task, gold = prepared.task, job.group.gold
+    # (each model's field read once: see _record)
+    group = job.group
+    answer, status, trace = outcome.answer, outcome.status, outcome.trace
+    if prepared is None or prepared.group is not group:
+        prepared = PreparedGroup.of(group)
+    task, gold = prepared.task, group.gold
     score = None
-    if outcome.answer is not None:
-        score = prepared.score(outcome.answer)
+    if answer is not None:
+        score = prepared.score(answer)
     correct = score is not None and score.correct
     result: SampleResult = "correct" if correct else "wrong_answer"
-    if outcome.status == "budget_exhausted":
+    if status == "budget_exhausted":
         result = "budget_exhausted"
-    elif outcome.status == "context_exhausted":
+    elif status == "context_exhausted":
         result = "context_exhausted"
-    group_hash = job.group_hash or group_digest(job.group)
+    group_hash = job.group_hash or group_digest(group)
     # the face-value evidence of every round, read once for the notes and the justification
     # or attribution, on the group's judge (looked up once for them all); the
     # notes first, so that the last round's evidence is decided when the labels ask about it
-    judge = shared_judge(group_hash, task, gold, changes=stored_changes(job.group))
+    judge = shared_judge(group_hash, task, gold, changes=stored_changes(group))
     # (the group's faithful statements read as their records' values, without parsing)
     judge.know_faithful(prepared.book.task, prepared.book.faithful)
-    evidence = evidence_by_round(task, outcome.trace, judge.readings)
-    notes = round_notes(task, gold, outcome.trace, group_hash, evidence=evidence, judge=judge)
+    evidence = evidence_by_round(task, trace, judge.readings)
+    notes = round_notes(task, gold, trace, group_hash, evidence=evidence, judge=judge)
     final = evidence[-1] if evidence else None
     attribution = justification = None
     if correct:
-        justification = justify_answer(task, gold, outcome.trace, group_hash=group_hash,
+        justification = justify_answer(task, gold, trace, group_hash=group_hash,
                                        evidence=final, judge=judge)  # fmt: skip
     else:
         parsed = score.parsed if score is not None else None
-        attribution = attribute_error(task, gold, outcome.trace, parsed, group_hash=group_hash,
+        attribution = attribute_error(task, gold, trace, parsed, group_hash=group_hash,
                                       judge=judge, evidence=final)  # fmt: skip
-    fewest = await minimum_rounds(job.group, job.setting, group_hash, prepared)
-    return _record(job, outcome, usage or {}, elapsed, task, evidence, status=outcome.status,
-                   result=result, correct=correct, answer=outcome.answer, score=score,
+    fewest = await minimum_rounds(group, job.setting, group_hash, prepared)
+    return _record(job, outcome, usage or {}, elapsed, task, evidence, status=status,
+                   result=result, correct=correct, answer=answer, score=score,
                    attribution=attribution, justification=justification,
                    min_rounds=fewest, notes=notes)  # fmt: skip
 
@@ -447,29 +453,37 @@ def _record(
     checked parts, on every sample's path: no validation pass). ``evidence``: the trace's
     evidence by round, when scoring has read it (the behaviour counts read the records
     received from it)."""
+    # the job's and the episode's fields read from their __dict__, where a model keeps them:
+    # a pydantic model's field read as an attribute goes through its class's ``__getattr__``
+    # hook (about 440 instructions, a dict's item about 60), and a record reads about twenty
+    fields, played = job.__dict__, episode.__dict__
+    group, setting, mode, trace = (
+        fields["group"],
+        fields["setting"],
+        fields["colleague_mode"],
+        played["trace"],
+    )
     return _sample_record(
         key=job.key,
-        group_id=job.group.id,
-        group_hash=job.group_hash or group_digest(job.group),
-        setting=job.setting,
-        agent=_configuration_name(job.agent),
-        seed=job.seed,
-        budget=job.budget,
-        epoch=job.epoch,
+        group_id=group.id,
+        group_hash=fields["group_hash"] or group_digest(group),
+        setting=setting,
+        agent=_configuration_name(fields["agent"]),
+        seed=fields["seed"],
+        budget=fields["budget"],
+        epoch=fields["epoch"],
         epoch_seed=job.epoch_seed,
-        colleague=_configuration_name(job.colleague),
-        colleague_mode=job.colleague_mode,
-        colleague_policy=(
-            policy_keeping(episode.trace) if job.colleague_mode == "policy" else None
-        ),
-        intervention=job.intervention,
-        intervention_delivered=episode.intervention_delivered,
-        gold=job.group.gold,
-        rounds=episode.rounds,
-        behaviour=behaviour_of(episode.trace, task.required_contexts, evidence),
-        defects=tuple(d.kind for d in job.group.setting(job.setting).defects),
-        trace=list(episode.trace),
-        end_detail=episode.end_detail,
+        colleague=_configuration_name(fields["colleague"]),
+        colleague_mode=mode,
+        colleague_policy=policy_keeping(trace) if mode == "policy" else None,
+        intervention=fields["intervention"],
+        intervention_delivered=played["intervention_delivered"],
+        gold=group.gold,
+        rounds=len(trace),
+        behaviour=behaviour_of(trace, task.required_contexts, evidence),
+        defects=tuple(d.kind for d in group.setting(setting).defects),
+        trace=list(trace),
+        end_detail=played["end_detail"],
         usage=usage,
         elapsed_seconds=round(elapsed, 6),
         **outcome,
