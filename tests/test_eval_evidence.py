@@ -490,7 +490,8 @@ def _unordered(
     raw: list = []
     singles: list = []
     if entry.stems[0] in at:
-        add_unordered([entry], [0], at, sentence_of, raw, singles)
+        first = entry.stems[0]
+        add_unordered([entry], {first: [0]}, [first], at, sentence_of, raw, singles)
     return [keyed[2] for keyed in raw] + [(i,) for _, i, _ in singles]
 
 

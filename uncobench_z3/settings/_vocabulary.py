@@ -241,8 +241,12 @@ class Vocabulary:
             by_first = self._long_by_first
             if by_first is None:
                 by_first = self._long_by_first = {}
-                for known, known_stem in self.long_words.items():
-                    by_first.setdefault(known[0], []).append((known, known_stem))
+                for known_pair in self.long_words.items():
+                    listed = by_first.get(known_pair[0][0])
+                    if listed is None:  # (no empty list made for each word)
+                        by_first[known_pair[0][0]] = [known_pair]
+                    else:
+                        listed.append(known_pair)
             # close_enough never matches two long words with different first letters, nor two
             # whose lengths differ by three or more (at most two edits, each changes the
             # length by one at most): those pairs are not looked up. A loop, not a generator
@@ -251,7 +255,13 @@ class Vocabulary:
             found = ""
             size = len(word)
             for known, known_stem in by_first.get(word[0], ()):
-                if -3 < len(known) - size < 3 and _close(word, known):
+                apart = len(known) - size
+                # (one edit for words under ten letters: their lengths differ by one at most)
+                if (
+                    -3 < apart < 3
+                    and (-2 < apart < 2 or (size >= 10 and len(known) >= 10))
+                    and _close(word, known)
+                ):
                     found = known_stem
                     break
             # bounded for long runs of model-written text
