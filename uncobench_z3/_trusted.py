@@ -23,6 +23,13 @@ caller is our own code, and a misspelt field would otherwise vanish silently.
 
 :func:`made_frozen` does the same for a frozen dataclass, whose ``__init__`` sets each field
 through ``object.__setattr__``: the reader's requests and values, the colleagues' replies.
+
+Reading a model's fields back has a cost of its own: a pydantic model's class has a
+``__getattr__`` hook, so Python 3.11 cannot specialise a read of its field as an attribute
+(about 440 instructions, where an item of the model's ``__dict__``, which holds its fields, is
+about 60; the hook was 7.8% of a first pass over 80 built groups). Where the hot path reads
+several fields of one model, or one many times, it reads them from :func:`fields_of` the model,
+once.
 """
 
 from __future__ import annotations
@@ -31,12 +38,13 @@ import copy
 import keyword
 import types
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-__all__ = ["TrustedMaker", "made_frozen", "slot_setter", "trusted_maker"]
+__all__ = ["TrustedMaker", "fields_of", "made_frozen", "slot_setter", "trusted_maker"]
 
 Model = TypeVar("Model", bound=BaseModel)
 Frozen = TypeVar("Frozen")
@@ -156,6 +164,11 @@ class _CompiledAtFirstCall(TrustedMaker[Any]):
 
 _MISSING = object()  # a compiled call's parameter that was not given
 _compiled_classes: dict[type[BaseModel], type[TrustedMaker[Any]]] = {}
+
+
+fields_of: Callable[[object], dict[str, Any]] = attrgetter("__dict__")
+"""A model's fields, as its ``__dict__`` holds them, read without its class's ``__getattr__``
+hook (see the module's docstring)."""
 
 
 def slot_setter(cls: type, name: str) -> Callable[[object, object], None]:

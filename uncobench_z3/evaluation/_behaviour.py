@@ -91,9 +91,8 @@ def behaviour_of(
     answered_pending = False
     roles: list[str] = []  # the round's replies' roles
     for record in trace:
-        # (the fields of a record and of its replies read from their __dict__, where a model
-        # keeps them: a model's field read as an attribute goes through its class's
-        # ``__getattr__`` hook, about 440 instructions, a dict's item about 60)
+        # (the fields of a record and of its replies read from their __dict__: see _trusted's
+        # docstring)
         round_fields = record.__dict__
         action = round_fields["action"]
         if action == "wait":

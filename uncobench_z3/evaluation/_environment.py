@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import Literal
 
-from .._trusted import trusted_maker
+from .._trusted import fields_of, trusted_maker
 from ..construct import model_with_defaults
 from ..errors import ConfigError, ContextWindowError
 from ..models import StoredOutput
@@ -89,15 +88,10 @@ _ACTION_OF: dict[type, type] = {cls: cls for cls in _ACTIONS}
 
 
 def _role_questions(action: AskAction) -> list[tuple[str, str]]:
-    """(role, question) of each request of ``action``, in order. Read from each request's
-    ``__dict__``, once: a pydantic model's field read as an attribute goes through its
-    class's ``__getattr__`` hook (about 440 instructions, where a dict's item is about 60),
-    and a round read each request's fields up to six times."""
-    return [(fields["role"], fields["question"]) for fields in map(_fields, action.requests)]
-
-
-_fields = attrgetter("__dict__")
-"""a model's fields, as its ``__dict__`` holds them (a model keeps them there)"""
+    """(role, question) of each request of ``action``, in order, each read once from the
+    request's fields (:func:`~uncobench_z3._trusted.fields_of`: a round read each request's
+    fields up to six times)."""
+    return [(fields["role"], fields["question"]) for fields in map(fields_of, action.requests)]
 
 
 def _action_class(action: object) -> type | None:

@@ -453,9 +453,9 @@ def _record(
     checked parts, on every sample's path: no validation pass). ``evidence``: the trace's
     evidence by round, when scoring has read it (the behaviour counts read the records
     received from it)."""
-    # the job's and the episode's fields read from their __dict__, where a model keeps them:
-    # a pydantic model's field read as an attribute goes through its class's ``__getattr__``
-    # hook (about 440 instructions, a dict's item about 60), and a record reads about twenty
+    # the job's and the episode's fields read from their __dict__ (a record reads about
+    # twenty; a model's field read as an attribute costs several times more: see _trusted's
+    # docstring)
     fields, played = job.__dict__, episode.__dict__
     group, setting, mode, trace = (
         fields["group"],
@@ -479,7 +479,7 @@ def _record(
         intervention=fields["intervention"],
         intervention_delivered=played["intervention_delivered"],
         gold=group.gold,
-        rounds=len(trace),
+        rounds=episode.rounds,
         behaviour=behaviour_of(trace, task.required_contexts, evidence),
         defects=tuple(d.kind for d in group.setting(setting).defects),
         trace=list(trace),
