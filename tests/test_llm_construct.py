@@ -190,6 +190,7 @@ def test_build_with_llm_stages(tmp_path: Path) -> None:
         assert group.spec.title.endswith("(rewritten)")
         assert group.provenance["renderer"] == "fakellm/render,cache=false"
         assert group.rendered is not None and "Please decide:" in str(group.rendered["task_text"])
+        assert "faithful" not in group.rendered  # (the template's places are not the model's)
         # verify's text check accepts the model's phrasing, but not an edited condition
         assert check_rendering(group).verdict == Verdict.PROVED, check_rendering(group).summary
         rendered = dict(group.rendered)

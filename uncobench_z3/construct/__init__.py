@@ -42,7 +42,7 @@ from ._candidate import (
 from ._full_information import read_full_information, validate_rendering
 from ._generate import Draft, DraftError, FactHint, SpecGenerator
 from ._instantiate import InstantiationError, Instantiator, Plan, instantiate, make_plan
-from ._integrity import check_rendering, with_rendering_check
+from ._integrity import check_rendering, template_rendered, with_rendering_check
 from ._library import (
     DomainFile,
     ScenarioLibrary,
@@ -163,6 +163,7 @@ __all__ = [
     "statement_text",
     "stored_proofs_of",
     "surviving_problems",
+    "template_rendered",
     "validate_rendering",
     "validate_with_llm",
     "verify_benchmark",

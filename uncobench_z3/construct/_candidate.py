@@ -192,7 +192,10 @@ def process_candidate(
             )
         group = result.group.model_copy(
             update={
-                "rendered": rendered.model_dump(mode="json"),
+                # (a model's rendering stores no places: its group's bytes are as before)
+                "rendered": rendered.model_dump(
+                    mode="json", exclude={"faithful"} if rendered.faithful is None else None
+                ),
                 "provenance": {
                     "scenario": draft.scenario_id,
                     "domain": draft.domain,

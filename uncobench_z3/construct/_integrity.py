@@ -6,11 +6,13 @@ recomputed) would pass ``verify`` and silently change what agents are scored aga
 :func:`check_rendering` ties them:
 
 * a template-rendered group's stored text must be exactly what :func:`render_task` makes of
-  the spec and the group's seed (task text, role directory, style and every record line);
+  the spec and the group's seed (task text, role directory, style, every record line and,
+  when stored, the places of the faithful lines, which the scripted colleagues read);
 * a model-rendered group (its provenance names the renderer model) cannot be re-rendered:
   its program-written task text (everything but the question line) and its role directory
   must be the template's, and every record must keep its candidate, context and value in the
-  role's text (the renderer's own acceptance check);
+  role's text (the renderer's own acceptance check), and it stores no places of faithful
+  lines (the colleagues write the template's);
 * the full-information reader must recover the gold answer from the stored text (three
   shuffled readings), for template-rendered groups (the reader reads the template grammar).
 """
@@ -55,6 +57,9 @@ def _template_differences(stored: RenderedTask, expected: RenderedTask) -> str |
         if stored.records[role] != lines:
             where = _first_difference(stored.records[role], lines)
             return f"the records of {role!r} differ: {where}"
+    # (a group built before the places were stored has none: its lines are written)
+    if stored.faithful is not None and stored.faithful != expected.faithful:
+        return "the stored places of the faithful lines are not where the rendering put them"
     return None
 
 
@@ -72,11 +77,19 @@ def _model_rendered_differences(
         return "the role directory differs from the spec's roles"
     if stored.records.keys() != expected.records.keys():
         return "the records are held by other roles than the spec's"
+    if stored.faithful is not None:
+        return "a model's records store places of the template's faithful lines"
     for role, lines in stored.records.items():
         lost = surviving_problems(task, role, "\n".join(lines))
         if lost:
             return lost[0]
     return None
+
+
+def template_rendered(group: TaskGroup) -> bool:
+    """Whether the group's stored text, if any, is the template's (:func:`render_task` of its
+    spec and seed, as :func:`check_rendering` proves), not a renderer model's."""
+    return str(group.provenance.get("renderer", "offline")) in _OFFLINE_RENDERERS
 
 
 def check_rendering(group: TaskGroup, task: TypedTask | None = None) -> CheckResult:
@@ -93,7 +106,7 @@ def check_rendering(group: TaskGroup, task: TypedTask | None = None) -> CheckRes
         return _result(Verdict.REFUTED, f"the stored text is malformed: {first['msg']}")
     expected = render_task(task, group.seed)
     renderer = str(group.provenance.get("renderer", "offline"))
-    offline = renderer in _OFFLINE_RENDERERS
+    offline = template_rendered(group)
     problem = (
         _template_differences(stored, expected)
         if offline

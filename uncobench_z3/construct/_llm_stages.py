@@ -345,7 +345,9 @@ async def render_with_llm(
     task_text = template.task_text.replace(f"\n{task.spec.question}\n", f"\n{question}\n", 1)
     if SECTION_CANDIDATES not in task_text:
         problems.append("the task text lost its candidate directory")
-    return template.model_copy(update={"task_text": task_text, "records": records}), problems
+    # (the template's places of the faithful lines are not the model's records')
+    update = {"task_text": task_text, "records": records, "faithful": None}
+    return template.model_copy(update=update), problems
 
 
 # -- validation --------------------------------------------------------------------------------

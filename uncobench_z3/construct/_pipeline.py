@@ -72,10 +72,14 @@ class BuildConfig:
     decision_changes: bool = False
     """whether each group stores its decision records' first changes
     (``proofs.decision_changes``)"""
+    faithful_places: bool = True
+    """whether a template-rendered group stores the places of its faithful lines
+    (``rendered.faithful``): always, since they were stored; in the configuration so that a
+    build does not reuse or resume an earlier build's groups, which have none"""
 
     def digest(self) -> str:
         options = asdict(self)
-        for flag in ("minimum_rounds", "decision_changes"):
+        for flag in ("minimum_rounds", "decision_changes", "faithful_places"):
             if not options[flag]:  # a configuration from before it existed keeps its hash
                 del options[flag]
         text = json.dumps({**options, "version": __version__}, sort_keys=True)

@@ -62,6 +62,12 @@ class RenderedTask(BaseModel):
     task_text: str
     role_directory: list[RoleCard]
     records: dict[str, list[str]]
+    faithful: dict[str, list[int]] | None = None
+    """Role -> the place in its records of each of its faithful lines (a record's true value
+    in the required context), in the order of :meth:`~uncobench_z3.spec.TypedTask.slots_of`:
+    where :func:`render_task` shuffled them, so that the scripted colleagues read a faithful
+    line instead of writing it again (``uncobench verify`` renders again and refutes other
+    places). None for a renderer model's records, and in groups built before it was stored."""
 
     def records_text(self, role: str) -> str:
         return "\n".join(self.records[role])
@@ -275,14 +281,31 @@ def role_record_lines(task: TypedTask, role: str, style: Style) -> list[str]:
     return lines
 
 
+def _faithful_indices(task: TypedTask, role: str) -> list[int]:
+    """Where :func:`role_record_lines` writes each faithful line of ``role``, in the order of
+    ``task.slots_of(role)`` (each followed by its alternatives' lines)."""
+    found, index = [], 0
+    alternatives = task.alternatives
+    for slot in task.slots_of(role):
+        found.append(index)
+        index += 1 + len(alternatives.get(slot, ()))
+    return found
+
+
 def render_task(task: TypedTask, seed: int) -> RenderedTask:
     style = choose_style(seed, task.id)
     rng = random.Random(f"records:{seed}:{task.id}")
-    records = {}
+    records, faithful = {}, {}
     for role in task.roles:
         lines = role_record_lines(task, role, style)
-        rng.shuffle(lines)
-        records[role] = lines
+        # the lines' indices shuffled, then the lines put in that order: a shuffle's swaps
+        # depend only on the length and the generator, so the lines go where shuffling them
+        # puts them, and each faithful line's place is known
+        order = list(range(len(lines)))
+        rng.shuffle(order)
+        records[role] = [lines[i] for i in order]
+        place = {index: at for at, index in enumerate(order)}
+        faithful[role] = [place[index] for index in _faithful_indices(task, role)]
     return RenderedTask(
         style=style,
         task_text=render_task_text(task, style),
@@ -290,4 +313,5 @@ def render_task(task: TypedTask, seed: int) -> RenderedTask:
             RoleCard(id=r.id, name=r.name, description=r.description) for r in task.spec.roles
         ],
         records=records,
+        faithful=faithful,
     )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from .._memo import remember
 from .._trusted import trusted_maker
-from ..construct import RenderedTask, rendered_of
+from ..construct import RenderedTask, rendered_of, template_rendered
 from ..models import ToolDef
 from ..settings import TaskGroup
 from ..spec import TypedTask
@@ -142,10 +142,15 @@ class PreparedGroup:
         if task is None or task.spec is not group.spec or not task.has_values:
             task = typed_task(group)  # (which says why a group without values is unusable)
         rendered = rendered_of(group, task)
+        # the faithful lines are read from the records where they are the template's (a
+        # group without stored text is rendered now, by the template)
+        stored = None
+        if rendered.faithful is not None and (group.rendered is None or template_rendered(group)):
+            stored = (rendered.records, rendered.faithful)
         return cls(
             group=group,
             task=task,
             rendered=rendered,
-            book=RecordBook(task, rendered.style),
+            book=RecordBook(task, rendered.style, stored),
             tools=tool_definitions(rendered.role_directory),
         )

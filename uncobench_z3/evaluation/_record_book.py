@@ -6,7 +6,7 @@ follow-ups it answered). The rules the colleagues follow are :mod:`._colleagues`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar, cast
 
@@ -119,7 +119,15 @@ class RecordBook:
     (a pure function of the slot), so sharing cannot change a reply.
     """
 
-    def __init__(self, task: TypedTask, style: Style) -> None:
+    def __init__(
+        self,
+        task: TypedTask,
+        style: Style,
+        stored: tuple[Mapping[str, Sequence[str]], Mapping[str, Sequence[int]]] | None = None,
+    ) -> None:
+        """``stored``: a template-rendered group's records and the places of their faithful
+        lines (:attr:`~uncobench_z3.construct.RenderedTask.faithful`), which are then read
+        from them (the template's lines: a renderer model's records are not given)."""
         self.task = task
         self.style = style
         self.vocabulary = Vocabulary.of(task)
@@ -139,7 +147,8 @@ class RecordBook:
             )
             for slot in task.all_slots()
         }
-        self._lines: dict[Slot, str] = {}  # faithful lines, written when first needed
+        self._lines: dict[Slot, str] = {}  # faithful lines, found when first needed
+        self._stored = stored
         # (its call as a bound method: calling an instance goes through its type's ``__call__``)
         self._exact_lines = ExactLines(task, style).__call__
         # Reading a message costs milliseconds and agents repeat their questions (across
@@ -205,14 +214,34 @@ class RecordBook:
 
     def faithful_line(self, slot: Slot) -> str:
         """The line of ``slot``'s faithful statement (its true value in the required context),
-        written when first needed: from the typed value itself, which is what the statement's
-        value reads back as (:func:`~uncobench_z3.settings.stated_value`), without reading it."""
+        found when first needed: read from the stored records (``stored``), else written from
+        the typed value itself, which is what the statement's value reads back as
+        (:func:`~uncobench_z3.settings.stated_value`), without reading it."""
         text = self._lines.get(slot)
+        if text is None and self._stored is not None:
+            # (the colleagues state nearly every faithful line of a group: writing them was
+            # 1.5% of a first pass over 80 built groups, reading them far less)
+            self._read_stored_lines()
+            text = self._lines.get(slot)
         if text is None:
             task = self.task
             context = task.required_contexts[slot[1]]
             text = self._lines[slot] = self._exact_lines(slot, context, task.values[slot])
         return text
+
+    def _read_stored_lines(self) -> None:
+        """Every faithful line the stored records hold, read where the table places it (a
+        role whose table does not fit its records, which verify refutes, is left out: its
+        lines are written)."""
+        assert self._stored is not None
+        records, places = self._stored
+        self._stored = None
+        for role, found in places.items():
+            lines = records.get(role, ())
+            slots = self.task.slots_of(role)
+            if len(found) == len(slots) and all(0 <= place < len(lines) for place in found):
+                for slot, place in zip(slots, found, strict=True):
+                    self._lines[slot] = lines[place]
 
     def statement_line(self, stated: StatedValue) -> str:
         """The line of any statement (a defect's), remembered by identity."""
