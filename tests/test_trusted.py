@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from uncobench_z3._trusted import TrustedMaker, trusted_maker
+from uncobench_z3._trusted import SharedFieldsSet, TrustedMaker, trusted_maker
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import (
     DEFAULT_BUDGET,
@@ -123,7 +123,69 @@ def test_the_compiled_call_gives_each_model_its_own_state(cls: type[BaseModel]) 
         first, second = make(**values), make(**values)
         _same(first, cls.model_construct(**values))
         assert first.__dict__ is not second.__dict__
-        assert first.model_fields_set is not second.model_fields_set
+        # (a frozen model's fields set is shared, and refuses changes: see the test below)
+        assert first.model_fields_set is second.model_fields_set
+        with pytest.raises(TypeError, match="not changed"):
+            first.model_fields_set.add("x")
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_a_frozen_model_shares_its_fields_set_unchangeably(cls: type[BaseModel]) -> None:
+    """The same fields given: one fields set for all (``model_construct`` makes one a
+    model); nothing changes it, and a copy or a pickled model gets a plain set of its own."""
+    import copy
+    import pickle
+
+    model = next(m for m in PLAYED if type(m) is cls)
+    values = {name: getattr(model, name) for name in cls.model_fields}
+    made = trusted_maker(cls)(**values)
+    shared = made.model_fields_set
+    every = set(cls.model_fields)
+    assert isinstance(shared, SharedFieldsSet) and shared == every
+    changes = [
+        lambda: shared.add("x"), lambda: shared.discard("round"), lambda: shared.remove("round"),
+        shared.pop, shared.clear, lambda: shared.update({"x"}),
+        lambda: shared.difference_update(every), lambda: shared.intersection_update(()),
+        lambda: shared.symmetric_difference_update({"x"}),
+    ]  # fmt: skip
+    for change in changes:
+        with pytest.raises(TypeError, match="not changed"):
+            change()
+    for operator in ("__ior__", "__iand__", "__isub__", "__ixor__"):
+        with pytest.raises(TypeError, match="not changed"):
+            getattr(shared, operator)({"x"})
+    assert shared == every
+    field = next(iter(cls.model_fields))
+    for own in (
+        made.model_copy().model_fields_set,
+        made.model_copy(update={field: values[field]}).model_fields_set,
+        copy.deepcopy(made).model_fields_set,
+        pickle.loads(pickle.dumps(made)).model_fields_set,
+        copy.copy(shared),
+        shared | {"x"},
+        shared - {field},
+    ):
+        assert type(own) is set and own is not shared
+    assert shared - {field} == every - {field}
+    defaulted = [n for n, f in cls.model_fields.items() if not f.is_required()]
+    for name in defaulted:  # (each left out alone: a set of its own for each)
+        without = {n: v for n, v in values.items() if n != name}
+        make = trusted_maker(cls)
+        left_out, again = make(**without), make(**without)
+        assert left_out.model_fields_set == every - {name}
+        assert left_out.model_fields_set is again.model_fields_set
+        assert isinstance(left_out.model_fields_set, SharedFieldsSet)
+    if len(defaulted) > 1:  # (two left out: neither one's set)
+        without = {n: v for n, v in values.items() if n not in defaulted[:2]}
+        assert trusted_maker(cls)(**without).model_fields_set == every - set(defaulted[:2])
+    assert shared == every
+
+
+def test_a_model_that_is_not_frozen_gets_a_fields_set_of_its_own() -> None:
+    make = trusted_maker(_FromData)  # (every field given)
+    first, second = make(name="x", label="X", later=[]), make(name="y", label="Y", later=[])
+    assert type(first.model_fields_set) is set
+    assert first.model_fields_set is not second.model_fields_set
 
 
 def test_a_field_that_cannot_be_a_parameter_takes_the_general_call() -> None:

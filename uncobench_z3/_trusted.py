@@ -39,12 +39,19 @@ import keyword
 import types
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-__all__ = ["TrustedMaker", "fields_of", "made_frozen", "slot_setter", "trusted_maker"]
+__all__ = [
+    "SharedFieldsSet",
+    "TrustedMaker",
+    "fields_of",
+    "made_frozen",
+    "slot_setter",
+    "trusted_maker",
+]
 
 Model = TypeVar("Model", bound=BaseModel)
 Frozen = TypeVar("Frozen")
@@ -162,6 +169,42 @@ class _CompiledAtFirstCall(TrustedMaker[Any]):
         return self(**values)
 
 
+class SharedFieldsSet(set[str]):
+    """The fields set the models of a frozen class share when a compiled call is given the same
+    fields (a frozen model's never changes): a set (pydantic and its serialiser read a set)
+    that refuses changes, copies and pickles as a plain set (pydantic copies a model's fields
+    set before it updates a copy's), and gives plain sets from its operators (``set`` does for
+    a subclass)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: object) -> NoReturn:
+        raise TypeError("a fields set shared by frozen models is not changed")
+
+    add = discard = remove = pop = clear = update = _refuse
+    difference_update = intersection_update = symmetric_difference_update = _refuse
+    __ior__ = __iand__ = __isub__ = __ixor__ = _refuse
+
+    def __reduce__(self) -> tuple[type[set[str]], tuple[list[str]]]:
+        # (copy, deepcopy and pickle: a plain set)
+        return set, (list(self),)
+
+
+class _SharedFieldsSets(dict[int, SharedFieldsSet]):
+    """A frozen class's shared fields sets, by the defaults left out (bit ``1 << i``: the
+    ``i``-th field), each made when first asked for."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def __missing__(self, left: int) -> SharedFieldsSet:
+        made = self[left] = SharedFieldsSet(
+            name for index, name in enumerate(self.names) if not left >> index & 1
+        )
+        return made
+
+
 _MISSING = object()  # a compiled call's parameter that was not given
 _compiled_classes: dict[type[BaseModel], type[TrustedMaker[Any]]] = {}
 
@@ -188,6 +231,10 @@ def _call_source(
     globals put in ``namespace``."""
     names = [name for name, _ in template]
     given = [name for name, default in template if default is _REQUIRED or default is _COMPUTED]
+    # a frozen model's fields set never changes: the models made with the same fields given
+    # share one, which refuses changes (a set made each call was about 1.1k instructions), by
+    # the defaults left out (a bit each, by field index: ``_left``)
+    shared = bool(cls.model_config.get("frozen"))
     namespace.update(
         _M=_MISSING,
         _cls=cls,
@@ -196,13 +243,19 @@ def _call_source(
         _set_fields=slot_setter(cls, "__pydantic_fields_set__"),
         _set_extra=slot_setter(cls, "__pydantic_extra__"),
         _set_private=slot_setter(cls, "__pydantic_private__"),
+        _fields_sets=_SharedFieldsSets(names),
     )
+    namespace["_every_field"] = namespace["_fields_sets"][0]
     parameters = "".join(f", {name}=_M" for name in names)
     lines = [
         f"def __call__(_self, *{parameters}, **_unknown):",
         f"    if {' or '.join(['_unknown', *(f'{name} is _M' for name in given)])}:",
         "        return _self._general(locals())",
-        f"    _fields = {{{', '.join(map(repr, names))}}}" if names else "    _fields = set()",
+        "    _left = 0"
+        if shared
+        else f"    _fields = {{{', '.join(map(repr, names))}}}"
+        if names
+        else "    _fields = set()",
     ]
     for index, (name, default) in enumerate(template):
         if default is not _REQUIRED and default is not _COMPUTED:
@@ -210,12 +263,16 @@ def _call_source(
             lines += [
                 f"    if {name} is _M:",
                 f"        {name} = _default{index}",
-                f"        _fields.discard({name!r})",
+                f"        _left |= {1 << index}"
+                if shared
+                else f"        _fields.discard({name!r})",
             ]
     lines += [
         "    _made = _new(_cls)",
         f"    _set_dict(_made, {{{', '.join(f'{name!r}: {name}' for name in names)}}})",
-        "    _set_fields(_made, _fields)",
+        "    _set_fields(_made, _fields_sets[_left] if _left else _every_field)"
+        if shared
+        else "    _set_fields(_made, _fields)",
         "    _set_extra(_made, None)",
         "    _set_private(_made, None)",
         "    return _made",
@@ -226,7 +283,8 @@ def _call_source(
 def _compiled(cls: type[BaseModel], template: tuple[tuple[str, object], ...]) -> type[Any]:
     """A subclass of :class:`TrustedMaker` whose call is written out for ``cls``'s fields:
     each field a keyword parameter, the state a dict display in field order, the fields set
-    a set display less the shared defaults not given, the attributes set through their
+    a set display less the shared defaults not given (a frozen class's: one
+    :class:`SharedFieldsSet` for each set of defaults left out), the attributes set through their
     descriptors (about two thirds of the general call's time). A call that does not give
     every field without a shared default, or names one that is not a field, takes the
     general path."""
