@@ -16,12 +16,13 @@ import dataclasses
 
 from tests.test_eval_evidence import GROUPS, TASKS, _statements
 from tests.test_evidence_faithful import BOOKS
-from uncobench_z3.evaluation import ReplyRecord, RoundRecord
+from uncobench_z3.evaluation import ReplyRecord, RoundRecord, decision_changes
 from uncobench_z3.evaluation._completion import (
     _NO_CHANGE,
     _UNKNOWN,
     TaskTables,
     differing_completion,
+    values_to_try,
 )
 from uncobench_z3.evaluation._evidence import (
     FaceValueEvidence,
@@ -29,6 +30,7 @@ from uncobench_z3.evaluation._evidence import (
     evidence_by_round,
     final_evidence,
 )
+from uncobench_z3.settings import StatedValue
 from uncobench_z3.spec import Outcome, Slot, TypedTask, Value
 
 
@@ -47,7 +49,8 @@ def _with_values(task: TypedTask, changes: dict[Slot, Value]) -> TypedTask:
 
 def _tasks_with_repeats_and_strays() -> list[TypedTask]:
     """The example tasks, and each with a numeric decision fact's second candidate at the
-    first's value (a value to try twice) or at a value off the domain (not tried)."""
+    first's value (a value to try twice: the very object, or an equal one made again) or at
+    a value off the domain (not tried)."""
     found = list(TASKS)
     for task in TASKS:
         for fact in sorted(task.decision_facts()):
@@ -57,6 +60,8 @@ def _tasks_with_repeats_and_strays() -> list[TypedTask]:
             first, second = ((c, fact) for c in task.candidates[:2])
             high = typed.code_range()[1]
             found.append(_with_values(task, {second: task.values[first]}))
+            again = typed.value_of(typed.code(task.values[first]))  # (equal, not the same)
+            found.append(_with_values(task, {second: again}))
             found.append(_with_values(task, {first: typed.value_of(high + 1)}))
             break
     return found
@@ -69,6 +74,10 @@ def test_a_stored_change_is_the_entry_of_the_values_to_try() -> None:
         gold = truth = Outcome("none")  # (the store's gold and truth: not read here)
         for slot in full.decision_slots:
             tries = full.tries(slot)
+            # the definition: the first of equal values to try, each in the fact's domain
+            contains = task.facts[slot[1]].contains
+            definition = [v for v in dict.fromkeys(values_to_try(task, slot)) if contains(v)]
+            assert len(tries) == len(definition) and all(map(_same, tries, definition)), slot
             listed = [task.values.get((c, slot[1])) for c in task.candidates]
             repeats += len(listed) != len(set(map(repr, listed)))
             strays += any(not task.facts[slot[1]].contains(v) for v in listed if v is not None)
@@ -167,3 +176,68 @@ def test_equal_evidence_of_two_samples_shares_its_signature_items() -> None:
         assert first == second and len(wrong) == 2
         by_item = {item: item for item in first}
         assert all(by_item[item] is item for item in second)
+
+
+def test_a_constrained_record_starts_from_its_free_first_change() -> None:
+    """A record that imprecise statements constrain, in a table that knows (or stores) its
+    first change with no statement: that change, when the statements allow it, is the
+    completion (the values tried before it gave gold), else the record is searched; either
+    way the plain search's completion, for every statement of every record."""
+    allowed = refused = none = 0
+    for index, task in enumerate(TASKS):
+        gold, truth = GROUPS[index].gold.to_outcome(), task.outcome()
+        stored = decision_changes(task, GROUPS[index].gold)
+        assert stored is not None
+        for evidence in _constrained_cases(index):
+            ((slot, stated),) = evidence.imprecise
+            free = TaskTables(task)
+            free.store(gold, truth, stored)
+            change = free.stored_change(slot)
+            if change is _NO_CHANGE:
+                none += 1
+            elif _allows(free, stated, change):
+                allowed += 1
+            else:
+                refused += 1
+            plain = differing_completion(task, gold, evidence, shortcuts=False)
+            searched = TaskTables(task)  # (its free change found by a search first)
+            open_evidence = FaceValueEvidence(evidence.exact, (), (), frozenset(), frozenset())
+            differing_completion(task, gold, open_evidence, truth=truth, tables=searched)
+            for tables in (free, searched):
+                kept = differing_completion(task, gold, evidence, truth=truth, tables=tables)
+                assert kept == plain, (task.id, slot, stated)
+    assert allowed > 10 and refused > 10 and none, (allowed, refused, none)
+
+
+def test_a_kept_constrained_change_answers_only_the_statements_it_was_found_for() -> None:
+    """Evidence asked again with the same statements of its open record is answered from the
+    kept entry; with another statement beside them, of a record the evidence pins (true of
+    it, or not: then the true records are not a completion), it is the plain search's."""
+    compared = contradicted = 0
+    for index, task in enumerate(TASKS):
+        gold, truth = GROUPS[index].gold.to_outcome(), task.outcome()
+        tables = TaskTables(task)
+        cases = _constrained_cases(index)
+        for evidence in cases:
+            plain = differing_completion(task, gold, evidence, shortcuts=False)
+            assert differing_completion(task, gold, evidence, truth=truth, tables=tables) == plain
+            ((open_slot, _),) = evidence.imprecise
+            for other in cases:
+                ((slot, stated),) = other.imprecise
+                if slot == open_slot or slot not in evidence.exact:
+                    continue
+                stating = (*evidence.imprecise, (slot, stated))
+                both = dataclasses.replace(evidence, imprecise=stating)
+                kept = differing_completion(task, gold, both, truth=truth, tables=tables)
+                assert kept == differing_completion(task, gold, both, shortcuts=False)
+                contradicted += not _allows(tables, stated, task.values[slot])
+                compared += 1
+    assert compared > 50 and contradicted > 10, (compared, contradicted)
+
+
+def _allows(tables: TaskTables, stated: StatedValue, value: object) -> bool:
+    """Whether the imprecise statement ``stated`` allows ``value`` of its record."""
+    statement = tables.imprecision(stated)
+    if statement.options is not None:
+        return value in statement.options
+    return statement.low <= value <= statement.high  # type: ignore[operator]

@@ -42,6 +42,9 @@ def _values_in_order(task: TypedTask, slot: Slot) -> Iterator[Value]:
     yield fact.value_of(last)
 
 
+ConstraintKey = tuple[Slot, tuple[StatementKey, ...]]
+"""a record and the :func:`statement_key` of each statement constraining it, in order"""
+
 StoredChanges = Mapping[str, Mapping[str, int | None]]
 """candidate -> decision fact -> the index of the record's first change in the fact's values
 to try (:meth:`TaskTables.tries`), None when no value changes the output: a group's
@@ -61,6 +64,7 @@ class TaskTables:
         "_constrained",
         "_gives",
         "_imprecisions",
+        "_keys",
         "_stored",
         "_tries",
         "conditions",
@@ -80,9 +84,10 @@ class TaskTables:
         # the first change of a record constrained by imprecise statements, by the record and
         # the statements' keys, with the others true (read by differing_completion, which
         # fills it; a group's samples state the same constraints, in its mixed setting too)
-        self._constrained: dict[tuple[Slot, tuple[StatementKey, ...]], object] = {}
+        self._constrained: dict[ConstraintKey, object] = {}
         self._gives: tuple[Outcome, Outcome, bool] | None = None
         self._imprecisions: dict[int, tuple[StatedValue, Imprecision]] = {}
+        self._keys: dict[int, tuple[StatedValue, StatementKey]] = {}
         self._stored: StoredChanges | None = None
 
     def imprecision(self, stated: StatedValue) -> Imprecision:
@@ -94,6 +99,22 @@ class TaskTables:
             kept = (stated, stated_imprecision(self.task, stated))
             remember(self._imprecisions, id(stated), kept, _READINGS_KEPT)
         return kept[1]
+
+    def constraint_key(
+        self, slot: Slot, imprecise: tuple[tuple[Slot, StatedValue], ...]
+    ) -> ConstraintKey:
+        """The statements of ``imprecise`` about ``slot``, as the key of its constrained first
+        change: their :func:`statement_key`, in order, each remembered by the statement (as
+        :meth:`imprecision`: every later round's evidence holds them again)."""
+        keys = []
+        for at, stated in imprecise:
+            if at == slot:
+                kept = self._keys.get(id(stated))
+                if kept is None or kept[0] is not stated:
+                    kept = (stated, statement_key(stated))
+                    remember(self._keys, id(stated), kept, _READINGS_KEPT)
+                keys.append(kept[1])
+        return (slot, tuple(keys))
 
     def changes(self, gold: Outcome, truth: Outcome) -> dict[Slot, object]:
         """The first change of each decision record that gives an output other than ``gold``
@@ -163,10 +184,12 @@ class TaskTables:
         """:meth:`tries`, one at a time: each value of ``values_to_try`` once (as
         ``dict.fromkeys`` keeps it: the first of equal values), if in the fact's domain."""
         contains = self.task.facts[slot[1]].contains
-        seen: set[Value] = set()
+        # (a list, not a set: a handful of values, and a Fraction's hash costs a modular
+        # inverse; equal values hash alike, so both keep the same first ones)
+        seen: list[Value] = []
         for value in _values_in_order(self.task, slot):
             if value not in seen:
-                seen.add(value)
+                seen.append(value)
                 if contains(value):
                     yield value
 
@@ -205,7 +228,7 @@ def differing_completion(
             for slot, value in evidence.exact.items()
             if not at_true_value(value, task.values.get(slot))
         )
-    if not untrue and not evidence.imprecise and truth is not None and shortcuts:
+    if not untrue and truth is not None and shortcuts:
         found = _kept_completion(task, gold, evidence, truth, tables)
         if found is not _UNKNOWN:
             return found  # type: ignore[return-value]
@@ -328,11 +351,18 @@ def differing_completion(
         if known is None:
             value = first_change(slot)
         elif slot in options or slot in ranges:
-            key = (slot, tuple(statement_key(s) for at, s in evidence.imprecise if at == slot))
+            key = tables.constraint_key(slot, evidence.imprecise)
             constrained = tables._constrained
             value = constrained.get(key, _UNKNOWN)
             if value is _UNKNOWN:
-                value = constrained[key] = first_change(slot)
+                # The record's first change with no statement (kept or stored), when the
+                # statements allow it, is its first change under them: each value tried before
+                # it here was tried before it there (the statements' own values come last) and
+                # gave gold.
+                free = tables.kept_change(known, slot)
+                if free is _UNKNOWN or free is _NO_CHANGE or not allowed(slot, free):  # type: ignore[arg-type]
+                    free = first_change(slot)
+                value = constrained[key] = free
         else:
             value = tables.kept_change(known, slot)
             if value is _UNKNOWN:
@@ -349,21 +379,36 @@ def _kept_completion(
     truth: Outcome,
     tables: TaskTables | None,
 ) -> object:
-    """:func:`differing_completion` of evidence that pins records at their true values only
-    (no imprecise statement): its first completion is the true records, whose output is
+    """:func:`differing_completion` of evidence that pins records at their true values only,
+    and whose imprecise statements constrain open records the tables have kept a first change
+    for under the same statements: its first completion is the true records, whose output is
     ``truth``, and each other one changes one open decision record from its true value, so
     the tables' kept (or stored) first changes answer it without copying the records.
     ``_UNKNOWN``: a first change not yet known (the search finds it)."""
     if tables is None:
         return _UNKNOWN
-    if not tables.gives(gold, truth):
-        return dict(task.values)  # (the evidence's exact values equal the true ones)
     known = tables.changes(gold, truth)
     exact = evidence.exact
+    constrained: dict[Slot, object] = {}
+    if evidence.imprecise:
+        # A kept entry was made only by a search of these very statements that started from
+        # the true records: they were readable and true of them (else none was kept).
+        kept = tables._constrained
+        for slot, _ in evidence.imprecise:
+            if slot in exact:
+                return _UNKNOWN  # (a statement of a pinned record: not what is kept)
+            if slot not in constrained:
+                constrained[slot] = kept.get(
+                    tables.constraint_key(slot, evidence.imprecise), _UNKNOWN
+                )
+                if constrained[slot] is _UNKNOWN:
+                    return _UNKNOWN
+    if not tables.gives(gold, truth):
+        return dict(task.values)  # (the evidence's exact values equal the true ones)
     for slot in tables.decision_slots:
         if slot in exact:
             continue
-        value = tables.kept_change(known, slot)
+        value = constrained[slot] if slot in constrained else tables.kept_change(known, slot)
         if value is _UNKNOWN:
             return _UNKNOWN
         if value is not _NO_CHANGE:
