@@ -243,9 +243,10 @@ def _call_source(
         _set_fields=slot_setter(cls, "__pydantic_fields_set__"),
         _set_extra=slot_setter(cls, "__pydantic_extra__"),
         _set_private=slot_setter(cls, "__pydantic_private__"),
-        _fields_sets=_SharedFieldsSets(names),
     )
-    namespace["_every_field"] = namespace["_fields_sets"][0]
+    if shared:
+        fields_sets = _SharedFieldsSets(names)
+        namespace.update(_fields_sets=fields_sets, _every_field=fields_sets[0])
     parameters = "".join(f", {name}=_M" for name in names)
     lines = [
         f"def __call__(_self, *{parameters}, **_unknown):",

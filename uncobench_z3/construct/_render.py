@@ -269,27 +269,22 @@ class ExactLines:
 
 def role_record_lines(task: TypedTask, role: str, style: Style) -> list[str]:
     """Every record of a role: each candidate's value in the required and the other contexts."""
-    lines = []
+    return _role_records(task, role, style)[0]
+
+
+def _role_records(task: TypedTask, role: str, style: Style) -> tuple[list[str], list[int]]:
+    """:func:`role_record_lines`, and where among them each faithful line is (a record's value
+    in the required context, each followed by its alternatives' lines), in the order of
+    ``task.slots_of(role)``."""
+    lines: list[str] = []
+    faithful: list[int] = []
     line = ExactLines(task, style)
-    for candidate in task.candidates:
-        for key in task.facts_of(role):
-            fact = task.facts[key]
-            slot = (candidate, key)
-            lines.append(line(slot, fact.context, task.values[slot]))
-            for context, value in sorted(task.alternatives.get(slot, {}).items()):
-                lines.append(line(slot, context, value))
-    return lines
-
-
-def _faithful_indices(task: TypedTask, role: str) -> list[int]:
-    """Where :func:`role_record_lines` writes each faithful line of ``role``, in the order of
-    ``task.slots_of(role)`` (each followed by its alternatives' lines)."""
-    found, index = [], 0
-    alternatives = task.alternatives
     for slot in task.slots_of(role):
-        found.append(index)
-        index += 1 + len(alternatives.get(slot, ()))
-    return found
+        faithful.append(len(lines))
+        lines.append(line(slot, task.facts[slot[1]].context, task.values[slot]))
+        for context, value in sorted(task.alternatives.get(slot, {}).items()):
+            lines.append(line(slot, context, value))
+    return lines, faithful
 
 
 def render_task(task: TypedTask, seed: int) -> RenderedTask:
@@ -297,7 +292,7 @@ def render_task(task: TypedTask, seed: int) -> RenderedTask:
     rng = random.Random(f"records:{seed}:{task.id}")
     records, faithful = {}, {}
     for role in task.roles:
-        lines = role_record_lines(task, role, style)
+        lines, written_at = _role_records(task, role, style)
         # the lines' indices shuffled, then the lines put in that order: a shuffle's swaps
         # depend only on the length and the generator, so the lines go where shuffling them
         # puts them, and each faithful line's place is known
@@ -305,7 +300,7 @@ def render_task(task: TypedTask, seed: int) -> RenderedTask:
         rng.shuffle(order)
         records[role] = [lines[i] for i in order]
         place = {index: at for at, index in enumerate(order)}
-        faithful[role] = [place[index] for index in _faithful_indices(task, role)]
+        faithful[role] = [place[index] for index in written_at]
     return RenderedTask(
         style=style,
         task_text=render_task_text(task, style),
