@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
@@ -19,6 +20,7 @@ from ..construct._render import ExactLines
 from ..settings import (
     Defect,
     DefectKind,
+    FollowUpRule,
     ParsedMessage,
     Request,
     StatedValue,
@@ -112,6 +114,60 @@ def _made_reply(
     )
 
 
+_DEFECTS_KEPT = 8
+"""distinct defects a record book keeps of one kind, role and fact (a group has a few)"""
+_LOOSE_TYPES = frozenset([Decimal, list])
+"""the types of statement values ``==`` takes for others that read differently"""
+
+
+def _same_statements(a: list[StatedValue] | None, b: list[StatedValue] | None) -> bool:
+    """Whether two lists of statements have the same fields, of the same types and digits:
+    ``==`` takes ``Decimal("1.0")`` for ``Decimal("1")``, ``1`` for ``True`` and an option
+    ``1`` for ``True``, which are written differently (their ``repr`` is not)."""
+    if a is None or b is None:
+        return a is b
+    if len(a) != len(b):
+        return False
+    for stated_a, stated_b in zip(a, b, strict=True):
+        fields_a, fields_b = stated_a.__dict__, stated_b.__dict__
+        if fields_a != fields_b:
+            return False
+        types = [*map(type, fields_a.values())]
+        if types != [*map(type, fields_b.values())] or not (
+            _LOOSE_TYPES.isdisjoint(types) or repr(fields_a) == repr(fields_b)
+        ):
+            return False
+    return True
+
+
+def _signs(rule: FollowUpRule) -> list[list[tuple[type, dict[str, object]]]]:
+    """A rule's signs, clause by clause, as their classes and fields (a sign's fields are
+    strings and lists of strings: ``==`` tells them apart)."""
+    return [
+        [(type(sign), sign.__dict__) for sign in clause.__dict__["any_of"]]
+        for clause in rule.__dict__["all_of"]
+    ]
+
+
+def same_defect(a: Defect, b: Defect) -> bool:
+    """Whether ``a`` and ``b`` are the same defect in every field, each value of the same type
+    and written the same (``==``, stricter): either can then stand for the other. (Without
+    pydantic's ``==``, which compares every nested model in Python.)"""
+    fields_a, fields_b = a.__dict__, b.__dict__
+    return (
+        fields_a["kind"] == fields_b["kind"]
+        and fields_a["role"] == fields_b["role"]
+        and fields_a["fact"] == fields_b["fact"]
+        and fields_a["candidates"] == fields_b["candidates"]
+        and fields_a["rationale"] == fields_b["rationale"]
+        and type(fields_a["missed_wait"]) is type(fields_b["missed_wait"])
+        and fields_a["missed_wait"] == fields_b["missed_wait"]
+        and _same_statements(fields_a["first_reply"], fields_b["first_reply"])
+        and _same_statements(fields_a["resolved_reply"], fields_b["resolved_reply"])
+        and _signs(fields_a["targeted_follow_up"]) == _signs(fields_b["targeted_follow_up"])
+    )
+
+
 class RecordBook:
     """What the colleagues of one task need, derived once: vocabulary, faithful lines.
 
@@ -181,17 +237,41 @@ class RecordBook:
         # that has the same defect (by identity: both are kept with it, so that neither id
         # is reused meanwhile).
         self._follow_ups: dict[tuple[int, int], tuple[Defect, Request, object]] = {}
+        # A setting's defect is often another setting's too (a mixed setting's are those of
+        # the settings with one defect), read from the group file as an equal but separate
+        # object: each is taken as the first one like it (:func:`same_defect`), so that what
+        # is remembered by a defect's identity or its statements' (the follow-ups' decisions,
+        # the defects' lines, the scoring's readings) is made once per group, not per setting
+        self._defects: dict[tuple[str, str, str | None], list[Defect]] = {}
 
     def defect_tables(self, defects: Sequence[Defect], make: Callable[[Sequence[Defect]], T]) -> T:
-        """``make(defects)``, remembered by the identity of ``defects`` (a setting's list,
-        the group's data, kept with the tables so that its id is not reused): what the
-        scripted colleagues sort out of a setting's defects, once per setting of the group."""
+        """``make(defects)``, each defect as :meth:`shared_defect` gives it, remembered by the
+        identity of ``defects`` (a setting's list, the group's data, kept with the tables so
+        that its id is not reused): what the scripted colleagues sort out of a setting's
+        defects, once per setting of the group."""
         found = self._defect_tables.get(id(defects))
         if found is not None and found[0] is defects:
             return cast(T, found[1])
-        made = make(defects)
+        made = make([self.shared_defect(defect) for defect in defects])
         remember(self._defect_tables, id(defects), (defects, made), READINGS_KEPT)
         return made
+
+    def shared_defect(self, defect: Defect) -> Defect:
+        """The first defect given to the book that is the same as ``defect`` in every field
+        (:func:`same_defect`; ``defect`` itself when it is the first)."""
+        fields = defect.__dict__
+        if fields["kind"] == "missed":  # (nothing of a Missed defect is remembered by it)
+            return defect
+        key = (fields["kind"], fields["role"], fields["fact"])
+        alike = self._defects.get(key)
+        if alike is None:
+            alike = self._defects[key] = []
+        for earlier in alike:
+            if earlier is defect or same_defect(earlier, defect):
+                return earlier
+        if len(alike) < _DEFECTS_KEPT:  # (kept: a defect is the group's, a few of each)
+            alike.append(defect)
+        return defect
 
     def follow_up(
         self, defect: Defect, request: Request, make: Callable[[TypedTask, Defect, Request], T]
