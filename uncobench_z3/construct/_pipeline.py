@@ -76,10 +76,13 @@ class BuildConfig:
     """whether a template-rendered group stores the places of its faithful lines
     (``rendered.faithful``): always, since they were stored; in the configuration so that a
     build does not reuse or resume an earlier build's groups, which have none"""
+    shared_defects: bool = True
+    """whether each group stores which of its defects are the same (``proofs.shared_defects``):
+    always, since it was stored; in the configuration for the same reason"""
 
     def digest(self) -> str:
         options = asdict(self)
-        for flag in ("minimum_rounds", "decision_changes", "faithful_places"):
+        for flag in ("minimum_rounds", "decision_changes", "faithful_places", "shared_defects"):
             if not options[flag]:  # a configuration from before it existed keeps its hash
                 del options[flag]
         text = json.dumps({**options, "version": __version__}, sort_keys=True)

@@ -147,10 +147,16 @@ class PreparedGroup:
         stored = None
         if rendered.faithful is not None and (group.rendered is None or template_rendered(group)):
             stored = (rendered.records, rendered.faithful)
+        book = RecordBook(task, rendered.style, stored)
+        # (the build's map of the same defects, instead of comparing them: an older group's
+        # defects are compared)
+        shared = group.proofs.shared_defects if group.proofs is not None else None
+        if shared is not None:
+            book.take_shared_defects(group.settings, shared)
         return cls(
             group=group,
             task=task,
             rendered=rendered,
-            book=RecordBook(task, rendered.style, stored),
+            book=book,
             tools=tool_definitions(rendered.role_directory),
         )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
@@ -20,13 +19,15 @@ from ..construct._render import ExactLines
 from ..settings import (
     Defect,
     DefectKind,
-    FollowUpRule,
     ParsedMessage,
     Request,
+    Setting,
+    SettingName,
     StatedValue,
     Vocabulary,
     parse_message,
     read_request,
+    same_defect,
 )
 from ..spec import Slot, TypedTask, to_json_scalar
 
@@ -116,56 +117,6 @@ def _made_reply(
 
 _DEFECTS_KEPT = 8
 """distinct defects a record book keeps of one kind, role and fact (a group has a few)"""
-_LOOSE_TYPES = frozenset([Decimal, list])
-"""the types of statement values ``==`` takes for others that read differently"""
-
-
-def _same_statements(a: list[StatedValue] | None, b: list[StatedValue] | None) -> bool:
-    """Whether two lists of statements have the same fields, of the same types and digits:
-    ``==`` takes ``Decimal("1.0")`` for ``Decimal("1")``, ``1`` for ``True`` and an option
-    ``1`` for ``True``, which are written differently (their ``repr`` is not)."""
-    if a is None or b is None:
-        return a is b
-    if len(a) != len(b):
-        return False
-    for stated_a, stated_b in zip(a, b, strict=True):
-        fields_a, fields_b = stated_a.__dict__, stated_b.__dict__
-        if fields_a != fields_b:
-            return False
-        types = [*map(type, fields_a.values())]
-        if types != [*map(type, fields_b.values())] or not (
-            _LOOSE_TYPES.isdisjoint(types) or repr(fields_a) == repr(fields_b)
-        ):
-            return False
-    return True
-
-
-def _signs(rule: FollowUpRule) -> list[list[tuple[type, dict[str, object]]]]:
-    """A rule's signs, clause by clause, as their classes and fields (a sign's fields are
-    strings and lists of strings: ``==`` tells them apart)."""
-    return [
-        [(type(sign), sign.__dict__) for sign in clause.__dict__["any_of"]]
-        for clause in rule.__dict__["all_of"]
-    ]
-
-
-def same_defect(a: Defect, b: Defect) -> bool:
-    """Whether ``a`` and ``b`` are the same defect in every field, each value of the same type
-    and written the same (``==``, stricter): either can then stand for the other. (Without
-    pydantic's ``==``, which compares every nested model in Python.)"""
-    fields_a, fields_b = a.__dict__, b.__dict__
-    return (
-        fields_a["kind"] == fields_b["kind"]
-        and fields_a["role"] == fields_b["role"]
-        and fields_a["fact"] == fields_b["fact"]
-        and fields_a["candidates"] == fields_b["candidates"]
-        and fields_a["rationale"] == fields_b["rationale"]
-        and type(fields_a["missed_wait"]) is type(fields_b["missed_wait"])
-        and fields_a["missed_wait"] == fields_b["missed_wait"]
-        and _same_statements(fields_a["first_reply"], fields_b["first_reply"])
-        and _same_statements(fields_a["resolved_reply"], fields_b["resolved_reply"])
-        and _signs(fields_a["targeted_follow_up"]) == _signs(fields_b["targeted_follow_up"])
-    )
 
 
 class RecordBook:
@@ -243,18 +194,63 @@ class RecordBook:
         # is remembered by a defect's identity or its statements' (the follow-ups' decisions,
         # the defects' lines, the scoring's readings) is made once per group, not per setting
         self._defects: dict[tuple[str, str, str | None], list[Defect]] = {}
+        # (a built group stores which defects are the same, :meth:`take_shared_defects`:
+        # setting's list -> its defects, each as the first one like it, without comparing)
+        self._shared: dict[int, tuple[Sequence[Defect], list[Defect]]] = {}
 
     def defect_tables(self, defects: Sequence[Defect], make: Callable[[Sequence[Defect]], T]) -> T:
-        """``make(defects)``, each defect as :meth:`shared_defect` gives it, remembered by the
+        """``make(defects)``, each defect as the group's stored map gives it
+        (:meth:`take_shared_defects`) or else :meth:`shared_defect`, remembered by the
         identity of ``defects`` (a setting's list, the group's data, kept with the tables so
         that its id is not reused): what the scripted colleagues sort out of a setting's
         defects, once per setting of the group."""
         found = self._defect_tables.get(id(defects))
         if found is not None and found[0] is defects:
             return cast(T, found[1])
-        made = make([self.shared_defect(defect) for defect in defects])
+        shared = self._shared.get(id(defects))
+        if shared is not None and shared[0] is defects:
+            made = make(shared[1])
+        else:
+            made = make([self.shared_defect(defect) for defect in defects])
         remember(self._defect_tables, id(defects), (defects, made), READINGS_KEPT)
         return made
+
+    def take_shared_defects(
+        self,
+        settings: Sequence[Setting],
+        shared: Mapping[SettingName, Sequence[tuple[SettingName, int] | None]],
+    ) -> None:
+        """Take the group's stored map of the same defects (``proofs.shared_defects``, which
+        ``uncobench verify`` recomputes with the full comparison) for :meth:`defect_tables`
+        instead of comparing the defects: a defect it names is taken as the earlier one it
+        names. Not taken unless it fits ``settings`` (the group's): every setting it names
+        exists with as many defects, and every defect named is in range, of the same kind,
+        role and fact."""
+        by_name = {setting.name: setting.defects for setting in settings}
+        taken: dict[int, tuple[Sequence[Defect], list[Defect]]] = {}
+        for name, sources in shared.items():
+            defects = by_name.get(name)
+            if defects is None or len(sources) != len(defects):
+                return
+            made = []
+            for defect, source in zip(defects, sources, strict=True):
+                if source is not None:
+                    earlier = by_name.get(source[0])
+                    if earlier is None or not 0 <= source[1] < len(earlier):
+                        return
+                    first, fields = earlier[source[1]].__dict__, defect.__dict__
+                    if (first["kind"], first["role"], first["fact"]) != (
+                        fields["kind"],
+                        fields["role"],
+                        fields["fact"],
+                    ):
+                        return
+                    defect = earlier[source[1]]
+                made.append(defect)
+            taken[id(defects)] = (defects, made)
+        for defects in by_name.values():  # (the others' defects are the first like them)
+            taken.setdefault(id(defects), (defects, list(defects)))
+        self._shared = taken
 
     def shared_defect(self, defect: Defect) -> Defect:
         """The first defect given to the book that is the same as ``defect`` in every field

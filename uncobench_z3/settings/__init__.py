@@ -49,6 +49,7 @@ from ._model import (
 from ._perturb import DefectBalance, Perturbation, perturb
 from ._pins import Pin, parse_pin, pinned_defects
 from ._request import INTENTS, ContextMention, ParsedMessage, Request, parse_message, read_request
+from ._shared import SharedDefects, same_defect, shared_defects, shared_defects_check
 from ._stated import face_value, face_value_of, range_midpoint, stated_imprecision, stated_value
 from ._validity import MAX_GOLD_CHANCE, DefectChecker
 from ._verify import verify_group, verify_group_task
@@ -87,6 +88,7 @@ __all__ = [
     "Request",
     "Setting",
     "SettingName",
+    "SharedDefects",
     "Sign",
     "StatedValue",
     "Strategy",
@@ -116,6 +118,9 @@ __all__ = [
     "read_request",
     "rule_lines",
     "rule_text",
+    "same_defect",
+    "shared_defects",
+    "shared_defects_check",
     "stated_imprecision",
     "stated_value",
     "strategy_reading",

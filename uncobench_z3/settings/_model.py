@@ -187,6 +187,19 @@ class ProofSummary(_Frozen):
         "that proof), compared with a fresh computation by `uncobench verify`, read by an "
         "evaluation instead of computing it. Absent: computed when evaluated.",
     )
+    shared_defects: (
+        dict[SettingName, list[tuple[SettingName, Annotated[int, Field(ge=0)]] | None]] | None
+    ) = Field(
+        default=None,
+        # left out when absent, so a group without it keeps its content hash
+        exclude_if=lambda stored: stored is None,
+        description="Setting -> for each of its defects, the setting and index of the first "
+        "earlier defect of the group (in the settings' order) that is the same in every field, "
+        "or None (only settings with such a defect are named; uncobench_z3.settings."
+        "shared_defects): the scripted colleagues take the one for the other. Stored by "
+        "`uncobench build`, compared with a fresh computation by `uncobench verify`. Absent: "
+        "the colleagues compare the defects when evaluated.",
+    )
 
 
 GROUP_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"

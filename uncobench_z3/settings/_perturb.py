@@ -65,6 +65,7 @@ from ._model import (
     TaskGroup,
 )
 from ._pins import Pin, pinned_defects
+from ._shared import shared_defects
 from ._validity import MAX_GOLD_CHANCE, DefectChecker, gold_chances
 
 #: Imprecise statements screened (exactly) per record before giving up on it.
@@ -396,6 +397,7 @@ def perturb(
             checks={c.name: c.verdict.label for c in checks},
             gold_chances=gold_chances(checks),
             guessing_floors=floors_json(guessing_floors(task, chooser.gold, ordered)),
+            shared_defects=shared_defects(ordered),
         ),
     )
     return Perturbation(group, report, unavailable, task=task)

@@ -20,6 +20,7 @@ from ..solver import (
 from ..spec import Answer, TypedTask
 from ._guessing import floors_check
 from ._model import TaskGroup
+from ._shared import shared_defects_check
 from ._validity import DefectChecker, stored_chances_check
 
 
@@ -107,6 +108,8 @@ def verify_group_task(
             proof.task, proof.gold, group.settings, stored.guessing_floors if stored else None
         )
     )
+    if stored is not None and stored.shared_defects is not None:
+        checks.append(shared_defects_check(group.settings, stored.shared_defects))
     report = VerificationReport(
         source=source,
         document="group",
