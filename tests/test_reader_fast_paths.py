@@ -19,6 +19,7 @@ from operator import itemgetter
 from pathlib import Path
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -646,7 +647,8 @@ def test_values_found_with_the_screens_are_the_values_found_without(
         _DIGIT=every,
         _MONTH_BEFORE_DIGIT=every,
         _SPACED_OF=every,
-        _FIRST_DIGIT_ASCII=every,
+        _digit_runs=lambda text: list(range(len(text) + 1)),
+        _DAY_BEFORE_YEAR_AT=every,
         _MONTH_BEFORE_DIGIT_LOWER=every,
         _names_a_month_lowered=lambda lowered: True,
         _OF_MONTH_LOWER=every,
@@ -655,6 +657,39 @@ def test_values_found_with_the_screens_are_the_values_found_without(
         _NUMBER=re.compile(VA._NUMBER.pattern.removeprefix(r"(?=[-\d])"), VA._NUMBER.flags),
     ):
         assert scan_values(text) == screened
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=24))
+def test_a_text_s_digit_runs_are_its_digits_not_after_a_word_character(text: str) -> None:
+    """Where the date patterns that start with a digit, and the numbers, are tried in a text
+    of ASCII (:func:`_digit_runs`, read on the text's classes of characters)."""
+    expected = [m.start() for m in re.finditer(r"(?<!\w)[0-9]", text)]
+    assert VA._digit_runs(text) == expected
+    assert VA._digit_runs(text + " 1x") == [*expected, len(text) + 1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2026-27", "FY2026/27", "the 2026-27 season", "1999-2000", "12-5", "Q3 H1 fy26", "2026 -3"],
+)
+def test_a_number_after_a_year_and_a_dash_is_a_period(text: str) -> None:
+    """:func:`_number_value` reads a number as a period's as defined (the search for a year
+    and a dash made only when the five characters before it end with a dash or a slash)."""
+    for m in VA._NUMBER.finditer(text):
+        before = text[max(0, m.start() - 5) : m.start()].lower()
+        period = before.endswith(("fy", "q", "h")) or VA._YEAR_AND_DASH.search(before)
+        assert (VA._number_value(text, m) is None) == bool(period), (text, m)
+    assert [v.value for v in scan_values("the 2026-27 season")] == [Fraction(2026)]
+
+
+def test_a_date_pattern_tried_at_the_runs_finds_what_finditer_finds() -> None:
+    """A match is tried only where the last one ended or later, as ``finditer`` does."""
+    pattern = re.compile(r"[0-9]+-[0-9]+")
+    text = "1-2-3 4-5 6"
+    runs = [0, 2, 4, 6, 8, 10]
+    found = [m.span() for m in VA._matches_at(pattern, text, runs)]
+    assert found == [m.span() for m in pattern.finditer(text)] == [(0, 3), (6, 9)]
 
 
 MONTH_LIKE = [*VA._MONTH_STARTS, "Sept", "MAR", "Dec.", "ſep", "oCt", "x", "12", ""]

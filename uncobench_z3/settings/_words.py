@@ -100,11 +100,24 @@ def tokenize(text: str) -> list[Token]:
     """The canonical tokens of ``text`` (sentence marks are kept only as sentence numbers)."""
     tokens: list[Token] = []
     periods: list[int] = []  # the tokens a period's rewrite may start with
-    if text.isascii() and text.isprintable():  # (most messages)
+    if text.isascii() and _only_spaces(text):  # (most messages)
         _tokens_by_spaces(text, tokens, periods)
     else:
         _read_raw_tokens(text, 0, len(text), tokens, periods, 0, 0, False)
     return _canonical_periods(tokens, periods) if periods else tokens
+
+
+_OTHER_SPACES = ("\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f")
+"""the white space of ASCII but " " (what ``\\s`` reads in a text of ASCII)"""
+
+
+def _only_spaces(text: str) -> bool:
+    """Whether a text of ASCII has no white space but " " (a search for one character is a
+    ``memchr``: nine of them cost less than ``str.isprintable``, a call a character)."""
+    for space in _OTHER_SPACES:  # noqa: SIM110 (a loop: any() of a generator costs more)
+        if space in text:
+            return False
+    return True
 
 
 def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> None:
