@@ -97,6 +97,33 @@ def test_a_faithful_statement_or_its_copy_is_not_parsed(monkeypatch: pytest.Monk
                 assert reading[1] == slot and reading[3] is task.values[slot]
 
 
+def test_a_table_that_knows_the_book_holds_each_statement_read_as_new() -> None:
+    """:meth:`ReadingTable.know` reads the book's statements as :func:`new_reading` reads
+    each, into the table (by the statement's id) with its record's shared pair."""
+    compared = 0
+    for index, task in enumerate(TASKS):
+        faithful = BOOKS[index].faithful
+        table = ReadingTable()
+        table.know(task, faithful)
+        assert table.faithful is faithful and len(table) == len(faithful)
+        for slot, stated in faithful.items():
+            kept = table[id(stated)]
+            assert _typed(kept) == _typed(new_reading(task, stated, faithful, ReadingTable()))
+            assert kept[0] is stated and kept[3] is task.values[slot]
+            assert kept[7] is table.truths[slot] is table.shared_pair(kept[7])
+            compared += 1
+    assert compared > 50
+
+
+def test_a_full_table_reads_the_book_on_demand() -> None:
+    task, faithful = TASKS[0], BOOKS[0].faithful
+    table = ReadingTable()
+    for number in range(_evidence._READINGS_KEPT - len(faithful)):
+        table[-1 - number] = table.get(-1, ())  # type: ignore[assignment]
+    table.know(task, faithful)
+    assert table.faithful is faithful and not table.truths
+
+
 def test_a_defects_statements_read_as_the_plain_reading() -> None:
     kinds = set()
     for index, task in enumerate(TASKS):
@@ -136,7 +163,10 @@ def test_evidence_read_with_the_book_equals_reading_without_it(data: st.DataObje
         reply = ReplyRecord(role="r", question="q", text="t", stated=stated)
         trace.append(RoundRecord(round=number, action="ask", replies=(reply,)))
     table = ReadingTable()
-    table.faithful = BOOKS[index].faithful
+    if data.draw(st.booleans()):  # the book's statements read as they come, or all at once
+        table.faithful = BOOKS[index].faithful
+    else:
+        table.know(task, BOOKS[index].faithful)
     try:
         plain = evidence_by_round(task, trace, {})
     except Exception as error:  # an unreadable statement raises with the book too

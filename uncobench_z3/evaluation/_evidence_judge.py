@@ -181,8 +181,8 @@ class EvidenceJudge:
         """Let the readings take ``faithful`` (a record book's statements by slot, made from
         ``task``'s own records) as read (:class:`._evidence.ReadingTable`), when ``task`` is
         the judge's own."""
-        if task is self.task:
-            self.readings.faithful = faithful
+        if task is self.task and self.readings.faithful is not faithful:
+            self.readings.know(task, faithful)
 
     @property
     def attributor(self) -> _Attributor:
