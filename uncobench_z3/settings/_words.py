@@ -121,8 +121,8 @@ def _only_spaces(text: str) -> bool:
 
 
 def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> None:
-    """:func:`_read_raw_tokens` of a whole text of printable ASCII, read between its spaces.
-    Such a text's only space is " ", so the pieces of ``text.split(" ")`` and their lengths
+    """:func:`_read_raw_tokens` of a whole text of ASCII whose only white space is " ", read
+    between its spaces. So the pieces of ``text.split(" ")`` and their lengths
     give every word's place: a piece of letters or digits alone is one raw word (most are);
     one with leading "(" and trailing ")", "," and sentence or clause marks is that word and
     its marks; "-" alone is a clause mark between spaces; any other piece goes through
