@@ -23,13 +23,13 @@ from uncobench_z3.evaluation import (
 )
 from uncobench_z3.evaluation._record_book import same_defect
 from uncobench_z3.settings import (
+    SETTING_NAMES,
     CandidateSign,
     Clause,
     Defect,
     FactSign,
     FollowUpRule,
     ReplySign,
-    SettingName,
     StatedValue,
     TaskGroup,
 )
@@ -38,7 +38,6 @@ ROOT = Path(__file__).resolve().parent.parent
 GROUPS: list[TaskGroup] = [
     g for p in sorted((ROOT / "examples" / "groups").glob("*.group.json")) for g in load_groups(p)
 ]
-SETTINGS: tuple[SettingName, ...] = ("reliable", "misaligned", "incomplete", "missed", "mixed")
 
 
 def _defects() -> list[Defect]:
@@ -147,8 +146,8 @@ def test_a_defect_differing_in_any_field_is_not_the_same() -> None:
 def test_a_book_gives_the_first_defect_like_it() -> None:
     group = next(g for g in GROUPS if g.setting("mixed").available)
     book = PreparedGroup.of(group).book
-    firsts = {id(d): d for s in SETTINGS[:4] for d in group.setting(s).defects}
-    for defect in [d for s in SETTINGS[:4] for d in group.setting(s).defects]:
+    firsts = {id(d): d for s in SETTING_NAMES[:4] for d in group.setting(s).defects}
+    for defect in [d for s in SETTING_NAMES[:4] for d in group.setting(s).defects]:
         assert book.shared_defect(defect) is defect
     for defect in group.setting("mixed").defects:
         shared = book.shared_defect(defect)
@@ -189,7 +188,7 @@ def test_episodes_sharing_defects_get_each_settings_own_replies(
         played = []
         for group in GROUPS:
             prepared = PreparedGroup.of(group)
-            for setting in SETTINGS:
+            for setting in SETTING_NAMES:
                 if not group.setting(setting).available:
                     continue
                 for agent in ("builtin/careful", "builtin/naive", "builtin/patient"):

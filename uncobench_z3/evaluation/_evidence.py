@@ -161,15 +161,20 @@ class ReadingTable(dict[int, Reading]):
         the first pass over 80 built groups), and reading each on its own costs several times
         more (a call, its table look-ups, the slot made again)."""
         self.faithful = faithful
-        values, truths, kept = task.values, self.truths, len(self) + len(faithful)
+        values, kept = task.values, len(self) + len(faithful)
         if kept >= _READINGS_KEPT or len(self.pairs) + len(faithful) >= _READINGS_KEPT:
             return  # (the tables would start again while they are filled: read on demand)
+        truth_reading = self.truth_reading
         for slot, stated in faithful.items():
-            truth = values[slot]
-            pair = truths.get(slot)
-            if pair is None:
-                pair = truths[slot] = self.shared_pair((slot, repr(truth)))
-            self[id(stated)] = (stated, slot, _EXACT, truth, pair[1], (), True, pair)
+            self[id(stated)] = truth_reading(stated, slot, values[slot])
+
+    def truth_reading(self, stated: StatedValue, slot: Slot, truth: Value) -> Reading:
+        """The reading of ``stated`` as the record ``slot``'s true value ``truth``, with the
+        table's pair of it (its ``repr`` made once a table: a record's own)."""
+        pair = self.truths.get(slot)
+        if pair is None:
+            pair = self.truths[slot] = self.shared_pair((slot, repr(truth)))
+        return stated, slot, _EXACT, truth, pair[1], (), True, pair
 
     def shared_pair(self, pair: ExactPair) -> ExactPair:
         """The table's object equal to ``pair`` (``pair`` itself, kept, if it has none)."""
@@ -206,10 +211,7 @@ def new_reading(
             if shared is None:
                 text = repr(truth)
                 return stated, slot, _EXACT, truth, text, (), True, (slot, text)
-            pair = shared.truths.get(slot)  # (its repr made once a table: a record's own)
-            if pair is None:
-                pair = shared.truths[slot] = shared.shared_pair((slot, repr(truth)))
-            return stated, slot, _EXACT, truth, pair[1], (), True, pair
+            return shared.truth_reading(stated, slot, truth)
     reading = read_statement(task, stated)
     if shared is None or reading[7] is None:
         return reading

@@ -49,7 +49,7 @@ from ._model import (
 from ._perturb import DefectBalance, Perturbation, perturb
 from ._pins import Pin, parse_pin, pinned_defects
 from ._request import INTENTS, ContextMention, ParsedMessage, Request, parse_message, read_request
-from ._shared import SharedDefects, same_defect, shared_defects, shared_defects_check
+from ._shared import same_defect, shared_defects
 from ._stated import face_value, face_value_of, range_midpoint, stated_imprecision, stated_value
 from ._validity import MAX_GOLD_CHANCE, DefectChecker
 from ._verify import verify_group, verify_group_task
@@ -88,7 +88,6 @@ __all__ = [
     "Request",
     "Setting",
     "SettingName",
-    "SharedDefects",
     "Sign",
     "StatedValue",
     "Strategy",
@@ -120,7 +119,6 @@ __all__ = [
     "rule_text",
     "same_defect",
     "shared_defects",
-    "shared_defects_check",
     "stated_imprecision",
     "stated_value",
     "strategy_reading",
