@@ -31,6 +31,7 @@ from uncobench_z3.settings import Vocabulary
 from uncobench_z3.settings import _matching as M
 from uncobench_z3.settings import _message as MS
 from uncobench_z3.settings import _request as RQ
+from uncobench_z3.settings import _tagging as T
 from uncobench_z3.settings import _values as VA
 from uncobench_z3.settings import _vocabulary as V
 from uncobench_z3.settings import _words as W
@@ -39,7 +40,6 @@ from uncobench_z3.settings._matching import (
     Match,
     _compatible,
     find_matches,
-    tagged,
     value_tokens,
 )
 from uncobench_z3.settings._request import (
@@ -51,6 +51,7 @@ from uncobench_z3.settings._request import (
     phrase_hits,
     read_request,
 )
+from uncobench_z3.settings._tagging import tagged
 from uncobench_z3.settings._vocabulary import Entry, _entry
 from uncobench_z3.settings._words import _pieces, close_enough, scan_values, tokenize
 from uncobench_z3.settings._words import stem as stem_of
@@ -119,9 +120,16 @@ def plain_find_matches(vocabulary: Vocabulary, tokens: list, blocked: set[int]) 
             kept.append(match)
             for i in match.indexes:
                 taken[i] = (len(match.indexes), match.entry.priority)
-        elif any(k.indexes == match.indexes and _compatible(k.entry, match.entry) for k in kept):
+        elif any(
+            k.indexes == match.indexes and _compatible(k.entry, match.entry) for k in kept
+        ) and not any(k.indexes == match.indexes and _same(k.entry, match.entry) for k in kept):
             kept.append(match)
     return kept
+
+
+def _same(kept: Entry, other: Entry) -> bool:
+    """The same thing named (a weak word's readings all kept)."""
+    return (kept.kind, kept.ref) == (other.kind, other.ref) and not (kept.weak or other.weak)
 
 
 _MADE_UNORDERED = [
@@ -213,13 +221,16 @@ def test_matches_through_the_indexes_are_the_plain_matches(
 def test_matches_of_the_template_messages_are_the_plain_matches() -> None:
     """The template messages name labels and contexts of two, three words and more word for
     word (random messages of single words rarely do): a match's tokens are its words'
-    (a two-word match's pair is written out), an unordered match's in order."""
+    (a two-word match's pair is written out), an unordered match's in order. Written word
+    for word, a label's reading in any order is the same thing on the same words (kept
+    once): the messages are also read with their words the other way round."""
     lengths = set()
     for vocabulary, text in {(id(v), t): (v, t) for v, t, _, _ in template_messages()}.values():
-        tokens = tokenize(text)
-        found = find_matches(vocabulary, tokens, set())
-        assert found == plain_find_matches(vocabulary, tokens, set()), text
-        lengths |= {(len(m.indexes), m.entry.unordered) for m in found}
+        for written in (text, " ".join(reversed(text.split(" ")))):
+            tokens = tokenize(written)
+            found = find_matches(vocabulary, tokens, set())
+            assert found == plain_find_matches(vocabulary, tokens, set()), written
+            lengths |= {(len(m.indexes), m.entry.unordered) for m in found}
     assert {(2, False), (3, False), (4, False), (2, True), (3, True)} <= lengths
 
 
@@ -230,13 +241,54 @@ def test_matches_on_the_same_words_as_strong_keep_the_order_they_were_found_in()
     vocabulary = Vocabulary(VOCABULARIES[0].task)
     fact = _entry("fact", ("f",), ("quuxite", "zorblax"), 3)
     context = _entry("context", ("f", "c"), ("quuxite", "zorblax"), 3)
-    fact_any = _entry("fact", ("f",), ("quuxite", "zorblax"), 2, unordered=True)
-    context_any = _entry("context", ("f", "c"), ("quuxite", "zorblax"), 2, unordered=True)
+    fact_any = _entry("fact", ("g",), ("quuxite", "zorblax"), 2, unordered=True)
+    context_any = _entry("context", ("g", "c"), ("quuxite", "zorblax"), 2, unordered=True)
     vocabulary._add_all([fact, context, fact_any, context_any])
     found = find_matches(vocabulary, tokenize("the quuxite zorblax"), set())
     assert [m.entry for m in found] == [fact, context, fact_any, context_any]
     found = find_matches(vocabulary, tokenize("the zorblax quuxite"), set())
     assert [m.entry for m in found] == [fact_any, context_any]
+
+
+def test_a_thing_named_again_on_the_same_words_is_kept_once() -> None:
+    """A label's words read word for word and in any order name one thing twice: the first
+    match is kept, the second adds nothing (whatever else is kept on the words between them,
+    and for one word too); a weak word's readings are all kept, and so are two things."""
+    vocabulary = Vocabulary(VOCABULARIES[0].task)
+    fact = _entry("fact", ("f",), ("quuxite", "zorblax"), 3)
+    other_fact = _entry("fact", ("g",), ("quuxite", "zorblax"), 3)
+    context = _entry("context", ("h", "c"), ("quuxite", "zorblax"), 3)
+    fact_any = _entry("fact", ("f",), ("quuxite", "zorblax"), 2, unordered=True)
+    weak = _entry("fact", ("w",), ("quuxite", "zorblax"), 2, unordered=True, weak=True)
+    weak_again = _entry("fact", ("w",), ("quuxite", "zorblax"), 1, unordered=True, weak=True)
+    word = _entry("member", ("f", "m"), ("blorft",), 4)
+    word_any = _entry("member", ("f", "m"), ("blorft",), 4, unordered=True)
+    vocabulary._add_all([fact, other_fact, context, fact_any, weak, weak_again, word, word_any])
+    tokens = tokenize("the quuxite zorblax and a blorft")
+    found = find_matches(vocabulary, tokens, set())
+    assert [m.entry for m in found] == [fact, other_fact, context, weak, weak_again, word]
+    assert found == plain_find_matches(vocabulary, tokens, set())
+    matches, doubles = M.find_matches_and_doubles(vocabulary, tokens, set())
+    assert matches == found and doubles  # (a fact and a context on the same words)
+
+
+def test_the_reader_is_told_when_words_are_read_as_a_fact_and_a_context() -> None:
+    """find_matches_and_doubles says whether a fact and a context were kept on the same
+    words, the only messages :func:`one_reading` changes (and parse_message calls it for)."""
+    vocabulary = Vocabulary(VOCABULARIES[0].task)
+    fact = _entry("fact", ("f",), ("quuxite", "zorblax"), 3)
+    other_fact = _entry("fact", ("g",), ("quuxite", "zorblax"), 3)
+    context = _entry("context", ("f", "c"), ("blorft",), 3)
+    fact_word = _entry("fact", ("g",), ("blorft",), 3)
+    vocabulary._add_all([fact, other_fact, context])
+    for text, doubles in [("the quuxite zorblax", False), ("the quuxite zorblax blorft", False)]:
+        tokens = tokenize(text)
+        assert M.find_matches_and_doubles(vocabulary, tokens, set())[1] is doubles, text
+    vocabulary._add_all([fact_word])
+    tokens = tokenize("the blorft")
+    matches, doubles = M.find_matches_and_doubles(vocabulary, tokens, set())
+    assert [m.entry for m in matches] == [context, fact_word] and doubles
+    assert M.one_reading(matches) != matches
 
 
 def test_one_word_matches_decided_after_the_longer_keep_the_order_they_were_found_in() -> None:
@@ -354,10 +406,10 @@ def test_the_message_as_written_is_tagged_without_its_names(
     ]
     assert as_written == tagged(task, role_facts, tokens, unnamed, found)[0]
 
-    def two_passes(layout: M.Layout, tag_at: dict, named_tag_at: dict) -> tuple:
-        return (*M._written(layout, tag_at), M._written(layout, named_tag_at)[0])
+    def two_passes(layout: T.Layout, tag_at: dict, named_tag_at: dict) -> tuple:
+        return (*T._written(layout, tag_at), T._written(layout, named_tag_at)[0])
 
-    with patch.object(M, "_written_twice", two_passes):
+    with patch.object(T, "_written_twice", two_passes):
         assert (words, position, as_written) == tagged(task, role_facts, tokens, matches, found)
 
     def plain_writing(tag_at: dict[int, tuple[str, int]]) -> tuple[list[str], list[int]]:
@@ -383,18 +435,26 @@ def test_the_message_as_written_is_tagged_without_its_names(
             out += ["?", "|"] if tokens[-1][W.QUESTION] else ["|"]
         return out, [position[i] for i in range(len(tokens))]
 
-    def plain(layout: M.Layout, tag_at: dict, named_tag_at: dict) -> tuple:
+    def plain(layout: T.Layout, tag_at: dict, named_tag_at: dict) -> tuple:
         return (*plain_writing(tag_at), plain_writing(named_tag_at)[0])
 
     with (
-        patch.object(M, "_written_twice", plain),
-        patch.object(M, "_written", lambda layout, tag_at: plain_writing(tag_at)),
+        patch.object(T, "_written_twice", plain),
+        patch.object(T, "_written", lambda layout, tag_at: plain_writing(tag_at)),
     ):
         assert (words, position, as_written) == tagged(task, role_facts, tokens, matches, found)
 
     tag_at, named_tag_at = plain_tags(task, role_facts, matches, found)
     assert (words, position) == tuple(plain_writing(tag_at))
     assert as_written == plain_writing(named_tag_at)[0]
+    # the reader's pieces (its words always, the tokens' positions only when it needs them)
+    layout = T.layout_of(tokens)
+    tags, named_tags = T.tags_of(task, role_facts, matches, found)
+    assert tags == tag_at
+    assert T.words_written(layout, tags) == words
+    assert T.positions_written(layout, tags) == position
+    assert T.words_written(layout, tags if named_tags is None else named_tags) == as_written
+    assert (named_tags is None) == (named_tag_at == tag_at)
 
 
 @given(st.from_regex(r"[A-Za-z]+|[0-9]+", fullmatch=True))
@@ -859,7 +919,7 @@ def test_stems_and_layout_made_in_one_pass_are_those_made_apart(
     :func:`token_stems_of` and :func:`layout_of` (sentences, questions, clauses, repeated
     stems, long words and long numbers)."""
     tokens = tokenize(" ".join(pieces) + noise)
-    assert MS.stems_and_layout(tokens) == (M.token_stems_of(tokens), M.layout_of(tokens))
+    assert MS.stems_and_layout(tokens) == (M.token_stems_of(tokens), T.layout_of(tokens))
 
 
 def test_a_remembered_message_is_let_alone_by_the_collector_after_a_collection() -> None:
@@ -888,7 +948,7 @@ def test_a_remembered_message_is_let_alone_by_the_collector_after_a_collection()
 def test_stems_and_layout_of_the_template_messages_are_those_made_apart() -> None:
     for _, text, _, _ in template_messages():
         tokens = tokenize(text)
-        assert MS.stems_and_layout(tokens) == (M.token_stems_of(tokens), M.layout_of(tokens))
+        assert MS.stems_and_layout(tokens) == (M.token_stems_of(tokens), T.layout_of(tokens))
 
 
 def test_stems_and_layout_of_a_message_longer_than_the_shared_places_are_those_made_apart() -> None:
@@ -902,7 +962,7 @@ def test_stems_and_layout_of_a_message_longer_than_the_shared_places_are_those_m
         tokens = tokenize(text + " bbbb")
         assert len(tokens) == size + 1
         stems, layout = MS.stems_and_layout(tokens)
-        assert (stems, layout) == (M.token_stems_of(tokens), M.layout_of(tokens)), size
+        assert (stems, layout) == (M.token_stems_of(tokens), T.layout_of(tokens)), size
         assert stems[2][stems[0][-2]] == (len(tokens) - 2,)
 
 

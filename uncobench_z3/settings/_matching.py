@@ -3,23 +3,22 @@
 :func:`find_matches` finds every vocabulary entry in the tokens (contiguous, or in any order
 within a sentence for labels and synonyms), longest and strongest first, without overlaps -
 except that the same words may name two things of one kind (both are meant) or a fact and a
-context (:func:`one_reading` keeps one). :func:`tagged` writes the message as words with the
-tags the phrase inventories are written against (:mod:`._phrases`).
+context (:func:`one_reading` keeps one); the same thing named again on the same words is
+kept once. :mod:`._tagging` writes the message as words with the tags the phrase
+inventories are written against.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from operator import itemgetter
 
-from ..spec import TypedTask
 from ._any_order import Keyed, add_unordered
 from ._vocabulary import Entry, Vocabulary
-from ._words import CAPITALISED, CLAUSE, QUESTION, SENTENCE, WORD, FoundValue, Token
+from ._words import CAPITALISED, WORD, FoundValue, Token
 
 
 @dataclass(slots=True)
@@ -41,9 +40,9 @@ correctable, at, sentence_of)``: each token's stem; the tokens a vocabulary may 
 typo of one of its words (long, not digits: :meth:`Vocabulary.corrected`); stem -> the
 tokens with it, in order (a message is looked up by the stems it shares with a vocabulary's
 first words, not word by word; read, never changed); each token's sentence. An exact tuple
-(as :data:`Layout` and :data:`~._words.Token`): kept with its text, a named tuple stays
-tracked by the collector for good, an exact tuple of untracked things is let go at a
-collection (:func:`~._message.stems_and_layout` makes it)."""
+(as :data:`~._tagging.Layout` and :data:`~._words.Token`): kept with its text, a named
+tuple stays tracked by the collector for good, an exact tuple of untracked things is let go
+at a collection (:func:`~._message.stems_and_layout` makes it)."""
 
 
 def token_stems_of(tokens: Sequence[Token]) -> TokenStems:
@@ -73,9 +72,22 @@ def find_matches(
     blocked: AbstractSet[int],
     token_stems: TokenStems | None = None,
 ) -> list[Match]:
-    """Vocabulary matches, longest and strongest first, without overlaps (ties all kept).
+    """Vocabulary matches, longest and strongest first, without overlaps (ties all kept,
+    but a thing named again on the same words: :func:`_same_thing`).
 
     ``token_stems``: :func:`token_stems_of` the tokens, when the caller has it."""
+    return find_matches_and_doubles(vocabulary, tokens, blocked, token_stems)[0]
+
+
+def find_matches_and_doubles(
+    vocabulary: Vocabulary,
+    tokens: Sequence[Token],
+    blocked: AbstractSet[int],
+    token_stems: TokenStems | None = None,
+) -> tuple[list[Match], bool]:
+    """:func:`find_matches`, and whether it kept a fact and a context on the same words
+    (only then has :func:`one_reading` a word to decide: none of the first pass's 723
+    readings over 80 built groups has one, and noting it here spares a look at every match)."""
     by_stem = vocabulary.by_stem  # a stem of the vocabulary is read as itself
     if token_stems is None:
         token_stems = token_stems_of(tokens)
@@ -155,6 +167,7 @@ def find_matches(
     taken: set[int] = set()  # the tokens of the matches kept
     kept: list[Match] = []
     kept_on: dict[tuple[int, ...], list[Entry]] = {}  # the entries kept for these tokens
+    doubles = False  # a fact and a context kept on the same words
     for _, _, hit, _, entry in raw:
         if taken.isdisjoint(hit):
             match = _new(Match)  # (its fields set here: no Python-level __init__ call)
@@ -167,17 +180,26 @@ def find_matches(
         on_these = kept_on.get(hit)  # (mostly none: overlapping other words)
         if not on_these:
             continue
-        kind = entry.kind
-        for other in on_these:  # (:func:`_compatible`, inline: this runs for most entries)
-            if other.kind == kind or (other.kind, kind) in _COMPATIBLE_KINDS:
-                # the same words name two things: both kept (a label's words read in order
-                # and in any order are most of these: about two a reading)
+        # (:func:`_same_thing` and :func:`_compatible`, inline: this runs for most entries)
+        kind, ref = entry.kind, entry.ref
+        compatible = mixed = False
+        for other in on_these:
+            if other.kind == kind:
+                if other.ref == ref and not (other.weak or entry.weak):
+                    break  # the same thing read again on these words: kept once
+                compatible = True
+            elif (other.kind, kind) in _COMPATIBLE_KINDS:
+                compatible = mixed = True
+        else:
+            if compatible:
+                # the same words name two things: both kept (of one kind, or a fact and a
+                # context: :func:`one_reading` keeps one)
                 match = _new(Match)
                 match.entry = entry
                 match.indexes = hit
                 kept.append(match)
                 on_these.append(entry)
-                break
+                doubles = doubles or mixed
     # the one-word matches on the words the longer matches left, as (-priority, token,
     # entry): the word-for-word ones, then the unordered ones (ties keep that order)
     singles: list[tuple[int, int, Entry]] = []
@@ -203,10 +225,15 @@ def find_matches(
             taken.add(i)
             continue
         on_these = kept_on.get((i,))  # (the word taken by another one-word match: rare)
-        if on_these and any(_compatible(other, entry) for other in on_these):
+        if (
+            on_these
+            and not any(_same_thing(other, entry) for other in on_these)
+            and any(_compatible(other, entry) for other in on_these)
+        ):
             kept.append(Match(entry, (i,)))
+            doubles = doubles or any(other.kind != entry.kind for other in on_these)
             on_these.append(entry)
-    return kept
+    return kept, doubles
 
 
 _new = object.__new__
@@ -227,6 +254,16 @@ def _starts_as(entry: Entry, token: Token) -> bool:
     if entry.capital and not token[CAPITALISED]:
         return False
     return not entry.exact or token[WORD] in (entry.words[0], entry.words[0] + "s")
+
+
+def _same_thing(kept: Entry, other: Entry) -> bool:
+    """Two entries that name the same thing in the same way (neither weak: a weak word's
+    readings are counted by the fact they name), so that a reading of the same words by
+    the second adds nothing to the first's: a label's words read word for word and in any
+    order are most of the matches kept on the same words (1,150 of the 3,840 matches of the
+    first pass's 723 readings over 80 built groups were these), each read, tagged and
+    looked at again for nothing."""
+    return kept.kind == other.kind and kept.ref == other.ref and not kept.weak and not other.weak
 
 
 def _compatible(kept: Entry, other: Entry) -> bool:
@@ -277,175 +314,6 @@ def one_reading(matches: list[Match]) -> list[Match]:
     if not drop:
         return list(matches)
     return [m for i, m in enumerate(matches) if i not in drop]
-
-
-Layout = tuple[tuple[str, ...], tuple[int, ...]]
-"""How a message's tokens are written as words (:func:`tagged`), whatever is tagged: the
-same for every reading of the text, so made once with its tokens. ``(flat, at)``: the
-message written with no tag, each token's word with the marks written before it (``|``
-where a sentence - ``? |`` a question - or a clause after a colon or a dash, "Marcus: did
-he pass?", ends) and after the last token; each token's word's place in ``flat``. An exact
-tuple (see :data:`TokenStems`)."""
-
-
-def layout_of(tokens: Sequence[Token]) -> Layout:
-    """The :data:`Layout` of ``tokens``, as defined."""
-    flat: list[str] = []
-    at: list[int] = []
-    previous: Token | None = None
-    for token in tokens:
-        if previous is not None:
-            if token[SENTENCE] != previous[SENTENCE]:
-                flat += _ASKED if previous[QUESTION] else _ENDED
-            elif token[CLAUSE]:
-                flat.append("|")
-        at.append(len(flat))
-        flat.append(token[WORD])
-        previous = token
-    if previous is not None:
-        flat += _ASKED if previous[QUESTION] else _ENDED
-    return (tuple(flat), tuple(at))
-
-
-_ASKED = ("?", "|")
-_ENDED = ("|",)
-_TAGS = {"candidate": "zcand", "fact": "zfact", "member": "zmem"}
-_CONTEXT_TAGS = ("zoth", "zreq", "zoth", "zreq", "zoth", "zoth", "zreq", "zreq")
-"""the tag of words read as contexts, by what they are read as: 4 when a context of the
-addressed role's facts is among them, then 2 when one of those is required, else 1 when
-any is required ("2026" is ``zreq`` when it is the required period of the role's fact)"""
-
-
-def tagged(
-    task: TypedTask,
-    role_facts: AbstractSet[str],
-    tokens: Sequence[Token],
-    matches: Sequence[Match],
-    values: Sequence[tuple[FoundValue, Sequence[int]]],
-    layout: Layout | None = None,
-) -> tuple[list[str], list[int], list[str]]:
-    """The message as words with tags (see :mod:`._phrases`), each token's position in it
-    (never decreasing), and
-    the message tagged with its candidate names and one-word fact names left as written.
-    ``layout``: :func:`layout_of` the tokens, when the caller has it.
-
-    Words naming contexts of several facts are tagged for the addressed role's facts first:
-    "2026" is ``zreq`` when it is the required period of the role's fact.
-    """
-    if layout is None:
-        layout = layout_of(tokens)
-    # the contexts read on each match's words, as the bits of _CONTEXT_TAGS
-    contexts: dict[tuple[int, ...], int] = {}
-    for match in matches:
-        entry = match.entry
-        if entry.kind == "context":
-            fact, context = entry.ref
-            read = 1 if context == task.facts[fact].context else 0  # the required context
-            if fact in role_facts:
-                read = 6 if read else 4
-            indexes = match.indexes
-            contexts[indexes] = contexts.get(indexes, 0) | read
-    tag_at: dict[int, tuple[str, int]] = {}
-    # each tag written and its tokens, and whether they are a name (see below)
-    ats: list[tuple[tuple[str, int], Sequence[int], bool]] = []
-    named = False  # a name is among them
-    for match in matches:
-        kind = match.entry.kind
-        indexes = match.indexes
-        name = False
-        if kind == "context":
-            tag = _CONTEXT_TAGS[contexts[indexes]]
-        else:
-            tag = _TAGS[kind]
-            name = kind == "candidate" or (kind == "fact" and len(indexes) == 1)
-            named = named or name
-        at = (tag, indexes[0])  # (a match's tokens are in order)
-        ats.append((at, indexes, name))
-        for i in indexes:
-            tag_at[i] = at
-    for value, written in values:
-        tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
-        at = (tag, -1 - written[0])
-        ats.append((at, written, False))
-        for i in written:
-            tag_at[i] = at
-    if not named:  # (most messages) the second writing is the first
-        out, position = _written(layout, tag_at)
-        return out, position, out
-    named_tag_at: dict[int, tuple[str, int]] = {}  # the tags but names', in the same order
-    for at, covered, name in ats:
-        if not name:
-            for i in covered:
-                named_tag_at[i] = at
-    if named_tag_at == tag_at:
-        out, position = _written(layout, tag_at)
-        return out, position, out
-    return _written_twice(layout, tag_at, named_tag_at)
-
-
-def _written(layout: Layout, tag_at: dict[int, tuple[str, int]]) -> tuple[list[str], list[int]]:
-    """The tokens as words, each match written as its tag once (a match's tokens written in
-    a row, with no mark between them), sentences ended by ``|``; and each token's place in
-    them. The words no tag takes are copied from the layout's ``flat`` a stretch at a time
-    (most of a message's words are tagged, its other words come in stretches)."""
-    flat, flat_at = layout
-    out: list[str] = []
-    position: list[int] = []
-    done = 0  # the words and marks of ``flat`` written (or written as a tag)
-    free = 0  # the first token whose place is not known yet
-    last: tuple[str, int] | None = None
-    for i in sorted(tag_at):
-        tag = tag_at[i]
-        at = flat_at[i]
-        if at != done:  # untagged words or marks before this token: a new tag
-            if free != i:  # the untagged tokens' places: shifted as their words are
-                shift = len(out) - done
-                position += [k + shift for k in flat_at[free:i]] if shift else flat_at[free:i]
-            out += flat[done:at]
-            last = None
-        if tag == last:
-            position.append(len(out) - 1)  # the same match goes on: one tag for it
-        else:
-            last = tag
-            position.append(len(out))
-            out.append(tag[0])
-        done = at + 1
-        free = i + 1
-    if free != len(flat_at):
-        shift = len(out) - done
-        position += [k + shift for k in flat_at[free:]] if shift else flat_at[free:]
-    out += flat[done:]
-    return out, position
-
-
-def _words_written(layout: Layout, tag_at: dict[int, tuple[str, int]]) -> list[str]:
-    """The words of :func:`_written` (without the tokens' places)."""
-    flat, flat_at = layout
-    out: list[str] = []
-    done = 0
-    last: tuple[str, int] | None = None
-    for i in sorted(tag_at):
-        tag = tag_at[i]
-        at = flat_at[i]
-        if at != done:
-            out += flat[done:at]
-            last = None
-        if tag != last:
-            last = tag
-            out.append(tag[0])
-        done = at + 1
-    out += flat[done:]
-    return out
-
-
-def _written_twice(
-    layout: Layout,
-    tag_at: dict[int, tuple[str, int]],
-    named_tag_at: dict[int, tuple[str, int]],
-) -> tuple[list[str], list[int], list[str]]:
-    """:func:`_written` with ``tag_at`` (the words and their positions) and with
-    ``named_tag_at`` (the words)."""
-    return (*_written(layout, tag_at), _words_written(layout, named_tag_at))
 
 
 def inside_values(match: Match, found: list[tuple[FoundValue, list[int]]]) -> bool:

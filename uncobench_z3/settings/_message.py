@@ -16,8 +16,9 @@ from typing import NamedTuple
 
 from .._memo import TextMemo
 from . import _phrases as P
-from ._matching import _ASKED, _ENDED, Layout, TokenStems, value_tokens
+from ._matching import TokenStems, value_tokens
 from ._screen import Phrase, first_pattern, phrases, text_words
+from ._tagging import _ASKED, _ENDED, Layout
 from ._words import FoundValue, Token, scan_values, tokenize
 
 _EXACT = phrases(P.EXACT)
@@ -57,7 +58,7 @@ _TextReading = tuple[
 """What a message's text alone gives the reader (:func:`_read_tokens_and_values`):
 ``(tokens, found, stems, dates, layout)``, its tokens, the values it writes with their
 tokens, its :data:`~._matching.TokenStems`, the tokens of its dates (a date's words are the
-date: no name or context) and its :data:`~._matching.Layout`. Exact tuples all through,
+date: no name or context) and its :data:`~._tagging.Layout`. Exact tuples all through,
 no list and no named tuple (but a value's own :class:`FoundValue`): the text memo keeps them
 across groups, and the collector walks a named tuple or a list for as long as it is kept,
 an exact tuple of strings and numbers only until its first collections (a tuple holding a
@@ -89,7 +90,7 @@ def _read_tokens_and_values(text: str) -> _TextReading:
 
 
 def stems_and_layout(tokens: Sequence[Token]) -> tuple[TokenStems, Layout]:
-    """:func:`~._matching.token_stems_of` and :func:`~._matching.layout_of` the tokens, in one
+    """:func:`~._matching.token_stems_of` and :func:`~._tagging.layout_of` the tokens, in one
     pass over them: what
     every new message's text gives the reader (most of a benchmark's messages are new, each
     a few dozen tokens). One loop costs less than the two, and the columns the first made

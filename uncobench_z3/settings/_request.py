@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from .._trusted import made_frozen
 from ..spec import TypedTask
 from . import _phrases as P
-from ._matching import Layout, Match, find_matches, one_reading, tagged
+from ._matching import Match, find_matches_and_doubles, one_reading
 from ._message import PhraseHits, _tokens_and_values, phrase_hits
 from ._request_words import (
     _fact_from_contexts,
@@ -45,6 +45,7 @@ from ._request_words import (
     _span,
     _to_read,
 )
+from ._tagging import Layout, TagAt, positions_written, tags_of, words_written
 from ._vocabulary import Vocabulary
 from ._words import FoundValue, Token
 
@@ -153,7 +154,7 @@ def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
     """The addressee-free part of :func:`read_request`."""
     kept_tokens, kept_found, token_stems, dates, layout = _tokens_and_values(text)
     # a date's words are the date; a plain number may still belong to a name or a context
-    matches = find_matches(vocabulary, kept_tokens, dates, token_stems)
+    matches, doubles = find_matches_and_doubles(vocabulary, kept_tokens, dates, token_stems)
     found: list[tuple[FoundValue, list[int]]] = []
     # (most messages write a number, 654 of the 723 readings of 80 built groups, but mostly in
     # a name or a context: 25 keep a value)
@@ -172,7 +173,8 @@ def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
             "text": text,
             "tokens": kept_tokens,
             "found": tuple(found),
-            "matches": tuple(one_reading(matches)),
+            # (a word read as a fact and as a context is read once; no other, most messages)
+            "matches": tuple(one_reading(matches) if doubles else matches),
             "layout": layout,
         },
     )
@@ -196,11 +198,15 @@ def read_request(
         parsed = parse_message(vocabulary, text)
     tokens, found, matches = parsed.tokens, parsed.found, parsed.matches
     role_facts = vocabulary.facts_read_for(role)
-    words, position, as_written = tagged(task, role_facts, tokens, matches, found, parsed.layout)
+    # the words as :func:`~._tagging.tagged` writes them; the tokens' positions in them are
+    # worked out only when a weak word or the rest of the reading needs them (most never)
+    layout = parsed.layout
+    tag_at, named_tag_at = tags_of(task, role_facts, matches, found)
+    words = words_written(layout, tag_at)
     joined = " ".join(words)
     # the message is also read with its fact and candidate words left as written, so that a
     # label word that is also an intent word ("actual batch cost") still shows the intent
-    plain = " ".join(as_written)
+    plain = joined if named_tag_at is None else " ".join(words_written(layout, named_tag_at))
     hits = phrase_hits(joined, plain)
 
     # -- candidates --------------------------------------------------------------------------
@@ -234,6 +240,7 @@ def read_request(
     if members:
         facts.update([f for f, _ in members])
     if weak:
+        position = positions_written(layout, tag_at)
         _facts_from_weak_words(facts, role_facts, weak, _in_context(words, position, to_read), None)
     if named_contexts and not facts & role_facts:  # (else the contexts' words name no fact)
         worded = [(m.entry.ref[0], _span(text, tokens, m.indexes)) for m in named_contexts]
@@ -251,7 +258,14 @@ def read_request(
             "facts": tuple(filter(facts.__contains__, task.facts)) if facts else (),
             "members": tuple(dict.fromkeys(members)) if len(members) > 1 else tuple(members),
             "values": tuple([v.value for v, _ in found]) if found else (),
-            _REST: (vocabulary, role_facts, words, (joined, position, text, tokens), matches, hits),
+            _REST: (
+                vocabulary,
+                role_facts,
+                words,
+                (joined, layout, tag_at, text, tokens),
+                matches,
+                hits,
+            ),
         }
     )
     return request
@@ -263,9 +277,18 @@ what they are made from (:data:`_Rest`)"""
 _new = object.__new__
 
 
-_Rest = tuple[Vocabulary, frozenset[str], list[str], _Said, tuple[Match, ...], PhraseHits]
+_Rest = tuple[
+    Vocabulary,
+    frozenset[str],
+    list[str],
+    tuple[str, Layout, TagAt, str, tuple[Token, ...]],
+    tuple[Match, ...],
+    PhraseHits,
+]
 """what :func:`read_request` keeps for the rest of a reading: the vocabulary, the facts read
-for the role, the tagged words, what was said, the matches and the phrases' hits"""
+for the role, the tagged words, what was said (the tagged text, the layout and tags it was
+written from, the text and its tokens: :data:`_Said` once the tokens' positions are worked
+out), the matches and the phrases' hits"""
 
 
 def _rest_of_reading(
@@ -276,9 +299,9 @@ def _rest_of_reading(
     demand: the colleagues decide most requests by the records they concern alone (the
     first pass over 80 built groups decides 160 of its 723 readings as follow-ups, which read
     the rest; making it for all was 12-15 M of the pass's 1,201-1,205 M instructions)."""
-    vocabulary, role_facts, words, said, matches, hits = rest
+    vocabulary, role_facts, words, (joined, layout, tag_at, text, tokens), matches, hits = rest
     task = vocabulary.task
-    text, tokens = said[2], said[3]
+    said: _Said = (joined, positions_written(layout, tag_at), text, tokens)
     evidence: dict[str, list[str]] = {}
     # -- candidates --------------------------------------------------------------------------
     for m in matches:

@@ -40,7 +40,7 @@ _TAIL = re.compile(r"\W\w*\Z")
 def text_words(text: str) -> frozenset[str]:
     """The words of ``text`` as a screen sees them (runs of word characters).
 
-    A tagged message (:func:`~._matching.tagged`, the texts screened) is its words and
+    A tagged message (:func:`~._tagging.tagged`, the texts screened) is its words and
     marks ("|", "?") joined by spaces, each word letters and digits alone: its runs of word
     characters are then its pieces between spaces but the marks, which a split and a set
     give for half the cost of the pattern's ``findall``. When a piece holds anything else
