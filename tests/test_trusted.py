@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from uncobench_z3 import _trusted
 from uncobench_z3._trusted import SharedFieldsSet, TrustedMaker, trusted_maker
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import (
@@ -314,3 +315,70 @@ def test_a_maker_function_takes_the_general_call_where_the_maker_does() -> None:
                 round=1, action="ask", replies=(), answer=None, error=None, intervention=None,
                 output=None, extra=1,
             )  # fmt: skip
+
+
+def test_the_calls_module_holds_every_maker_function_as_written_now() -> None:
+    # (stale after a maker's class changed: write it again, see calls_module_text)
+    written = Path(_trusted.__file__).with_name("_trusted_calls.py").read_text()
+    assert written == _trusted.calls_module_text()
+    assert {RoundRecord, ReplyRecord, Observation, Turn, Conversation} <= set(
+        _trusted._function_classes
+    )
+
+
+PACKAGE_FUNCTIONS = sorted(
+    {c for c in _trusted._function_classes if c.__module__.startswith("uncobench_z3.")},
+    key=lambda c: (c.__module__, c.__qualname__),
+)
+
+
+@pytest.mark.parametrize("cls", PACKAGE_FUNCTIONS)
+def test_a_maker_function_takes_the_code_its_source_compiles_to(cls: type[BaseModel]) -> None:
+    """The calls module's code of a maker function is the code its source compiles to now:
+    the same instructions, constants, names, flags and lines, under the same file name (this
+    module compiles it with the flags _trusted's compile inherits: annotations)."""
+    source = _trusted._function_source(cls, TrustedMaker(cls)._template, {})
+    filename = f"<TrustedMaker {cls.__qualname__}>"
+    namespace: dict[str, Any] = {"_M": None}
+    exec(compile(source, filename, "exec"), namespace)
+    compiled = namespace["__call__"].__code__
+    found = _trusted._precompiled(source, filename)
+    assert found is not None
+    assert found == compiled  # (instructions, constants, names, first line and line table)
+    assert (found.co_filename, found.co_firstlineno) == (filename, 1)
+    assert list(found.co_positions()) == list(compiled.co_positions())
+
+
+def test_a_maker_function_of_a_source_the_module_lacks_is_compiled() -> None:
+    lacking = create_model("Lacking", name=(str, ...), size=(int, 0))
+    source = _trusted._function_source(lacking, TrustedMaker(lacking)._template, {})
+    assert _trusted._precompiled(source, "<TrustedMaker Lacking>") is None
+    make = trusted_maker(lacking)
+    _same(make(name="x"), lacking.model_construct(name="x"))
+    _same(make(name="x", size=2), lacking.model_construct(name="x", size=2))
+    assert make.__code__.co_filename == "<TrustedMaker Lacking>"
+
+
+@pytest.mark.parametrize("cls", [RoundRecord, Observation])
+def test_a_precompiled_maker_function_leaves_out_the_defaults_not_given(
+    cls: type[BaseModel],
+) -> None:
+    make = trusted_maker(cls)
+    model = next(m for m in PLAYED if type(m) is cls)
+    required = {n: getattr(model, n) for n, f in cls.model_fields.items() if f.is_required()}
+    _same(make(**required), cls.model_construct(**required))
+    assert make.__kwdefaults__ == dict.fromkeys(cls.model_fields, _trusted._MISSING)
+
+
+@pytest.mark.parametrize("cls", PACKAGE_FUNCTIONS)
+def test_a_package_maker_function_is_not_compiled_in_the_process(
+    cls: type[BaseModel], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
+        raise AssertionError("compiled in the process")
+
+    monkeypatch.setattr(_trusted, "compile", refuse, raising=False)
+    make = trusted_maker(cls)
+    values = {n: None for n, f in cls.model_fields.items() if f.is_required()}
+    assert make(**values).__dict__ == cls.model_construct(**values).__dict__
+    assert make.__code__.co_filename == f"<TrustedMaker {cls.__qualname__}>"

@@ -14,7 +14,10 @@ on a loaded machine) against 2.7-3.2 for the general call, more for ``model_cons
 
 :func:`trusted_maker` gives the same call as a plain function: a function takes its keywords
 as they are, where an instance of a Python class is called through its type's ``__call__``
-with them gathered into a dict first (a third of the compiled call's instructions).
+with them gathered into a dict first (a third of the compiled call's instructions). The
+package's functions' calls are written out in :mod:`._trusted_calls`, a module Python compiles
+once like any other, so a process loads them instead of compiling their sources
+(:func:`_precompiled`).
 
 Only plain models qualify (no aliases, no ``extra="allow"``, no ``model_post_init``, no
 ``__new__``, not a root model); for any other the maker simply calls ``model_construct``. Unlike
@@ -35,6 +38,7 @@ once.
 from __future__ import annotations
 
 import copy
+import hashlib
 import keyword
 import types
 from collections.abc import Callable
@@ -315,6 +319,7 @@ def trusted_maker(cls: type[Model]) -> Callable[..., Model]:
     maker = TrustedMaker(cls)
     if type(maker) is not _CompiledAtFirstCall:
         return maker.__call__
+    _function_classes.append(cls)
     namespace: dict[str, Any] = {"_self": maker}
     function: Callable[..., Model] = types.FunctionType(
         _stub.__code__, namespace, f"TrustedMaker[{cls.__name__}]"
@@ -322,17 +327,89 @@ def trusted_maker(cls: type[Model]) -> Callable[..., Model]:
     function.__qualname__ = function.__name__
 
     def first_call(values: dict[str, Any]) -> Model:
-        source = _call_source(cls, maker._template, namespace)
-        # the same call without ``_self`` among its parameters: it is the maker, a global
-        source = source.replace("def __call__(_self, *", "def __call__(*", 1)
-        exec(compile(source, f"<TrustedMaker {cls.__qualname__}>", "exec"), namespace)
-        compiled = namespace["__call__"]
-        function.__code__ = compiled.__code__  # (neither has a closure)
-        function.__kwdefaults__ = compiled.__kwdefaults__
+        source = _function_source(cls, maker._template, namespace)
+        filename = f"<TrustedMaker {cls.__qualname__}>"
+        code = _precompiled(source, filename)
+        if code is None:
+            exec(compile(source, filename, "exec"), namespace)
+            code = namespace["__call__"].__code__
+        function.__code__ = code  # (neither has a closure)
+        # every parameter's default: the marker of a field not given, as the source has it
+        parameters = code.co_varnames[: code.co_kwonlyargcount]
+        function.__kwdefaults__ = dict.fromkeys(parameters, _MISSING)
         return function(**values)
 
     namespace["_first_call"] = first_call
     return function
+
+
+_function_classes: list[type[BaseModel]] = []
+"""the classes of the compiled functions :func:`trusted_maker` made (the calls module's)"""
+
+
+def _function_source(
+    cls: type[BaseModel], template: tuple[tuple[str, object], ...], namespace: dict[str, Any]
+) -> str:
+    """The source of a :func:`trusted_maker` function's call: the compiled call's without
+    ``_self`` among its parameters (it is the maker, a global)."""
+    source = _call_source(cls, template, namespace)
+    return source.replace("def __call__(_self, *", "def __call__(*", 1)
+
+
+def _source_key(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def _precompiled(source: str, filename: str) -> types.CodeType | None:
+    """The code of the function ``source`` defines (a maker function's call), as
+    :mod:`._trusted_calls` holds it; None when it holds no call of that source (a class
+    changed since the module was written: then the source is compiled, as before).
+
+    That module is the calls written out (:func:`calls_module_text`), so Python compiles
+    them as it compiles every module, once, into its cache of compiled modules: compiling
+    the sources in every process (the parser most of it) was about 22 M instructions of a
+    first pass over 80 built groups (2.2%; once a process, so less of a longer run)."""
+    from . import _trusted_calls
+
+    found: types.CodeType | None = _trusted_calls.CALLS.get(_source_key(source))
+    # the function's code as the source compiled now gives it: its lines counted from the
+    # source's first, under the same file name (tracebacks and profiles tell the classes apart)
+    return None if found is None else found.replace(co_filename=filename, co_firstlineno=1)
+
+
+def calls_module_text() -> str:
+    """The text of :mod:`._trusted_calls`: each compiled call of the package's
+    :func:`trusted_maker` functions, by the key of its source (write it with
+    ``python -c "from uncobench_z3._trusted import write_calls_module; write_calls_module()"``
+    when a maker's class changes; a test checks that it is current)."""
+    import uncobench_z3.evaluation  # noqa: F401  (makes every maker of the package)
+
+    lines = [
+        '"""The compiled calls of the package\'s trusted makers, written out by',
+        'uncobench_z3._trusted.calls_module_text: do not edit (see _trusted._precompiled)."""',
+        "# mypy: ignore-errors",
+        "",
+        "# (compiled as _trusted compiles a call's source, which inherits this flag from it)",
+        "from __future__ import annotations",
+        "",
+        "CALLS = {}",
+        "_M = None  # (the parameters' default when defined: a maker sets its own marker)",
+    ]
+    package = f"{__name__.partition('.')[0]}."
+    ours = {cls for cls in _function_classes if cls.__module__.startswith(package)}
+    for cls in sorted(ours, key=lambda c: (c.__module__, c.__qualname__)):
+        maker = TrustedMaker(cls)
+        source = _function_source(cls, maker._template, {})
+        lines += ["", "", f"# {cls.__module__}.{cls.__qualname__}", source]
+        lines.append(f'CALLS["{_source_key(source)}"] = __call__.__code__')
+    return "\n".join(lines) + "\n"
+
+
+def write_calls_module() -> None:
+    """Write :mod:`._trusted_calls` again (see :func:`calls_module_text`)."""
+    from pathlib import Path
+
+    Path(__file__).with_name("_trusted_calls.py").write_text(calls_module_text())
 
 
 def _stub(**values: Any) -> Any:

@@ -1,0 +1,500 @@
+"""The compiled calls of the package's trusted makers, written out by
+uncobench_z3._trusted.calls_module_text: do not edit (see _trusted._precompiled)."""
+# mypy: ignore-errors
+
+# (compiled as _trusted compiles a call's source, which inherits this flag from it)
+from __future__ import annotations
+
+CALLS = {}
+_M = None  # (the parameters' default when defined: a maker sets its own marker)
+
+
+# uncobench_z3.evaluation._attribution.Attribution
+def __call__(*, label=_M, detail=_M, received=_M, needed=_M, accepted=_M, **_unknown):
+    if _unknown or label is _M or detail is _M or received is _M or needed is _M:
+        return _self._general(locals())
+    _left = 0
+    if accepted is _M:
+        accepted = _default4
+        _left |= 16
+    _made = _new(_cls)
+    _set_dict(_made, {'label': label, 'detail': detail, 'received': received, 'needed': needed, 'accepted': accepted})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["22c2f7309289f7eefbed1895c58224e474e7ecbb5637862894e2e3814d98ff7d"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._attribution.Justification
+def __call__(*, label=_M, detail=_M, received=_M, needed=_M, imprecise=_M, **_unknown):
+    if _unknown or label is _M or detail is _M or received is _M or needed is _M:
+        return _self._general(locals())
+    _left = 0
+    if imprecise is _M:
+        imprecise = _default4
+        _left |= 16
+    _made = _new(_cls)
+    _set_dict(_made, {'label': label, 'detail': detail, 'received': received, 'needed': needed, 'imprecise': imprecise})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["264696e809a922dfeeba39811964e101cae2e9bd843bfc679977b7492b5968d7"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._behaviour.Behaviour
+def __call__(*, contacts=_M, waits=_M, redundant_contacts=_M, targeted_follow_ups=_M, generic_follow_ups=_M, defects_seen=_M, defects_resolved=_M, invalid_actions=_M, answered_pending=_M, designated_contacts=_M, **_unknown):
+    if _unknown:
+        return _self._general(locals())
+    _left = 0
+    if contacts is _M:
+        contacts = _default0
+        _left |= 1
+    if waits is _M:
+        waits = _default1
+        _left |= 2
+    if redundant_contacts is _M:
+        redundant_contacts = _default2
+        _left |= 4
+    if targeted_follow_ups is _M:
+        targeted_follow_ups = _default3
+        _left |= 8
+    if generic_follow_ups is _M:
+        generic_follow_ups = _default4
+        _left |= 16
+    if defects_seen is _M:
+        defects_seen = _default5
+        _left |= 32
+    if defects_resolved is _M:
+        defects_resolved = _default6
+        _left |= 64
+    if invalid_actions is _M:
+        invalid_actions = _default7
+        _left |= 128
+    if answered_pending is _M:
+        answered_pending = _default8
+        _left |= 256
+    if designated_contacts is _M:
+        designated_contacts = _default9
+        _left |= 512
+    _made = _new(_cls)
+    _set_dict(_made, {'contacts': contacts, 'waits': waits, 'redundant_contacts': redundant_contacts, 'targeted_follow_ups': targeted_follow_ups, 'generic_follow_ups': generic_follow_ups, 'defects_seen': defects_seen, 'defects_resolved': defects_resolved, 'invalid_actions': invalid_actions, 'answered_pending': answered_pending, 'designated_contacts': designated_contacts})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["7b4b4fcc9febee496fc900f8ce410320f269822d173b60db2cd2745770453956"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._notes.RoundNote
+def __call__(*, round=_M, determined=_M, received=_M, needed=_M, open=_M, imprecise=_M, **_unknown):
+    if _unknown or round is _M or determined is _M or received is _M or needed is _M:
+        return _self._general(locals())
+    _left = 0
+    if open is _M:
+        open = _default4
+        _left |= 16
+    if imprecise is _M:
+        imprecise = _default5
+        _left |= 32
+    _made = _new(_cls)
+    _set_dict(_made, {'round': round, 'determined': determined, 'received': received, 'needed': needed, 'open': open, 'imprecise': imprecise})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["9ce747362a4d3a95695eceb4170be314c53ff47ab84307dd03e7e37287339cf9"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._protocol.AnswerAction
+def __call__(*, kind=_M, decision=_M, candidate=_M, number=_M, unit=_M, text=_M, **_unknown):
+    if _unknown:
+        return _self._general(locals())
+    _left = 0
+    if kind is _M:
+        kind = _default0
+        _left |= 1
+    if decision is _M:
+        decision = _default1
+        _left |= 2
+    if candidate is _M:
+        candidate = _default2
+        _left |= 4
+    if number is _M:
+        number = _default3
+        _left |= 8
+    if unit is _M:
+        unit = _default4
+        _left |= 16
+    if text is _M:
+        text = _default5
+        _left |= 32
+    _made = _new(_cls)
+    _set_dict(_made, {'kind': kind, 'decision': decision, 'candidate': candidate, 'number': number, 'unit': unit, 'text': text})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["e3927ae006db2bdbb7534babaa137c3f11f7dd9f67ac71266b46dc72da135d30"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._protocol.AskAction
+def __call__(*, kind=_M, requests=_M, **_unknown):
+    if _unknown or requests is _M:
+        return _self._general(locals())
+    _left = 0
+    if kind is _M:
+        kind = _default0
+        _left |= 1
+    _made = _new(_cls)
+    _set_dict(_made, {'kind': kind, 'requests': requests})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["7e3899408d42db75107ec28a4dc6282e80024fd09d040ae4f09d3e4a37f473be"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._protocol.Conversation
+def __call__(*, briefing=_M, turns=_M, **_unknown):
+    if _unknown or briefing is _M:
+        return _self._general(locals())
+    _left = 0
+    if turns is _M:
+        turns = _default1
+        _left |= 2
+    _made = _new(_cls)
+    _set_dict(_made, {'briefing': briefing, 'turns': turns})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["7aa8d9987a66a00a3fa0e691ae827d23de3bff02552c090b3039290f1ee160fc"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._protocol.Observation
+def __call__(*, round=_M, rounds_left=_M, replies=_M, note=_M, error=_M, **_unknown):
+    if _unknown or round is _M or rounds_left is _M:
+        return _self._general(locals())
+    _left = 0
+    if replies is _M:
+        replies = _default2
+        _left |= 4
+    if note is _M:
+        note = _default3
+        _left |= 8
+    if error is _M:
+        error = _default4
+        _left |= 16
+    _made = _new(_cls)
+    _set_dict(_made, {'round': round, 'rounds_left': rounds_left, 'replies': replies, 'note': note, 'error': error})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["02597de85cf3467fa4f2e63d31cc74f6db49d30e4eaee123b1cb0cbc2528442b"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._protocol.ReplyView
+def __call__(*, role=_M, role_name=_M, text=_M, **_unknown):
+    if _unknown or role is _M or role_name is _M or text is _M:
+        return _self._general(locals())
+    _left = 0
+    _made = _new(_cls)
+    _set_dict(_made, {'role': role, 'role_name': role_name, 'text': text})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["2baafa31b25f7de867b661db7c2b564824c063e3c0b53c789b858e910b469f8a"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._protocol.RoleRequest
+def __call__(*, role=_M, question=_M, **_unknown):
+    if _unknown or role is _M or question is _M:
+        return _self._general(locals())
+    _left = 0
+    _made = _new(_cls)
+    _set_dict(_made, {'role': role, 'question': question})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["3f8350da92a39189d1c49489c02dfc1f570e5c2fd676f1532b29e5a721c25d56"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._protocol.Turn
+def __call__(*, action=_M, observation=_M, **_unknown):
+    if _unknown or action is _M or observation is _M:
+        return _self._general(locals())
+    _left = 0
+    _made = _new(_cls)
+    _set_dict(_made, {'action': action, 'observation': observation})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["f840e2bd5ae49283097ac768353afa5e4a0dbbbf2b24b374b013784e699ae313"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._record_book.FollowUpReading
+def __call__(*, defect=_M, rules=_M, why=_M, model=_M, model_note=_M, used=_M, **_unknown):
+    if _unknown or defect is _M or rules is _M or why is _M:
+        return _self._general(locals())
+    _left = 0
+    if model is _M:
+        model = _default3
+        _left |= 8
+    if model_note is _M:
+        model_note = _default4
+        _left |= 16
+    if used is _M:
+        used = _default5
+        _left |= 32
+    _made = _new(_cls)
+    _set_dict(_made, {'defect': defect, 'rules': rules, 'why': why, 'model': model, 'model_note': model_note, 'used': used})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["5382e730ffff8cb3e9f35f96b8ed3fbe0ecedcf24d91809016c49f5f2943dc9a"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._sample.SampleRecord
+def __call__(*, key=_M, group_id=_M, group_hash=_M, setting=_M, agent=_M, seed=_M, budget=_M, epoch=_M, epoch_seed=_M, colleague=_M, colleague_mode=_M, colleague_policy=_M, intervention=_M, intervention_delivered=_M, status=_M, result=_M, correct=_M, gold=_M, answer=_M, score=_M, rounds=_M, behaviour=_M, attribution=_M, justification=_M, min_rounds=_M, defects=_M, trace=_M, end_detail=_M, notes=_M, usage=_M, elapsed_seconds=_M, error=_M, **_unknown):
+    if _unknown or key is _M or group_id is _M or group_hash is _M or setting is _M or agent is _M or seed is _M or budget is _M or status is _M or result is _M or correct is _M or gold is _M or rounds is _M or behaviour is _M or trace is _M or notes is _M or usage is _M:
+        return _self._general(locals())
+    _fields = {'key', 'group_id', 'group_hash', 'setting', 'agent', 'seed', 'budget', 'epoch', 'epoch_seed', 'colleague', 'colleague_mode', 'colleague_policy', 'intervention', 'intervention_delivered', 'status', 'result', 'correct', 'gold', 'answer', 'score', 'rounds', 'behaviour', 'attribution', 'justification', 'min_rounds', 'defects', 'trace', 'end_detail', 'notes', 'usage', 'elapsed_seconds', 'error'}
+    if epoch is _M:
+        epoch = _default7
+        _fields.discard('epoch')
+    if epoch_seed is _M:
+        epoch_seed = _default8
+        _fields.discard('epoch_seed')
+    if colleague is _M:
+        colleague = _default9
+        _fields.discard('colleague')
+    if colleague_mode is _M:
+        colleague_mode = _default10
+        _fields.discard('colleague_mode')
+    if colleague_policy is _M:
+        colleague_policy = _default11
+        _fields.discard('colleague_policy')
+    if intervention is _M:
+        intervention = _default12
+        _fields.discard('intervention')
+    if intervention_delivered is _M:
+        intervention_delivered = _default13
+        _fields.discard('intervention_delivered')
+    if answer is _M:
+        answer = _default18
+        _fields.discard('answer')
+    if score is _M:
+        score = _default19
+        _fields.discard('score')
+    if attribution is _M:
+        attribution = _default22
+        _fields.discard('attribution')
+    if justification is _M:
+        justification = _default23
+        _fields.discard('justification')
+    if min_rounds is _M:
+        min_rounds = _default24
+        _fields.discard('min_rounds')
+    if defects is _M:
+        defects = _default25
+        _fields.discard('defects')
+    if end_detail is _M:
+        end_detail = _default27
+        _fields.discard('end_detail')
+    if elapsed_seconds is _M:
+        elapsed_seconds = _default30
+        _fields.discard('elapsed_seconds')
+    if error is _M:
+        error = _default31
+        _fields.discard('error')
+    _made = _new(_cls)
+    _set_dict(_made, {'key': key, 'group_id': group_id, 'group_hash': group_hash, 'setting': setting, 'agent': agent, 'seed': seed, 'budget': budget, 'epoch': epoch, 'epoch_seed': epoch_seed, 'colleague': colleague, 'colleague_mode': colleague_mode, 'colleague_policy': colleague_policy, 'intervention': intervention, 'intervention_delivered': intervention_delivered, 'status': status, 'result': result, 'correct': correct, 'gold': gold, 'answer': answer, 'score': score, 'rounds': rounds, 'behaviour': behaviour, 'attribution': attribution, 'justification': justification, 'min_rounds': min_rounds, 'defects': defects, 'trace': trace, 'end_detail': end_detail, 'notes': notes, 'usage': usage, 'elapsed_seconds': elapsed_seconds, 'error': error})
+    _set_fields(_made, _fields)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["7fe30237a412619b3f5492a337d7a84777c0455c33c38a6056c55287555a7c0e"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._scoring.AnswerScore
+def __call__(*, correct=_M, decision_ok=_M, candidate_ok=_M, number_ok=_M, parsed=_M, rounded_number=_M, **_unknown):
+    if _unknown or correct is _M or decision_ok is _M or candidate_ok is _M or number_ok is _M or parsed is _M:
+        return _self._general(locals())
+    _left = 0
+    if rounded_number is _M:
+        rounded_number = _default5
+        _left |= 32
+    _made = _new(_cls)
+    _set_dict(_made, {'correct': correct, 'decision_ok': decision_ok, 'candidate_ok': candidate_ok, 'number_ok': number_ok, 'parsed': parsed, 'rounded_number': rounded_number})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["58220dcd5fa3d75be9b70c37deab6d0c73ca05a655b7ba1e978f6b6ed933f745"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._scoring.ParsedAnswer
+def __call__(*, decision=_M, decision_inferred=_M, candidate=_M, number=_M, unit=_M, problems=_M, **_unknown):
+    if _unknown:
+        return _self._general(locals())
+    _left = 0
+    if decision is _M:
+        decision = _default0
+        _left |= 1
+    if decision_inferred is _M:
+        decision_inferred = _default1
+        _left |= 2
+    if candidate is _M:
+        candidate = _default2
+        _left |= 4
+    if number is _M:
+        number = _default3
+        _left |= 8
+    if unit is _M:
+        unit = _default4
+        _left |= 16
+    if problems is _M:
+        problems = _default5
+        _left |= 32
+    _made = _new(_cls)
+    _set_dict(_made, {'decision': decision, 'decision_inferred': decision_inferred, 'candidate': candidate, 'number': number, 'unit': unit, 'problems': problems})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["6eb1549af4fcfecaa4a8ac9d2c8ca6db6f5cfdfc428dd43c5d3c69fadd6eca6e"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._trace.EpisodeOutcome
+def __call__(*, status=_M, answer=_M, trace=_M, intervention_delivered=_M, end_detail=_M, **_unknown):
+    if _unknown or status is _M:
+        return _self._general(locals())
+    _left = 0
+    if answer is _M:
+        answer = _default1
+        _left |= 2
+    if trace is _M:
+        trace = _default2
+        _left |= 4
+    if intervention_delivered is _M:
+        intervention_delivered = _default3
+        _left |= 8
+    if end_detail is _M:
+        end_detail = _default4
+        _left |= 16
+    _made = _new(_cls)
+    _set_dict(_made, {'status': status, 'answer': answer, 'trace': trace, 'intervention_delivered': intervention_delivered, 'end_detail': end_detail})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["d05e3573145d5eefa62733cac0fe0847bb65b6afdb6316d57b4e38fc90221501"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._trace.ReplyRecord
+def __call__(*, role=_M, question=_M, text=_M, stated=_M, concerned=_M, defects=_M, resolved=_M, follow_up=_M, fidelity=_M, policy=_M, pending=_M, answers_round=_M, delivered=_M, readings=_M, **_unknown):
+    if _unknown or role is _M or question is _M or text is _M:
+        return _self._general(locals())
+    _left = 0
+    if stated is _M:
+        stated = _default3
+        _left |= 8
+    if concerned is _M:
+        concerned = _default4
+        _left |= 16
+    if defects is _M:
+        defects = _default5
+        _left |= 32
+    if resolved is _M:
+        resolved = _default6
+        _left |= 64
+    if follow_up is _M:
+        follow_up = _default7
+        _left |= 128
+    if fidelity is _M:
+        fidelity = _default8
+        _left |= 256
+    if policy is _M:
+        policy = _default9
+        _left |= 512
+    if pending is _M:
+        pending = _default10
+        _left |= 1024
+    if answers_round is _M:
+        answers_round = _default11
+        _left |= 2048
+    if delivered is _M:
+        delivered = _default12
+        _left |= 4096
+    if readings is _M:
+        readings = _default13
+        _left |= 8192
+    _made = _new(_cls)
+    _set_dict(_made, {'role': role, 'question': question, 'text': text, 'stated': stated, 'concerned': concerned, 'defects': defects, 'resolved': resolved, 'follow_up': follow_up, 'fidelity': fidelity, 'policy': policy, 'pending': pending, 'answers_round': answers_round, 'delivered': delivered, 'readings': readings})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["0c936a342699be071fafe093006668ccd3f6a9d83be6b7a5c73c017a9ff3f2e5"] = __call__.__code__
+
+
+# uncobench_z3.evaluation._trace.RoundRecord
+def __call__(*, round=_M, action=_M, replies=_M, answer=_M, error=_M, intervention=_M, output=_M, **_unknown):
+    if _unknown or round is _M or action is _M:
+        return _self._general(locals())
+    _left = 0
+    if replies is _M:
+        replies = _default2
+        _left |= 4
+    if answer is _M:
+        answer = _default3
+        _left |= 8
+    if error is _M:
+        error = _default4
+        _left |= 16
+    if intervention is _M:
+        intervention = _default5
+        _left |= 32
+    if output is _M:
+        output = _default6
+        _left |= 64
+    _made = _new(_cls)
+    _set_dict(_made, {'round': round, 'action': action, 'replies': replies, 'answer': answer, 'error': error, 'intervention': intervention, 'output': output})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["a180d48510e067ff306a6b7e1c5f0fc76507fa79bae590515f74edbae9df653b"] = __call__.__code__
+
+
+# uncobench_z3.settings._model.StatedValue
+def __call__(*, candidate=_M, fact=_M, context=_M, value=_M, low=_M, high=_M, options=_M, **_unknown):
+    if _unknown or candidate is _M or fact is _M or context is _M:
+        return _self._general(locals())
+    _left = 0
+    if value is _M:
+        value = _default3
+        _left |= 8
+    if low is _M:
+        low = _default4
+        _left |= 16
+    if high is _M:
+        high = _default5
+        _left |= 32
+    if options is _M:
+        options = _default6
+        _left |= 64
+    _made = _new(_cls)
+    _set_dict(_made, {'candidate': candidate, 'fact': fact, 'context': context, 'value': value, 'low': low, 'high': high, 'options': options})
+    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
+    _set_extra(_made, None)
+    _set_private(_made, None)
+    return _made
+CALLS["e2f1229121b65fff445a317d50a89a74497d6d09496ffe9265494a991066a664"] = __call__.__code__
