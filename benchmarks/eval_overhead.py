@@ -21,7 +21,10 @@
    message's text alone (its tokens, the phrases found in its tagged words) across groups: so
    with ``--bench DIR`` the fresh first pass is also measured over the first ``5 x --copies``
    groups of a built benchmark (all different, as a user's run; all of them when it has
-   fewer; ``--breakdown`` breaks that one down too).
+   fewer; ``--breakdown`` breaks that one down too), ``--bench-passes`` times (3), each in a
+   fresh interpreter: the figure is their median, each run reported beside it (a shared
+   machine only ever slows a run: in round 41's four runs of the README's command, minutes
+   apart, the same code's figure was 0.152 to 0.173 ms).
 2. **Throughput**: the same replay agent sleeps 50 ms per call (``asyncio.sleep``, like a
    model API call) and the full runner (JSON Lines log with fsync, resumable) runs at each
    ``--concurrency`` and with each ``--workers`` count, from the groups' content hashes on
@@ -51,7 +54,9 @@ Targets (issue #13): <= 0.15 ms CPU per round for scripted colleagues and built-
 within 5% of the ideal at concurrency 64 and 10% at 256 (50 ms latency); <= 400 MB peak at
 concurrency 256 over 1,000 groups.
 
-256] [--workers 1 2] [--bench DIR [--memory-workers N]] [--breakdown] [--json]``.
+Run: ``python benchmarks/eval_overhead.py [--copies N] [--latency-ms 50] [--concurrency 64
+256] [--workers 1 2] [--bench DIR [--bench-passes 3] [--memory-workers N]] [--breakdown]
+[--json]``.
 
 This script parses the options, plays the runner alone in this process and prints the
 figures; the replayed passes (the cost per round in fresh interpreters, its breakdown, the
@@ -187,6 +192,13 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[TaskGro
         type=Path,
         help="a built benchmark: the memory figure, and a first pass over its first "
         "5 x --copies groups (all different, as a user's run; all, if it has fewer)",
+    )
+    parser.add_argument(
+        "--bench-passes",
+        type=at_least(1),
+        default=3,
+        help="fresh interpreters that each play the first pass over --bench (the median is "
+        "the figure)",
     )
     parser.add_argument("--memory-concurrency", type=at_least(1), default=256)
     parser.add_argument("--memory-workers", type=at_least(1), default=1)
