@@ -19,6 +19,7 @@ import runpy
 from functools import cache
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -245,3 +246,25 @@ def test_some_texts_read_as_defined() -> None:
         "a.: b a;: b a?: b a!: b a.): b a:.: b a:: b a,: b",
     ]:
         assert_read_as_defined(text)
+
+
+def test_marked_pieces_read_again_from_the_memo_as_defined(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A piece between spaces is read the same when its reading comes from the memo of
+    marked pieces (``_MARKED``: a word with "("s and marks, or one the raw pattern reads),
+    and the memo is emptied when it holds ``MARKED_PIECES_KEPT`` pieces."""
+    monkeypatch.setattr(W, "_MARKED", {})
+    monkeypatch.setattr(W, "MARKED_PIECES_KEPT", 5)
+    texts = [
+        "Lot, pass? (FY26) value. cost: x.5 he's (March 2026)). rev C!",
+        "pass? pass? Lot, (FY26), ((FY26). value.: b he's? v2; 3.5.",
+    ]
+    for _ in range(2):  # (the second time each piece's reading may come from the memo)
+        for text in texts:
+            assert_read_as_defined(text)
+            assert len(W._MARKED) <= 5
+    W._MARKED.clear()
+    W.tokenize("pass? Lot, he's")
+    assert W._MARKED["pass?"][4:] == (0, 4, "?")
+    assert W._MARKED["he's"] == ()  # (the raw pattern reads it)
+    W.tokenize("((March),")
+    assert W._MARKED["((March),"][4:] == (2, 5, "),")

@@ -154,25 +154,23 @@ def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> Non
         elif chunk == "-":  # " - ", a clause mark (none at the text's ends, where it does
             clause = len(tokens) > first  # nothing; "a - - b": the second a no-op)
         elif chunk:
-            core = chunk.lstrip("(")
-            raw = core.rstrip("),.:;?!")
-            known = plain.get(raw)
-            if known is None and (raw.isalpha() or raw.isdigit()):
-                known = _plain(raw)
-            if known is None:
+            marked = _MARKED.get(chunk)
+            if marked is None:
+                marked = _marked(chunk)
+            if not marked:
                 sentence, first, clause = _read_raw_tokens(
                     text, start, end, tokens, periods, sentence, first, clause
                 )
             else:
-                at = end - len(core)
-                word, word_stem, capitalised, period = known
+                word, word_stem, capitalised, period, lead, size, marks = marked
                 if period:
                     periods.append(len(tokens))
+                at = start + lead
                 tokens.append(
-                    (word, word_stem, at, at + len(raw), capitalised, sentence, False, clause)
+                    (word, word_stem, at, at + size, capitalised, sentence, False, clause)
                 )
                 clause = False
-                for mark in core[len(raw) :]:  # (")" and "," make no token)
+                for mark in marks:  # (")" and "," make no token)
                     if mark == ":":  # (as the pattern's reading: "a.: b" opens no clause,
                         clause = len(tokens) > first  # its sentence has no token yet)
                     elif mark in _SENTENCE_ENDS:  # (a "." before a space or the end)
@@ -249,6 +247,26 @@ def _plain(raw: str) -> tuple[str, str, bool, bool]:
     word = raw.lower()
     entry = (word, stem(word), raw[0].isupper(), _starts_period(word))
     return remember(_PLAIN, raw, entry, PLAIN_WORDS_KEPT)
+
+
+_MARKED: dict[str, tuple[str, str, bool, bool, int, int, str] | tuple[()]] = {}
+"""a piece between spaces that is one plain word (:data:`_PLAIN`) with leading "(" and
+trailing ")", ",", sentence or clause marks ("Lot," "pass?", "(FY26)") -> that word's entry,
+where the word starts in the piece, its length and the marks after it; () for a piece the
+raw pattern reads (:func:`_read_raw_tokens`)"""
+MARKED_PIECES_KEPT = 65536
+
+
+def _marked(chunk: str) -> tuple[str, str, bool, bool, int, int, str] | tuple[()]:
+    core = chunk.lstrip("(")
+    raw = core.rstrip("),.:;?!")
+    known = _PLAIN.get(raw)
+    if known is None and (raw.isalpha() or raw.isdigit()):
+        known = _plain(raw)
+    entry: tuple[str, str, bool, bool, int, int, str] | tuple[()] = ()
+    if known is not None:
+        entry = (*known, len(chunk) - len(core), len(raw), core[len(raw) :])
+    return remember(_MARKED, chunk, entry, MARKED_PIECES_KEPT)
 
 
 def _ask(tokens: list[Token], first: int) -> None:
