@@ -166,7 +166,15 @@ def test_a_table_that_does_not_fit_the_records_has_its_lines_written(
     group = built[0]
     places = _places(group)
     role = next(iter(places))
-    for found in ([*places[role], 0], places[role][:-1], [-1, *places[role][1:]], [99] * 9):
+    last = [*places[role][:-1]]
+    for found in (
+        [*places[role], 0],
+        places[role][:-1],
+        [-1, *places[role][1:]],
+        [99] * 9,
+        [*last, 99],  # (as many places as records, the last past the role's lines)
+        [*last, -1],
+    ):
         broken = PreparedGroup.of(_with(group, faithful={**places, role: found}))
         assert _lines(broken) == _written_lines(broken)
 
