@@ -712,3 +712,32 @@ def _result_text(task: TypedTask, candidate: str, fixed: dict[Slot, Value]) -> s
         return str(task.rule.rounded(operands))
     except (TypeError, ValueError, ZeroDivisionError):
         return None
+
+
+def test_a_record_stated_at_two_values_stays_out_whatever_is_stated_after() -> None:
+    """A record stated at two exact values is conflicted for good: stated again at either
+    value or a third (read round by round, and all in one round), it is never exact."""
+    for index, task in enumerate(TASKS):
+        pool = [s for s in _statements(index) if s.is_exact]
+        for slot in task.values:
+            stated = [s for s in pool if (s.candidate, s.fact) == slot]
+            true = [s for s in stated if _is_true(index, s)]
+            wrong = [s for s in stated if not _is_true(index, s)]
+            if not true or len(wrong) < 2:
+                continue
+            order = [true[0], wrong[0], true[0], true[0], wrong[1], true[0]]
+            by_round = [_round(number, (s,)) for number, s in enumerate(order, start=1)]
+            one = [_round(1, tuple(order))]
+            for trace in (by_round, one):
+                reader = EvidenceReader(task)
+                for number in range(1, len(trace) + 1):
+                    grown = reader.read_up_to(trace[:number])
+                    assert grown.exact == _plain_evidence(task, trace[:number])[0]
+                assert slot not in grown.exact
+            return
+    raise AssertionError("no record with a true and two wrong statements")
+
+
+def _round(number: int, stated: tuple[StatedValue, ...]) -> RoundRecord:
+    reply = ReplyRecord(role="r", question="q", text="t", stated=stated)
+    return RoundRecord(round=number, action="ask", replies=(reply,))

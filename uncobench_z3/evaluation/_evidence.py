@@ -282,10 +282,14 @@ class EvidenceReader:
                 kind = reading[2]
                 if kind == _EXACT:
                     slot = reading[1]
-                    known = pairs.get(slot)
-                    if known is None:
-                        if slot not in conflicted:
-                            pairs[slot] = reading[7]  # type: ignore[assignment]
+                    # (the slot looked up and, when new, kept in one hash of it: a slot is a
+                    # tuple, hashed again at every look-up, and most statements state a new one)
+                    held = len(pairs)
+                    known = pairs.setdefault(slot, reading[7])  # type: ignore[arg-type]
+                    if len(pairs) != held:
+                        if conflicted and slot in conflicted:  # (rarely any)
+                            del pairs[slot]
+                        else:
                             exact[slot] = reading[3]  # type: ignore[assignment]
                             if not reading[6]:
                                 untrue.add(slot)
