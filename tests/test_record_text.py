@@ -78,6 +78,18 @@ def test_a_steps_decimals_are_the_fewest_that_write_its_multiples() -> None:
         assert step_decimals(step) == defined(step), step
 
 
+def test_the_record_frames_are_the_books_wording() -> None:
+    """The frames are what the writers write of the fields' names (``_text`` writes each
+    phrase once, in its writers): built benchmarks store lines in these words, and the
+    reader parses them."""
+    assert RECORD_FRAMES == (
+        "{candidate} — {label} ({context}): {value}",
+        "{label} for {candidate} ({context}): {value}",
+        "({context}) {candidate}, {label}: {value}",
+        "{candidate}'s {label} ({context}) is {value}.",
+    )
+
+
 @pytest.mark.parametrize("frame", range(len(RECORD_FRAMES)))
 def test_record_lines_put_the_possessive_and_the_copula_in_the_frame(frame: int) -> None:
     style = Style(frame=frame)
