@@ -65,6 +65,10 @@ def tagged(
 
     Words naming contexts of several facts are tagged for the addressed role's facts first:
     "2026" is ``zreq`` when it is the required period of the role's fact.
+
+    The whole writing at once, as defined: the reader takes its parts as it needs them
+    (:func:`tags_of`, :func:`words_written`, :func:`positions_written`), and the tests check
+    them against this.
     """
     if layout is None:
         layout = layout_of(tokens)
@@ -89,8 +93,8 @@ def tags_of(
     """The tags :func:`tagged` writes the message with, as :data:`TagAt`: of every match and
     value, and of all but candidate names and one-word fact names (``None`` when those are
     the same). The words are written by :func:`words_written`; the tokens' positions in them
-    by :func:`_written` (a reading needs them only when it reads a weak word's or a phrase's
-    own words, most readings never)."""
+    by :func:`positions_written` (a reading needs them only when it reads a weak word's or a
+    phrase's own words, most readings never)."""
     # the contexts read on each match's words, as the bits of _CONTEXT_TAGS
     contexts: dict[tuple[int, ...], int] = {}
     for match in matches:
