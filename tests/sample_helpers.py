@@ -1,6 +1,6 @@
-"""Helpers for tests that compare runs: records without their wall time, an agent maker
-whose worker process dies once mid-run, the groups a module makes typed tasks of, and the
-jobs the runs plan."""
+"""Helpers for tests that compare runs: the example groups as stored, records without their
+wall time, an agent maker whose worker process dies once mid-run, the groups a module makes
+typed tasks of, and the jobs the runs plan."""
 
 from __future__ import annotations
 
@@ -13,11 +13,19 @@ from typing import Any
 
 import pytest
 
+from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import SampleJob, SampleRecord, make_agent, plan_jobs
 from uncobench_z3.settings import TaskGroup
 from uncobench_z3.spec import TypedTask
 
-__all__ = ["Killer", "comparable", "jobs_planned", "typed_tasks_made"]
+__all__ = ["Killer", "comparable", "jobs_planned", "stored_example_groups", "typed_tasks_made"]
+
+_EXAMPLE_GROUPS = Path(__file__).resolve().parent.parent / "examples" / "groups"
+
+
+def stored_example_groups() -> list[TaskGroup]:
+    """Every group of ``examples/groups/*.group.json``, the files in name order."""
+    return [g for path in sorted(_EXAMPLE_GROUPS.glob("*.group.json")) for g in load_groups(path)]
 
 
 def comparable(records: Iterable[SampleRecord]) -> list[str]:

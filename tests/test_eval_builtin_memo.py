@@ -15,12 +15,11 @@ from __future__ import annotations
 import datetime
 import random
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
+from tests.sample_helpers import stored_example_groups
 from tests.stated_helpers import imprecise_stated
-from uncobench_z3.construct import load_groups
 from uncobench_z3.construct._reader import ReadError, parse_statement
 from uncobench_z3.construct._render import choose_style, statement_text
 from uncobench_z3.evaluation import (
@@ -54,12 +53,7 @@ from uncobench_z3.evaluation._registry import BUILTIN_AGENTS
 from uncobench_z3.settings import StatedValue
 from uncobench_z3.spec import Slot, TypedTask, Value, to_json_scalar
 
-ROOT = Path(__file__).resolve().parent.parent
-GROUPS = [
-    group
-    for path in sorted((ROOT / "examples" / "groups").glob("*.group.json"))
-    for group in load_groups(path)
-]
+GROUPS = stored_example_groups()
 
 
 def _plain_face_values(conversation: Conversation) -> dict[tuple[str, str], Value]:

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from uncobench_z3.construct import load_groups
+from tests.sample_helpers import stored_example_groups
 from uncobench_z3.evaluation import (
     DEFAULT_BUDGET,
     AnswerAction,
@@ -68,8 +68,7 @@ from uncobench_z3.spec import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-GROUPS = [group for path in sorted((ROOT / "examples" / "groups").glob("*.group.json"))
-          for group in load_groups(path)]  # fmt: skip
+GROUPS = stored_example_groups()
 TASKS = [typed_task(group) for group in GROUPS]
 BUDGET = SolverBudget(timeout_ms=5000)
 

@@ -4,11 +4,9 @@ minimum rounds and hand-made behaviour."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from uncobench_z3.construct import load_groups
+from tests.sample_helpers import stored_example_groups
 from uncobench_z3.evaluation import (
     BEHAVIOUR_CLASSES,
     Behaviour,
@@ -24,9 +22,7 @@ from uncobench_z3.settings import SETTING_NAMES, SettingName
 
 from .test_eval_metrics import record
 
-ROOT = Path(__file__).resolve().parent.parent
-GROUPS = [group for path in sorted((ROOT / "examples" / "groups").glob("*.group.json"))
-          for group in load_groups(path)]  # fmt: skip
+GROUPS = stored_example_groups()
 
 
 async def _sample(agent: str, setting: SettingName, group_index: int = 0) -> SampleRecord:

@@ -8,10 +8,9 @@ candidates, contexts (rejected or not), the fact, the reply and nothing."""
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 from typing import cast
 
-from uncobench_z3.construct import load_groups
+from tests.sample_helpers import stored_example_groups
 from uncobench_z3.evaluation import PreparedGroup
 from uncobench_z3.settings import (
     CandidateSign,
@@ -35,10 +34,7 @@ from uncobench_z3.settings._followup import (
 from uncobench_z3.settings._model import Clause, Sign
 from uncobench_z3.spec import TypedTask
 
-ROOT = Path(__file__).resolve().parent.parent
-GROUPS = [
-    g for p in sorted((ROOT / "examples" / "groups").glob("*.group.json")) for g in load_groups(p)
-]
+GROUPS = stored_example_groups()
 
 
 # -- the plain definitions (as they were) ----------------------------------------------------

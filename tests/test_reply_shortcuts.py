@@ -5,13 +5,13 @@ faithful reply of a role no defect of the setting concerns."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from uncobench_z3.construct import load_groups, statement_text
+from tests.sample_helpers import stored_example_groups
+from uncobench_z3.construct import statement_text
 from uncobench_z3.evaluation import (
     Environment,
     PreparedGroup,
@@ -33,10 +33,7 @@ from uncobench_z3.settings import (
 )
 from uncobench_z3.spec import TypedTask, to_json_scalar
 
-ROOT = Path(__file__).resolve().parent.parent
-GROUPS: list[TaskGroup] = [
-    g for p in sorted((ROOT / "examples" / "groups").glob("*.group.json")) for g in load_groups(p)
-]
+GROUPS: list[TaskGroup] = stored_example_groups()
 DEFECT_SETTINGS: tuple[SettingName, ...] = ("misaligned", "incomplete", "missed", "mixed")
 AGENTS = ("builtin/careful", "builtin/naive", "builtin/patient")
 

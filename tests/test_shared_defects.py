@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import asyncio
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from uncobench_z3.construct import load_groups
+from tests.sample_helpers import stored_example_groups
 from uncobench_z3.evaluation import (
     Environment,
     PreparedGroup,
@@ -34,10 +33,7 @@ from uncobench_z3.settings import (
     TaskGroup,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-GROUPS: list[TaskGroup] = [
-    g for p in sorted((ROOT / "examples" / "groups").glob("*.group.json")) for g in load_groups(p)
-]
+GROUPS: list[TaskGroup] = stored_example_groups()
 
 
 def _defects() -> list[Defect]:

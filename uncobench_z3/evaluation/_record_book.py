@@ -312,16 +312,14 @@ class RecordBook:
         assert self._stored is not None
         records, places = self._stored
         self._stored = None
-        candidates = self.task.candidates
         for role, found in places.items():
             lines = records.get(role, ())
-            own = self.facts_of.get(role, ())
+            slots = self.task.slots_of(role)
             # (a role's places checked by the least and the greatest, its lines taken in C:
             # checking and taking them place by place was about 137k instructions a group)
-            if len(found) == len(candidates) * len(own) and (
+            if len(found) == len(slots) and (
                 not found or (min(found) >= 0 and max(found) < len(lines))
             ):
-                slots = [(c, f) for c in candidates for f in own]  # (``slots_of``'s order)
                 self._lines.update(zip(slots, map(lines.__getitem__, found), strict=True))
 
     def statement_line(self, stated: StatedValue) -> str:
