@@ -32,7 +32,8 @@ Reading a model's fields back has a cost of its own: a pydantic model's class ha
 (about 440 instructions, where an item of the model's ``__dict__``, which holds its fields, is
 about 60; the hook was 7.8% of a first pass over 80 built groups). Where the hot path reads
 several fields of one model, or one many times, it reads them from :func:`fields_of` the model,
-once.
+once. The runner's models now have the ordinary lookup instead of the hook
+(:mod:`._plain_reads`), which Python specialises.
 """
 
 from __future__ import annotations

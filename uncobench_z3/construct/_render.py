@@ -13,6 +13,7 @@ from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict
 
+from .._plain_reads import plain_reads
 from ..settings import StatedValue, stated_imprecision, stated_value
 from ..spec import Slot, TypedCondition, TypedFact, TypedTask, Value
 from ._text import (
@@ -48,6 +49,7 @@ SECTION_ROLES = "Your colleagues (each holds private records about every candida
 SECTION_ANSWER = "Answer format:"
 
 
+@plain_reads
 class RoleCard(BaseModel):
     model_config = ConfigDict(frozen=True)
     id: str
@@ -55,6 +57,7 @@ class RoleCard(BaseModel):
     description: str
 
 
+@plain_reads
 class RenderedTask(BaseModel):
     """What an agent and the colleagues see: the task text and the records, as text."""
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._assets import asset_path
+from .._plain_reads import plain_reads_of_subclasses
 from ..construct import RoleCard
 from ..models import ChatMessage, ToolCall, ToolDef
 
@@ -29,6 +30,7 @@ INSTRUCTIONS_FILE = "main_agent.md"
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_init_subclass__ = plain_reads_of_subclasses  # (see _plain_reads.py)
 
 
 class RoleRequest(_Frozen):

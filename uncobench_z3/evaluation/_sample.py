@@ -37,6 +37,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._plain_reads import plain_reads
 from .._trusted import trusted_maker
 from ..errors import ModelAPIError
 from ..models import ModelUsage
@@ -90,6 +91,7 @@ def epoch_seed(run_seed: int, sample_id: str, epoch: int) -> int:
     return int.from_bytes(digest[:4], "big") >> 1
 
 
+@plain_reads
 class SampleJob(BaseModel):
     """Everything one sample depends on."""
 
@@ -219,6 +221,7 @@ class SampleError(BaseModel):
     status_code: int | None = None
 
 
+@plain_reads
 class SampleRecord(BaseModel):
     """One line of a run's log."""
 

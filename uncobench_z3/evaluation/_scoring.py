@@ -49,6 +49,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .._plain_reads import plain_reads_of_subclasses
 from .._trusted import trusted_maker
 from ..spec import Answer, RoundingMode, TypedTask, format_fraction, round_fraction
 from ._protocol import AnswerAction
@@ -84,6 +85,7 @@ _DATES = re.compile(
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_init_subclass__ = plain_reads_of_subclasses  # (see _plain_reads.py)
 
 
 @dataclass(frozen=True)

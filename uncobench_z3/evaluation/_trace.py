@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .._plain_reads import plain_reads_of_subclasses
 from .._trusted import trusted_maker
 from ..models import StoredOutput
 from ..settings import DefectKind, StatedValue
@@ -25,6 +26,7 @@ EpisodeStatus = Literal["running", "answered", "budget_exhausted", "context_exha
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_init_subclass__ = plain_reads_of_subclasses  # (see _plain_reads.py)
 
 
 class ReplyRecord(_Frozen):

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .._plain_reads import plain_reads, plain_reads_of_subclasses
 from ..spec import Answer, Scalar, TaskSpec
 
 GROUP_KIND = "uncobench-task-group"
@@ -22,6 +23,7 @@ DefectKind = Literal["misaligned", "incomplete", "missed"]
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_init_subclass__ = plain_reads_of_subclasses  # (see _plain_reads.py)
 
 
 class StatedValue(_Frozen):
@@ -205,6 +207,7 @@ class ProofSummary(_Frozen):
 GROUP_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
+@plain_reads
 class TaskGroup(BaseModel):
     """One decision task in all its reliability settings."""
 

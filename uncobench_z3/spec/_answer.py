@@ -6,10 +6,12 @@ from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict
 
+from .._plain_reads import plain_reads
 from ._typed import Outcome, TypedTask
 from ._values import format_fraction, format_value
 
 
+@plain_reads
 class Answer(BaseModel):
     """A determined answer. ``number`` is an exact decimal string at the rule's rounding."""
 

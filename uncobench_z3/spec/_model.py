@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
 
+from .._plain_reads import plain_reads_of_subclasses
 from ._rounding import RoundingMode
 from ._values import FactType
 
@@ -82,6 +83,7 @@ OPERATIONS: tuple[Operation, ...] = (
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_init_subclass__ = plain_reads_of_subclasses  # (see _plain_reads.py)
 
 
 class Candidate(_Strict):
