@@ -710,7 +710,9 @@ def test_values_found_with_the_screens_are_the_values_found_without(
         _digit_runs=lambda text: list(range(len(text) + 1)),
         _DAY_BEFORE_YEAR_AT=every,
         _MONTH_BEFORE_DIGIT_LOWER=every,
-        _names_a_month_lowered=lambda lowered: True,
+        _names_a_month_before_digit=lambda lowered, runs: True,
+        _plain_digits=lambda text, start: "",
+        _day_runs=lambda text, runs: runs,
         _OF_MONTH_LOWER=every,
         _NUMBER_START=every,
         _NUMBER_START_ASCII=every,
@@ -760,12 +762,13 @@ ONE_MONTH = st.tuples(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(ONE_MONTH, max_size=3).map(" ".join))
-def test_a_text_without_a_month_s_first_letters_has_no_month_before_a_digit(text: str) -> None:
-    """The screen of :data:`_MONTH_BEFORE_DIGIT` in a text of ASCII: false only where that
-    pattern finds nothing (a text with other than ASCII, "ſep" for "sep", is searched)."""
+def test_a_month_before_a_digit_is_read_at_the_digits(text: str) -> None:
+    """:data:`_MONTH_BEFORE_DIGIT` in a text of ASCII, read at its digits after white space:
+    true exactly where that pattern finds a match (a text with other than ASCII, "ſep" for
+    "sep", is searched)."""
     if text.isascii():
-        screened = VA._names_a_month_lowered(text.lower())
-        assert screened or VA._MONTH_BEFORE_DIGIT.search(text) is None
+        found = VA._names_a_month_before_digit(text.lower(), VA._digit_runs(text))
+        assert found == (VA._MONTH_BEFORE_DIGIT.search(text) is not None), text
 
 
 def test_a_reading_made_without_its_init_is_the_one_its_init_makes() -> None:
