@@ -52,7 +52,7 @@ from uncobench_z3.evaluation._evidence import (
 )
 from uncobench_z3.settings import StatedValue, stated_imprecision, stated_value
 from uncobench_z3.settings._any_order import add_unordered
-from uncobench_z3.settings._vocabulary import Entry
+from uncobench_z3.settings._vocabulary import Entry, unordered_row
 from uncobench_z3.settings._words import SENTENCE, STEM, Token
 from uncobench_z3.solver import GOAL_DIFFERS, SolverBudget, TaskSolver
 from uncobench_z3.spec import (
@@ -490,7 +490,8 @@ def _unordered(
     singles: list = []
     if entry.stems[0] in at:
         first = entry.stems[0]
-        add_unordered([entry], {first: [0]}, [first], at, sentence_of, raw, singles)
+        rows = [unordered_row(entry)]
+        add_unordered(rows, {first: [0]}, [first], at, sentence_of, raw, singles)
     return [keyed[2] for keyed in raw] + [(i,) for _, i, _ in singles]
 
 

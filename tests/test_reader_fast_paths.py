@@ -52,7 +52,7 @@ from uncobench_z3.settings._request import (
     read_request,
 )
 from uncobench_z3.settings._tagging import tagged
-from uncobench_z3.settings._vocabulary import Entry, _entry
+from uncobench_z3.settings._vocabulary import Entry, _entry, unordered_row
 from uncobench_z3.settings._words import _pieces, close_enough, scan_values, tokenize
 from uncobench_z3.settings._words import stem as stem_of
 from uncobench_z3.spec import TypedTask
@@ -170,7 +170,8 @@ def test_the_unordered_matches_are_those_of_the_plain_scan(
     earlier = [(-2, 0, (0, 1), 0, None)]  # (numbered on from the matches found before)
     raw: list = list(earlier)
     singles: list = []
-    add_unordered(entries, by_first, by_first.keys() & at.keys(), at, sentence_of, raw, singles)
+    rows = [unordered_row(entry) for entry in entries]
+    add_unordered(rows, by_first, by_first.keys() & at.keys(), at, sentence_of, raw, singles)
     expected: list = []
     expected_singles = []
     for k in maybe:
@@ -325,6 +326,36 @@ def test_the_indexes_hold_every_entry_once() -> None:
         assert firsts == list(range(len(vocabulary.unordered_entries)))
         for stem, ks in vocabulary.unordered_by_first.items():
             assert all(vocabulary.unordered_entries[k].stems[0] == stem for k in ks)
+        # the rows the reader reads, entry by entry as defined
+        assert vocabulary.starting_rows == {
+            stem: [
+                (e.stems[1], e.stems, len(e.stems), e.capital or e.exact, -e.priority, e)
+                for e in es
+            ]
+            for stem, es in vocabulary.starting_words.items()
+        }
+        assert vocabulary.unordered_rows == [
+            (e.stems, e.stems[-1], len(e.stems), -e.priority, e)
+            for e in vocabulary.unordered_entries
+        ]
+
+
+def test_an_entry_that_must_start_as_written_or_with_a_capital_is_read_so() -> None:
+    """Entries of two words that must start with the word itself (exact) or with a capital:
+    their rows say so, and a message's other forms of the word do not start them."""
+    vocabulary = Vocabulary(TASKS[0])
+    exact = _entry("context", ("f", "c"), ("verified", "figure"), 4, exact=True)
+    capital = _entry("candidate", ("c",), ("grant", "holdings"), 5, capital=True)
+    vocabulary._add_all([exact, capital])
+    assert [row[3] for rows in vocabulary.starting_rows.values() for row in rows] == [True, True]
+    for text, expected in (
+        ("verify figure", []),
+        ("verified figure", [exact]),
+        ("grant holdings", []),
+        ("Grant holdings", [capital]),
+    ):
+        found = find_matches(vocabulary, tokenize(text), set())
+        assert [m.entry for m in found] == expected, text
 
 
 def plain_tags(

@@ -75,7 +75,7 @@ def _plain(task: TypedTask) -> Vocabulary:
 
 
 _INDEXES = (
-    "by_stem", "starting", "starting_words", "starting_word", "unordered_by_first",
+    "by_stem", "starting", "starting_words", "starting_word", "unordered_by_first", "starting_rows",
     "long_words", "context_words", "order",
 )  # fmt: skip
 
@@ -86,6 +86,7 @@ def _assert_as_plain(task: TypedTask) -> None:
     plain = _plain(task)
     assert built.entries == plain.entries
     assert built.unordered_entries == plain.unordered_entries
+    assert built.unordered_rows == plain.unordered_rows
     assert built._known == plain._known
     for name in _INDEXES:  # in order
         assert list(getattr(built, name).items()) == list(getattr(plain, name).items()), name
@@ -133,4 +134,10 @@ def test_an_entry_added_after_the_building_leaves_the_shared_parts_alone() -> No
         extra = index[first][0]._replace(priority=priority)
         built._add(extra)
         assert built.by_stem[first][-1] == extra
+    # an entry for each first word of the rows (most lists of a word of one fact are its
+    # chunk's own): added to the vocabulary's rows alone
+    for first, rows in list(built.starting_rows.items()):
+        extra = rows[0][-1]._replace(priority=95)
+        built._add(extra)
+        assert built.starting_rows[first][-1][-1] == extra
     _assert_as_plain(task)

@@ -194,9 +194,15 @@ def _plain_add(vocabulary: Vocabulary, entry: Entry) -> None:
             len(vocabulary.unordered_entries)
         )
         vocabulary.unordered_entries.append(entry)
+        stems = entry.stems
+        vocabulary.unordered_rows.append((stems, stems[-1], len(stems), -entry.priority, entry))
     else:
         apart = vocabulary.starting_word if len(entry.stems) == 1 else vocabulary.starting_words
         apart.setdefault(first, []).append(entry)
+        if len(entry.stems) > 1:  # (its row: as the reader reads it)
+            stems, check = entry.stems, entry.capital or entry.exact
+            row = (stems[1], stems, len(stems), check, -entry.priority, entry)
+            vocabulary.starting_rows.setdefault(first, []).append(row)
     for word, word_stem in zip(entry.words, entry.stems, strict=True):
         vocabulary.by_stem.setdefault(word_stem, [])
         if len(word) >= 6 and word not in vocabulary.long_words and not word.isdigit():
@@ -210,9 +216,10 @@ def _assert_built_as_the_plain_adds(task: TypedTask) -> None:
     plain = Vocabulary(task)
     for entry in [*built.entries, *built.entries]:  # each a second time too: dropped
         _plain_add(plain, entry)
-    for name in ("entries", "unordered_entries"):
+    for name in ("entries", "unordered_entries", "unordered_rows"):
         assert getattr(built, name) == getattr(plain, name)
     names = ("by_stem", "starting", "starting_words", "starting_word", "unordered_by_first")
+    names += ("starting_rows",)
     for name in (*names, "long_words"):  # in order
         assert list(getattr(built, name).items()) == list(getattr(plain, name).items())
 
@@ -268,7 +275,8 @@ def test_adding_entries_equals_the_plain_adds(
     for vocabulary in (added, batched):
         assert vocabulary.entries == plain.entries
         assert vocabulary.unordered_entries == plain.unordered_entries
-        for name in ("by_stem", "starting", "unordered_by_first", "long_words"):
+        assert vocabulary.unordered_rows == plain.unordered_rows
+        for name in ("by_stem", "starting", "unordered_by_first", "long_words", "starting_rows"):
             assert list(getattr(vocabulary, name).items()) == list(getattr(plain, name).items())
 
 

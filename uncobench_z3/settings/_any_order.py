@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from ._vocabulary import Entry
+from ._vocabulary import Entry, UnorderedRow
 
 Keyed = tuple[int, int, tuple[int, ...], int, Entry]
 """a match found, ``(-length, -priority, tokens, number, entry)``: its place in the order -
@@ -14,7 +14,7 @@ key) - and its entry (a :class:`~._matching.Match` is made only for the matches 
 
 
 def add_unordered(
-    entries: Sequence[Entry],
+    entries: Sequence[UnorderedRow],
     by_first: Mapping[str, Sequence[int]],
     firsts: Iterable[str],
     at: Mapping[str, Sequence[int]],
@@ -22,13 +22,14 @@ def add_unordered(
     raw: list[Keyed],
     singles: list[tuple[int, int, Entry]],
 ) -> None:
-    """The matches of the unordered ``entries`` whose first stem is one of ``firsts`` (the
-    message's; ``by_first``: stem -> the places in ``entries`` of those that start with it, in
-    order): for each sentence holding all an entry's words, in any order, the first token of
-    each word. Added to ``raw`` numbered by their entry's place on from its length (a plain
-    sort then keeps the entries' order, whatever order ``firsts`` comes in: matches tie on
-    their tokens, and an entry's own are on other tokens), and the one-word ones to
-    ``singles`` as ``(-priority, token, entry)`` (in the entries' order for each token).
+    """The matches of the unordered ``entries`` (their :data:`~._vocabulary.UnorderedRow`) whose
+    first stem is one of ``firsts`` (the message's; ``by_first``: stem -> the places in
+    ``entries`` of those that start with it, in order): for each sentence holding all an entry's
+    words, in any order, the first token of each word. Added to ``raw`` numbered by their
+    entry's place on from its length (a plain sort then keeps the entries' order, whatever order
+    ``firsts`` comes in: matches tie on their tokens, and an entry's own are on other tokens),
+    and the one-word ones to ``singles`` as ``(-priority, token, entry)`` (in the entries' order
+    for each token).
 
     ``at``: stem -> the indexes of the tokens with that stem, in order (what a scan of the
     tokens would meet first comes first); ``sentence_of``: each token's sentence, in order
@@ -44,15 +45,13 @@ def add_unordered(
     numbered = len(raw)
     for first_stem in firsts:
         for k in by_first[first_stem]:
-            entry = entries[k]
-            wanted = entry.stems
+            # (an entry's fields unpacked from its row at once: :data:`UnorderedRow`)
+            wanted, last, size, rank, entry = entries[k]
             # most entries whose first word a message has miss another: screened by their last
             # word alone (one look-up, not a loop over their words); the few that pass and miss
             # a word in between find nothing below
-            if wanted[-1] not in at:
+            if last not in at:
                 continue
-            size = len(wanted)
-            rank = -entry.priority
             previous = -1  # the sentence of the last first word looked at
             if size == 1:  # (none of a vocabulary's: they have two content words or more)
                 for first in at[wanted[0]]:

@@ -123,27 +123,30 @@ def find_matches_and_doubles(
     # place in the order ends with its tokens, and the matches found on one token keep the
     # entries' order.
     raw: list[Keyed] = []  # the matches of two words or more
-    starting_words = vocabulary.starting_words
+    starting_rows = vocabulary.starting_rows  # (the entries' fields in exact tuples)
     padded = (*stems, None)  # (the word after the last: none)
-    for word_stem in starting_words.keys() & at.keys():
-        entries = starting_words[word_stem]
+    places = _PLACES if len(stems) <= len(_PLACES) else tuple(range(len(stems)))
+    for word_stem in starting_rows.keys() & at.keys():
+        rows = starting_rows[word_stem]
         for i in at[word_stem]:
             # an entry's second word is compared first (its first is this one): most entries
             # that start with the word go on with another, and only longer ones need a slice
             following = padded[i + 1]
-            for entry in entries:
-                wanted = entry.stems
-                if wanted[1] != following:
+            for second, wanted, length, check, rank, entry in rows:
+                if second != following:
                     continue
-                length = len(wanted)
-                if length > 2 and stems[i : i + length] != wanted:
-                    continue  # (a slice cut short by the message's end is not equal either)
-                if (entry.capital or entry.exact) and not _starts_as(entry, tokens[i]):
+                if length == 2:
+                    # (a pair written out: most entries are two words)
+                    hit: tuple[int, ...] = (i, i + 1)
+                elif stems[i : i + length] == wanted:
+                    # (a slice cut short by the message's end is not equal; the places a
+                    # slice of shared ones, not a range made into a tuple)
+                    hit = places[i : i + length]
+                else:
                     continue
-                # (a pair written out: most entries are two words, and a range made into a
-                # tuple costs several times the pair)
-                hit = (i, i + 1) if length == 2 else tuple(range(i, i + length))
-                raw.append((-length, -entry.priority, hit, len(raw), entry))
+                if check and not _starts_as(entry, tokens[i]):
+                    continue  # (capital or exact: most entries may start at any word)
+                raw.append((-length, rank, hit, len(raw), entry))
     starting_word = vocabulary.starting_word
     with_single = starting_word.keys() & at.keys()  # the stems of one-word entries
     # the one-word matches of unordered entries, as (-priority, token, entry)
@@ -153,7 +156,7 @@ def find_matches_and_doubles(
     firsts = unordered_by_first.keys() & at.keys()
     if firsts:
         add_unordered(
-            vocabulary.unordered_entries,
+            vocabulary.unordered_rows,
             unordered_by_first,
             firsts,
             at,
@@ -168,8 +171,10 @@ def find_matches_and_doubles(
     kept: list[Match] = []
     kept_on: dict[tuple[int, ...], list[Entry]] = {}  # the entries kept for these tokens
     doubles = False  # a fact and a context kept on the same words
-    for _, _, hit, _, entry in raw:
+    for keyed in raw:
+        hit = keyed[2]  # (the entry read only for a match kept or on the same words: few)
         if taken.isdisjoint(hit):
+            entry = keyed[4]
             match = _new(Match)  # (its fields set here: no Python-level __init__ call)
             match.entry = entry
             match.indexes = hit
@@ -180,6 +185,7 @@ def find_matches_and_doubles(
         on_these = kept_on.get(hit)  # (mostly none: overlapping other words)
         if not on_these:
             continue
+        entry = keyed[4]
         # (:func:`_same_thing` and :func:`_compatible`, inline: this runs for most entries)
         kind, ref = entry.kind, entry.ref
         compatible = mixed = False
@@ -204,8 +210,11 @@ def find_matches_and_doubles(
     # entry): the word-for-word ones, then the unordered ones (ties keep that order)
     singles: list[tuple[int, int, Entry]] = []
     for word_stem in with_single:
+        positions = at[word_stem]
+        if taken.issuperset(positions):
+            continue  # (most: a longer match's words; of the first pass's 7,354 places, 97 not)
         entries = starting_word[word_stem]
-        for i in at[word_stem]:
+        for i in positions:
             if i in taken or i in blocked:
                 continue
             token = tokens[i]
@@ -237,6 +246,8 @@ def find_matches_and_doubles(
 
 
 _new = object.__new__
+_PLACES = tuple(range(1024))
+"""token places, a match's sliced from them (a longer message makes its own)"""
 
 
 def _where(stems: Sequence[str]) -> dict[str, list[int]]:
