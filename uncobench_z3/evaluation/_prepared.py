@@ -4,9 +4,9 @@ briefings, the scores of answers, what agents see of replies)."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
+from .._kept_property import kept_property
 from .._memo import remember
 from .._trusted import trusted_maker
 from ..construct import RenderedTask, rendered_of, template_rendered
@@ -119,7 +119,7 @@ class PreparedGroup:
             remember(self._briefings, (budget, instructions), found, _SCORES_KEPT)
         return found
 
-    @functools.cached_property
+    @kept_property
     def role_names(self) -> dict[str, str]:
         """Role id -> name (do not change it)."""
         return {card.id: card.name for card in self.rendered.role_directory}

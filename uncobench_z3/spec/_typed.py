@@ -13,9 +13,9 @@ import datetime as _dt
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
 from typing import Literal
 
+from .._kept_property import kept_property
 from ._model import Operation, Operator, TaskSpec
 from ._rounding import RoundingMode, round_fraction
 from ._values import INT_OR_FRACTION, FactType, Value, day_number, from_day_number
@@ -88,7 +88,7 @@ class TypedFact:
             return int(code * step)
         return Fraction(code * step.numerator, step.denominator)
 
-    @cached_property
+    @kept_property
     def _code_range(self) -> tuple[int, int]:  # a fact is immutable: computed once
         if self.type == "enum":
             return 0, len(self.members) - 1
@@ -231,7 +231,7 @@ class TypedRule:
             return (a[1] - a[0]) / a[0] * 100
         raise ValueError(f"unknown operation {op}")
 
-    @cached_property
+    @kept_property
     def _results(self) -> dict[tuple[Fraction | int, ...], Fraction]:
         """What :meth:`rounded` gave, by the operands' values: scoring evaluates the chosen
         candidate's operands once for each completion it tries, and most leave them as they
@@ -360,7 +360,7 @@ class TypedTask:
     def has_values(self) -> bool:
         return bool(self.values)
 
-    @cached_property
+    @kept_property
     def _facts_by_role(self) -> dict[str, tuple[str, ...]]:
         """Each role's facts, in order (a scripted colleague reads its own for every message:
         made once; the facts do not change after the task is made)."""
@@ -382,7 +382,7 @@ class TypedTask:
         chosen = [f for f in self.facts if f in facts]
         return [(c, f) for c in self.candidates for f in chosen]
 
-    @cached_property
+    @kept_property
     def _candidate_names(self) -> dict[str, str]:
         names: dict[str, str] = {}
         for entry in self.spec.candidates:  # (the first of an id, as a search would find)
@@ -402,7 +402,7 @@ class TypedTask:
                 return entry.name
         raise KeyError(role)
 
-    @cached_property
+    @kept_property
     def required_contexts(self) -> dict[str, str]:
         """Fact key -> the context the task requires (made once: every sample's record reads
         it; do not change it)."""
