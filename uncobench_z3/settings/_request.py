@@ -27,7 +27,6 @@ import datetime as _dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from .._trusted import made_frozen
 from ..spec import TypedTask
@@ -85,24 +84,6 @@ class Request:
     evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """what was read, by item ("candidate:vance", "fact:clearance", "exact"...): the words"""
 
-    if not TYPE_CHECKING:  # (a type checker would take any misspelt attribute for this)
-
-        def __getattr__(self, name: str) -> object:
-            """The contexts, intents and evidence of a reading by :func:`read_request`, made
-            the first time one is read (:func:`_rest_of_reading`): the fields are then what
-            ``Request(...)`` holds, in the fields' order."""
-            held = self.__dict__
-            rest = held.get(_REST)
-            if rest is None or name not in _MADE_ON_DEMAND:
-                raise AttributeError(
-                    f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self
-                )
-            made = dict(zip(_MADE_ON_DEMAND, _rest_of_reading(rest, held["pronoun"]), strict=True))
-            made.update(held)
-            # (a new dict set at once: a reader of the old one meanwhile reads it as unmade)
-            _set_attribute(self, "__dict__", {name: made[name] for name in _FIELDS})
-            return made[name]
-
     def __getstate__(self) -> dict[str, object]:
         """What a pickle or a copy holds: every field, as of ``Request(...)``."""
         self.evidence  # noqa: B018 (made when first read)
@@ -135,6 +116,44 @@ _MADE_ON_DEMAND = ("contexts", "intents", "evidence")
 """the fields a reading makes when one is first read, in :func:`_rest_of_reading`'s order"""
 _FIELDS = tuple(f.name for f in fields(Request))
 _set_attribute = object.__setattr__
+
+
+class _MadeOnDemand:
+    """A field of :data:`_MADE_ON_DEMAND` on :class:`Request`: the contexts, intents and
+    evidence of a reading by :func:`read_request`, made the first time one is read
+    (:func:`_rest_of_reading`); the fields are then what ``Request(...)`` holds, in the
+    fields' order. A descriptor without ``__set__``: a field the instance holds is read
+    before it, so Python 3.11 specialises a reading's attributes, which a ``__getattr__``
+    hook on the class kept from it (9,065 reads through the hook in the first pass over 80
+    built groups)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, request: Request | None, owner: type | None = None) -> object:
+        name = self.name
+        if request is None:  # (as with no such attribute)
+            of = Request if owner is None else owner
+            raise AttributeError(f"type object {of.__name__!r} has no attribute {name!r}")
+        held = request.__dict__
+        rest = held.get(_REST)
+        if rest is None:
+            raise AttributeError(
+                f"{type(request).__name__!r} object has no attribute {name!r}",
+                name=name,
+                obj=request,
+            )
+        made = dict(zip(_MADE_ON_DEMAND, _rest_of_reading(rest, held["pronoun"]), strict=True))
+        made.update(held)
+        # (a new dict set at once: a reader of the old one meanwhile reads it as unmade)
+        _set_attribute(request, "__dict__", {field: made[field] for field in _FIELDS})
+        return made[name]
+
+
+for _name in _MADE_ON_DEMAND:
+    setattr(Request, _name, _MadeOnDemand(_name))
 
 
 @dataclass(frozen=True)
@@ -245,7 +264,7 @@ def read_request(
     if named_contexts and not facts & role_facts:  # (else the contexts' words name no fact)
         worded = [(m.entry.ref[0], _span(text, tokens, m.indexes)) for m in named_contexts]
         _fact_from_contexts(facts, role_facts, worded, None)
-    # (made as :func:`made_frozen` makes one, but for the fields :meth:`Request.__getattr__`
+    # (made as :func:`made_frozen` makes one, but for the fields :class:`_MadeOnDemand`
     # makes from what is kept under _REST when one is first read)
     request = _new(Request)
     request.__dict__.update(
