@@ -216,7 +216,9 @@ def test_matches_through_the_indexes_are_the_plain_matches(
     tokens = tokenize(" ".join(words))
     plain = plain_find_matches(vocabulary, tokens, blocked)
     assert find_matches(vocabulary, tokens, blocked) == plain
-    assert find_matches(vocabulary, tokens, blocked, M.token_stems_of(tokens)) == plain
+    found = find_matches(vocabulary, tokens, blocked, M.token_stems_of(tokens))
+    assert found == plain
+    _hold_their_entries(found)
 
 
 def test_matches_of_the_template_messages_are_the_plain_matches() -> None:
@@ -231,8 +233,28 @@ def test_matches_of_the_template_messages_are_the_plain_matches() -> None:
             tokens = tokenize(written)
             found = find_matches(vocabulary, tokens, set())
             assert found == plain_find_matches(vocabulary, tokens, set()), written
+            _hold_their_entries(found)
             lengths |= {(len(m.indexes), m.entry.unordered) for m in found}
     assert {(2, False), (3, False), (4, False), (2, True), (3, True)} <= lengths
+
+
+def _hold_their_entries(matches: list[Match]) -> None:
+    """Each match's own kind, ref and weak are its entry's (what a reading reads of it: the
+    match's slots, which Python 3.11 reads specialised, a named tuple's fields not)."""
+    for match in matches:
+        entry = match.entry
+        assert (match.kind, match.ref, match.weak) == (entry.kind, entry.ref, entry.weak)
+
+
+def test_a_match_holds_its_entrys_kind_ref_and_weak_and_compares_by_entry_and_words() -> None:
+    entry = V._entry("fact", ("clearance",), ("clearance",), 2, weak=True)
+    other = V._entry("context", ("clearance", "verified"), ("verified",), 3)
+    match = Match(entry, (3,))
+    assert (match.kind, match.ref, match.weak) == ("fact", ("clearance",), True)
+    assert match == Match(entry, (3,)) and match != Match(other, (3,))
+    assert match != Match(entry, (4,))
+    assert repr(match) == f"Match(entry={entry!r}, indexes=(3,))"
+    assert [f.name for f in dataclasses.fields(Match) if f.compare] == ["entry", "indexes"]
 
 
 def test_matches_on_the_same_words_as_strong_keep_the_order_they_were_found_in() -> None:
@@ -271,6 +293,7 @@ def test_a_thing_named_again_on_the_same_words_is_kept_once() -> None:
     assert found == plain_find_matches(vocabulary, tokens, set())
     matches, doubles = M.find_matches_and_doubles(vocabulary, tokens, set())
     assert matches == found and doubles  # (a fact and a context on the same words)
+    _hold_their_entries(found)
 
 
 def test_the_reader_is_told_when_words_are_read_as_a_fact_and_a_context() -> None:
@@ -289,6 +312,7 @@ def test_the_reader_is_told_when_words_are_read_as_a_fact_and_a_context() -> Non
     tokens = tokenize("the blorft")
     matches, doubles = M.find_matches_and_doubles(vocabulary, tokens, set())
     assert [m.entry for m in matches] == [context, fact_word] and doubles
+    _hold_their_entries(matches)
     assert M.one_reading(matches) != matches
 
 

@@ -13,19 +13,31 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 
 from ._any_order import Keyed, add_unordered
-from ._vocabulary import Entry, Vocabulary
+from ._vocabulary import Entry, EntryKind, Vocabulary
 from ._words import CAPITALISED, WORD, FoundValue, Token
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Match:
     entry: Entry
     indexes: tuple[int, ...]
     """the tokens it reads, in order"""
+    kind: EntryKind = field(repr=False, compare=False)
+    ref: tuple[str, ...] = field(repr=False, compare=False)
+    weak: bool = field(repr=False, compare=False)
+    """the entry's ``kind``, ``ref`` and ``weak`` (of :class:`Entry`), held again as the
+    match's own slots: what a reading reads of its matches (about 30,000 reads in the first
+    pass over 80 built groups). A named tuple's field is a data descriptor, which Python 3.11
+    does not specialise a read of (nor an index of a tuple subclass): a slot's read it does"""
+
+    def __init__(self, entry: Entry, indexes: tuple[int, ...]) -> None:
+        self.entry = entry
+        self.indexes = indexes
+        self.kind, self.ref, self.weak = entry.kind, entry.ref, entry.weak
 
 
 _single_order = itemgetter(0, 1)
@@ -169,7 +181,7 @@ def find_matches_and_doubles(
     raw.sort()  # ties keep the order they were found in (numbered as found)
     taken: set[int] = set()  # the tokens of the matches kept
     kept: list[Match] = []
-    kept_on: dict[tuple[int, ...], list[Entry]] = {}  # the entries kept for these tokens
+    kept_on: dict[tuple[int, ...], list[Match]] = {}  # the matches kept on these tokens
     doubles = False  # a fact and a context kept on the same words
     for keyed in raw:
         hit = keyed[2]  # (the entry read only for a match kept or on the same words: few)
@@ -178,8 +190,9 @@ def find_matches_and_doubles(
             match = _new(Match)  # (its fields set here: no Python-level __init__ call)
             match.entry = entry
             match.indexes = hit
+            match.kind, match.ref, match.weak = entry.kind, entry.ref, entry.weak
             kept.append(match)
-            kept_on[hit] = [entry]  # (no match kept on these tokens before)
+            kept_on[hit] = [match]  # (no match kept on these tokens before)
             taken.update(hit)
             continue
         on_these = kept_on.get(hit)  # (mostly none: overlapping other words)
@@ -203,8 +216,9 @@ def find_matches_and_doubles(
                 match = _new(Match)
                 match.entry = entry
                 match.indexes = hit
+                match.kind, match.ref, match.weak = kind, ref, entry.weak
                 kept.append(match)
-                on_these.append(entry)
+                on_these.append(match)
                 doubles = doubles or mixed
     # the one-word matches on the words the longer matches left, as (-priority, token,
     # entry): the word-for-word ones, then the unordered ones (ties keep that order)
@@ -229,8 +243,9 @@ def find_matches_and_doubles(
     for _, i, entry in singles:
         if i not in taken:
             hit = (i,)
-            kept.append(Match(entry, hit))
-            kept_on[hit] = [entry]
+            match = Match(entry, hit)
+            kept.append(match)
+            kept_on[hit] = [match]
             taken.add(i)
             continue
         on_these = kept_on.get((i,))  # (the word taken by another one-word match: rare)
@@ -239,9 +254,10 @@ def find_matches_and_doubles(
             and not any(_same_thing(other, entry) for other in on_these)
             and any(_compatible(other, entry) for other in on_these)
         ):
-            kept.append(Match(entry, (i,)))
-            doubles = doubles or any(other.kind != entry.kind for other in on_these)
-            on_these.append(entry)
+            match = Match(entry, (i,))
+            kept.append(match)
+            doubles = doubles or any(other.kind != match.kind for other in on_these)
+            on_these.append(match)
     return kept, doubles
 
 
@@ -267,19 +283,20 @@ def _starts_as(entry: Entry, token: Token) -> bool:
     return not entry.exact or token[WORD] in (entry.words[0], entry.words[0] + "s")
 
 
-def _same_thing(kept: Entry, other: Entry) -> bool:
-    """Two entries that name the same thing in the same way (neither weak: a weak word's
-    readings are counted by the fact they name), so that a reading of the same words by
-    the second adds nothing to the first's: a label's words read word for word and in any
+def _same_thing(kept: Match | Entry, other: Entry) -> bool:
+    """A match kept and an entry that name the same thing in the same way (neither weak: a
+    weak word's readings are counted by the fact they name), so that a reading of the same
+    words by the second adds nothing to the first's: a label's words read word for word and in any
     order are most of the matches kept on the same words (1,150 of the 3,840 matches of the
     first pass's 723 readings over 80 built groups were these), each read, tagged and
     looked at again for nothing."""
     return kept.kind == other.kind and kept.ref == other.ref and not kept.weak and not other.weak
 
 
-def _compatible(kept: Entry, other: Entry) -> bool:
-    """Two readings of the same words that are both kept: two things of one kind, or a fact
-    word that is also a context word ("verified"; :func:`one_reading` decides)."""
+def _compatible(kept: Match | Entry, other: Entry) -> bool:
+    """A match kept and an entry on the same words that are both kept: two things of one
+    kind, or a fact word that is also a context word ("verified"; :func:`one_reading`
+    decides)."""
     return kept.kind == other.kind or (kept.kind, other.kind) in _COMPATIBLE_KINDS
 
 
@@ -292,7 +309,7 @@ def one_reading(matches: list[Match]) -> list[Match]:
     fact_words: set[tuple[int, ...]] = set()
     context_words: set[tuple[int, ...]] = set()
     for m in matches:
-        kind = m.entry.kind
+        kind = m.kind
         if kind == "fact":
             fact_words.add(m.indexes)
         elif kind == "context":
@@ -302,7 +319,7 @@ def one_reading(matches: list[Match]) -> list[Match]:
     facts_on: dict[tuple[int, ...], list[int]] = {}  # words -> the facts read on them
     contexts: list[int] = []  # the contexts read (looked at once, in the same pass)
     for i, m in enumerate(matches):
-        kind = m.entry.kind
+        kind = m.kind
         if kind == "fact":
             facts_on.setdefault(m.indexes, []).append(i)
         elif kind == "context":
@@ -317,9 +334,9 @@ def one_reading(matches: list[Match]) -> list[Match]:
         if named_elsewhere is None:
             named_elsewhere = {}
             for f in matches:
-                if f.entry.kind == "fact" and not f.entry.weak:
-                    named_elsewhere.setdefault(f.indexes, set()).add(f.entry.ref[0])
-        fact = m.entry.ref[0]
+                if f.kind == "fact" and not f.weak:
+                    named_elsewhere.setdefault(f.indexes, set()).add(f.ref[0])
+        fact = m.ref[0]
         elsewhere = any(fact in facts for ix, facts in named_elsewhere.items() if ix != m.indexes)
         drop |= set(rivals) if elsewhere else {i}
     if not drop:

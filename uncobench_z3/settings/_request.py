@@ -179,13 +179,11 @@ def parse_message(vocabulary: Vocabulary, text: str) -> ParsedMessage:
     # a name or a context: 25 keep a value)
     if kept_found:
         # a number inside a name ("Lot 26-0103") or a context ("revision 3") is not a value
-        worded = {i for m in matches if m.entry.kind in ("candidate", "context") for i in m.indexes}
+        worded = {i for m in matches if m.kind in ("candidate", "context") for i in m.indexes}
         found = [(v, list(ix)) for v, ix in kept_found if worded.isdisjoint(ix)]
     if found:  # a fact word that is one of the message's numbers (a label: "Form 3")
         numbers = {i for _, indexes in found for i in indexes}
-        matches = [
-            m for m in matches if m.entry.kind != "fact" or not numbers.issuperset(m.indexes)
-        ]
+        matches = [m for m in matches if m.kind != "fact" or not numbers.issuperset(m.indexes)]
     return made_frozen(
         ParsedMessage,
         {
@@ -231,8 +229,8 @@ def read_request(
     # -- candidates --------------------------------------------------------------------------
     named: list[str] = []
     for m in matches:
-        if m.entry.kind == "candidate":
-            named.append(m.entry.ref[0])
+        if m.kind == "candidate":
+            named.append(m.ref[0])
     pronoun = None
     if not named and focus is not None and focus in task.candidates and hits.pronoun:
         pronoun = focus
@@ -244,8 +242,8 @@ def read_request(
     named_contexts: list[Match] = []
     to_read = _to_read(matches)
     for m in to_read:
-        kind, ref = m.entry.kind, m.entry.ref
-        if kind == "fact" and m.entry.weak:
+        kind, ref = m.kind, m.ref
+        if kind == "fact" and m.weak:
             weak.append((ref[0], _span(text, tokens, m.indexes)))
         elif kind == "fact":
             strong.append(ref[0])
@@ -262,7 +260,7 @@ def read_request(
         position = positions_written(layout, tag_at)
         _facts_from_weak_words(facts, role_facts, weak, _in_context(words, position, to_read), None)
     if named_contexts and not facts & role_facts:  # (else the contexts' words name no fact)
-        worded = [(m.entry.ref[0], _span(text, tokens, m.indexes)) for m in named_contexts]
+        worded = [(m.ref[0], _span(text, tokens, m.indexes)) for m in named_contexts]
         _fact_from_contexts(facts, role_facts, worded, None)
     # (made as :func:`made_frozen` makes one, but for the fields :class:`_MadeOnDemand`
     # makes from what is kept under _REST when one is first read)
@@ -324,8 +322,8 @@ def _rest_of_reading(
     evidence: dict[str, list[str]] = {}
     # -- candidates --------------------------------------------------------------------------
     for m in matches:
-        if m.entry.kind == "candidate":
-            _note(evidence, f"candidate:{m.entry.ref[0]}", _span(text, tokens, m.indexes))
+        if m.kind == "candidate":
+            _note(evidence, f"candidate:{m.ref[0]}", _span(text, tokens, m.indexes))
     if hits.all_candidates is not None:
         _note(evidence, "all candidates", _original(said, hits.all_candidates))
     if pronoun is not None and hits.pronoun:
@@ -335,8 +333,8 @@ def _rest_of_reading(
     weak: list[tuple[str, str]] = []
     mentions: list[ContextMention] = []
     for m in _to_read(matches):
-        kind, ref = m.entry.kind, m.entry.ref
-        if kind == "fact" and m.entry.weak:
+        kind, ref = m.kind, m.ref
+        if kind == "fact" and m.weak:
             weak.append((ref[0], _span(text, tokens, m.indexes)))
         elif kind == "fact":
             facts.add(ref[0])

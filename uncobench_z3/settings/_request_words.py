@@ -48,9 +48,9 @@ _Said = tuple[str, list[int], str, tuple[Token, ...]]
 def _in_context(words: list[str], position: list[int], to_read: list[Match]) -> set[str]:
     """The facts of the contexts a message names, but not to reject them."""
     return {
-        m.entry.ref[0]
+        m.ref[0]
         for m in to_read
-        if m.entry.kind == "context" and not _negated(words, position[m.indexes[0]])
+        if m.kind == "context" and not _negated(words, position[m.indexes[0]])
     }
 
 
@@ -131,12 +131,11 @@ def _to_read(matches: tuple[Match, ...]) -> list[Match]:
     out = []
     read = set()
     for m in matches:
-        entry = m.entry
-        kind = entry.kind
+        kind = m.kind
         if kind == "candidate":
             continue
-        if not entry.weak:
-            key = (kind, entry.ref, m.indexes)
+        if not m.weak:
+            key = (kind, m.ref, m.indexes)
             if key in read:
                 continue
             read.add(key)

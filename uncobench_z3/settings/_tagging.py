@@ -98,9 +98,8 @@ def tags_of(
     # the contexts read on each match's words, as the bits of _CONTEXT_TAGS
     contexts: dict[tuple[int, ...], int] = {}
     for match in matches:
-        entry = match.entry
-        if entry.kind == "context":
-            fact, context = entry.ref
+        if match.kind == "context":
+            fact, context = match.ref
             read = 1 if context == task.facts[fact].context else 0  # the required context
             if fact in role_facts:
                 read = 6 if read else 4
@@ -111,7 +110,7 @@ def tags_of(
     ats: list[tuple[tuple[str, int], Sequence[int], bool]] = []
     named = False  # a name is among them
     for match in matches:
-        kind = match.entry.kind
+        kind = match.kind
         indexes = match.indexes
         name = False
         if kind == "context":
