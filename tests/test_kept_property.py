@@ -9,6 +9,7 @@ import functools
 import pickle
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,7 @@ _LOADS = {
     ("kind", "name"),
     [
         (TypedFact, "_code_range"),
+        (TypedFact, "_step_ratio"),
         (TypedRule, "_results"),
         (TypedTask, "_facts_by_role"),
         (TypedTask, "_candidate_names"),
@@ -177,3 +179,20 @@ def test_an_example_group_keeps_the_values_a_cached_property_gives() -> None:
         low, high = fact.code_range()
         assert (low, high) == fact.code_range()
         assert vars(fact)["_code_range"] == (low, high)
+
+
+def test_a_numeric_fact_checks_a_value_by_its_step_as_the_code_does() -> None:
+    """:meth:`TypedFact.contains` reads the step's numerator and denominator once
+    (``_step_ratio``, a ``Fraction``'s being properties) and a value's at once."""
+    numeric = [
+        f for f in PreparedGroup.of(MINING).task.facts.values() if f.type in ("int", "decimal")
+    ]
+    assert numeric
+    for fact in numeric:
+        assert fact._step_ratio == (fact.step.numerator, fact.step.denominator)
+        low, high = fact.code_range()
+        on_step = [fact.value_of(code) for code in (low, (low + high) // 2, high)]
+        for value in on_step:
+            assert fact.contains(value) and fact.contains(Fraction(value))
+        for value in (on_step[0] + fact.step / 2, on_step[-1] + fact.step, on_step[0] - fact.step):
+            assert not fact.contains(value)

@@ -89,6 +89,12 @@ class TypedFact:
         return Fraction(code * step.numerator, step.denominator)
 
     @kept_property
+    def _step_ratio(self) -> tuple[int, int]:
+        """the step's numerator and denominator: a ``Fraction``'s are properties, each read a
+        Python call (:meth:`contains` reads them for every number of every record checked)"""
+        return self.step.numerator, self.step.denominator
+
+    @kept_property
     def _code_range(self) -> tuple[int, int]:  # a fact is immutable: computed once
         if self.type == "enum":
             return 0, len(self.members) - 1
@@ -124,9 +130,9 @@ class TypedFact:
         if kind != "date" and type(value) in INT_OR_FRACTION:
             # a number (not a bool) of a numeric fact: its code as :meth:`code` makes it,
             # without the call (this runs for every record of every spec checked)
-            step = self.step
-            whole = value.numerator * step.denominator  # type: ignore[union-attr]
-            units, rest = divmod(whole, value.denominator * step.numerator)  # type: ignore[union-attr]
+            step_numerator, step_denominator = self._step_ratio
+            numerator, denominator = value.as_integer_ratio()  # type: ignore[union-attr]
+            units, rest = divmod(numerator * step_denominator, denominator * step_numerator)
             low, high = self._code_range
             return not rest and low <= units <= high
         try:
