@@ -115,6 +115,23 @@ def test_a_table_that_knows_the_book_holds_each_statement_read_as_new() -> None:
     assert compared > 50
 
 
+def test_a_table_that_knows_a_second_book_keeps_the_first_books_pairs() -> None:
+    """A table that knows a second book of the task (copies of the first's statements)
+    reads it as the first (each record's pair looked up, not made again)."""
+    task, faithful = TASKS[0], BOOKS[0].faithful
+    table = ReadingTable()
+    table.know(task, faithful)
+    pairs, truths = dict(table.pairs), dict(table.truths)
+    assert len(pairs) == len(faithful) and all(pairs[pair] is pair for pair in truths.values())
+    copies = {slot: stated.model_copy() for slot, stated in faithful.items()}
+    table.know(task, copies)
+    assert table.faithful is copies and len(table) == 2 * len(faithful)
+    assert table.pairs == pairs and table.truths == truths
+    for slot, stated in copies.items():
+        kept, first = table[id(stated)], table[id(faithful[slot])]
+        assert kept[0] is stated and kept[1:] == first[1:] and kept[7] is truths[slot]
+
+
 def test_a_full_table_reads_the_book_on_demand() -> None:
     task, faithful = TASKS[0], BOOKS[0].faithful
     table = ReadingTable()
