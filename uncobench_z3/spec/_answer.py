@@ -42,7 +42,18 @@ class Answer(BaseModel):
         )
 
     def number_value(self) -> Fraction | None:
-        return None if self.number is None else Fraction(self.number)
+        number = self.number
+        if number is None:
+            return None
+        # a plain decimal ("-1234.5", as from_outcome writes it) from its digits as integers:
+        # Fraction's own reading of a text goes through a regular expression (several times
+        # the cost; each group's judge and each new answer scored read one); any other text
+        # is read by it as before
+        whole, point, decimals = number.partition(".")
+        digits = whole[1:] if whole[:1] == "-" else whole
+        if digits.isdigit() and number.isascii() and (decimals.isdigit() or not point):
+            return Fraction(int(whole + decimals), 10 ** len(decimals))
+        return Fraction(number)
 
     def to_outcome(self) -> Outcome:
         if not self.eligible:
