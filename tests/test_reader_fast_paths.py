@@ -255,6 +255,9 @@ def test_a_match_holds_its_entrys_kind_ref_and_weak_and_compares_by_entry_and_wo
     assert match != Match(entry, (4,))
     assert repr(match) == f"Match(entry={entry!r}, indexes=(3,))"
     assert [f.name for f in dataclasses.fields(Match) if f.compare] == ["entry", "indexes"]
+    # (made from its entry, so a match replaced holds its new entry's fields)
+    replaced = dataclasses.replace(match, entry=other)
+    assert (replaced.kind, replaced.ref, replaced.weak) == (other.kind, other.ref, other.weak)
 
 
 def test_matches_on_the_same_words_as_strong_keep_the_order_they_were_found_in() -> None:

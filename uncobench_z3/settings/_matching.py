@@ -26,9 +26,9 @@ class Match:
     entry: Entry
     indexes: tuple[int, ...]
     """the tokens it reads, in order"""
-    kind: EntryKind = field(repr=False, compare=False)
-    ref: tuple[str, ...] = field(repr=False, compare=False)
-    weak: bool = field(repr=False, compare=False)
+    kind: EntryKind = field(init=False, repr=False, compare=False)
+    ref: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    weak: bool = field(init=False, repr=False, compare=False)
     """the entry's ``kind``, ``ref`` and ``weak`` (of :class:`Entry`), held again as the
     match's own slots: what a reading reads of its matches (about 30,000 reads in the first
     pass over 80 built groups). A named tuple's field is a data descriptor, which Python 3.11
