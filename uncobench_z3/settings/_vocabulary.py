@@ -68,22 +68,19 @@ class Vocabulary:
     """fact -> the words of its contexts (what "the latest ..." may be followed by)"""
     order: dict[str, list[str]] = field(default_factory=dict)
     """fact -> its contexts from the earliest to the latest (only when they can be ordered)"""
-    unordered_entries: list[Entry] = field(default_factory=list)
-    """the entries matched in any word order, in ``entries`` order"""
-    starting_words: dict[str, list[Entry]] = field(default_factory=dict)
-    """stem -> the entries of two words or more matched word for word that start with it, in
-    ``entries`` order (the reader tries them word by word)"""
     starting_word: dict[str, list[Entry]] = field(default_factory=dict)
     """stem -> the entries of one word matched as written, in ``entries`` order (the reader
     makes their matches last)"""
     unordered_by_first: dict[str, list[int]] = field(default_factory=dict)
     """stem -> where the unordered entries whose first stem it is stand in
-    ``unordered_entries`` (a message has the words of few of them)"""
+    ``unordered_rows`` (a message has the words of few of them)"""
     starting_rows: dict[str, list[StartingRow]] = field(default_factory=dict)
-    """``starting_words`` as the reader reads them (:data:`StartingRow`, in the same order)"""
+    """stem -> the entries of two words or more matched word for word that start with it, in
+    ``entries`` order (the reader tries them word by word), as it reads them
+    (:data:`StartingRow`; the entries alone: :attr:`starting_words`)"""
     unordered_rows: list[UnorderedRow] = field(default_factory=list)
-    """``unordered_entries`` as the reader reads them (:data:`UnorderedRow`, in the same
-    order)"""
+    """the entries matched in any word order, in ``entries`` order, as the reader reads them
+    (:data:`UnorderedRow`; the entries alone: :attr:`unordered_entries`)"""
     _known: set[Entry] = field(default_factory=set, repr=False)
     """the entries, as a set (a task has thousands: a list lookup made building quadratic)"""
     _corrections: dict[str, str] = field(default_factory=dict, repr=False)
@@ -99,8 +96,7 @@ class Vocabulary:
     """``long_words`` by first letter, in order (a typo keeps its first letter: only those
     are compared), made on the first check"""
     _shared: bool = field(default=False, repr=False, compare=False)
-    """lists of ``by_stem``, ``starting_word``, ``starting_words`` and ``starting_rows`` may be a
-    chunk's own
+    """lists of ``by_stem``, ``starting_word`` and ``starting_rows`` may be a chunk's own
     (:meth:`_merge` shares them): none is changed in place, :meth:`_add_all` copies them
     first"""
 
@@ -129,7 +125,7 @@ class Vocabulary:
         """Index ``entries``, in order, as :meth:`_add` one by one would."""
         if self._shared:  # its lists are to be changed in place: its own copies first
             self._shared = False
-            for index in (self.by_stem, self.starting_word, self.starting_words):
+            for index in (self.by_stem, self.starting_word):
                 for key, listed in index.items():
                     index[key] = listed.copy()
             rows = self.starting_rows
@@ -148,9 +144,8 @@ class Vocabulary:
         known |= chunk._known  # a set's own hashes: no entry hashed again
         self._shared = True
         self.entries += chunk.entries
-        offset = len(self.unordered_entries)
-        if chunk.unordered_entries:
-            self.unordered_entries += chunk.unordered_entries
+        offset = len(self.unordered_rows)
+        if chunk.unordered_rows:
             self.unordered_rows += chunk.unordered_rows
             by_first = self.unordered_by_first
             for first, at in chunk.unordered_by_first.items():
@@ -161,7 +156,6 @@ class Vocabulary:
                 else:
                     listed += moved
         _extend(self.starting_word, chunk.starting_word)
-        _extend(self.starting_words, chunk.starting_words)
         _extend(self.starting_rows, chunk.starting_rows)
         _extend(self.by_stem, chunk.by_stem)
         if chunk.long_words:
@@ -230,6 +224,18 @@ class Vocabulary:
             self.context_words[key] = context_words
             if order is not None:
                 self.order[key] = list(order)
+
+    @property
+    def unordered_entries(self) -> list[Entry]:
+        """The entries matched in any word order, in ``entries`` order (of
+        :attr:`unordered_rows`, which the reader reads)."""
+        return [row[-1] for row in self.unordered_rows]
+
+    @property
+    def starting_words(self) -> dict[str, list[Entry]]:
+        """stem -> the entries of two words or more matched word for word that start with it,
+        in ``entries`` order (of :attr:`starting_rows`, which the reader reads)."""
+        return {stem: [row[-1] for row in rows] for stem, rows in self.starting_rows.items()}
 
     @property
     def starting(self) -> dict[str, list[Entry]]:
@@ -317,9 +323,8 @@ def _index(tables: Vocabulary | _Chunk, entries: Iterable[Entry]) -> bool:
     known = tables._known
     listed = tables.entries
     by_stem, long_words = tables.by_stem, tables.long_words
-    starting_words, starting_word = tables.starting_words, tables.starting_word
-    unordered_by_first, unordered_entries = tables.unordered_by_first, tables.unordered_entries
-    starting_rows, unordered_rows = tables.starting_rows, tables.unordered_rows
+    starting_word, starting_rows = tables.starting_word, tables.starting_rows
+    unordered_by_first, unordered_rows = tables.unordered_by_first, tables.unordered_rows
     long_added = False
     for entry in entries:
         words, stems = entry.words, entry.stems
@@ -332,13 +337,11 @@ def _index(tables: Vocabulary | _Chunk, entries: Iterable[Entry]) -> bool:
         listed.append(entry)
         first = stems[0]
         if entry.unordered:
-            unordered_by_first.setdefault(first, []).append(len(unordered_entries))
-            unordered_entries.append(entry)
+            unordered_by_first.setdefault(first, []).append(len(unordered_rows))
             unordered_rows.append(unordered_row(entry))
         elif len(stems) == 1:
             starting_word.setdefault(first, []).append(entry)
         else:
-            starting_words.setdefault(first, []).append(entry)
             starting_rows.setdefault(first, []).append(starting_row(entry))
         for word_stem in stems:
             if word_stem not in by_stem:
@@ -402,8 +405,6 @@ class _Chunk:
     entries: list[Entry] = field(default_factory=list)
     by_stem: dict[str, list[Entry]] = field(default_factory=dict)
     long_words: dict[str, str] = field(default_factory=dict)
-    unordered_entries: list[Entry] = field(default_factory=list)
-    starting_words: dict[str, list[Entry]] = field(default_factory=dict)
     starting_word: dict[str, list[Entry]] = field(default_factory=dict)
     unordered_by_first: dict[str, list[int]] = field(default_factory=dict)
     starting_rows: dict[str, list[StartingRow]] = field(default_factory=dict)
