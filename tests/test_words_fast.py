@@ -264,7 +264,7 @@ def test_marked_pieces_read_again_from_the_memo_as_defined(monkeypatch: pytest.M
             assert len(W._MARKED) <= 5
     W._MARKED.clear()
     W.tokenize("pass? Lot, he's")
-    assert W._MARKED["pass?"][4:] == (0, 4, "?")
+    assert W._MARKED["pass?"][5:] == (0, 4, "?")
     assert W._MARKED["he's"] == ()  # (the raw pattern reads it)
     W.tokenize("((March),")
-    assert W._MARKED["((March),"][4:] == (2, 5, "),")
+    assert W._MARKED["((March),"][5:] == (2, 5, "),")

@@ -16,10 +16,24 @@ from typing import NamedTuple
 
 from .._memo import TextMemo
 from . import _phrases as P
+from . import _words as _W
 from ._matching import TokenStems, value_tokens
 from ._screen import Phrase, first_pattern, phrases, text_words
 from ._tagging import _ASKED, _ENDED, Layout
-from ._words import FoundValue, Token, scan_values, tokenize
+from ._words import (
+    _SENTENCE_ENDS,
+    FoundValue,
+    Token,
+    _ask,
+    _canonical_periods,
+    _marked,
+    _only_spaces,
+    _plain,
+    _read_raw_tokens,
+    _tokens_by_spaces,
+    scan_values,
+    tokenize,
+)
 
 _EXACT = phrases(P.EXACT)
 _MISMATCH = phrases(P.MISMATCH)
@@ -75,7 +89,7 @@ def _read_tokens_and_values(text: str) -> _TextReading:
     agent sends one message to several colleagues and the same words in many tasks (the
     built-in agents: 46 distinct messages in 1,416 readings of the careful agent), so the
     last are remembered (:func:`_tokens_and_values`)."""
-    tokens = tokenize(text)
+    tokens, token_stems, layout = read_text(text)
     values = scan_values(text)
     kept_found: tuple[tuple[FoundValue, tuple[int, ...]], ...] = ()
     dates = _NO_DATES
@@ -85,7 +99,6 @@ def _read_tokens_and_values(text: str) -> _TextReading:
         dated = [i for v, ix in kept_found if isinstance(v.value, _dt.date) for i in ix]
         if dated:  # (a frozenset is tracked for good: the empty one is shared)
             dates = frozenset(dated)
-    token_stems, layout = stems_and_layout(tokens)
     return (tuple(tokens), kept_found, token_stems, dates, layout)
 
 
@@ -159,6 +172,210 @@ of numbers is let go by the collector at its first collection, as one made for t
 is."""
 _NO_DATES: frozenset[int] = frozenset()
 _new_tuple = tuple.__new__
+
+
+def read_text(text: str) -> tuple[list[Token], TokenStems, Layout]:
+    """:func:`~._words.tokenize` the text and :func:`stems_and_layout` its tokens, the two in
+    one loop for a text of ASCII whose only white space is " " (the built-in agents'
+    messages): the tokenizer's loop over the pieces between its spaces
+    (:func:`~._words._tokens_by_spaces`, written out again here) notes each token's stem,
+    word and place as it makes it, and a sentence's or a clause's mark in the layout where it
+    reads the mark, so no second loop unpacks the tokens; the tokens' places in the layout
+    and their sentences are noted a sentence or a clause at a time (a ``range``, a repeated
+    list). Any other text, and one whose period is written in a piece the raw pattern reads
+    ("(FY26", "2026-27": mostly rewritten, and notes of rewritten tokens made again), is read
+    in the two steps (from that piece on, tokens alone). Over the 601 new texts of the first
+    80 groups of a built benchmark (`_read_tokens_and_values`, word memos warm): 139.8 to
+    131.6 million instructions, with the typo candidates noted in the plain words' memo and
+    the fractions of numbers looked up without ``Fraction.__bool__``; the first pass over
+    those groups 916.4-917.6 to 904.9-905.7 million. A piece the raw pattern reads ("fit-out",
+    in 123 of those texts) is noted after it (:func:`_place_tokens`)."""
+    if len(text) > len(_ONE_PLACE) or not text.isascii() or not _only_spaces(text):
+        # (a token has a character at least: a text of up to 1,024 has as many tokens at
+        # most, and each a shared place of its own)
+        read = tokenize(text)
+        return (read, *stems_and_layout(read))
+    # (as _tokens_by_spaces: see there; each token's stem, word and place noted as it is made,
+    # written out for a plain word and a word with marks, as the tokenizer's two are)
+    plain = _W._PLAIN  # (the tokenizer's memos, read from there: a test may set others)
+    pieces = _W._MARKED
+    one_place = _ONE_PLACE
+    tokens: list[Token] = []
+    periods: list[int] = []
+    stems: list[str] = []
+    correctable: list[int] = []
+    at: dict[str, tuple[int, ...]] = {}
+    repeated: dict[str, list[int]] = {}
+    sentence_of: list[int] = []  # (the tokens of the sentences ended: those before ``first``)
+    flat: list[str] = []
+    flat_at: list[int] = []  # (the tokens before ``begun``: their places in ``flat``)
+    sentence = 0
+    first = 0  # the first token of the sentence read so far
+    begun = 0  # the first token of the sentence or clause read so far
+    clause = False
+    start = 0
+    for chunk in text.split(" "):
+        end = start + len(chunk)
+        known = plain.get(chunk)
+        if known is None and (chunk.isalpha() or chunk.isdigit()):
+            known = _plain(chunk)
+        if known is not None:
+            word, word_stem, capitalised, period, long = known
+            i = len(tokens)
+            if period:
+                periods.append(i)
+            if clause:  # (a clause's first token: never a sentence's first)
+                flat_at += range(len(flat) - i + begun, len(flat))
+                flat.append("|")
+                begun = i
+            tokens.append((word, word_stem, start, end, capitalised, sentence, False, clause))
+            clause = False
+            flat.append(word)
+            stems.append(word_stem)
+            if word_stem not in at:
+                at[word_stem] = one_place[i]
+            else:
+                more = repeated.get(word_stem)
+                if more is None:
+                    repeated[word_stem] = [*at[word_stem], i]
+                else:
+                    more.append(i)
+            if long:
+                correctable.append(i)
+        elif chunk == "-":
+            clause = len(tokens) > first
+        elif chunk:
+            marked = pieces.get(chunk)
+            if marked is None:
+                marked = _marked(chunk)
+            if not marked:
+                made, rewrites = len(tokens), len(periods)
+                sentence, first, clause = _read_raw_tokens(
+                    text, start, end, tokens, periods, sentence, first, clause
+                )
+                if len(periods) > rewrites:
+                    # ("FY26", "2026-27", "(Q1": a period so written is mostly rewritten, and
+                    # the notes of the tokens are then made again: the rest is read as
+                    # tokens alone, and the notes made of the rewritten tokens)
+                    _tokens_by_spaces(text, tokens, periods, end + 1, sentence, first, clause)
+                    tokens = _canonical_periods(tokens, periods)
+                    return (tokens, *stems_and_layout(tokens))
+                begun = _place_tokens(
+                    tokens, made, sentence, begun, stems, correctable, at, repeated,
+                    sentence_of, flat, flat_at,
+                )  # fmt: skip
+            else:
+                word, word_stem, capitalised, period, long, lead, size, marks = marked
+                i = len(tokens)
+                if period:
+                    periods.append(i)
+                if clause:
+                    flat_at += range(len(flat) - i + begun, len(flat))
+                    flat.append("|")
+                    begun = i
+                word_at = start + lead
+                tokens.append(
+                    (word, word_stem, word_at, word_at + size, capitalised, sentence, False, clause)
+                )
+                clause = False
+                flat.append(word)
+                stems.append(word_stem)
+                if word_stem not in at:
+                    at[word_stem] = one_place[i]
+                else:
+                    more = repeated.get(word_stem)
+                    if more is None:
+                        repeated[word_stem] = [*at[word_stem], i]
+                    else:
+                        more.append(i)
+                if long:
+                    correctable.append(i)
+                for mark in marks:
+                    if mark == ":":
+                        clause = len(tokens) > first
+                    elif mark in _SENTENCE_ENDS:
+                        ended = len(tokens)
+                        if ended > first:  # (a sentence with tokens ends: its mark)
+                            if mark == "?":
+                                _ask(tokens, first)
+                            flat_at += range(len(flat) - ended + begun, len(flat))
+                            sentence_of += [sentence] * (ended - first)
+                            flat += _ASKED if mark == "?" else _ENDED
+                            begun = ended
+                        sentence += 1
+                        first = ended
+                        clause = False
+        start = end + 1
+    if periods:
+        rewritten = _canonical_periods(tokens, periods)
+        if rewritten != tokens:
+            return (rewritten, *stems_and_layout(rewritten))
+    if len(tokens) > first:  # (the last sentence, with no mark after it)
+        _end_sentence(tokens, len(tokens), begun, sentence_of, flat, flat_at)
+    for word_stem, places in repeated.items():
+        at[word_stem] = tuple(places)
+    token_stems = (tuple(stems), tuple(correctable), at, tuple(sentence_of))
+    return tokens, token_stems, (tuple(flat), tuple(flat_at))
+
+
+def _end_sentence(
+    tokens: list[Token],
+    ended: int,
+    begun: int,
+    sentence_of: list[int],
+    flat: list[str],
+    flat_at: list[int],
+) -> None:
+    """:func:`read_text`'s notes for a sentence that ends before token ``ended`` (its tokens
+    from ``len(sentence_of)`` on; those from ``begun`` have no place noted yet)."""
+    last = tokens[ended - 1]
+    flat_at += range(len(flat) - ended + begun, len(flat))
+    sentence_of += [last[5]] * (ended - len(sentence_of))
+    flat += _ASKED if last[6] else _ENDED
+
+
+def _place_tokens(
+    tokens: list[Token],
+    made: int,
+    sentence: int,
+    begun: int,
+    stems: list[str],
+    correctable: list[int],
+    at: dict[str, tuple[int, ...]],
+    repeated: dict[str, list[int]],
+    sentence_of: list[int],
+    flat: list[str],
+    flat_at: list[int],
+) -> int:
+    """:func:`read_text`'s notes of the tokens from ``made`` on, read by the raw pattern from
+    one piece (sentences may end among them and after them: ``sentence`` is the number read
+    after them); the first token of the sentence or clause read after them."""
+    for i in range(made, len(tokens)):
+        word, word_stem, _, _, _, token_sentence, _, clause = tokens[i]
+        if len(sentence_of) < i and token_sentence != tokens[i - 1][5]:
+            _end_sentence(tokens, i, begun, sentence_of, flat, flat_at)
+            begun = i
+        elif clause and i:
+            flat_at += range(len(flat) - i + begun, len(flat))
+            flat.append("|")
+            begun = i
+        flat.append(word)
+        stems.append(word_stem)
+        if word_stem not in at:
+            at[word_stem] = _ONE_PLACE[i]
+        else:
+            more = repeated.get(word_stem)
+            if more is None:
+                repeated[word_stem] = [*at[word_stem], i]
+            else:
+                more.append(i)
+        if len(word) >= 6 and not word.isdigit():
+            correctable.append(i)
+    ended = len(tokens)
+    if len(sentence_of) < ended and tokens[ended - 1][5] != sentence:
+        _end_sentence(tokens, ended, begun, sentence_of, flat, flat_at)
+        begun = ended
+    return begun
 
 
 _tokens_and_values = TextMemo(

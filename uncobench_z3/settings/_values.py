@@ -285,8 +285,11 @@ def scan_values(text: str) -> list[FoundValue]:
         value: Fraction | None
         if runs is not None and (digits := _plain_digits(text, start)):
             end = after = start + len(digits)
-            # (the kept fraction without a call: 0, which is false, is looked up again)
-            value = _WHOLE_NUMBERS.get(digits) or _whole_number(digits)
+            # (the kept fraction without a call; not ``get(digits) or``: a fraction's truth is
+            # ``Fraction.__bool__``, a call of Python code for every number found)
+            value = _WHOLE_NUMBERS.get(digits)
+            if value is None:
+                value = _whole_number(digits)
         else:
             written = number(text, start)
             if written is None:

@@ -120,7 +120,15 @@ def _only_spaces(text: str) -> bool:
     return True
 
 
-def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> None:
+def _tokens_by_spaces(
+    text: str,
+    tokens: list[Token],
+    periods: list[int],
+    start: int = 0,
+    sentence: int = 0,
+    first: int = 0,
+    clause: bool = False,
+) -> None:
     """:func:`_read_raw_tokens` of a whole text of ASCII whose only white space is " ", read
     between its spaces. So the pieces of ``text.split(" ")`` and their lengths
     give every word's place: a piece of letters or digits alone is one raw word (most are);
@@ -135,18 +143,16 @@ def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> Non
     # (``tokens.append(...)`` called as a method, not a bound method kept in a local: Python
     # 3.11 specialises that call of a list's append; tokenize over the same messages, 67.6
     # to 66.4 million instructions)
+    # (from ``start``, a place after a space or the text's start, with the sentence number,
+    # the sentence's first token and the clause flag read before it: 0, 0, False at the start)
     plain = _PLAIN
-    sentence = 0
-    first = 0  # the first token of the sentence read so far
-    clause = False
-    start = 0
-    for chunk in text.split(" "):
+    for chunk in text[start:].split(" "):  # (``text[0:]`` is ``text``, no copy)
         end = start + len(chunk)
         known = plain.get(chunk)  # most words: one piece, itself in lower case
         if known is None and (chunk.isalpha() or chunk.isdigit()):
             known = _plain(chunk)
         if known is not None:
-            word, word_stem, capitalised, period = known
+            word, word_stem, capitalised, period, _ = known
             if period:
                 periods.append(len(tokens))
             tokens.append((word, word_stem, start, end, capitalised, sentence, False, clause))
@@ -162,7 +168,7 @@ def _tokens_by_spaces(text: str, tokens: list[Token], periods: list[int]) -> Non
                     text, start, end, tokens, periods, sentence, first, clause
                 )
             else:
-                word, word_stem, capitalised, period, lead, size, marks = marked
+                word, word_stem, capitalised, period, _, lead, size, marks = marked
                 if period:
                     periods.append(len(tokens))
                 at = start + lead
@@ -205,7 +211,7 @@ def _read_raw_tokens(
         if known is None and (raw.isalpha() or raw.isdigit()):
             known = _plain(raw)
         if known is not None:
-            word, word_stem, capitalised, period = known
+            word, word_stem, capitalised, period, _ = known
             if period:
                 periods.append(len(tokens))
             start, end = m.span()
@@ -236,20 +242,23 @@ _SENTENCE_ENDS = frozenset(["?", ".", "!", ";", "\n"])
 _CLAUSE_MARKS = frozenset([":", "-", "–", "—"])
 
 
-_PLAIN: dict[str, tuple[str, str, bool, bool]] = {}
+_PLAIN: dict[str, tuple[str, str, bool, bool, bool]] = {}
 """a word written in letters or in digits alone -> its token's word, stem, whether it is
-capitalised and whether a period's rewrite may start with it (:func:`_starts_period`; a
-message's words are mostly words read before: one look-up, not five calls)"""
+capitalised, whether a period's rewrite may start with it (:func:`_starts_period`; a
+message's words are mostly words read before: one look-up, not five calls) and whether a
+vocabulary may read it as a typo (six characters or more, not digits: what
+:func:`~._message.read_text` notes, as ``TokenStems``' correctable tokens)"""
 PLAIN_WORDS_KEPT = 65536
 
 
-def _plain(raw: str) -> tuple[str, str, bool, bool]:
+def _plain(raw: str) -> tuple[str, str, bool, bool, bool]:
     word = raw.lower()
-    entry = (word, stem(word), raw[0].isupper(), _starts_period(word))
+    long = len(word) >= 6 and not word.isdigit()
+    entry = (word, stem(word), raw[0].isupper(), _starts_period(word), long)
     return remember(_PLAIN, raw, entry, PLAIN_WORDS_KEPT)
 
 
-_MARKED: dict[str, tuple[str, str, bool, bool, int, int, str] | tuple[()]] = {}
+_MARKED: dict[str, tuple[str, str, bool, bool, bool, int, int, str] | tuple[()]] = {}
 """a piece between spaces that is one plain word (:data:`_PLAIN`) with leading "(" and
 trailing ")", ",", sentence or clause marks ("Lot," "pass?", "(FY26)") -> that word's entry,
 where the word starts in the piece, its length and the marks after it; () for a piece the
@@ -257,13 +266,13 @@ raw pattern reads (:func:`_read_raw_tokens`)"""
 MARKED_PIECES_KEPT = 65536
 
 
-def _marked(chunk: str) -> tuple[str, str, bool, bool, int, int, str] | tuple[()]:
+def _marked(chunk: str) -> tuple[str, str, bool, bool, bool, int, int, str] | tuple[()]:
     core = chunk.lstrip("(")
     raw = core.rstrip("),.:;?!")
     known = _PLAIN.get(raw)
     if known is None and (raw.isalpha() or raw.isdigit()):
         known = _plain(raw)
-    entry: tuple[str, str, bool, bool, int, int, str] | tuple[()] = ()
+    entry: tuple[str, str, bool, bool, bool, int, int, str] | tuple[()] = ()
     if known is not None:
         entry = (*known, len(chunk) - len(core), len(raw), core[len(raw) :])
     return remember(_MARKED, chunk, entry, MARKED_PIECES_KEPT)
