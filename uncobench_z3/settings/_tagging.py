@@ -192,10 +192,11 @@ def words_written(layout: Layout, tag_at: TagAt) -> list[str]:
     for i in sorted(tag_at):
         tag = tag_at[i]
         at = flat_at[i]
-        if at != done:
+        if at != done:  # untagged words or marks before this token: a new tag
             out += flat[done:at]
-            last = None
-        if tag != last:
+            last = tag
+            out.append(tag[0])
+        elif tag is not last and tag != last:  # (a match's tokens share one tuple: most)
             last = tag
             out.append(tag[0])
         done = at + 1
