@@ -172,6 +172,7 @@ of numbers is let go by the collector at its first collection, as one made for t
 is."""
 _NO_DATES: frozenset[int] = frozenset()
 _new_tuple = tuple.__new__
+_NO_MARKS = ""  # (a plain word's marks after it: none)
 
 
 def read_text(text: str) -> tuple[list[Token], TokenStems, Layout]:
@@ -219,31 +220,13 @@ def read_text(text: str) -> tuple[list[Token], TokenStems, Layout]:
         known = plain.get(chunk)
         if known is None and (chunk.isalpha() or chunk.isdigit()):
             known = _plain(chunk)
-        if known is not None:
+        if known is not None:  # (most pieces: a word alone)
             word, word_stem, capitalised, period, long = known
-            i = len(tokens)
-            if period:
-                periods.append(i)
-            if clause:  # (a clause's first token: never a sentence's first)
-                flat_at += range(len(flat) - i + begun, len(flat))
-                flat.append("|")
-                begun = i
-            tokens.append((word, word_stem, start, end, capitalised, sentence, False, clause))
-            clause = False
-            flat.append(word)
-            stems.append(word_stem)
-            if word_stem not in at:
-                at[word_stem] = one_place[i]
-            else:
-                more = repeated.get(word_stem)
-                if more is None:
-                    repeated[word_stem] = [*at[word_stem], i]
-                else:
-                    more.append(i)
-            if long:
-                correctable.append(i)
+            word_at, word_end, marks = start, end, _NO_MARKS
         elif chunk == "-":
             clause = len(tokens) > first
+            start = end + 1
+            continue
         elif chunk:
             marked = pieces.get(chunk)
             if marked is None:
@@ -264,47 +247,52 @@ def read_text(text: str) -> tuple[list[Token], TokenStems, Layout]:
                     tokens, made, sentence, begun, stems, correctable, at, repeated,
                     sentence_of, flat, flat_at,
                 )  # fmt: skip
+                start = end + 1
+                continue
+            word, word_stem, capitalised, period, long, lead, size, marks = marked
+            word_at = start + lead
+            word_end = word_at + size
+        else:  # (between two spaces)
+            start = end + 1
+            continue
+        # the word's token and its notes (a plain word's and a word with marks' alike)
+        i = len(tokens)
+        if period:
+            periods.append(i)
+        if clause:  # (a clause's first token: never a sentence's first)
+            flat_at += range(len(flat) - i + begun, len(flat))
+            flat.append("|")
+            begun = i
+        tokens.append((word, word_stem, word_at, word_end, capitalised, sentence, False, clause))
+        clause = False
+        flat.append(word)
+        stems.append(word_stem)
+        if word_stem not in at:
+            at[word_stem] = one_place[i]
+        else:
+            more = repeated.get(word_stem)
+            if more is None:
+                repeated[word_stem] = [*at[word_stem], i]
             else:
-                word, word_stem, capitalised, period, long, lead, size, marks = marked
-                i = len(tokens)
-                if period:
-                    periods.append(i)
-                if clause:
-                    flat_at += range(len(flat) - i + begun, len(flat))
-                    flat.append("|")
-                    begun = i
-                word_at = start + lead
-                tokens.append(
-                    (word, word_stem, word_at, word_at + size, capitalised, sentence, False, clause)
-                )
-                clause = False
-                flat.append(word)
-                stems.append(word_stem)
-                if word_stem not in at:
-                    at[word_stem] = one_place[i]
-                else:
-                    more = repeated.get(word_stem)
-                    if more is None:
-                        repeated[word_stem] = [*at[word_stem], i]
-                    else:
-                        more.append(i)
-                if long:
-                    correctable.append(i)
-                for mark in marks:
-                    if mark == ":":
-                        clause = len(tokens) > first
-                    elif mark in _SENTENCE_ENDS:
-                        ended = len(tokens)
-                        if ended > first:  # (a sentence with tokens ends: its mark)
-                            if mark == "?":
-                                _ask(tokens, first)
-                            flat_at += range(len(flat) - ended + begun, len(flat))
-                            sentence_of += [sentence] * (ended - first)
-                            flat += _ASKED if mark == "?" else _ENDED
-                            begun = ended
-                        sentence += 1
-                        first = ended
-                        clause = False
+                more.append(i)
+        if long:
+            correctable.append(i)
+        if marks:  # (not a loop over none: a plain word's iterator costs as much as its notes)
+            for mark in marks:
+                if mark == ":":
+                    clause = len(tokens) > first
+                elif mark in _SENTENCE_ENDS:
+                    ended = len(tokens)
+                    if ended > first:  # (a sentence with tokens ends: its mark)
+                        if mark == "?":
+                            _ask(tokens, first)
+                        flat_at += range(len(flat) - ended + begun, len(flat))
+                        sentence_of += [sentence] * (ended - first)
+                        flat += _ASKED if mark == "?" else _ENDED
+                        begun = ended
+                    sentence += 1
+                    first = ended
+                    clause = False
         start = end + 1
     if periods:
         rewritten = _canonical_periods(tokens, periods)
