@@ -261,68 +261,6 @@ def __call__(*, defect=_M, rules=_M, why=_M, model=_M, model_note=_M, used=_M, *
 CALLS["5382e730ffff8cb3e9f35f96b8ed3fbe0ecedcf24d91809016c49f5f2943dc9a"] = __call__.__code__
 
 
-# uncobench_z3.evaluation._sample.SampleRecord
-def __call__(*, key=_M, group_id=_M, group_hash=_M, setting=_M, agent=_M, seed=_M, budget=_M, epoch=_M, epoch_seed=_M, colleague=_M, colleague_mode=_M, colleague_policy=_M, intervention=_M, intervention_delivered=_M, status=_M, result=_M, correct=_M, gold=_M, answer=_M, score=_M, rounds=_M, behaviour=_M, attribution=_M, justification=_M, min_rounds=_M, defects=_M, trace=_M, end_detail=_M, notes=_M, usage=_M, elapsed_seconds=_M, error=_M, **_unknown):
-    if _unknown or key is _M or group_id is _M or group_hash is _M or setting is _M or agent is _M or seed is _M or budget is _M or status is _M or result is _M or correct is _M or gold is _M or rounds is _M or behaviour is _M or trace is _M or notes is _M or usage is _M:
-        return _self._general(locals())
-    _fields = {'key', 'group_id', 'group_hash', 'setting', 'agent', 'seed', 'budget', 'epoch', 'epoch_seed', 'colleague', 'colleague_mode', 'colleague_policy', 'intervention', 'intervention_delivered', 'status', 'result', 'correct', 'gold', 'answer', 'score', 'rounds', 'behaviour', 'attribution', 'justification', 'min_rounds', 'defects', 'trace', 'end_detail', 'notes', 'usage', 'elapsed_seconds', 'error'}
-    if epoch is _M:
-        epoch = _default7
-        _fields.discard('epoch')
-    if epoch_seed is _M:
-        epoch_seed = _default8
-        _fields.discard('epoch_seed')
-    if colleague is _M:
-        colleague = _default9
-        _fields.discard('colleague')
-    if colleague_mode is _M:
-        colleague_mode = _default10
-        _fields.discard('colleague_mode')
-    if colleague_policy is _M:
-        colleague_policy = _default11
-        _fields.discard('colleague_policy')
-    if intervention is _M:
-        intervention = _default12
-        _fields.discard('intervention')
-    if intervention_delivered is _M:
-        intervention_delivered = _default13
-        _fields.discard('intervention_delivered')
-    if answer is _M:
-        answer = _default18
-        _fields.discard('answer')
-    if score is _M:
-        score = _default19
-        _fields.discard('score')
-    if attribution is _M:
-        attribution = _default22
-        _fields.discard('attribution')
-    if justification is _M:
-        justification = _default23
-        _fields.discard('justification')
-    if min_rounds is _M:
-        min_rounds = _default24
-        _fields.discard('min_rounds')
-    if defects is _M:
-        defects = _default25
-        _fields.discard('defects')
-    if end_detail is _M:
-        end_detail = _default27
-        _fields.discard('end_detail')
-    if elapsed_seconds is _M:
-        elapsed_seconds = _default30
-        _fields.discard('elapsed_seconds')
-    if error is _M:
-        error = _default31
-        _fields.discard('error')
-    _made = _new(_cls)
-    _set_dict(_made, {'key': key, 'group_id': group_id, 'group_hash': group_hash, 'setting': setting, 'agent': agent, 'seed': seed, 'budget': budget, 'epoch': epoch, 'epoch_seed': epoch_seed, 'colleague': colleague, 'colleague_mode': colleague_mode, 'colleague_policy': colleague_policy, 'intervention': intervention, 'intervention_delivered': intervention_delivered, 'status': status, 'result': result, 'correct': correct, 'gold': gold, 'answer': answer, 'score': score, 'rounds': rounds, 'behaviour': behaviour, 'attribution': attribution, 'justification': justification, 'min_rounds': min_rounds, 'defects': defects, 'trace': trace, 'end_detail': end_detail, 'notes': notes, 'usage': usage, 'elapsed_seconds': elapsed_seconds, 'error': error})
-    _set_fields(_made, _fields)
-    _set_extra(_made, None)
-    _set_private(_made, None)
-    return _made
-CALLS["7fe30237a412619b3f5492a337d7a84777c0455c33c38a6056c55287555a7c0e"] = __call__.__code__
-
-
 # uncobench_z3.evaluation._scoring.AnswerScore
 def __call__(*, correct=_M, decision_ok=_M, candidate_ok=_M, number_ok=_M, parsed=_M, rounded_number=_M, **_unknown):
     if _unknown or correct is _M or decision_ok is _M or candidate_ok is _M or number_ok is _M or parsed is _M:

@@ -38,7 +38,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._plain_reads import plain_reads
-from .._trusted import trusted_maker
+from .._trusted import slot_setter
 from ..errors import ModelAPIError
 from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup, group_digest
@@ -450,12 +450,31 @@ def _record(
     elapsed: float,
     task: TypedTask,
     evidence: Sequence[FaceValueEvidence] | None = None,
-    **outcome: Any,
+    *,
+    status: SampleStatus,
+    result: SampleResult,
+    correct: bool,
+    notes: list[RoundNote],
+    answer: AnswerAction | None = None,
+    score: AnswerScore | None = None,
+    attribution: Attribution | None = None,
+    justification: Justification | None = None,
+    min_rounds: int | None = None,
+    error: SampleError | None = None,
 ) -> SampleRecord:
-    """The sample's record: what every sample has, and its ``outcome`` fields (built from
+    """The sample's record: what every sample has, and its outcome fields (built from
     checked parts, on every sample's path: no validation pass). ``evidence``: the trace's
     evidence by round, when scoring has read it (the behaviour counts read the records
-    received from it)."""
+    received from it).
+
+    A scored sample's record gives every field but ``error``; an error sample's (``error``
+    given) gives none of the scoring's (``answer``, ``score``, ``attribution``,
+    ``justification``, ``min_rounds``): the record's set fields are those, as the record
+    maker would set them for the same keywords. The state is written here, in field order,
+    as the maker's compiled call writes it: the call's 32 keywords, nine of them merged from
+    a dict of the outcome, each checked for its marker, and a set display of the names were
+    most of the maker's 14 M over the 385 samples of the 80-group first pass (the pass
+    896.9-898.0 to 884.6-884.7 M; a test checks the record against the maker's)."""
     # the job's and the episode's fields read from their __dict__ (a record reads about
     # twenty; a model's field read as an attribute costs several times more: see _trusted's
     # docstring)
@@ -466,33 +485,72 @@ def _record(
         fields["colleague_mode"],
         played["trace"],
     )
-    return _sample_record(
-        key=job.key,
-        group_id=group.id,
-        group_hash=fields["group_hash"] or group_digest(group),
-        setting=setting,
-        agent=_configuration_name(fields["agent"]),
-        seed=fields["seed"],
-        budget=fields["budget"],
-        epoch=fields["epoch"],
-        epoch_seed=job.epoch_seed,
-        colleague=_configuration_name(fields["colleague"]),
-        colleague_mode=mode,
-        colleague_policy=policy_keeping(trace) if mode == "policy" else None,
-        intervention=fields["intervention"],
-        intervention_delivered=played["intervention_delivered"],
-        gold=group.gold,
-        rounds=episode.rounds,
-        behaviour=behaviour_of(trace, task.required_contexts, evidence),
-        defects=tuple(d.kind for d in group.setting(setting).defects),
-        trace=list(trace),
-        end_detail=played["end_detail"],
-        usage=usage,
-        elapsed_seconds=round(elapsed, 6),
-        **outcome,
+    record = _new(SampleRecord)
+    _set_state(
+        record,
+        {
+            "key": job.key,
+            "group_id": group.id,
+            "group_hash": fields["group_hash"] or group_digest(group),
+            "setting": setting,
+            "agent": _configuration_name(fields["agent"]),
+            "seed": fields["seed"],
+            "budget": fields["budget"],
+            "epoch": fields["epoch"],
+            "epoch_seed": job.epoch_seed,
+            "colleague": _configuration_name(fields["colleague"]),
+            "colleague_mode": mode,
+            "colleague_policy": policy_keeping(trace) if mode == "policy" else None,
+            "intervention": fields["intervention"],
+            "intervention_delivered": played["intervention_delivered"],
+            "status": status,
+            "result": result,
+            "correct": correct,
+            "gold": group.gold,
+            "answer": answer,
+            "score": score,
+            "rounds": episode.rounds,
+            "behaviour": behaviour_of(trace, task.required_contexts, evidence),
+            "attribution": attribution,
+            "justification": justification,
+            "min_rounds": min_rounds,
+            "defects": tuple(d.kind for d in group.setting(setting).defects),
+            "trace": list(trace),
+            "end_detail": played["end_detail"],
+            "notes": notes,
+            "usage": usage,
+            "elapsed_seconds": round(elapsed, 6),
+            "error": error,
+        },
     )
+    # (a copy of a set made once: a set display of 31 names was about 4k instructions)
+    _set_fields_set(record, (_SCORED_FIELDS if error is None else _ERROR_FIELDS).copy())
+    _set_extra(record, None)
+    _set_private(record, None)
+    return record
 
 
-_sample_record = trusted_maker(SampleRecord)
+_SCORED_FIELDS = set(SampleRecord.model_fields) - {"error"}
+"""the fields a scored sample's record is given (:func:`_record`)"""
+_ERROR_FIELDS = set(SampleRecord.model_fields) - {
+    "answer",
+    "score",
+    "attribution",
+    "justification",
+    "min_rounds",
+}
+"""the fields an error sample's record is given (:func:`_record`)"""
+_new = object.__new__  # (a pydantic model has no __new__ of its own)
+_set_state, _set_fields_set, _set_extra, _set_private = (
+    slot_setter(SampleRecord, name)
+    for name in (
+        "__dict__",
+        "__pydantic_fields_set__",
+        "__pydantic_extra__",
+        "__pydantic_private__",
+    )
+)
+
+
 _configuration_name = functools.lru_cache(maxsize=256)(configuration_name)
 """(a run names a few agents and colleagues, and each sample's record names both)"""
