@@ -17,6 +17,7 @@ import pytest
 from uncobench_z3._kept_property import kept_property
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation._prepared import PreparedGroup
+from uncobench_z3.evaluation._sample import SampleJob, epoch_seed
 from uncobench_z3.spec import TypedTask
 from uncobench_z3.spec._typed import TypedFact, TypedRule
 
@@ -156,6 +157,8 @@ _LOADS = {
         (TypedTask, "_candidate_names"),
         (TypedTask, "required_contexts"),
         (PreparedGroup, "role_names"),
+        (SampleJob, "key"),
+        (SampleJob, "epoch_seed"),
     ],
 )
 def test_the_runner_classes_keep_their_values_so(kind: type, name: str) -> None:
@@ -196,3 +199,21 @@ def test_a_numeric_fact_checks_a_value_by_its_step_as_the_code_does() -> None:
             assert fact.contains(value) and fact.contains(Fraction(value))
         for value in (on_step[0] + fact.step / 2, on_step[-1] + fact.step, on_step[0] - fact.step):
             assert not fact.contains(value)
+
+
+def test_a_sample_job_keeps_its_key_and_seed_as_a_cached_property_did() -> None:
+    """A pydantic model: the values go into its own ``__dict__``, are not fields, and a copy
+    forgets them (its fields may differ)."""
+    job = SampleJob.make(MINING, "reliable", "builtin/careful", seed=3, epoch=2)
+    fresh = SampleJob.make(MINING, "reliable", "builtin/careful", seed=3, epoch=2)
+    assert "key" not in SampleJob.model_fields and "epoch_seed" not in SampleJob.model_fields
+    key, seed = job.key, job.epoch_seed
+    assert seed == epoch_seed(3, MINING.id, 2)
+    assert vars(job)["key"] is key and vars(job)["epoch_seed"] == seed
+    assert job == fresh
+    assert job.model_dump() == fresh.model_dump()
+    assert pickle.loads(pickle.dumps(job)).key == key
+    later = job.model_copy(update={"epoch": 3})
+    assert "key" not in vars(later) and "epoch_seed" not in vars(later)
+    assert later.key != key and later.epoch_seed == epoch_seed(3, MINING.id, 3)
+    assert fresh.key == key

@@ -37,6 +37,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._kept_property import kept_property
 from .._plain_reads import plain_reads
 from .._trusted import slot_setter
 from ..errors import ModelAPIError
@@ -95,7 +96,7 @@ def epoch_seed(run_seed: int, sample_id: str, epoch: int) -> int:
 class SampleJob(BaseModel):
     """Everything one sample depends on."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, ignored_types=(kept_property,))
 
     group: TaskGroup
     setting: SettingName
@@ -156,13 +157,16 @@ class SampleJob(BaseModel):
         copy.__dict__.pop("epoch_seed", None)
         return copy
 
-    @functools.cached_property
+    # (kept_property, not functools.cached_property: the same value in the same __dict__, a
+    # pydantic model's own, without 3.11's lock around each first read; every sample reads
+    # both for the first time)
+    @kept_property
     def epoch_seed(self) -> int:
         """Computed once per job (a sample reads it three times: a hash each)."""
         fields = self.__dict__  # (each field read once: see _record)
         return epoch_seed(fields["seed"], fields["group"].id, fields["epoch"])
 
-    @functools.cached_property
+    @kept_property
     def key(self) -> str:
         """Identifies the sample: equal keys give equal records, whatever run holds them.
 
