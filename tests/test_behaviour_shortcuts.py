@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from uncobench_z3._trusted import SharedFieldsSet, TrustedMaker
 from uncobench_z3.construct import load_groups
 from uncobench_z3.evaluation import typed_task
 from uncobench_z3.evaluation._behaviour import Behaviour, behaviour_of
@@ -212,3 +213,24 @@ def test_behaviour_refuses_evidence_of_another_trace() -> None:
     evidence = evidence_by_round(task, trace)
     with pytest.raises(ValueError):
         behaviour_of(trace, task.required_contexts, evidence[:1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_behaviour_counts_are_the_model_the_maker_makes(data: st.DataObject) -> None:
+    """:func:`behaviour_of` writes its model out: the state in field order, the shared
+    fields set of every field given (refusing changes), as the trusted maker makes it."""
+    pool = data.draw(st.lists(replies(), min_size=1, max_size=6))
+    trace = data.draw(traces(pool))
+    made = behaviour_of(trace, data.draw(st.sampled_from(REQUIRED)))
+    expected = TrustedMaker(Behaviour)(**made.__dict__)
+    assert list(made.__dict__.items()) == list(expected.__dict__.items())
+    assert list(made.__dict__) == list(Behaviour.model_fields)
+    assert type(made.model_fields_set) is SharedFieldsSet
+    assert made.model_fields_set == expected.model_fields_set == set(Behaviour.model_fields)
+    assert made.model_fields_set is behaviour_of((), {}).model_fields_set
+    assert made.__pydantic_extra__ is None and made.__pydantic_private__ is None
+    assert made == expected and made.model_dump_json() == expected.model_dump_json()
+    with pytest.raises(TypeError, match="not changed"):
+        made.model_fields_set.add("x")
+    assert made.model_copy(update={"waits": 9}).waits == 9

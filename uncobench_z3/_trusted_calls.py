@@ -43,50 +43,6 @@ def __call__(*, label=_M, detail=_M, received=_M, needed=_M, imprecise=_M, **_un
 CALLS["264696e809a922dfeeba39811964e101cae2e9bd843bfc679977b7492b5968d7"] = __call__.__code__
 
 
-# uncobench_z3.evaluation._behaviour.Behaviour
-def __call__(*, contacts=_M, waits=_M, redundant_contacts=_M, targeted_follow_ups=_M, generic_follow_ups=_M, defects_seen=_M, defects_resolved=_M, invalid_actions=_M, answered_pending=_M, designated_contacts=_M, **_unknown):
-    if _unknown:
-        return _self._general(locals())
-    _left = 0
-    if contacts is _M:
-        contacts = _default0
-        _left |= 1
-    if waits is _M:
-        waits = _default1
-        _left |= 2
-    if redundant_contacts is _M:
-        redundant_contacts = _default2
-        _left |= 4
-    if targeted_follow_ups is _M:
-        targeted_follow_ups = _default3
-        _left |= 8
-    if generic_follow_ups is _M:
-        generic_follow_ups = _default4
-        _left |= 16
-    if defects_seen is _M:
-        defects_seen = _default5
-        _left |= 32
-    if defects_resolved is _M:
-        defects_resolved = _default6
-        _left |= 64
-    if invalid_actions is _M:
-        invalid_actions = _default7
-        _left |= 128
-    if answered_pending is _M:
-        answered_pending = _default8
-        _left |= 256
-    if designated_contacts is _M:
-        designated_contacts = _default9
-        _left |= 512
-    _made = _new(_cls)
-    _set_dict(_made, {'contacts': contacts, 'waits': waits, 'redundant_contacts': redundant_contacts, 'targeted_follow_ups': targeted_follow_ups, 'generic_follow_ups': generic_follow_ups, 'defects_seen': defects_seen, 'defects_resolved': defects_resolved, 'invalid_actions': invalid_actions, 'answered_pending': answered_pending, 'designated_contacts': designated_contacts})
-    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
-    _set_extra(_made, None)
-    _set_private(_made, None)
-    return _made
-CALLS["7b4b4fcc9febee496fc900f8ce410320f269822d173b60db2cd2745770453956"] = __call__.__code__
-
-
 # uncobench_z3.evaluation._notes.RoundNote
 def __call__(*, round=_M, determined=_M, received=_M, needed=_M, open=_M, imprecise=_M, **_unknown):
     if _unknown or round is _M or determined is _M or received is _M or needed is _M:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
-from .._trusted import trusted_maker
+from .._trusted import SharedFieldsSet, slot_setter
 from ..settings import DefectKind, StatedValue
 from ._environment import ReplyRecord, RoundRecord
 
@@ -146,28 +146,49 @@ def behaviour_of(
             before = next(snapshots)
     designated_contacts = 0
     if designated:  # (a Missed colleague: the requests sent to it, in every round)
-        designated_contacts = sum(
-            1
-            for record in trace
-            for reply in record.replies
-            if reply.role in designated and not reply.delivered
-        )
-    # built from counts made here, for every sample: no validation pass
-    return _behaviour(
-        contacts=contacts,
-        waits=waits,
-        redundant_contacts=redundant,
-        targeted_follow_ups=targeted,
-        generic_follow_ups=generic,
-        defects_seen=tuple(seen),
-        defects_resolved=tuple(resolved),
-        invalid_actions=invalid,
-        answered_pending=answered_pending,
-        designated_contacts=designated_contacts,
+        for record in trace:
+            for reply in record.__dict__["replies"]:
+                fields = reply.__dict__
+                if fields["role"] in designated and not fields["delivered"]:
+                    designated_contacts += 1
+    # built from counts made here, for every sample: no validation pass, and no maker's call
+    # (the state written out in field order, every field given: the fields set the maker
+    # gives, shared; a test checks the counts against the maker's)
+    behaviour = _new(Behaviour)
+    _set_state(
+        behaviour,
+        {
+            "contacts": contacts,
+            "waits": waits,
+            "redundant_contacts": redundant,
+            "targeted_follow_ups": targeted,
+            "generic_follow_ups": generic,
+            "defects_seen": tuple(seen),
+            "defects_resolved": tuple(resolved),
+            "invalid_actions": invalid,
+            "answered_pending": answered_pending,
+            "designated_contacts": designated_contacts,
+        },
     )
+    _set_fields_set(behaviour, _EVERY_FIELD)
+    _set_extra(behaviour, None)
+    _set_private(behaviour, None)
+    return behaviour
 
 
-_behaviour = trusted_maker(Behaviour)
+_new = object.__new__  # (a pydantic model has no __new__ of its own)
+_set_state, _set_fields_set, _set_extra, _set_private = (
+    slot_setter(Behaviour, name)
+    for name in (
+        "__dict__",
+        "__pydantic_fields_set__",
+        "__pydantic_extra__",
+        "__pydantic_private__",
+    )
+)
+_EVERY_FIELD = SharedFieldsSet(Behaviour.model_fields)
+"""the fields set of every count of :func:`behaviour_of` (every field given; a frozen model's
+never changes: shared, and refusing changes, as a maker's)"""
 
 
 def _also_conflicted(before: FaceValueEvidence, concerned: Sequence[tuple[str, str]]) -> bool:
