@@ -136,6 +136,12 @@ _MADE_UNORDERED = [
     _entry("fact", ("f",), ("zorblax", "zorblax"), 7, unordered=True),  # a word twice
     _entry("member", ("f", "m"), ("zorblax",), 4, unordered=True),  # one word
     _entry("context", ("f", "c"), ("quuxite", "zorblax", "zorblax"), 7, unordered=True),
+    # (three and four words are written out in add_unordered: a word twice or three times,
+    # first, between and last, so that a token is not taken twice)
+    _entry("context", ("f", "d"), ("zorblax", "quuxite", "zorblax"), 6, unordered=True),
+    _entry("fact", ("g",), ("zorblax", "quuxite", "zorblax", "zorblax"), 8, unordered=True),
+    _entry("member", ("g", "m"), ("quuxite", "zorblax", "quuxite", "zorblax"), 5, unordered=True),
+    _entry("member", ("g", "n"), ("quuxite", "zorblax", "zorblax", "quuxite"), 5, unordered=True),
 ]
 """unordered entries no vocabulary makes from a task (one word, a word twice)"""
 
@@ -148,7 +154,9 @@ def unordered_messages(draw: st.DrawFn) -> tuple[list[Entry], str]:
     entries = [*vocabulary.unordered_entries, *_MADE_UNORDERED]
     named = draw(st.lists(st.sampled_from(entries), min_size=1, max_size=4))
     words = [w for entry in named for w in entry.words if draw(st.integers(0, 5))]
-    words += draw(st.lists(st.sampled_from([*FILLERS, ".", "?", "zorblax"]), max_size=10))
+    words += draw(
+        st.lists(st.sampled_from([*FILLERS, ".", "?", "zorblax", "quuxite"]), max_size=10)
+    )
     return entries, " ".join(draw(st.permutations(words)))
 
 
@@ -167,7 +175,7 @@ def test_the_unordered_matches_are_those_of_the_plain_scan(
     by_first: dict[str, list[int]] = {}
     for k, entry in enumerate(entries):
         by_first.setdefault(entry.stems[0], []).append(k)
-    earlier = [(-2, 0, (0, 1), 0, None)]  # (numbered on from the matches found before)
+    earlier = [(-2, 0, 0, (0, 1), 0, None)]  # (numbered on from the matches found before)
     raw: list = list(earlier)
     singles: list = []
     rows = [unordered_row(entry) for entry in entries]
@@ -180,10 +188,11 @@ def test_the_unordered_matches_are_those_of_the_plain_scan(
             if len(hit) == 1:
                 expected_singles.append((-entry.priority, hit[0], entry))
             else:
-                expected.append((-len(hit), -entry.priority, hit, len(earlier) + k, entry))
+                read = (entry, entry.kind, entry.ref, entry.weak)
+                expected.append((-len(hit), -entry.priority, hit[0], hit, len(earlier) + k, read))
     # the first stems are looked at in any order: an entry's matches are numbered by its place
     # (ties in the order of matches are on the same tokens: an entry's are on other tokens)
-    assert sorted(raw[len(earlier) :], key=itemgetter(3, 2)) == expected
+    assert sorted(raw[len(earlier) :], key=itemgetter(4, 3)) == expected
     assert raw[: len(earlier)] == earlier
     assert sorted(singles, key=itemgetter(1)) == sorted(expected_singles, key=itemgetter(1))
 
@@ -356,15 +365,58 @@ def test_the_indexes_hold_every_entry_once() -> None:
         # the rows the reader reads, entry by entry as defined
         assert vocabulary.starting_rows == {
             stem: [
-                (e.stems[1], e.stems, len(e.stems), e.capital or e.exact, -e.priority, e)
+                (
+                    e.stems[1],
+                    e.stems,
+                    len(e.stems),
+                    e.capital or e.exact,
+                    -e.priority,
+                    (e, e.kind, e.ref, e.weak),
+                )
                 for e in es
             ]
             for stem, es in vocabulary.starting_words.items()
         }
         assert vocabulary.unordered_rows == [
-            (e.stems, e.stems[-1], len(e.stems), -e.priority, e)
+            (e.stems, e.stems[-1], len(e.stems), -e.priority, (e, e.kind, e.ref, e.weak))
             for e in vocabulary.unordered_entries
         ]
+
+
+_RUN_WORDS = ["zorblax", "quuxite", "florp", "wibble"]
+_RUNS = [
+    _entry("fact", (f"r{k}",), tuple(words.split()), 2 + k % 3)
+    for k, words in enumerate(
+        [
+            "zorblax quuxite",
+            "quuxite zorblax",
+            "zorblax quuxite florp",
+            "quuxite zorblax zorblax",
+            "florp florp florp",
+            "zorblax quuxite florp wibble",
+            "zorblax quuxite zorblax quuxite",
+            "quuxite zorblax florp florp",
+            "zorblax quuxite florp wibble zorblax",
+            "quuxite zorblax florp florp zorblax",
+        ]
+    )
+]
+"""word-for-word entries of two to five words, some a word repeated (the reader writes out
+those of three and four words: their third and fourth words compared alone)"""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*_RUN_WORDS, "the", "."]), max_size=9))
+def test_matches_of_three_and_four_words_to_the_message_s_end_are_the_plain_matches(
+    words: list[str],
+) -> None:
+    """A message of the entries' words, which may end in the middle of one: the matches are
+    the plain ones (an entry's words past the message's end are none of its words)."""
+    vocabulary = Vocabulary(TASKS[0])
+    vocabulary._add_all(_RUNS)
+    tokens = tokenize(" ".join(words))
+    plain = plain_find_matches(vocabulary, tokens, set())
+    assert find_matches(vocabulary, tokens, set(), M.token_stems_of(tokens)) == plain
 
 
 def test_an_entry_that_must_start_as_written_or_with_a_capital_is_read_so() -> None:

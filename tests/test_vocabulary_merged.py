@@ -137,7 +137,7 @@ def test_an_entry_added_after_the_building_leaves_the_shared_parts_alone() -> No
     # an entry for each first word of the rows (most lists of a word of one fact are its
     # chunk's own): added to the vocabulary's rows alone
     for first, rows in list(built.starting_rows.items()):
-        extra = rows[0][-1]._replace(priority=95)
+        extra = rows[0][-1][0]._replace(priority=95)
         built._add(extra)
-        assert built.starting_rows[first][-1][-1] == extra
+        assert built.starting_rows[first][-1][-1][0] == extra
     _assert_as_plain(task)

@@ -195,13 +195,15 @@ def _plain_add(vocabulary: Vocabulary, entry: Entry) -> None:
         )
         vocabulary.unordered_entries.append(entry)
         stems = entry.stems
-        vocabulary.unordered_rows.append((stems, stems[-1], len(stems), -entry.priority, entry))
+        read = (entry, entry.kind, entry.ref, entry.weak)
+        vocabulary.unordered_rows.append((stems, stems[-1], len(stems), -entry.priority, read))
     else:
         apart = vocabulary.starting_word if len(entry.stems) == 1 else vocabulary.starting_words
         apart.setdefault(first, []).append(entry)
         if len(entry.stems) > 1:  # (its row: as the reader reads it)
             stems, check = entry.stems, entry.capital or entry.exact
-            row = (stems[1], stems, len(stems), check, -entry.priority, entry)
+            read = (entry, entry.kind, entry.ref, entry.weak)
+            row = (stems[1], stems, len(stems), check, -entry.priority, read)
             vocabulary.starting_rows.setdefault(first, []).append(row)
     for word, word_stem in zip(entry.words, entry.stems, strict=True):
         vocabulary.by_stem.setdefault(word_stem, [])

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from ._vocabulary import Entry, UnorderedRow
+from ._vocabulary import Entry, EntryRead, UnorderedRow
 
-Keyed = tuple[int, int, tuple[int, ...], int, Entry]
-"""a match found, ``(-length, -priority, tokens, number, entry)``: its place in the order -
-longest, then strongest, then first, then found first (numbered as found: a plain sort, no
-key) - and its entry (a :class:`~._matching.Match` is made only for the matches kept)"""
+Keyed = tuple[int, int, int, tuple[int, ...], int, EntryRead]
+"""a match found, ``(-length, -priority, first token, tokens, number, (entry, kind, ref,
+weak))``: its place in the order - longest, then strongest, then first, then found first
+(numbered as found: a plain sort, no key) - and its entry with what a match of it holds
+(:data:`~._vocabulary.EntryRead`, its row's: a :class:`~._matching.Match` is made only for the
+matches kept). The first token comes before the tokens (the same order: it is their first),
+so that most ties of length and priority - most comparisons of the sort - are decided by an
+int, not by two comparisons of tuples (equal? less?)."""
 
 
 def add_unordered(
@@ -23,30 +27,35 @@ def add_unordered(
     singles: list[tuple[int, int, Entry]],
 ) -> None:
     """The matches of the unordered ``entries`` (their :data:`~._vocabulary.UnorderedRow`) whose
-    first stem is one of ``firsts`` (the message's; ``by_first``: stem -> the places in
-    ``entries`` of those that start with it, in order): for each sentence holding all an entry's
-    words, in any order, the first token of each word. Added to ``raw`` numbered by their
-    entry's place on from its length (a plain sort then keeps the entries' order, whatever order
-    ``firsts`` comes in: matches tie on their tokens, and an entry's own are on other tokens),
-    and the one-word ones to ``singles`` as ``(-priority, token, entry)`` (in the entries' order
-    for each token).
+        first stem is one of ``firsts`` (the message's; ``by_first``: stem -> the places in
+        ``entries`` of those that start with it, in order): for each sentence holding all an entry's
+        words, in any order, the first token of each word. Added to ``raw`` numbered by their
+        entry's place on from its length (a plain sort then keeps the entries' order, whatever order
+        ``firsts`` comes in: matches tie on their tokens, and an entry's own are on other tokens),
+        and the one-word ones to ``singles`` as ``(-priority, token, entry)`` (in the entries' order
+        for each token).
 
-    ``at``: stem -> the indexes of the tokens with that stem, in order (what a scan of the
-    tokens would meet first comes first); ``sentence_of``: each token's sentence, in order
-    (a message's sentences are). Only the sentences of the entry's first word are looked
-    at, from its tokens (no other can hold all its words; every sentence was, before: most
-    messages have two or three, an entry's first word is in one): with the sort keys made
-    in C, the matches of the 723 readings of the first 80 groups of a built benchmark
-    (find_matches and what parse_message does with them) 200.3 to 188.3 million
-    instructions. Written out for all the entries in one call (an entry's call, its list of
-    matches and a loop over it were about a tenth of find_matches), two-word entries apart
-    (most: no list of tokens made); the plain scan it replaced is in the tests. The entries
-    are taken stem by stem, not gathered into a list and sorted first."""
+        ``at``: stem -> the indexes of the tokens with that stem, in order (what a scan of the
+        tokens would meet first comes first); ``sentence_of``: each token's sentence, in order
+        (a message's sentences are). Only the sentences of the entry's first word are looked
+        at, from its tokens (no other can hold all its words; every sentence was, before: most
+        messages have two or three, an entry's first word is in one): with the sort keys made
+        in C, the matches of the 723 readings of the first 80 groups of a built benchmark
+        (find_matches and what parse_message does with them) 200.3 to 188.3 million
+        instructions. Written out for all the entries in one call (an entry's call, its list of
+        matches and a loop over it were about a tenth of find_matches), two-word entries apart
+        (most: no list of tokens made); the plain scan it replaced is in the tests. The entries
+        are taken stem by stem, not gathered into a list and sorted first. Entries of three and four
+    words are written out too (of the 3,476 entries the 723 readings look at past their last word,
+    1,414 have two words, 1,126 three, 713 four): no list of tokens, no slice of the words, no sort
+    of a list (with :data:`~._vocabulary.EntryRead` and the word-for-word entries of three and four
+    words compared word by word, the 723 calls of find_matches_and_doubles, warm: 113.1 to 104.4
+    million instructions; the first pass over 80 built groups: 896.8-897.7 to 888.4-889.3)."""
     numbered = len(raw)
     for first_stem in firsts:
         for k in by_first[first_stem]:
             # (an entry's fields unpacked from its row at once: :data:`UnorderedRow`)
-            wanted, last, size, rank, entry = entries[k]
+            wanted, last, size, rank, read = entries[k]
             # most entries whose first word a message has miss another: screened by their last
             # word alone (one look-up, not a loop over their words); the few that pass and miss
             # a word in between find nothing below
@@ -57,10 +66,10 @@ def add_unordered(
                 for first in at[wanted[0]]:
                     if sentence_of[first] != previous:
                         previous = sentence_of[first]
-                        singles.append((rank, first, entry))
+                        singles.append((rank, first, read[0]))
                 continue
             if size == 2:  # (most entries: no list of tokens made)
-                seconds = at[wanted[1]]
+                seconds = at[last]  # (its second word)
                 for first in at[wanted[0]]:
                     sentence = sentence_of[first]
                     if sentence == previous:
@@ -69,8 +78,71 @@ def add_unordered(
                     for hit in seconds:
                         if sentence_of[hit] == sentence and hit != first:
                             pair = (first, hit) if first < hit else (hit, first)
-                            raw.append((-2, rank, pair, numbered + k, entry))
+                            raw.append((-2, rank, pair[0], pair, numbered + k, read))
                             break
+                continue
+            if size == 3:  # (most of the longer ones: written out, no list of tokens made)
+                middles = at.get(wanted[1])
+                if middles is None:
+                    continue  # (its middle word is not in the message: no match)
+                thirds = at[last]
+                for first in at[wanted[0]]:
+                    sentence = sentence_of[first]
+                    if sentence == previous:
+                        continue
+                    previous = sentence
+                    for second in middles:
+                        if sentence_of[second] == sentence and second != first:
+                            break
+                    else:
+                        continue
+                    for third in thirds:
+                        if sentence_of[third] == sentence and third != first and third != second:
+                            break
+                    else:
+                        continue
+                    # the three in order (not a list sorted and made a tuple)
+                    low, high = (first, second) if first < second else (second, first)
+                    if third > high:
+                        three = (low, high, third)
+                    elif third > low:
+                        three = (low, third, high)
+                    else:
+                        three = (third, low, high)
+                    raw.append((-3, rank, three[0], three, numbered + k, read))
+                continue
+            if size == 4:  # (the next most: written out as well, the four put in order at once)
+                at_second, at_third = at.get(wanted[1]), at.get(wanted[2])
+                if at_second is None or at_third is None:
+                    continue
+                fourths = at[last]
+                for first in at[wanted[0]]:
+                    sentence = sentence_of[first]
+                    if sentence == previous:
+                        continue
+                    previous = sentence
+                    for second in at_second:
+                        if sentence_of[second] == sentence and second != first:
+                            break
+                    else:
+                        continue
+                    for third in at_third:
+                        if sentence_of[third] == sentence and third != first and third != second:
+                            break
+                    else:
+                        continue
+                    for fourth in fourths:
+                        if (
+                            sentence_of[fourth] == sentence
+                            and fourth != first
+                            and fourth != second
+                            and fourth != third
+                        ):
+                            break
+                    else:
+                        continue
+                    four = tuple(sorted((first, second, third, fourth)))
+                    raw.append((-4, rank, four[0], four, numbered + k, read))
                 continue
             rest = wanted[1:]
             for first in at[wanted[0]]:
@@ -88,4 +160,4 @@ def add_unordered(
                         break
                 else:
                     indexes.sort()
-                    raw.append((-size, rank, tuple(indexes), numbered + k, entry))
+                    raw.append((-size, rank, indexes[0], tuple(indexes), numbered + k, read))

@@ -105,7 +105,6 @@ def find_matches_and_doubles(
         token_stems = token_stems_of(tokens)
     stems: Sequence[str]
     stems, correctable, own_at, sentence_of = token_stems
-    corrected = vocabulary.corrected
     corrections = vocabulary._corrections  # (what ``corrected`` read a word as before)
     fixed: list[str] | None = None  # the stems, when a typo is read as a vocabulary word
     for i in correctable:  # (most words are known or short: not looked at)
@@ -116,7 +115,7 @@ def find_matches_and_doubles(
             # "" for a word read as no long word)
             read_as = corrections.get(word)
             if read_as is None:
-                read_as = corrected(word, word_stem)
+                read_as = vocabulary.corrected(word, word_stem)
             if read_as and read_as != word_stem:
                 if fixed is None:
                     fixed = list(stems)
@@ -144,21 +143,35 @@ def find_matches_and_doubles(
             # an entry's second word is compared first (its first is this one): most entries
             # that start with the word go on with another, and only longer ones need a slice
             following = padded[i + 1]
-            for second, wanted, length, check, rank, entry in rows:
-                if second != following:
-                    continue
+            for row in rows:
+                if row[0] != following:
+                    continue  # (most: the row unpacked only past its second word)
+                _, wanted, length, check, rank, read = row
                 if length == 2:
                     # (a pair written out: most entries are two words)
                     hit: tuple[int, ...] = (i, i + 1)
+                elif length == 3:
+                    # (the next most: its first two words are these, its third is compared
+                    # alone - the word after the second is in ``padded`` - and its places
+                    # written out, not two slices made)
+                    if padded[i + 2] != wanted[2]:
+                        continue
+                    hit = (i, i + 1, i + 2)
+                elif length == 4:
+                    # (so too: a third word past the message's end is the padding's None,
+                    # unequal, and the fourth is then not read)
+                    if padded[i + 2] != wanted[2] or padded[i + 3] != wanted[3]:
+                        continue
+                    hit = (i, i + 1, i + 2, i + 3)
                 elif stems[i : i + length] == wanted:
                     # (a slice cut short by the message's end is not equal; the places a
                     # slice of shared ones, not a range made into a tuple)
                     hit = places[i : i + length]
                 else:
                     continue
-                if check and not _starts_as(entry, tokens[i]):
+                if check and not _starts_as(read[0], tokens[i]):
                     continue  # (capital or exact: most entries may start at any word)
-                raw.append((-length, rank, hit, len(raw), entry))
+                raw.append((-length, rank, i, hit, len(raw), read))
     starting_word = vocabulary.starting_word
     with_single = starting_word.keys() & at.keys()  # the stems of one-word entries
     # the one-word matches of unordered entries, as (-priority, token, entry)
@@ -177,20 +190,18 @@ def find_matches_and_doubles(
             unordered_singles,
         )
     if blocked:
-        raw = [keyed for keyed in raw if blocked.isdisjoint(keyed[2])]
+        raw = [keyed for keyed in raw if blocked.isdisjoint(keyed[3])]
     raw.sort()  # ties keep the order they were found in (numbered as found)
     taken: set[int] = set()  # the tokens of the matches kept
     kept: list[Match] = []
     kept_on: dict[tuple[int, ...], list[Match]] = {}  # the matches kept on these tokens
     doubles = False  # a fact and a context kept on the same words
     for keyed in raw:
-        hit = keyed[2]  # (the entry read only for a match kept or on the same words: few)
+        hit = keyed[3]  # (the entry read only for a match kept or on the same words: few)
         if taken.isdisjoint(hit):
-            entry = keyed[4]
             match = _new(Match)  # (its fields set here: no Python-level __init__ call)
-            match.entry = entry
+            match.entry, match.kind, match.ref, match.weak = keyed[5]
             match.indexes = hit
-            match.kind, match.ref, match.weak = entry.kind, entry.ref, entry.weak
             kept.append(match)
             kept_on[hit] = [match]  # (no match kept on these tokens before)
             taken.update(hit)
@@ -198,13 +209,12 @@ def find_matches_and_doubles(
         on_these = kept_on.get(hit)  # (mostly none: overlapping other words)
         if not on_these:
             continue
-        entry = keyed[4]
+        entry, kind, ref, weak = keyed[5]
         # (:func:`_same_thing` and :func:`_compatible`, inline: this runs for most entries)
-        kind, ref = entry.kind, entry.ref
         compatible = mixed = False
         for other in on_these:
             if other.kind == kind:
-                if other.ref == ref and not (other.weak or entry.weak):
+                if other.ref == ref and not (other.weak or weak):
                     break  # the same thing read again on these words: kept once
                 compatible = True
             elif (other.kind, kind) in _COMPATIBLE_KINDS:
@@ -216,7 +226,7 @@ def find_matches_and_doubles(
                 match = _new(Match)
                 match.entry = entry
                 match.indexes = hit
-                match.kind, match.ref, match.weak = kind, ref, entry.weak
+                match.kind, match.ref, match.weak = kind, ref, weak
                 kept.append(match)
                 on_these.append(match)
                 doubles = doubles or mixed

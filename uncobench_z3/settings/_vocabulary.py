@@ -229,13 +229,13 @@ class Vocabulary:
     def unordered_entries(self) -> list[Entry]:
         """The entries matched in any word order, in ``entries`` order (of
         :attr:`unordered_rows`, which the reader reads)."""
-        return [row[-1] for row in self.unordered_rows]
+        return [row[-1][0] for row in self.unordered_rows]
 
     @property
     def starting_words(self) -> dict[str, list[Entry]]:
         """stem -> the entries of two words or more matched word for word that start with it,
         in ``entries`` order (of :attr:`starting_rows`, which the reader reads)."""
-        return {stem: [row[-1] for row in rows] for stem, rows in self.starting_rows.items()}
+        return {stem: [row[-1][0] for row in rows] for stem, rows in self.starting_rows.items()}
 
     @property
     def starting(self) -> dict[str, list[Entry]]:
@@ -356,31 +356,46 @@ def _index(tables: Vocabulary | _Chunk, entries: Iterable[Entry]) -> bool:
 
 
 _Listed = TypeVar("_Listed")
-StartingRow = tuple[str, tuple[str, ...], int, bool, int, Entry]
-"""An entry of two words or more matched word for word, as the reader reads it:
-``(second stem, stems, length, capital or exact, -priority, entry)``. An exact tuple, unpacked
-in one step where the reader loops over the entries that start with a message's word: a
-named tuple's field is read through its descriptor (no faster by its index), several hundred
-instructions a field, and the reader read three to five of each entry it tried (the second
-stem first). Made with the fact's chunk (shared by the tasks that have the fact, when the
-group is prepared). With both kinds of rows, and the one-word matches looked for only on
-stems a longer match left a place of, the first pass over 80 built groups: 1,051.1-1,051.7
-to 1,043.5-1,045.0 million instructions (collector off: 1,035.5-1,035.7 to 1,026.5-1,027.2)."""
-UnorderedRow = tuple[tuple[str, ...], str, int, int, Entry]
+EntryRead = tuple[Entry, EntryKind, tuple[str, ...], bool]
+"""An entry with what a match of it holds again, ``(entry, kind, ref, weak)``: the last field of
+its row and of a match found (:data:`~._any_order.Keyed`), read in one unpacking where the
+reader keeps a match (or looks at one on the words of a match kept), not as three of the named
+tuple's fields (each read through its descriptor: several hundred instructions; with the other
+changes of :func:`~._any_order.add_unordered`'s docstring, the first pass over 80 built groups
+896.8-897.7 to 888.4-889.3 million instructions)."""
+StartingRow = tuple[str, tuple[str, ...], int, bool, int, EntryRead]
+"""An entry of two words or more matched word for word, as the reader reads it: ``(second stem,
+stems, length, capital or exact, -priority, (entry, kind, ref, weak))`` (the last:
+:data:`EntryRead`). An exact tuple, unpacked in one step where the reader loops over the entries
+that start with a message's word: a named tuple's field is read through its descriptor (no
+faster by its index), several hundred instructions a field, and the reader read three to five of
+each entry it tried (the second stem first). Made with the fact's chunk (shared by the tasks
+that have the fact, when the group is prepared). With both kinds of rows, and the one-word
+matches looked for only on stems a longer match left a place of, the first pass over 80 built
+groups: 1,051.1-1,051.7 to 1,043.5-1,045.0 million instructions (collector off: 1,035.5-1,035.7
+to 1,026.5-1,027.2)."""
+UnorderedRow = tuple[tuple[str, ...], str, int, int, EntryRead]
 """An unordered entry as the reader reads it (:func:`~._any_order.add_unordered`):
-``(stems, last stem, length, -priority, entry)`` (see :data:`StartingRow`)."""
+``(stems, last stem, length, -priority, (entry, kind, ref, weak))`` (see :data:`StartingRow`)."""
 
 
 def starting_row(entry: Entry) -> StartingRow:
     """The :data:`StartingRow` of ``entry`` (of two words or more), as defined."""
-    stems = entry.stems
-    return (stems[1], stems, len(stems), entry.capital or entry.exact, -entry.priority, entry)
+    # (the entry's fields in one unpacking, not read one by one through their descriptors)
+    kind, ref, _, stems, priority, _, weak, capital, exact = entry
+    read = (entry, kind, ref, weak)
+    return (stems[1], stems, len(stems), capital or exact, -priority, read)
 
 
 def unordered_row(entry: Entry) -> UnorderedRow:
     """The :data:`UnorderedRow` of ``entry``, as defined."""
-    stems = entry.stems
-    return (stems, stems[-1], len(stems), -entry.priority, entry)
+    kind, ref, _, stems, priority, _, weak, _, _ = entry
+    return (stems, stems[-1], len(stems), -priority, (entry, kind, ref, weak))
+
+
+def entry_read(entry: Entry) -> EntryRead:
+    """The :data:`EntryRead` of ``entry``, as defined (what its row ends with)."""
+    return (entry, entry.kind, entry.ref, entry.weak)
 
 
 def _extend(index: dict[str, list[_Listed]], more: dict[str, list[_Listed]]) -> None:
