@@ -22,7 +22,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
-from .._trusted import fields_of, trusted_maker
+from pydantic import BaseModel
+
+from .._trusted import SharedFieldsSet, fields_of, slot_setter
 from ..construct import model_with_defaults
 from ..errors import ConfigError, ContextWindowError
 from ..models import StoredOutput
@@ -53,8 +55,6 @@ from ._trace import (
     ReplyRecord,
     RoundRecord,
     episode_outcome,
-    reply_record,
-    round_record,
 )
 
 # (the records are ._trace's and the prepared group ._prepared's, named here too)
@@ -77,11 +77,28 @@ _DETAIL_CHARACTERS = 500
 
 # The environment builds its records and observations from values it has typed and checked
 # itself: made without validation, and without model_construct's per-call look-ups (see
-# uncobench_z3._trusted). The records (._trace) are made the same way, and a faithful reply's
-# record and view once per group and question (._prepared).
-_conversation = trusted_maker(Conversation)
-_observation = trusted_maker(Observation)
-_turn = trusted_maker(Turn)
+# uncobench_z3._trusted), a faithful reply's record and view once per group and question
+# (._prepared). A round's reply records, round record, observation and turn, and the
+# conversation, are written out where they are made, as a trusted maker's compiled call makes
+# them for the same keywords: the state in field order, a fields set shared by the models
+# given the same fields (frozen models: it never changes), no extra, no private state
+# (tests/test_environment_models.py compares them with the makers').
+_new = object.__new__  # (a pydantic model has no __new__ of its own)
+_set_state, _set_fields, _set_extra, _set_private = (
+    slot_setter(BaseModel, name)  # (BaseModel's slots: every model class's setters)
+    for name in (
+        "__dict__",
+        "__pydantic_fields_set__",
+        "__pydantic_extra__",
+        "__pydantic_private__",
+    )
+)
+_EVERY_REPLY_FIELD = SharedFieldsSet(ReplyRecord.model_fields)
+_ROUND_FIELDS = SharedFieldsSet(set(RoundRecord.model_fields) - {"output"})
+"""a round record's fields set (every field but ``output``, which a round is not given)"""
+_EVERY_OBSERVATION_FIELD = SharedFieldsSet(Observation.model_fields)
+_EVERY_TURN_FIELD = SharedFieldsSet(Turn.model_fields)
+_EVERY_CONVERSATION_FIELD = SharedFieldsSet(Conversation.model_fields)
 _ACTIONS = (AskAction, WaitAction, AnswerAction, InvalidAction)
 """what an agent may return (four unrelated classes)"""
 _ACTION_OF: dict[type, type] = {cls: cls for cls in _ACTIONS}
@@ -191,7 +208,12 @@ class Environment:
 
     @property
     def conversation(self) -> Conversation:
-        return _conversation(briefing=self.briefing, turns=tuple(self._turns))
+        conversation = _new(Conversation)
+        _set_state(conversation, {"briefing": self.briefing, "turns": tuple(self._turns)})
+        _set_fields(conversation, _EVERY_CONVERSATION_FIELD)
+        _set_extra(conversation, None)
+        _set_private(conversation, None)
+        return conversation
 
     @property
     def finished(self) -> bool:
@@ -344,24 +366,30 @@ class Environment:
             if check is not None:
                 fidelity = check if isinstance(check, FidelityCheck) else None
                 policy = check if isinstance(check, PolicyCheck) else None
-            replies.append(
-                reply_record(
-                    role=reply.role,
-                    question=question,
-                    text=text,
-                    stated=reply.stated,
-                    concerned=reply.concerned,
-                    defects=reply.defects,
-                    resolved=reply.resolved,
-                    follow_up=reply.follow_up,
-                    fidelity=fidelity,
-                    policy=policy,
-                    pending=reply.pending,
-                    answers_round=answers,
-                    delivered=waited,
-                    readings=reply.readings,
-                )
+            record = _new(ReplyRecord)
+            _set_state(
+                record,
+                {
+                    "role": reply.role,
+                    "question": question,
+                    "text": text,
+                    "stated": reply.stated,
+                    "concerned": reply.concerned,
+                    "defects": reply.defects,
+                    "resolved": reply.resolved,
+                    "follow_up": reply.follow_up,
+                    "fidelity": fidelity,
+                    "policy": policy,
+                    "pending": reply.pending,
+                    "answers_round": answers,
+                    "delivered": waited,
+                    "readings": reply.readings,
+                },
             )
+            _set_fields(record, _EVERY_REPLY_FIELD)
+            _set_extra(record, None)
+            _set_private(record, None)
+            replies.append(record)
             views.append(prepared.reply_view(reply.role, text))
         if waited:
             note = (
@@ -375,16 +403,23 @@ class Environment:
         delivered = None if self.intervention == "none" else self._intervention(replies)
         # Every value here is already typed and checked, so the trace and the observation are
         # built without re-validation: it keeps a round's cost small (see the benchmark).
-        self.trace.append(
-            round_record(
-                round=number,
-                action=kind,
-                replies=tuple(replies),
-                answer=answer,
-                error=error,
-                intervention=delivered,
-            )
+        made = _new(RoundRecord)
+        _set_state(
+            made,
+            {
+                "round": number,
+                "action": kind,
+                "replies": tuple(replies),
+                "answer": answer,
+                "error": error,
+                "intervention": delivered,
+                "output": None,
+            },
         )
+        _set_fields(made, _ROUND_FIELDS)
+        _set_extra(made, None)
+        _set_private(made, None)
+        self.trace.append(made)
         if answer is not None:
             self.answer = answer
             self.status = "answered"
@@ -394,14 +429,26 @@ class Environment:
             note = "The round budget is exhausted; the task ends without an answer."
         if delivered is not None and answer is None:
             note = f"{note} {delivered}" if note else delivered
-        observation = _observation(
-            round=number,
-            rounds_left=max(left, 0),
-            replies=tuple(views),
-            note=note,
-            error=error,
+        observation = _new(Observation)
+        _set_state(
+            observation,
+            {
+                "round": number,
+                "rounds_left": max(left, 0),
+                "replies": tuple(views),
+                "note": note,
+                "error": error,
+            },
         )
-        self._turns.append(_turn(action=action, observation=observation))
+        _set_fields(observation, _EVERY_OBSERVATION_FIELD)
+        _set_extra(observation, None)
+        _set_private(observation, None)
+        turn = _new(Turn)
+        _set_state(turn, {"action": action, "observation": observation})
+        _set_fields(turn, _EVERY_TURN_FIELD)
+        _set_extra(turn, None)
+        _set_private(turn, None)
+        self._turns.append(turn)
         return observation
 
     def _intervention(self, replies: list[ReplyRecord]) -> str | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .._kept_property import kept_property
 from .._memo import remember
-from .._trusted import trusted_maker
+from .._trusted import SharedFieldsSet, slot_setter
 from ..construct import RenderedTask, rendered_of, template_rendered
 from ..models import ToolDef
 from ..settings import TaskGroup
@@ -23,13 +23,29 @@ from ._protocol import (
     tool_definitions,
 )
 from ._scoring import AnswerKey, AnswerScore, parse_answer, score_answer
-from ._trace import ReplyRecord, reply_record
+from ._trace import ReplyRecord
 
 _SCORES_KEPT = 256
 """answers a prepared group remembers the scores of (then it starts again)"""
 _VIEWS_KEPT = 4096
 """reply views and faithful replies' records a prepared group remembers"""
-_reply_view = trusted_maker(ReplyView)
+# A reply's view and a faithful reply's record are written out where they are made, as a
+# trusted maker's compiled call makes them for the same keywords (every field given): the
+# state in field order, a fields set shared by the models of the class (frozen: it never
+# changes), no extra, no private state (tests/test_environment_models.py compares them with
+# the makers').
+_new = object.__new__  # (a pydantic model has no __new__ of its own)
+_set_state, _set_fields, _set_extra, _set_private = (
+    slot_setter(ReplyView, name)
+    for name in (
+        "__dict__",
+        "__pydantic_fields_set__",
+        "__pydantic_extra__",
+        "__pydantic_private__",
+    )
+)
+_EVERY_VIEW_FIELD = SharedFieldsSet(ReplyView.model_fields)
+_EVERY_REPLY_FIELD = SharedFieldsSet(ReplyRecord.model_fields)
 _FaithfulRecord = tuple[ColleagueReply, ReplyRecord, ReplyView]
 """a faithful reply of the record book, its trace record and its view"""
 
@@ -68,7 +84,11 @@ class PreparedGroup:
         key = (role, text)
         found = self._views.get(key)
         if found is None:
-            found = _reply_view(role=role, role_name=self.role_names[role], text=text)
+            found = _new(ReplyView)
+            _set_state(found, {"role": role, "role_name": self.role_names[role], "text": text})
+            _set_fields(found, _EVERY_VIEW_FIELD)
+            _set_extra(found, None)
+            _set_private(found, None)
             remember(self._views, key, found, _VIEWS_KEPT)
         return found
 
@@ -83,22 +103,29 @@ class PreparedGroup:
             return found
         if not self.book.is_faithful(reply):
             return None
-        record = reply_record(
-            role=reply.role,
-            question=question,
-            text=reply.text,
-            stated=reply.stated,
-            concerned=reply.concerned,
-            defects=(),
-            resolved=(),
-            follow_up=None,
-            fidelity=None,
-            policy=None,
-            pending=False,
-            answers_round=None,
-            delivered=False,
-            readings=(),
+        record = _new(ReplyRecord)
+        _set_state(
+            record,
+            {
+                "role": reply.role,
+                "question": question,
+                "text": reply.text,
+                "stated": reply.stated,
+                "concerned": reply.concerned,
+                "defects": (),
+                "resolved": (),
+                "follow_up": None,
+                "fidelity": None,
+                "policy": None,
+                "pending": False,
+                "answers_round": None,
+                "delivered": False,
+                "readings": (),
+            },
         )
+        _set_fields(record, _EVERY_REPLY_FIELD)
+        _set_extra(record, None)
+        _set_private(record, None)
         found = (reply, record, self.reply_view(reply.role, reply.text))
         return remember(self._faithful_records, key, found, _VIEWS_KEPT)
 
