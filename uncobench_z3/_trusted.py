@@ -54,6 +54,11 @@ __all__ = [
     "TrustedMaker",
     "fields_of",
     "made_frozen",
+    "new_model",
+    "set_model_extra",
+    "set_model_fields_set",
+    "set_model_private",
+    "set_model_state",
     "slot_setter",
     "trusted_maker",
 ]
@@ -226,6 +231,24 @@ def slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
     owner = next(k for k in cls.__mro__ if name in k.__dict__)
     setter: Callable[[object, object], None] = owner.__dict__[name].__set__
     return setter
+
+
+new_model: Callable[[type[Model]], Model] = _new
+"""A model instance with no state yet (``object.__new__``: a pydantic model has no
+``__new__`` of its own), for a maker written out where it is made: it then sets the instance's
+state, fields set, extra and private with the four setters below, as a trusted maker's
+compiled call does."""
+set_model_state, set_model_fields_set, set_model_extra, set_model_private = (
+    slot_setter(BaseModel, name)  # (BaseModel's slots: every model class's own setters)
+    for name in (
+        "__dict__",
+        "__pydantic_fields_set__",
+        "__pydantic_extra__",
+        "__pydantic_private__",
+    )
+)
+"""The setters of every model's state (its ``__dict__``), fields set, extra and private, found
+once (see :func:`new_model`); callers' tests compare what they make with a maker's."""
 
 
 def _call_source(

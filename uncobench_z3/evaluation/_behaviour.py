@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
-from .._trusted import SharedFieldsSet, slot_setter
+from .._trusted import (
+    SharedFieldsSet,
+    new_model,
+    set_model_extra,
+    set_model_fields_set,
+    set_model_private,
+    set_model_state,
+)
 from ..settings import DefectKind, StatedValue
 from ._environment import ReplyRecord, RoundRecord
 
@@ -154,8 +161,8 @@ def behaviour_of(
     # built from counts made here, for every sample: no validation pass, and no maker's call
     # (the state written out in field order, every field given: the fields set the maker
     # gives, shared; a test checks the counts against the maker's)
-    behaviour = _new(Behaviour)
-    _set_state(
+    behaviour = new_model(Behaviour)
+    set_model_state(
         behaviour,
         {
             "contacts": contacts,
@@ -170,22 +177,12 @@ def behaviour_of(
             "designated_contacts": designated_contacts,
         },
     )
-    _set_fields_set(behaviour, _EVERY_FIELD)
-    _set_extra(behaviour, None)
-    _set_private(behaviour, None)
+    set_model_fields_set(behaviour, _EVERY_FIELD)
+    set_model_extra(behaviour, None)
+    set_model_private(behaviour, None)
     return behaviour
 
 
-_new = object.__new__  # (a pydantic model has no __new__ of its own)
-_set_state, _set_fields_set, _set_extra, _set_private = (
-    slot_setter(Behaviour, name)
-    for name in (
-        "__dict__",
-        "__pydantic_fields_set__",
-        "__pydantic_extra__",
-        "__pydantic_private__",
-    )
-)
 _EVERY_FIELD = SharedFieldsSet(Behaviour.model_fields)
 """the fields set of every count of :func:`behaviour_of` (every field given; a frozen model's
 never changes: shared, and refusing changes, as a maker's)"""

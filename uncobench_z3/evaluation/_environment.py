@@ -22,9 +22,15 @@ import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel
-
-from .._trusted import SharedFieldsSet, fields_of, slot_setter
+from .._trusted import (
+    SharedFieldsSet,
+    fields_of,
+    new_model,
+    set_model_extra,
+    set_model_fields_set,
+    set_model_private,
+    set_model_state,
+)
 from ..construct import model_with_defaults
 from ..errors import ConfigError, ContextWindowError
 from ..models import StoredOutput
@@ -83,16 +89,6 @@ _DETAIL_CHARACTERS = 500
 # them for the same keywords: the state in field order, a fields set shared by the models
 # given the same fields (frozen models: it never changes), no extra, no private state
 # (tests/test_environment_models.py compares them with the makers').
-_new = object.__new__  # (a pydantic model has no __new__ of its own)
-_set_state, _set_fields, _set_extra, _set_private = (
-    slot_setter(BaseModel, name)  # (BaseModel's slots: every model class's setters)
-    for name in (
-        "__dict__",
-        "__pydantic_fields_set__",
-        "__pydantic_extra__",
-        "__pydantic_private__",
-    )
-)
 _EVERY_REPLY_FIELD = SharedFieldsSet(ReplyRecord.model_fields)
 _ROUND_FIELDS = SharedFieldsSet(set(RoundRecord.model_fields) - {"output"})
 """a round record's fields set (every field but ``output``, which a round is not given)"""
@@ -208,11 +204,11 @@ class Environment:
 
     @property
     def conversation(self) -> Conversation:
-        conversation = _new(Conversation)
-        _set_state(conversation, {"briefing": self.briefing, "turns": tuple(self._turns)})
-        _set_fields(conversation, _EVERY_CONVERSATION_FIELD)
-        _set_extra(conversation, None)
-        _set_private(conversation, None)
+        conversation = new_model(Conversation)
+        set_model_state(conversation, {"briefing": self.briefing, "turns": tuple(self._turns)})
+        set_model_fields_set(conversation, _EVERY_CONVERSATION_FIELD)
+        set_model_extra(conversation, None)
+        set_model_private(conversation, None)
         return conversation
 
     @property
@@ -366,8 +362,8 @@ class Environment:
             if check is not None:
                 fidelity = check if isinstance(check, FidelityCheck) else None
                 policy = check if isinstance(check, PolicyCheck) else None
-            record = _new(ReplyRecord)
-            _set_state(
+            record = new_model(ReplyRecord)
+            set_model_state(
                 record,
                 {
                     "role": reply.role,
@@ -386,9 +382,9 @@ class Environment:
                     "readings": reply.readings,
                 },
             )
-            _set_fields(record, _EVERY_REPLY_FIELD)
-            _set_extra(record, None)
-            _set_private(record, None)
+            set_model_fields_set(record, _EVERY_REPLY_FIELD)
+            set_model_extra(record, None)
+            set_model_private(record, None)
             replies.append(record)
             views.append(prepared.reply_view(reply.role, text))
         if waited:
@@ -403,8 +399,8 @@ class Environment:
         delivered = None if self.intervention == "none" else self._intervention(replies)
         # Every value here is already typed and checked, so the trace and the observation are
         # built without re-validation: it keeps a round's cost small (see the benchmark).
-        made = _new(RoundRecord)
-        _set_state(
+        made = new_model(RoundRecord)
+        set_model_state(
             made,
             {
                 "round": number,
@@ -416,9 +412,9 @@ class Environment:
                 "output": None,
             },
         )
-        _set_fields(made, _ROUND_FIELDS)
-        _set_extra(made, None)
-        _set_private(made, None)
+        set_model_fields_set(made, _ROUND_FIELDS)
+        set_model_extra(made, None)
+        set_model_private(made, None)
         self.trace.append(made)
         if answer is not None:
             self.answer = answer
@@ -429,8 +425,8 @@ class Environment:
             note = "The round budget is exhausted; the task ends without an answer."
         if delivered is not None and answer is None:
             note = f"{note} {delivered}" if note else delivered
-        observation = _new(Observation)
-        _set_state(
+        observation = new_model(Observation)
+        set_model_state(
             observation,
             {
                 "round": number,
@@ -440,14 +436,14 @@ class Environment:
                 "error": error,
             },
         )
-        _set_fields(observation, _EVERY_OBSERVATION_FIELD)
-        _set_extra(observation, None)
-        _set_private(observation, None)
-        turn = _new(Turn)
-        _set_state(turn, {"action": action, "observation": observation})
-        _set_fields(turn, _EVERY_TURN_FIELD)
-        _set_extra(turn, None)
-        _set_private(turn, None)
+        set_model_fields_set(observation, _EVERY_OBSERVATION_FIELD)
+        set_model_extra(observation, None)
+        set_model_private(observation, None)
+        turn = new_model(Turn)
+        set_model_state(turn, {"action": action, "observation": observation})
+        set_model_fields_set(turn, _EVERY_TURN_FIELD)
+        set_model_extra(turn, None)
+        set_model_private(turn, None)
         self._turns.append(turn)
         return observation
 

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 
 from .._kept_property import kept_property
 from .._memo import remember
-from .._trusted import SharedFieldsSet, slot_setter
+from .._trusted import (
+    SharedFieldsSet,
+    new_model,
+    set_model_extra,
+    set_model_fields_set,
+    set_model_private,
+    set_model_state,
+)
 from ..construct import RenderedTask, rendered_of, template_rendered
 from ..models import ToolDef
 from ..settings import TaskGroup
@@ -34,16 +41,6 @@ _VIEWS_KEPT = 4096
 # state in field order, a fields set shared by the models of the class (frozen: it never
 # changes), no extra, no private state (tests/test_environment_models.py compares them with
 # the makers').
-_new = object.__new__  # (a pydantic model has no __new__ of its own)
-_set_state, _set_fields, _set_extra, _set_private = (
-    slot_setter(ReplyView, name)
-    for name in (
-        "__dict__",
-        "__pydantic_fields_set__",
-        "__pydantic_extra__",
-        "__pydantic_private__",
-    )
-)
 _EVERY_VIEW_FIELD = SharedFieldsSet(ReplyView.model_fields)
 _EVERY_REPLY_FIELD = SharedFieldsSet(ReplyRecord.model_fields)
 _FaithfulRecord = tuple[ColleagueReply, ReplyRecord, ReplyView]
@@ -84,11 +81,11 @@ class PreparedGroup:
         key = (role, text)
         found = self._views.get(key)
         if found is None:
-            found = _new(ReplyView)
-            _set_state(found, {"role": role, "role_name": self.role_names[role], "text": text})
-            _set_fields(found, _EVERY_VIEW_FIELD)
-            _set_extra(found, None)
-            _set_private(found, None)
+            found = new_model(ReplyView)
+            set_model_state(found, {"role": role, "role_name": self.role_names[role], "text": text})
+            set_model_fields_set(found, _EVERY_VIEW_FIELD)
+            set_model_extra(found, None)
+            set_model_private(found, None)
             remember(self._views, key, found, _VIEWS_KEPT)
         return found
 
@@ -103,8 +100,8 @@ class PreparedGroup:
             return found
         if not self.book.is_faithful(reply):
             return None
-        record = _new(ReplyRecord)
-        _set_state(
+        record = new_model(ReplyRecord)
+        set_model_state(
             record,
             {
                 "role": reply.role,
@@ -123,9 +120,9 @@ class PreparedGroup:
                 "readings": (),
             },
         )
-        _set_fields(record, _EVERY_REPLY_FIELD)
-        _set_extra(record, None)
-        _set_private(record, None)
+        set_model_fields_set(record, _EVERY_REPLY_FIELD)
+        set_model_extra(record, None)
+        set_model_private(record, None)
         found = (reply, record, self.reply_view(reply.role, reply.text))
         return remember(self._faithful_records, key, found, _VIEWS_KEPT)
 

@@ -39,7 +39,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._kept_property import kept_property
 from .._plain_reads import plain_reads
-from .._trusted import slot_setter
+from .._trusted import (
+    new_model,
+    set_model_extra,
+    set_model_fields_set,
+    set_model_private,
+    set_model_state,
+)
 from ..errors import ModelAPIError
 from ..models import ModelUsage
 from ..settings import DefectKind, SettingName, TaskGroup, group_digest
@@ -489,8 +495,8 @@ def _record(
         fields["colleague_mode"],
         played["trace"],
     )
-    record = _new(SampleRecord)
-    _set_state(
+    record = new_model(SampleRecord)
+    set_model_state(
         record,
         {
             "key": job.key,
@@ -528,9 +534,9 @@ def _record(
         },
     )
     # (a copy of a set made once: a set display of 31 names was about 4k instructions)
-    _set_fields_set(record, (_SCORED_FIELDS if error is None else _ERROR_FIELDS).copy())
-    _set_extra(record, None)
-    _set_private(record, None)
+    set_model_fields_set(record, (_SCORED_FIELDS if error is None else _ERROR_FIELDS).copy())
+    set_model_extra(record, None)
+    set_model_private(record, None)
     return record
 
 
@@ -544,16 +550,6 @@ _ERROR_FIELDS = set(SampleRecord.model_fields) - {
     "min_rounds",
 }
 """the fields an error sample's record is given (:func:`_record`)"""
-_new = object.__new__  # (a pydantic model has no __new__ of its own)
-_set_state, _set_fields_set, _set_extra, _set_private = (
-    slot_setter(SampleRecord, name)
-    for name in (
-        "__dict__",
-        "__pydantic_fields_set__",
-        "__pydantic_extra__",
-        "__pydantic_private__",
-    )
-)
 
 
 _configuration_name = functools.lru_cache(maxsize=256)(configuration_name)
