@@ -94,7 +94,8 @@ def tags_of(
     value, and of all but candidate names and one-word fact names (``None`` when those are
     the same). The words are written by :func:`words_written`; the tokens' positions in them
     by :func:`positions_written` (a reading needs them only when it reads a weak word's or a
-    phrase's own words, most readings never)."""
+    phrase's own words, most readings never). A reading takes the first from
+    :func:`first_tags`, and this when it reads its intents."""
     # the contexts read on each match's words, as the bits of _CONTEXT_TAGS
     contexts: dict[tuple[int, ...], int] = {}
     for match in matches:
@@ -137,6 +138,47 @@ def tags_of(
             for i in covered:
                 named_tag_at[i] = at
     return tag_at, (None if named_tag_at == tag_at else named_tag_at)
+
+
+def first_tags(
+    task: TypedTask,
+    role_facts: AbstractSet[str],
+    matches: Sequence[Match],
+    values: Sequence[tuple[FoundValue, Sequence[int]]],
+) -> tuple[TagAt, bool]:
+    """The first :data:`TagAt` of :func:`tags_of`, and whether a candidate name or a one-word
+    fact name is among the tags (only then may its second differ). The reader writes the
+    second only when a reading's intents are read (a fifth of the first pass's readings):
+    its tags are then :func:`tags_of`'s again.
+
+    One loop: a context's tag is written with the contexts read on its words so far, and
+    the last match written on a token is the last on its words (matches on the same tokens
+    have the same ``indexes``), so it holds them all, as :func:`tags_of`'s does."""
+    contexts: dict[tuple[int, ...], int] = {}
+    tag_at: TagAt = {}
+    named = False
+    for match in matches:
+        kind = match.kind
+        indexes = match.indexes
+        if kind == "context":
+            fact, context = match.ref
+            read = 1 if context == task.facts[fact].context else 0  # the required context
+            if fact in role_facts:
+                read = 6 if read else 4
+            read |= contexts.get(indexes, 0)
+            contexts[indexes] = read
+            at = (_CONTEXT_TAGS[read], indexes[0])
+        else:
+            if kind == "candidate" or (kind == "fact" and len(indexes) == 1):
+                named = True
+            at = (_TAGS[kind], indexes[0])  # (a match's tokens are in order)
+        for i in indexes:
+            tag_at[i] = at
+    for value, written in values:
+        at = ("zdate" if isinstance(value.value, _dt.date) else "znum", -1 - written[0])
+        for i in written:
+            tag_at[i] = at
+    return tag_at, named
 
 
 def _written(layout: Layout, tag_at: TagAt) -> tuple[list[str], list[int]]:

@@ -1,0 +1,111 @@
+"""The reader's tags written in one loop (``_tagging.first_tags``) and its second writing
+(candidate names and one-word fact names left as written) made only when a reading's
+intents or evidence are read, against the whole writing (``_tagging.tagged``) and
+``_tagging.tags_of``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.test_reader_fast_paths import VOCABULARIES, messages, template_messages
+from uncobench_z3.settings import Vocabulary
+from uncobench_z3.settings import _request as RQ
+from uncobench_z3.settings import _tagging as T
+from uncobench_z3.settings._message import phrase_hits
+from uncobench_z3.settings._request import parse_message, read_request
+
+
+@dataclass
+class _Match:
+    """What the tagging reads of a match."""
+
+    kind: str
+    ref: tuple[str, ...]
+    indexes: tuple[int, ...]
+
+
+@dataclass
+class _Found:
+    """What the tagging reads of a found value."""
+
+    value: object
+
+
+@st.composite
+def tagging_cases(draw: st.DrawFn) -> tuple[Vocabulary, frozenset[str], list, list]:
+    """Matches of every kind on any tokens (overlapping, on the same tokens as others, out of
+    order: more than a reading's matches ever are) and values on any tokens."""
+    vocabulary = draw(st.sampled_from(VOCABULARIES))
+    task = vocabulary.task
+    facts = sorted(task.facts)
+    role_facts = frozenset(draw(st.lists(st.sampled_from(facts), max_size=3)))
+    pool = draw(st.lists(st.lists(st.integers(0, 9), min_size=1, max_size=3, unique=True)
+                         .map(lambda ix: tuple(sorted(ix))), min_size=1, max_size=4))  # fmt: skip
+    matches = []
+    for _ in range(draw(st.integers(0, 7))):
+        kind = draw(st.sampled_from(["candidate", "fact", "member", "context"]))
+        indexes = draw(st.sampled_from(pool))  # (often the same tokens as another's)
+        fact = draw(st.sampled_from(facts))
+        if kind == "context":
+            context = draw(st.sampled_from([task.facts[fact].context, "some other period"]))
+            ref: tuple[str, ...] = (fact, context)
+        else:
+            ref = (fact, "member")
+        matches.append(_Match(kind, ref, indexes))
+    values = [
+        (_Found(draw(st.sampled_from([Fraction(3), _dt.date(2026, 3, 1)]))), list(ix))
+        for ix in draw(st.lists(st.sampled_from(pool), max_size=2))
+    ]
+    return vocabulary, role_facts, matches, values
+
+
+@settings(max_examples=1000, deadline=None)
+@given(tagging_cases())
+def test_first_tags_are_tags_of_s_first_and_say_when_a_name_is_among_them(
+    case: tuple[Vocabulary, frozenset[str], list, list],
+) -> None:
+    vocabulary, role_facts, matches, values = case
+    task = vocabulary.task
+    tag_at, named = T.first_tags(task, role_facts, matches, values)
+    first, second = T.tags_of(task, role_facts, matches, values)
+    assert tag_at == first and list(tag_at) == list(first)  # (in the same order too)
+    assert named == any(
+        m.kind == "candidate" or (m.kind == "fact" and len(m.indexes) == 1) for m in matches
+    )
+    assert named or second is None
+
+
+def _check_written_as_is(vocabulary: Vocabulary, text: str, role: str | None) -> None:
+    """The reading's second writing, made from what it keeps, is :func:`tagged`'s."""
+    parsed = parse_message(vocabulary, text)
+    request = read_request(vocabulary, text, role, None, parsed)
+    rest = request.__dict__[RQ._REST]
+    role_facts = vocabulary.facts_read_for(role)
+    words, _, as_written = T.tagged(
+        vocabulary.task, role_facts, parsed.tokens, parsed.matches, parsed.found, parsed.layout
+    )
+    joined = " ".join(words)
+    assert rest[2] == words and rest[3][0] == joined
+    assert RQ._written_as_is(vocabulary.task, role_facts, rest) == " ".join(as_written)
+    # what the reading reads of the phrases before its rest: the hits of both writings'
+    hits = phrase_hits(joined, " ".join(as_written))
+    assert request.all_candidates == (hits.all_candidates is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages(), st.booleans())
+def test_the_second_writing_made_on_demand_is_tagged_s(
+    message: tuple[Vocabulary, str], to_role: bool
+) -> None:
+    vocabulary, text = message
+    _check_written_as_is(vocabulary, text, vocabulary.task.roles[0] if to_role else None)
+
+
+def test_the_template_messages_second_writing_is_tagged_s() -> None:
+    for vocabulary, text, role, _ in template_messages():
+        _check_written_as_is(vocabulary, text, role)
