@@ -109,3 +109,46 @@ def test_the_second_writing_made_on_demand_is_tagged_s(
 def test_the_template_messages_second_writing_is_tagged_s() -> None:
     for vocabulary, text, role, _ in template_messages():
         _check_written_as_is(vocabulary, text, role)
+
+
+@st.composite
+def layouts(draw: st.DrawFn) -> T.Layout:
+    """A layout of ten tokens with marks between some of them (and after the last)."""
+    flat: list[str] = []
+    at: list[int] = []
+    for i in range(10):
+        flat += ["|"] * draw(st.integers(0, 2)) if draw(st.integers(0, 3)) == 0 else []
+        at.append(len(flat))
+        flat.append(f"w{i}")
+    flat += ["|"] * draw(st.integers(0, 1))
+    return tuple(flat), tuple(at)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(tagging_cases(), layouts(), st.booleans())
+def test_words_and_names_are_the_words_of_the_first_tags(
+    case: tuple[Vocabulary, frozenset[str], list, list], layout: T.Layout, no_values: bool
+) -> None:
+    """Written a match at a time or token by token (matches apart or on the same tokens,
+    marks between a match's tokens, values): the words of :func:`first_tags`' tags."""
+    vocabulary, role_facts, matches, values = case
+    if no_values:  # (the writing a match at a time is for messages with no value)
+        values = []
+    task = vocabulary.task
+    tag_at, named = T.first_tags(task, role_facts, matches, values)
+    expected = (T.words_written(layout, tag_at), named)
+    assert T.words_and_names(task, role_facts, matches, values, layout) == expected
+
+
+def test_words_and_names_of_matches_apart_are_written_a_match_at_a_time() -> None:
+    """A message's matches on stretches of their own: one tag each, in their stretch's place
+    (in any order of the matches), the words and marks between them as they are."""
+    vocabulary = VOCABULARIES[0]
+    task = vocabulary.task
+    fact = next(iter(task.facts))
+    layout = (("a", "b", "|", "c", "d", "e", "?", "|"), (0, 1, 3, 4, 5))
+    matches = [_Match("fact", (fact, "member"), (3, 4)), _Match("candidate", (fact,), (0, 1))]
+    assert T.words_and_names(task, frozenset(), matches, [], layout) == (
+        ["zcand", "|", "c", "zfact", "?", "|"],
+        True,
+    )

@@ -44,7 +44,14 @@ from ._request_words import (
     _span,
     _to_read,
 )
-from ._tagging import Layout, TagAt, first_tags, positions_written, tags_of, words_written
+from ._tagging import (
+    Layout,
+    first_tags,
+    positions_written,
+    tags_of,
+    words_and_names,
+    words_written,
+)
 from ._vocabulary import Vocabulary
 from ._words import FoundValue, Token
 
@@ -225,11 +232,12 @@ def read_request(
         parsed = parse_message(vocabulary, text)
     tokens, found, matches = parsed.tokens, parsed.found, parsed.matches
     role_facts = vocabulary.facts_read_for(role)
-    # the words as :func:`~._tagging.tagged` writes them; the tokens' positions in them are
-    # worked out only when a weak word or the rest of the reading needs them (most never)
+    # the words as :func:`~._tagging.tagged` writes them, a match at a time (most); the
+    # tokens' positions in them are worked out, from each token's tag, only when a weak word
+    # or the rest of the reading needs them (most never. Each match written as one tag, not
+    # each token's tag looked up: the 723 readings replayed, 49.5 to 43.2 million)
     layout = parsed.layout
-    tag_at, name_tagged = first_tags(task, role_facts, matches, found)
-    words = words_written(layout, tag_at)
+    words, name_tagged = words_and_names(task, role_facts, matches, found, layout)
     joined = " ".join(words)
     # the phrases read here (all candidates, a pronoun) are the tagged text's alone; the
     # message with its candidate names and one-word fact names left as written is written,
@@ -271,7 +279,7 @@ def read_request(
     if members:
         facts.update([f for f, _ in members])
     if weak:
-        position = positions_written(layout, tag_at)
+        position = positions_written(layout, first_tags(task, role_facts, matches, found)[0])
         in_context = _in_context(words, position, _to_read(matches))
         _facts_from_weak_words(facts, role_facts, weak, in_context, None)
     if named_contexts and not facts & role_facts:  # (else the contexts' words name no fact)
@@ -294,7 +302,7 @@ def read_request(
                 vocabulary,
                 role_facts,
                 words,
-                (joined, layout, tag_at, text, tokens),
+                (joined, layout, text, tokens),
                 (matches, found, name_tagged),
             ),
         }
@@ -312,14 +320,15 @@ _Rest = tuple[
     Vocabulary,
     frozenset[str],
     list[str],
-    tuple[str, Layout, TagAt, str, tuple[Token, ...]],
+    tuple[str, Layout, str, tuple[Token, ...]],
     tuple[tuple[Match, ...], tuple[tuple[FoundValue, list[int]], ...], bool],
 ]
 """what :func:`read_request` keeps for the rest of a reading: the vocabulary, the facts read
-for the role, the tagged words, what was said (the tagged text, the layout and tags it was
-written from, the text and its tokens: :data:`_Said` once the tokens' positions are worked
-out), and the matches, the values and whether a name is tagged (what the message as written
-is written from: :func:`_written_as_is`)"""
+for the role, the tagged words, what was said (the tagged text, the layout it was written
+from, the text and its tokens: :data:`_Said` once the tokens' positions are worked out, from
+the tags of each token, :func:`~._tagging.first_tags`), and the matches, the values and
+whether a name is tagged (what the tags and the message as written are written from:
+:func:`_written_as_is`)"""
 
 
 def _rest_of_reading(
@@ -330,9 +339,10 @@ def _rest_of_reading(
     demand: the colleagues decide most requests by the records they concern alone (the
     first pass over 80 built groups decides 160 of its 723 readings as follow-ups, which read
     the rest; making it for all was 12-15 M of the pass's 1,201-1,205 M instructions)."""
-    vocabulary, role_facts, words, (joined, layout, tag_at, text, tokens), (matches, _, _) = rest
+    vocabulary, role_facts, words, (joined, layout, text, tokens), (matches, found, _) = rest
     task = vocabulary.task
     hits = phrase_hits(joined, _written_as_is(task, role_facts, rest))
+    tag_at = first_tags(task, role_facts, matches, found)[0]
     said: _Said = (joined, positions_written(layout, tag_at), text, tokens)
     evidence: dict[str, list[str]] = {}
     # -- candidates --------------------------------------------------------------------------
@@ -428,7 +438,7 @@ def _written_as_is(task: TypedTask, role_facts: frozenset[str], rest: _Rest) -> 
     are read, with :func:`~._tagging.tags_of`'s second tags, not for every reading: the 723
     readings of the first pass over 80 built groups, replayed, 60.6 to 49.5 million
     instructions with :func:`~._tagging.first_tags` (160 of them read their intents)."""
-    _, _, _, (joined, layout, _, _, _), (matches, found, named) = rest
+    _, _, _, (joined, layout, _, _), (matches, found, named) = rest
     if not named:  # (most readings: no name is tagged, the two writings are one)
         return joined
     named_tag_at = tags_of(task, role_facts, matches, found)[1]

@@ -181,6 +181,57 @@ def first_tags(
     return tag_at, named
 
 
+def words_and_names(
+    task: TypedTask,
+    role_facts: AbstractSet[str],
+    matches: Sequence[Match],
+    values: Sequence[tuple[FoundValue, Sequence[int]]],
+    layout: Layout,
+) -> tuple[list[str], bool]:
+    """:func:`words_written` of :func:`first_tags`' tags, and whether a name is among them,
+    written a match at a time when each match's tokens are one stretch of the layout (no
+    mark between them) and no two matches share a token and the message writes no value
+    (most messages): each match is then one tag in place of its stretch. Else (or when the
+    stretches, in order, overlap) through the tags of each token."""
+    if not values:
+        flat, flat_at = layout
+        runs: list[tuple[int, int, str]] = []
+        named = False
+        for match in matches:
+            kind = match.kind
+            indexes = match.indexes
+            start = flat_at[indexes[0]]
+            end = flat_at[indexes[-1]] + 1
+            if end - start != len(indexes):
+                break  # (its tokens apart, or a mark between them: token by token)
+            if kind == "context":  # (no other match on its tokens: its own context alone)
+                fact, context = match.ref
+                read = 1 if context == task.facts[fact].context else 0  # the required context
+                if fact in role_facts:
+                    read = 6 if read else 4
+                runs.append((start, end, _CONTEXT_TAGS[read]))
+            else:
+                if kind == "candidate" or (kind == "fact" and len(indexes) == 1):
+                    named = True
+                runs.append((start, end, _TAGS[kind]))
+        else:
+            runs.sort()
+            out: list[str] = []
+            done = 0
+            for start, end, tag in runs:
+                if start < done:
+                    break  # two matches on a token: token by token
+                if start != done:
+                    out += flat[done:start]
+                out.append(tag)
+                done = end
+            else:
+                out += flat[done:]
+                return out, named
+    tag_at, named = first_tags(task, role_facts, matches, values)
+    return words_written(layout, tag_at), named
+
+
 def _written(layout: Layout, tag_at: TagAt) -> tuple[list[str], list[int]]:
     """The tokens as words, each match written as its tag once (a match's tokens written in
     a row, with no mark between them), sentences ended by ``|``; and each token's place in
