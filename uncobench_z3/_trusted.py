@@ -41,6 +41,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import keyword
+import sys
 import types
 from collections.abc import Callable
 from operator import attrgetter
@@ -344,6 +345,10 @@ def trusted_maker(cls: type[Model]) -> Callable[..., Model]:
     if type(maker) is not _CompiledAtFirstCall:
         return maker.__call__
     _function_classes.append(cls)
+    # (the calls module holds the package's own makers' calls: not those a test makes, so
+    # that the file written from a plain process is the one a test process checks)
+    if sys._getframe(1).f_globals.get("__name__", "").startswith(_PACKAGE):
+        _package_function_classes.add(cls)
     namespace: dict[str, Any] = {"_self": maker}
     function: Callable[..., Model] = types.FunctionType(
         _stub.__code__, namespace, f"TrustedMaker[{cls.__name__}]"
@@ -368,7 +373,11 @@ def trusted_maker(cls: type[Model]) -> Callable[..., Model]:
 
 
 _function_classes: list[type[BaseModel]] = []
-"""the classes of the compiled functions :func:`trusted_maker` made (the calls module's)"""
+"""the classes of the compiled functions :func:`trusted_maker` made"""
+_PACKAGE = f"{__name__.partition('.')[0]}."
+_package_function_classes: set[type[BaseModel]] = set()
+"""the classes of the compiled functions the package's own modules made with
+:func:`trusted_maker` (the calls module's)"""
 
 
 def _function_source(
@@ -419,8 +428,7 @@ def calls_module_text() -> str:
         "CALLS = {}",
         "_M = None  # (the parameters' default when defined: a maker sets its own marker)",
     ]
-    package = f"{__name__.partition('.')[0]}."
-    ours = {cls for cls in _function_classes if cls.__module__.startswith(package)}
+    ours = _package_function_classes
     for cls in sorted(ours, key=lambda c: (c.__module__, c.__qualname__)):
         maker = TrustedMaker(cls)
         source = _function_source(cls, maker._template, {})

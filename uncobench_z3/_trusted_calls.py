@@ -112,60 +112,6 @@ def __call__(*, kind=_M, requests=_M, **_unknown):
 CALLS["7e3899408d42db75107ec28a4dc6282e80024fd09d040ae4f09d3e4a37f473be"] = __call__.__code__
 
 
-# uncobench_z3.evaluation._protocol.Conversation
-def __call__(*, briefing=_M, turns=_M, **_unknown):
-    if _unknown or briefing is _M:
-        return _self._general(locals())
-    _left = 0
-    if turns is _M:
-        turns = _default1
-        _left |= 2
-    _made = _new(_cls)
-    _set_dict(_made, {'briefing': briefing, 'turns': turns})
-    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
-    _set_extra(_made, None)
-    _set_private(_made, None)
-    return _made
-CALLS["7aa8d9987a66a00a3fa0e691ae827d23de3bff02552c090b3039290f1ee160fc"] = __call__.__code__
-
-
-# uncobench_z3.evaluation._protocol.Observation
-def __call__(*, round=_M, rounds_left=_M, replies=_M, note=_M, error=_M, **_unknown):
-    if _unknown or round is _M or rounds_left is _M:
-        return _self._general(locals())
-    _left = 0
-    if replies is _M:
-        replies = _default2
-        _left |= 4
-    if note is _M:
-        note = _default3
-        _left |= 8
-    if error is _M:
-        error = _default4
-        _left |= 16
-    _made = _new(_cls)
-    _set_dict(_made, {'round': round, 'rounds_left': rounds_left, 'replies': replies, 'note': note, 'error': error})
-    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
-    _set_extra(_made, None)
-    _set_private(_made, None)
-    return _made
-CALLS["02597de85cf3467fa4f2e63d31cc74f6db49d30e4eaee123b1cb0cbc2528442b"] = __call__.__code__
-
-
-# uncobench_z3.evaluation._protocol.ReplyView
-def __call__(*, role=_M, role_name=_M, text=_M, **_unknown):
-    if _unknown or role is _M or role_name is _M or text is _M:
-        return _self._general(locals())
-    _left = 0
-    _made = _new(_cls)
-    _set_dict(_made, {'role': role, 'role_name': role_name, 'text': text})
-    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
-    _set_extra(_made, None)
-    _set_private(_made, None)
-    return _made
-CALLS["2baafa31b25f7de867b661db7c2b564824c063e3c0b53c789b858e910b469f8a"] = __call__.__code__
-
-
 # uncobench_z3.evaluation._protocol.RoleRequest
 def __call__(*, role=_M, question=_M, **_unknown):
     if _unknown or role is _M or question is _M:
@@ -178,20 +124,6 @@ def __call__(*, role=_M, question=_M, **_unknown):
     _set_private(_made, None)
     return _made
 CALLS["3f8350da92a39189d1c49489c02dfc1f570e5c2fd676f1532b29e5a721c25d56"] = __call__.__code__
-
-
-# uncobench_z3.evaluation._protocol.Turn
-def __call__(*, action=_M, observation=_M, **_unknown):
-    if _unknown or action is _M or observation is _M:
-        return _self._general(locals())
-    _left = 0
-    _made = _new(_cls)
-    _set_dict(_made, {'action': action, 'observation': observation})
-    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
-    _set_extra(_made, None)
-    _set_private(_made, None)
-    return _made
-CALLS["f840e2bd5ae49283097ac768353afa5e4a0dbbbf2b24b374b013784e699ae313"] = __call__.__code__
 
 
 # uncobench_z3.evaluation._record_book.FollowUpReading
