@@ -40,7 +40,7 @@ from ._followup_reader import ModelFollowUpReader
 from ._interventions import InterventionArm, intervention_text
 from ._llm_colleague import FidelityCheck, LLMPhraser, Phraser
 from ._policy_colleague import LLMPolicyColleague, PolicyCheck, PolicyColleague
-from ._prepared import PreparedGroup
+from ._prepared import _EVERY_REPLY_FIELD, PreparedGroup
 from ._protocol import (
     DEFAULT_BUDGET,
     Action,
@@ -89,7 +89,6 @@ _DETAIL_CHARACTERS = 500
 # them for the same keywords: the state in field order, a fields set shared by the models
 # given the same fields (frozen models: it never changes), no extra, no private state
 # (tests/test_environment_models.py compares them with the makers').
-_EVERY_REPLY_FIELD = SharedFieldsSet(ReplyRecord.model_fields)
 _ROUND_FIELDS = SharedFieldsSet(set(RoundRecord.model_fields) - {"output"})
 """a round record's fields set (every field but ``output``, which a round is not given)"""
 _EVERY_OBSERVATION_FIELD = SharedFieldsSet(Observation.model_fields)

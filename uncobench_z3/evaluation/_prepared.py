@@ -43,6 +43,8 @@ _VIEWS_KEPT = 4096
 # the makers').
 _EVERY_VIEW_FIELD = SharedFieldsSet(ReplyView.model_fields)
 _EVERY_REPLY_FIELD = SharedFieldsSet(ReplyRecord.model_fields)
+"""a reply record's fields set, every field given (a faithful reply's here, a round's reply
+records in ._environment)"""
 _FaithfulRecord = tuple[ColleagueReply, ReplyRecord, ReplyView]
 """a faithful reply of the record book, its trace record and its view"""
 

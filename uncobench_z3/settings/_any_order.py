@@ -27,30 +27,29 @@ def add_unordered(
     singles: list[tuple[int, int, Entry]],
 ) -> None:
     """The matches of the unordered ``entries`` (their :data:`~._vocabulary.UnorderedRow`) whose
-        first stem is one of ``firsts`` (the message's; ``by_first``: stem -> the places in
-        ``entries`` of those that start with it, in order): for each sentence holding all an entry's
-        words, in any order, the first token of each word. Added to ``raw`` numbered by their
-        entry's place on from its length (a plain sort then keeps the entries' order, whatever order
-        ``firsts`` comes in: matches tie on their tokens, and an entry's own are on other tokens),
-        and the one-word ones to ``singles`` as ``(-priority, token, entry)`` (in the entries' order
-        for each token).
+    first stem is one of ``firsts`` (the message's; ``by_first``: stem -> the places in ``entries``
+    of those that start with it, in order): for each sentence holding all an entry's words, in any
+    order, the first token of each word. Added to ``raw`` numbered by their entry's place on from
+    its length (a plain sort then keeps the entries' order, whatever order ``firsts`` comes in:
+    matches tie on their tokens, and an entry's own are on other tokens), and the one-word ones to
+    ``singles`` as ``(-priority, token, entry)`` (in the entries' order for each token).
 
-        ``at``: stem -> the indexes of the tokens with that stem, in order (what a scan of the
-        tokens would meet first comes first); ``sentence_of``: each token's sentence, in order
-        (a message's sentences are). Only the sentences of the entry's first word are looked
-        at, from its tokens (no other can hold all its words; every sentence was, before: most
-        messages have two or three, an entry's first word is in one): with the sort keys made
-        in C, the matches of the 723 readings of the first 80 groups of a built benchmark
-        (find_matches and what parse_message does with them) 200.3 to 188.3 million
-        instructions. Written out for all the entries in one call (an entry's call, its list of
-        matches and a loop over it were about a tenth of find_matches), two-word entries apart
-        (most: no list of tokens made); the plain scan it replaced is in the tests. The entries
-        are taken stem by stem, not gathered into a list and sorted first. Entries of three and four
-    words are written out too (of the 3,476 entries the 723 readings look at past their last word,
-    1,414 have two words, 1,126 three, 713 four): no list of tokens, no slice of the words, no sort
-    of a list (with :data:`~._vocabulary.EntryRead` and the word-for-word entries of three and four
-    words compared word by word, the 723 calls of find_matches_and_doubles, warm: 113.1 to 104.4
-    million instructions; the first pass over 80 built groups: 896.8-897.7 to 888.4-889.3)."""
+    ``at``: stem -> the indexes of the tokens with that stem, in order (what a scan of the tokens
+    would meet first comes first); ``sentence_of``: each token's sentence, in order (a message's
+    sentences are). Only the sentences of the entry's first word are looked at, from its tokens (no
+    other can hold all its words; every sentence was, before: most messages have two or three, an
+    entry's first word is in one): with the sort keys made in C, the matches of the 723 readings of
+    the first 80 groups of a built benchmark (find_matches and what parse_message does with them)
+    200.3 to 188.3 million instructions. Written out for all the entries in one call (an entry's
+    call, its list of matches and a loop over it were about a tenth of find_matches), two-word
+    entries apart (most: no list of tokens made); the plain scan it replaced is in the tests. The
+    entries are taken stem by stem, not gathered into a list and sorted first. Entries of three and
+    four words are written out too (of the 3,476 entries the 723 readings look at past their last
+    word, 1,414 have two words, 1,126 three, 713 four): no list of tokens, no slice of the words,
+    no sort of a list (with :data:`~._vocabulary.EntryRead` and the word-for-word entries of three
+    and four words compared word by word, the 723 calls of find_matches_and_doubles, warm: 113.1 to
+    104.4 million instructions; the first pass over 80 built groups: 896.8-897.7 to
+    888.4-889.3)."""
     numbered = len(raw)
     for first_stem in firsts:
         for k in by_first[first_stem]:

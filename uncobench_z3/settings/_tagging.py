@@ -84,6 +84,16 @@ TagAt = dict[int, tuple[str, int]]
 row are one tag: :func:`_written`)"""
 
 
+def _context_read(task: TypedTask, role_facts: AbstractSet[str], match: Match) -> int:
+    """The bits of :data:`_CONTEXT_TAGS` a context's match reads: 1 its fact's required context,
+    4 (with it, 6) a fact read for the role."""
+    fact, context = match.ref
+    read = 1 if context == task.facts[fact].context else 0  # the required context
+    if fact in role_facts:
+        read = 6 if read else 4
+    return read
+
+
 def tags_of(
     task: TypedTask,
     role_facts: AbstractSet[str],
@@ -100,12 +110,8 @@ def tags_of(
     contexts: dict[tuple[int, ...], int] = {}
     for match in matches:
         if match.kind == "context":
-            fact, context = match.ref
-            read = 1 if context == task.facts[fact].context else 0  # the required context
-            if fact in role_facts:
-                read = 6 if read else 4
             indexes = match.indexes
-            contexts[indexes] = contexts.get(indexes, 0) | read
+            contexts[indexes] = contexts.get(indexes, 0) | _context_read(task, role_facts, match)
     tag_at: TagAt = {}
     # each tag written and its tokens, and whether they are a name (see below)
     ats: list[tuple[tuple[str, int], Sequence[int], bool]] = []
@@ -161,11 +167,7 @@ def first_tags(
         kind = match.kind
         indexes = match.indexes
         if kind == "context":
-            fact, context = match.ref
-            read = 1 if context == task.facts[fact].context else 0  # the required context
-            if fact in role_facts:
-                read = 6 if read else 4
-            read |= contexts.get(indexes, 0)
+            read = _context_read(task, role_facts, match) | contexts.get(indexes, 0)
             contexts[indexes] = read
             at = (_CONTEXT_TAGS[read], indexes[0])
         else:
@@ -205,11 +207,7 @@ def words_and_names(
             if end - start != len(indexes):
                 break  # (its tokens apart, or a mark between them: token by token)
             if kind == "context":  # (no other match on its tokens: its own context alone)
-                fact, context = match.ref
-                read = 1 if context == task.facts[fact].context else 0  # the required context
-                if fact in role_facts:
-                    read = 6 if read else 4
-                runs.append((start, end, _CONTEXT_TAGS[read]))
+                runs.append((start, end, _CONTEXT_TAGS[_context_read(task, role_facts, match)]))
             else:
                 if kind == "candidate" or (kind == "fact" and len(indexes) == 1):
                     named = True
