@@ -378,9 +378,35 @@ def test_the_indexes_hold_every_entry_once() -> None:
             for stem, es in vocabulary.starting_words.items()
         }
         assert vocabulary.unordered_rows == [
-            (e.stems, e.stems[-1], len(e.stems), -e.priority, (e, e.kind, e.ref, e.weak))
+            (
+                e.stems,
+                e.stems[-1],
+                len(e.stems),
+                -e.priority,
+                _twinned(e, vocabulary.entries[: vocabulary.entries.index(e)]),
+                (e, e.kind, e.ref, e.weak),
+            )
             for e in vocabulary.unordered_entries
         ]
+        # (the examples' labels and contexts written without function words have a twin)
+        assert any(row[4] for row in vocabulary.unordered_rows) or not vocabulary.unordered_rows
+
+
+def _twinned(entry: Entry, before: list[Entry]) -> bool:
+    """An unordered entry's word-for-word twin among the entries added ``before`` it, as defined
+    (:func:`~uncobench_z3.settings._vocabulary._has_twin`)."""
+    return (
+        len(entry.stems) > 1
+        and not entry.weak
+        and any(
+            not other.unordered
+            and other.stems == entry.stems
+            and (other.kind, other.ref) == (entry.kind, entry.ref)
+            and not (other.capital or other.exact or other.weak)
+            and other.priority >= entry.priority
+            for other in before
+        )
+    )
 
 
 _RUN_WORDS = ["zorblax", "quuxite", "florp", "wibble"]

@@ -196,7 +196,10 @@ def _plain_add(vocabulary: Vocabulary, entry: Entry) -> None:
         vocabulary.unordered_entries.append(entry)
         stems = entry.stems
         read = (entry, entry.kind, entry.ref, entry.weak)
-        vocabulary.unordered_rows.append((stems, stems[-1], len(stems), -entry.priority, read))
+        twinned = _twinned(entry, vocabulary.entries[:-1])
+        vocabulary.unordered_rows.append(
+            (stems, stems[-1], len(stems), -entry.priority, twinned, read)
+        )
     else:
         apart = vocabulary.starting_word if len(entry.stems) == 1 else vocabulary.starting_words
         apart.setdefault(first, []).append(entry)
@@ -210,6 +213,23 @@ def _plain_add(vocabulary: Vocabulary, entry: Entry) -> None:
         if len(word) >= 6 and word not in vocabulary.long_words and not word.isdigit():
             vocabulary.long_words[word] = word_stem
     vocabulary.by_stem[first].append(entry)
+
+
+def _twinned(entry: Entry, before: list[Entry]) -> bool:
+    """Whether an unordered entry has a word-for-word twin among the entries ``before`` it: the
+    same stems, kind and ref, neither weak, the twin no weaker and free to start at any word."""
+    return (
+        len(entry.stems) > 1
+        and not entry.weak
+        and any(
+            not other.unordered
+            and other.stems == entry.stems
+            and (other.kind, other.ref) == (entry.kind, entry.ref)
+            and not (other.capital or other.exact or other.weak)
+            and other.priority >= entry.priority
+            for other in before
+        )
+    )
 
 
 def _assert_built_as_the_plain_adds(task: TypedTask) -> None:

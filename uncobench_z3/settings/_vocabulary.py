@@ -338,7 +338,9 @@ def _index(tables: Vocabulary | _Chunk, entries: Iterable[Entry]) -> bool:
         first = stems[0]
         if entry.unordered:
             unordered_by_first.setdefault(first, []).append(len(unordered_rows))
-            unordered_rows.append(unordered_row(entry))
+            # (a twin is added before its unordered entry: a label's words as written first)
+            twinned = first in starting_rows and _has_twin(entry, starting_rows[first])
+            unordered_rows.append(unordered_row(entry, twinned))
         elif len(stems) == 1:
             starting_word.setdefault(first, []).append(entry)
         else:
@@ -374,9 +376,11 @@ that have the fact, when the group is prepared). With both kinds of rows, and th
 matches looked for only on stems a longer match left a place of, the first pass over 80 built
 groups: 1,051.1-1,051.7 to 1,043.5-1,045.0 million instructions (collector off: 1,035.5-1,035.7
 to 1,026.5-1,027.2)."""
-UnorderedRow = tuple[tuple[str, ...], str, int, int, EntryRead]
+UnorderedRow = tuple[tuple[str, ...], str, int, int, bool, EntryRead]
 """An unordered entry as the reader reads it (:func:`~._any_order.add_unordered`):
-``(stems, last stem, length, -priority, (entry, kind, ref, weak))`` (see :data:`StartingRow`)."""
+``(stems, last stem, length, -priority, twinned, (entry, kind, ref, weak))`` (see
+:data:`StartingRow`; ``twinned``: a word-for-word twin was in the vocabulary when it was added,
+:func:`_has_twin`)."""
 
 
 def starting_row(entry: Entry) -> StartingRow:
@@ -387,10 +391,36 @@ def starting_row(entry: Entry) -> StartingRow:
     return (stems[1], stems, len(stems), capital or exact, -priority, read)
 
 
-def unordered_row(entry: Entry) -> UnorderedRow:
-    """The :data:`UnorderedRow` of ``entry``, as defined."""
+def unordered_row(entry: Entry, twinned: bool = False) -> UnorderedRow:
+    """The :data:`UnorderedRow` of ``entry``, as defined (``twinned``: :func:`_has_twin`)."""
     kind, ref, _, stems, priority, _, weak, _, _ = entry
-    return (stems, stems[-1], len(stems), -priority, (entry, kind, ref, weak))
+    return (stems, stems[-1], len(stems), -priority, twinned, (entry, kind, ref, weak))
+
+
+def _has_twin(entry: Entry, rows: list[StartingRow]) -> bool:
+    """Whether the unordered ``entry`` has a word-for-word twin among ``rows`` (the word-for-word
+    entries of two words or more that start with its first stem; an unordered entry of one word
+    has none, its matches are read apart): an entry of the same stems in the same order, kind
+    and ref, that may start at any word (no capital, not exact), at least as strong, neither of
+    the two weak. A match of the unordered entry on the tokens of its words written in order, one
+    after another, is then never kept: its twin matches those tokens too, of the same length, and
+    comes before it (as strong or stronger, found first), so that it is kept on them and the
+    unordered one is the same thing again, or it is not and the unordered one is not either (the
+    same tokens, the same kind)."""
+    kind, ref, _, stems, priority, _, weak, _, _ = entry
+    if weak:
+        return False
+    for _, wanted, _, check, rank, (_, other_kind, other_ref, other_weak) in rows:
+        if (
+            wanted == stems
+            and not check
+            and not other_weak
+            and rank <= -priority
+            and other_kind == kind
+            and other_ref == ref
+        ):
+            return True
+    return False
 
 
 def entry_read(entry: Entry) -> EntryRead:
