@@ -91,7 +91,7 @@ def _check_written_as_is(vocabulary: Vocabulary, text: str, role: str | None) ->
     )
     joined = " ".join(words)
     assert rest[2] == words and rest[3][0] == joined
-    assert RQ._written_as_is(vocabulary.task, role_facts, rest) == " ".join(as_written)
+    assert RQ._tags_and_written_as_is(vocabulary.task, role_facts, rest)[1] == " ".join(as_written)
     # what the reading reads of the phrases before its rest: the hits of both writings'
     hits = phrase_hits(joined, " ".join(as_written))
     assert request.all_candidates == (hits.all_candidates is not None)

@@ -622,10 +622,15 @@ def _find_phrase_hits(joined: str, plain: str) -> PhraseHits:
     tagged = _tagged_hits(joined)
     # most messages name no candidate and no one-word fact: their two texts are one, and a
     # pattern that misses the first misses the second
-    in_plain = text_words(plain) if plain != joined else None
+    differs = plain != joined
+    in_plain: frozenset[str] | None = None
     intents = []
     for (name, patterns), in_joined in zip(_INTENTS, tagged.intents, strict=True):
-        if in_plain is not None:
+        # (an intent whose first pattern matches ``joined`` has none before it to look for
+        # in ``plain``: 144 of the 459 intents of the first pass's 153 pairs of texts)
+        if differs and (in_joined is None or in_joined[0] != 0):
+            if in_plain is None:
+                in_plain = text_words(plain)
             before = in_joined[0] if in_joined is not None else None
             found_plain = first_pattern(patterns, plain, in_plain, before)
             if found_plain is not None:

@@ -46,6 +46,7 @@ from ._request_words import (
 )
 from ._tagging import (
     Layout,
+    TagAt,
     first_tags,
     positions_written,
     tags_of,
@@ -241,7 +242,8 @@ def read_request(
     joined = " ".join(words)
     # the phrases read here (all candidates, a pronoun) are the tagged text's alone; the
     # message with its candidate names and one-word fact names left as written is written,
-    # and the phrases of both looked up, only when the intents are read (:func:`_written_as_is`)
+    # and the phrases of both looked up, only when the intents are read
+    # (:func:`_tags_and_written_as_is`)
     hits = _tagged_hits(joined)
 
     # -- candidates, facts and members ---------------------------------------------------------
@@ -328,7 +330,7 @@ for the role, the tagged words, what was said (the tagged text, the layout it wa
 from, the text and its tokens: :data:`_Said` once the tokens' positions are worked out, from
 the tags of each token, :func:`~._tagging.first_tags`), and the matches, the values and
 whether a name is tagged (what the tags and the message as written are written from:
-:func:`_written_as_is`)"""
+:func:`_tags_and_written_as_is`)"""
 
 
 def _rest_of_reading(
@@ -339,10 +341,10 @@ def _rest_of_reading(
     demand: the colleagues decide most requests by the records they concern alone (the
     first pass over 80 built groups decides 160 of its 723 readings as follow-ups, which read
     the rest; making it for all was 12-15 M of the pass's 1,201-1,205 M instructions)."""
-    vocabulary, role_facts, words, (joined, layout, text, tokens), (matches, found, _) = rest
+    vocabulary, role_facts, words, (joined, layout, text, tokens), (matches, _, _) = rest
     task = vocabulary.task
-    hits = phrase_hits(joined, _written_as_is(task, role_facts, rest))
-    tag_at = first_tags(task, role_facts, matches, found)[0]
+    tag_at, plain = _tags_and_written_as_is(task, role_facts, rest)
+    hits = phrase_hits(joined, plain)
     said: _Said = (joined, positions_written(layout, tag_at), text, tokens)
     evidence: dict[str, list[str]] = {}
     # -- candidates --------------------------------------------------------------------------
@@ -431,18 +433,24 @@ def _rest_of_reading(
     )
 
 
-def _written_as_is(task: TypedTask, role_facts: frozenset[str], rest: _Rest) -> str:
-    """The message of a reading (``rest``) written with its candidate names and one-word fact
-    names left as written (its tagged text when it names none): a label word that is also an
-    intent word ("actual batch cost") still shows the intent in it. Written when the intents
-    are read, with :func:`~._tagging.tags_of`'s second tags, not for every reading: the 723
+def _tags_and_written_as_is(
+    task: TypedTask, role_facts: frozenset[str], rest: _Rest
+) -> tuple[TagAt, str]:
+    """The tags of a reading's tokens (:func:`~._tagging.first_tags`' first) and its message
+    written with its candidate names and one-word fact names left as written (its tagged text
+    when it names none): a label word that is also an intent word ("actual batch cost") still
+    shows the intent in it. Written when the intents are read, not for every reading: the 723
     readings of the first pass over 80 built groups, replayed, 60.6 to 49.5 million
-    instructions with :func:`~._tagging.first_tags` (160 of them read their intents)."""
+    instructions (160 of them read their intents). Where a name is tagged, both from one
+    :func:`~._tagging.tags_of`, whose first tags are ``first_tags``' (a test compares them),
+    not the tags made twice: the 160 rests of that pass, replayed, 60.07 to 56.65 million."""
     _, _, _, (joined, layout, _, _), (matches, found, named) = rest
-    if not named:  # (most readings: no name is tagged, the two writings are one)
-        return joined
-    named_tag_at = tags_of(task, role_facts, matches, found)[1]
-    return joined if named_tag_at is None else " ".join(words_written(layout, named_tag_at))
+    if not named:  # (no name is tagged: the two writings are one)
+        return first_tags(task, role_facts, matches, found)[0], joined
+    tag_at, named_tag_at = tags_of(task, role_facts, matches, found)
+    if named_tag_at is None:
+        return tag_at, joined
+    return tag_at, " ".join(words_written(layout, named_tag_at))
 
 
 def _mention(fact: str, context: str, required: bool, negated: bool, words: str) -> ContextMention:
