@@ -43,26 +43,6 @@ def __call__(*, label=_M, detail=_M, received=_M, needed=_M, imprecise=_M, **_un
 CALLS["264696e809a922dfeeba39811964e101cae2e9bd843bfc679977b7492b5968d7"] = __call__.__code__
 
 
-# uncobench_z3.evaluation._notes.RoundNote
-def __call__(*, round=_M, determined=_M, received=_M, needed=_M, open=_M, imprecise=_M, **_unknown):
-    if _unknown or round is _M or determined is _M or received is _M or needed is _M:
-        return _self._general(locals())
-    _left = 0
-    if open is _M:
-        open = _default4
-        _left |= 16
-    if imprecise is _M:
-        imprecise = _default5
-        _left |= 32
-    _made = _new(_cls)
-    _set_dict(_made, {'round': round, 'determined': determined, 'received': received, 'needed': needed, 'open': open, 'imprecise': imprecise})
-    _set_fields(_made, _fields_sets[_left] if _left else _every_field)
-    _set_extra(_made, None)
-    _set_private(_made, None)
-    return _made
-CALLS["9ce747362a4d3a95695eceb4170be314c53ff47ab84307dd03e7e37287339cf9"] = __call__.__code__
-
-
 # uncobench_z3.evaluation._protocol.AnswerAction
 def __call__(*, kind=_M, decision=_M, candidate=_M, number=_M, unit=_M, text=_M, **_unknown):
     if _unknown:

@@ -145,15 +145,22 @@ class ReadingTable(dict[int, Reading]):
     Its readings share one :data:`ExactPair` object among equal ones (``pairs``; ``truths``:
     each record's pair at its true value, by slot), so that two samples' equal evidence has
     signatures whose items are the same objects: a judge finds a verdict or a note kept for
-    another sample by identity, item by item, not by comparing every slot and text."""
+    another sample by identity, item by item, not by comparing every slot and text.
 
-    __slots__ = ("faithful", "pairs", "truths")
+    ``slots``: the one object of each record its readings name it by (a judge's table: each
+    decision record's, the object the judge's tables and notes name it by). A dict finds a
+    key that is the very object at once, and compares an equal tuple item by item: the
+    notes' open records and exact evaluation look each decision record up in every
+    snapshot's exact values."""
+
+    __slots__ = ("faithful", "pairs", "slots", "truths")
 
     def __init__(self) -> None:
         super().__init__()
         self.faithful: Mapping[Slot, StatedValue] | None = None
         self.pairs: dict[ExactPair, ExactPair] = {}
         self.truths: dict[Slot, ExactPair] = {}
+        self.slots: dict[Slot, Slot] = {}
 
     def know(self, task: TypedTask, faithful: Mapping[Slot, StatedValue]) -> None:
         """Take ``faithful`` as the task's faithful statements (:attr:`faithful`) and read each
@@ -169,23 +176,24 @@ class ReadingTable(dict[int, Reading]):
         # starting again in the loop; a table's first book finds no record's pair in
         # ``truths``, so it is not looked up. This method 13.5 to 9.3 M over the first pass of
         # 80 built groups, counted alone; the pass 940.1 to 935.9 M with the look-up kept)
-        truths, pairs = self.truths, self.pairs
+        truths, pairs, slots = self.truths, self.pairs, self.slots
         fresh = not truths
         for slot, stated in faithful.items():
             truth = values[slot]
             pair = None if fresh else truths.get(slot)
             if pair is None:
-                pair = (slot, repr(truth))
+                pair = (slots.get(slot, slot), repr(truth))
                 pair = truths[slot] = pairs.setdefault(pair, pair)
-            self[id(stated)] = (stated, slot, _EXACT, truth, pair[1], (), True, pair)
+            # (the record named by the pair's object: the table's own, see ``slots``)
+            self[id(stated)] = (stated, pair[0], _EXACT, truth, pair[1], (), True, pair)
 
     def truth_reading(self, stated: StatedValue, slot: Slot, truth: Value) -> Reading:
         """The reading of ``stated`` as the record ``slot``'s true value ``truth``, with the
         table's pair of it (its ``repr`` made once a table: a record's own)."""
         pair = self.truths.get(slot)
         if pair is None:
-            pair = self.truths[slot] = self.shared_pair((slot, repr(truth)))
-        return stated, slot, _EXACT, truth, pair[1], (), True, pair
+            pair = self.truths[slot] = self.shared_pair((self.slots.get(slot, slot), repr(truth)))
+        return stated, pair[0], _EXACT, truth, pair[1], (), True, pair
 
     def shared_pair(self, pair: ExactPair) -> ExactPair:
         """The table's object equal to ``pair`` (``pair`` itself, kept, if it has none)."""
@@ -224,9 +232,13 @@ def new_reading(
                 return stated, slot, _EXACT, truth, text, (), True, (slot, text)
             return shared.truth_reading(stated, slot, truth)
     reading = read_statement(task, stated)
-    if shared is None or reading[7] is None:
+    if shared is None:
         return reading
-    return (*reading[:7], shared.shared_pair(reading[7]))
+    # (the record named by the table's object of it, see ReadingTable)
+    slot = shared.slots.get(reading[1], reading[1])
+    if reading[7] is None:
+        return (stated, slot, *reading[2:])
+    return (stated, slot, *reading[2:7], shared.shared_pair((slot, reading[4])))
 
 
 def reading_of(task: TypedTask, stated: StatedValue, readings: Readings) -> Reading:
@@ -278,6 +290,16 @@ class EvidenceReader:
 
     def read(self, record: RoundRecord) -> None:
         """Take in the statements of one more round."""
+        self.read_rounds((record,))
+
+    def read_rounds(
+        self, records: Sequence[RoundRecord], snapshots: list[FaceValueEvidence] | None = None
+    ) -> None:
+        """Take in the statements of ``records``, one round after the other, appending the
+        evidence after each to ``snapshots`` when given (:meth:`read`, then :meth:`evidence`,
+        of each round): the tables are looked up once for all the rounds (a trace's rounds
+        are read in one call: 1,075 rounds of 385 traces in the first pass over 80 built
+        groups)."""
         readings, task, pairs, faithful = self._readings, self.task, self._pairs, self._faithful
         exact, conflicted, untrue, imprecise = (
             self._exact,
@@ -285,49 +307,53 @@ class EvidenceReader:
             self._untrue,
             self._imprecise,
         )
-        changed = False
-        for reply in record.replies:
-            for stated in reply.stated:
-                # (reading_of, written out: a sample reads a few dozen statements)
-                reading = readings.get(id(stated))
-                if reading is None or reading[0] is not stated:
-                    reading = new_reading(task, stated, faithful, self._shared)
-                    remember(readings, id(stated), reading, _READINGS_KEPT)
-                kind = reading[2]
-                if kind == _EXACT:
-                    slot = reading[1]
-                    # (the slot looked up and, when new, kept in one hash of it: a slot is a
-                    # tuple, hashed again at every look-up, and most statements state a new one)
-                    held = len(pairs)
-                    known = pairs.setdefault(slot, reading[7])  # type: ignore[arg-type]
-                    if len(pairs) != held:
-                        if conflicted and slot in conflicted:  # (rarely any)
+        for record in records:
+            changed = False
+            for reply in record.replies:
+                for stated in reply.stated:
+                    # (reading_of, written out: a sample reads a few dozen statements; a reading
+                    # found by the id is the statement's own, since the reading it holds keeps
+                    # the statement alive: see Readings)
+                    reading = readings.get(id(stated))
+                    if reading is None:
+                        reading = new_reading(task, stated, faithful, self._shared)
+                        remember(readings, id(stated), reading, _READINGS_KEPT)
+                    kind = reading[2]
+                    if kind == _EXACT:
+                        slot = reading[1]
+                        # (the slot looked up and, when new, kept in one hash of it: a slot is a
+                        # tuple, hashed again at every look-up, and most statements state a new one)
+                        held = len(pairs)
+                        known = pairs.setdefault(slot, reading[7])  # type: ignore[arg-type]
+                        if len(pairs) != held:
+                            if conflicted and slot in conflicted:  # (rarely any)
+                                del pairs[slot]
+                            else:
+                                exact[slot] = reading[3]  # type: ignore[assignment]
+                                if not reading[6]:
+                                    untrue.add(slot)
+                                changed = True
+                        elif known[1] != reading[4]:  # (the same value stated again: no change)
+                            conflicted.add(slot)
                             del pairs[slot]
-                        else:
-                            exact[slot] = reading[3]  # type: ignore[assignment]
-                            if not reading[6]:
-                                untrue.add(slot)
+                            self._signed = None
+                            del exact[slot]
+                            untrue.discard(slot)
                             changed = True
-                    elif known[1] != reading[4]:  # (the same value stated again: no change)
-                        conflicted.add(slot)
-                        del pairs[slot]
-                        self._signed = None
-                        del exact[slot]
-                        untrue.discard(slot)
-                        changed = True
-                elif kind == _IMPRECISE:
-                    key = (reading[1], reading[5])
-                    if key not in imprecise:
-                        imprecise[key] = stated
-                        changed = True
-        if changed:
-            self._last = None
-        self.rounds += 1
+                    elif kind == _IMPRECISE:
+                        key = (reading[1], reading[5])
+                        if key not in imprecise:
+                            imprecise[key] = stated
+                            changed = True
+            if changed:
+                self._last = None
+            self.rounds += 1
+            if snapshots is not None:
+                snapshots.append(self.evidence())
 
     def read_up_to(self, trace: Sequence[RoundRecord]) -> FaceValueEvidence:
         """The evidence of ``trace``, of which the rounds read so far are the first."""
-        for record in trace[self.rounds :]:
-            self.read(record)
+        self.read_rounds(trace[self.rounds :])
         return self.evidence()
 
     def evidence(self) -> FaceValueEvidence:
@@ -383,11 +409,8 @@ def evidence_by_round(
 ) -> list[FaceValueEvidence]:
     """The face-value evidence after each round of ``trace`` (one snapshot per round; a
     round that changed nothing shares the previous round's)."""
-    reader = EvidenceReader(task, readings)
     snapshots: list[FaceValueEvidence] = []
-    for record in trace:
-        reader.read(record)
-        snapshots.append(reader.evidence())
+    EvidenceReader(task, readings).read_rounds(trace, snapshots)
     return snapshots
 
 

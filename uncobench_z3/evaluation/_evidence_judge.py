@@ -154,8 +154,18 @@ class EvidenceJudge:
         self.tables = TaskTables(task)
         """what exact evaluation reads of the task alone, for every evidence asked about"""
         self._decision_slots = frozenset(self.tables.decision_slots)
-        # (every candidate with every decision fact, in order: the facts sorted once)
-        self.note_slots = tuple(product(task.candidates, sorted(self.tables.decision)))
+        # the readings name each decision record by the tables' object of it, as the notes
+        # do: each is then found in a snapshot's exact values by identity (ReadingTable.slots)
+        # (each made in C: written as comprehensions, their frames cost about as much as the
+        # lookups they save in a group's first samples)
+        decision_slots = self.tables.decision_slots
+        slots = self.readings.slots = dict(zip(decision_slots, decision_slots, strict=True))
+        # (every candidate with every decision fact, in order: the facts sorted once; each
+        # the tables' object of it, else the product's own)
+        facts = sorted(self.tables.decision)
+        self.note_slots = tuple(
+            map(slots.get, product(task.candidates, facts), product(task.candidates, facts))
+        )
         """the decision records in the order the round notes list them"""
         # Gold is what the true records give (verify proved it at build time; a group edited
         # since would not be, and then every verdict goes to the solver). Stored first changes
@@ -218,9 +228,15 @@ class EvidenceJudge:
         values, exact = self.task.values, evidence.exact
         # (the reader knows the exact values at their true value: only the others are compared)
         compared = exact if evidence.untrue is None else evidence.untrue
-        return all(values.get(slot) == exact[slot] for slot in compared) and all(
-            _true_of(self.tables, slot, s) for slot, s in evidence.imprecise
-        )
+        # (loops, not all() over generators: most evidence compares nothing, and each
+        # generator made cost more than what it compared; every decision asks this)
+        for slot in compared:
+            if not values.get(slot) == exact[slot]:  # noqa: SIM201  (as all() tested it)
+                return False
+        for slot, stated in evidence.imprecise:  # noqa: SIM110
+            if not _true_of(self.tables, slot, stated):
+                return False
+        return True
 
     def evaluated(self, evidence: FaceValueEvidence, truthful: bool) -> DeterminedStatus | None:
         """Whether ``evidence`` leaves an output other than gold open, when exact evaluation
