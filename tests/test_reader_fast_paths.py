@@ -840,6 +840,8 @@ def test_values_found_with_the_screens_are_the_values_found_without(
         VA,
         _DATE_SEPARATORS=("", "", "", ""),
         _DATE_SCREENS=(None, None, None, None),
+        _DATE_TRIES=tuple(("", None, *rest) for _, _, *rest in VA._DATE_TRIES),
+        _DATE_TRIES_ASCII=tuple(("", None, *rest) for _, _, *rest in VA._DATE_TRIES_ASCII),
         _DIGIT=every,
         _MONTH_BEFORE_DIGIT=every,
         _SPACED_OF=every,

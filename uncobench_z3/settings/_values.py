@@ -178,32 +178,44 @@ first ("May 3rd, 2026": its day is after spaces, so not after a word character;
 a digit, up to three more of it and its suffix, a comma, spaces and four digits)"""
 
 
+_DATE_TRIES = tuple(zip(_DATE_SEPARATORS, _DATE_SCREENS, _DATE_PATTERNS, _DATE_STARTS, strict=True))
+"""each date pattern with its separator, screen and starts (zipped once, not a text: a
+``zip`` with ``strict`` a keyword costs 1.8k instructions a call)"""
+_DATE_TRIES_ASCII = tuple(
+    zip(_DATE_SEPARATORS, _DATE_SCREENS, _DATE_PATTERNS_ASCII, _DATE_STARTS, strict=True)
+)
+""":data:`_DATE_TRIES` for a text of ASCII"""
+_SIGN = "-"
+"""a number's sign, and the first date pattern's separator (a name: the tests read every text
+as having one)"""
 _MONTH_START_SET = frozenset(_MONTH_STARTS)
-_LOWER_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def _names_a_month_before_digit(lowered: str, runs: list[int]) -> bool:
-    """Whether a text of ASCII, ``lowered`` in lower case, has a match of
-    :data:`_MONTH_BEFORE_DIGIT_LOWER` (so of :data:`_MONTH_BEFORE_DIGIT`, which reads ASCII's
-    capitals as that pattern reads lower case), from its ``runs`` (its digits not after a
-    word character, :func:`_digit_runs`): that pattern's digit is one of them after white
-    space, and before that white space are at most a "," and a "." and a word's letters,
-    the first three a month's (the word's first: it follows no word character). Looked at
-    only at those digits, where a search for the months' first letters read the whole text
-    twelve times (and found them in words such as "market"): for the 546 messages of the
-    first 80 built groups with a digit, 4.4 to 3.2 million instructions, and 237 of them name
-    a month before a digit where 267 had a month's first letters."""
+def _names_a_month_before_digit(text: str, runs: list[int]) -> bool:
+    """Whether a text of ASCII in lower case, ``text.lower()``, has a match of
+    :data:`_MONTH_BEFORE_DIGIT_LOWER` (so ``text`` one of :data:`_MONTH_BEFORE_DIGIT`, which
+    reads ASCII's capitals as that pattern reads lower case), from ``text``'s ``runs`` (its
+    digits not after a word character, :func:`_digit_runs`): that pattern's digit is one of
+    them after white space, and before that white space are at most a "," and a "." and a
+    word's letters, the first three a month's (the word's first: it follows no word
+    character). Looked at only at those digits, where a search for the months' first letters
+    read the whole text twelve times (and found them in words such as "market"): for the 546
+    messages of the first 80 built groups with a digit, 4.4 to 3.2 million instructions, and
+    237 of them name a month before a digit where 267 had a month's first letters. Read on
+    ``text`` as written (its letters of either case, a month's three in lower case), not on
+    ``text.lower()``: most texts name no month, and need no text in lower case."""
     for run in runs:
-        if not run or not lowered[run - 1].isspace():
+        if not run or not text[run - 1].isspace():
             continue
-        head = lowered[:run].rstrip()
+        head = text[:run].rstrip()
         if head.endswith(","):
             head = head[:-1]
         if head.endswith("."):
             head = head[:-1]
-        before = head.rstrip(_LOWER_LETTERS)
+        before = head.rstrip(_LETTERS)
         at = len(before)  # (three letters from there are the word's: no letter follows it)
-        if lowered[at : at + 3] in _MONTH_START_SET and not (
+        if text[at : at + 3].lower() in _MONTH_START_SET and not (
             before and (before[-1].isdigit() or before[-1] == "_")
         ):
             return True
@@ -224,17 +236,28 @@ def scan_values(text: str) -> list[FoundValue]:
         runs = _digit_runs(text)
         if not runs:
             return found  # every date and number has a digit not after a word character
-        number_starts = _number_starts_ascii(text, runs)
-        month_text = text.lower()
+        # (a number may start at a run's sign only with a "-" in the text: most texts have
+        # none, and a run after a "." is tried there and read as no number, as the pattern
+        # reads it)
+        number_starts = _number_starts_ascii(text, runs) if _SIGN in text else runs
         # (every match of the patterns that name a month has a match of _MONTH_BEFORE_DIGIT)
-        month_named = _names_a_month_before_digit(month_text, runs)
+        month_named = _names_a_month_before_digit(text, runs)
         month_before_digit = _MONTH_BEFORE_DIGIT_LOWER
-        # (read only with a month named: most texts name none)
-        month_end = _MONTH_END_LOWER if month_named and _OF_MONTH_LOWER.search(month_text) else None
-        date_patterns = _DATE_PATTERNS_ASCII
         # (the runs where a day may start: read by the patterns with a day first, which need
         # a month named or a "/", and the screen of the one with the month first)
-        day_runs = _day_runs(text, runs) if month_named or "/" in text else runs
+        if month_named:  # (the text in lower case, read only with a month named: 237 of 546)
+            month_text = text.lower()
+            month_end = _MONTH_END_LOWER if _OF_MONTH_LOWER.search(month_text) else None
+            day_runs = _day_runs(text, runs)
+            # (the patterns that name a month need a day's run, the others a "-" or a "/":
+            # most texts that name a month write a year alone, "March 2026", 231 of 237)
+            tries = _DATE_TRIES_ASCII if day_runs or _SIGN in text or "/" in text else ()
+        else:
+            month_text, month_end = text, None
+            day_runs = _day_runs(text, runs) if "/" in text else runs
+            # (no month named: only the patterns with a "-" or a "/" may match; most texts
+            # have neither)
+            tries = _DATE_TRIES_ASCII if _SIGN in text or "/" in text else ()
     else:
         digit = _DIGIT.search(text)
         if digit is None:
@@ -247,11 +270,9 @@ def scan_values(text: str) -> list[FoundValue]:
         month_named = _MONTH_BEFORE_DIGIT.search(text) is not None
         month_before_digit = _MONTH_BEFORE_DIGIT
         month_end = _MONTH_END if _SPACED_OF.search(text) else None
-        date_patterns = _DATE_PATTERNS
+        tries = _DATE_TRIES
         day_runs = []
-    for separator, screen, pattern, starts in zip(
-        _DATE_SEPARATORS, _DATE_SCREENS, date_patterns, _DATE_STARTS, strict=True
-    ):
+    for separator, screen, pattern, starts in tries:
         if not (month_named if separator is None else separator in text):
             continue
         if screen is not None and not (
