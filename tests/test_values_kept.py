@@ -3,10 +3,10 @@
 ``_message._read_tokens_and_values`` finds each value's tokens itself (``value_tokens``
 written out: a tuple at once, a value of one token given its shared place, the dates' tokens
 gathered in the same loop); ``scan_values`` zips its date patterns once, reads the text in
-lower case only when a month is named before a digit, tries the date patterns only with a month
-named, a "-" or a "/", and starts the numbers at the text's runs when it has no "-". Each must
-give what the plain steps give (tests/test_words_fast.py compares the whole scan with the
-patterns over the whole text).
+lower case only when a month is named before a digit, tries the date patterns only with a
+month named and a day's run, a "-" or a "/", and starts the numbers at the text's runs when
+it has no "-". Each must give what the plain steps give (tests/test_words_fast.py compares
+the whole scan with the patterns over the whole text).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ PIECES = ["2026", "(2026", "2026)).", "26", "7", "1,250", "3.5", ".5", "a.5", "x
           "12k", "5 million", "FY26", "2026-27", "2026-03-01", "3/4/2026", "1 August 2026",
           "May 3, 2026", "3rd of May, 2026", "end of March 2026", "MIDDLE of Sept. 2026",
           "Mar 3, 2026", "DEC 12 2026", "(March 2026", "records:", "the", "x", "_", ".", ",",
-          "Zoé", "é", "end", "of", "fit-out"]  # fmt: skip
+          "Zoé", "é", "end", "of", "fit-out", "2026-3-14", "12/4/2026"]  # fmt: skip
 SEPARATORS = ["", " ", " ", " ", "  ", "\t", ", ", ". ", "-", "/"]
 TEXTS = st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SEPARATORS)), max_size=12).map(
     lambda pieces: "".join(piece + separator for piece, separator in pieces)
@@ -97,6 +97,20 @@ def test_the_scan_s_shortcuts_find_what_its_full_steps_find(text: str) -> None:
     )
     with patch.multiple(VA, _DATE_TRIES_ASCII=every_try, _SIGN=""):
         assert repr(scan_values(text)) == expected, text
+
+
+@settings(max_examples=800, deadline=None)
+@given(TEXTS)
+def test_every_date_has_a_day_s_run(text: str) -> None:
+    """Every match of a date pattern in a text of ASCII holds one of its runs of one or two
+    digits (:func:`_day_runs`: a day, or an ISO date's month), so a text with a month named
+    and no such run tries no date pattern."""
+    if not text.isascii():
+        return
+    days = VA._day_runs(text, VA._digit_runs(text))
+    for pattern in (*VA._DATE_PATTERNS, *VA._DATE_PATTERNS_ASCII):
+        for m in pattern.finditer(text):
+            assert any(m.start() <= day < m.end() for day in days), (text, m)
 
 
 def test_a_run_after_a_period_is_no_number() -> None:

@@ -249,9 +249,10 @@ def scan_values(text: str) -> list[FoundValue]:
             month_text = text.lower()
             month_end = _MONTH_END_LOWER if _OF_MONTH_LOWER.search(month_text) else None
             day_runs = _day_runs(text, runs)
-            # (the patterns that name a month need a day's run, the others a "-" or a "/":
-            # most texts that name a month write a year alone, "March 2026", 231 of 237)
-            tries = _DATE_TRIES_ASCII if day_runs or _SIGN in text or "/" in text else ()
+            # (every match of a date pattern has a day's run: a day, or the month of
+            # "2026-03-01"; most texts that name a month write a year alone, "March 2026",
+            # and have none: 231 of 237)
+            tries = _DATE_TRIES_ASCII if day_runs else ()
         else:
             month_text, month_end = text, None
             day_runs = _day_runs(text, runs) if "/" in text else runs
