@@ -121,7 +121,13 @@ _MONTH_STARTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", 
 # instructions a number), the dates with a day first are tried only at runs of one or two
 # digits (:func:`_day_runs`: most runs are years), and a month before a digit is looked
 # for at the digits (:func:`_names_a_month_before_digit`): 39.6 to 29.7 million, the first
-# pass over 80 built groups 1,051.7 to 1,041.2 (collector off 1,035.6 to 1,024.0).
+# pass over 80 built groups 1,051.7 to 1,041.2 (collector off 1,035.6 to 1,024.0). Most
+# texts name no month and write no "-" or "/" (309 of the 546 with a run), and most that name
+# one write a year alone ("March 2026": 231 of 237 have no day's run): the date patterns are
+# zipped once and tried only where they may match, the text read in lower case only with a
+# month named, and the runs are the numbers' starts in a text without a "-": 28.7 to 23.8
+# million (with a message's value tokens kept in one loop, the first pass 827.2 to 818.7
+# million, means of eight and four counts).
 _DATE_STARTS = ("digit", "day", "month", "day")
 """where each date pattern's matches start: a digit, a day's (one or two digits, then no
 digit), or a month's name before a digit"""
