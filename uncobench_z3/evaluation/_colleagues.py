@@ -222,11 +222,14 @@ class ScriptedColleagues:
         if role not in self.task.roles:
             raise KeyError(role)
         book = self._book
+        if role not in self._defective:  # (most replies)
+            request, faithful = book.faithful_answer(role, question, self._focus.get(role))
+            if len(request.candidates) == 1:
+                self._focus[role] = request.candidates[0]
+            return faithful
         request, slots = book.concerned(role, question, self._focus.get(role))
         if len(request.candidates) == 1:
             self._focus[role] = request.candidates[0]
-        if role not in self._defective:
-            return book.faithful_colleague_reply(role, slots)  # (most replies)
         # (only a Missed defect reads how many requests its role got)
         previous = self._contacted.get(role, 0)
         self._contacted[role] = previous + 1
