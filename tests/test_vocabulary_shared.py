@@ -12,6 +12,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.test_reader_fast_paths import _twinned
 from uncobench_z3.construct import InstantiationError, SpecGenerator, instantiate, load_library
 from uncobench_z3.settings._phrases import CONTEXT_STOPWORDS, GENERIC_WORDS
 from uncobench_z3.settings._vocabulary import (
@@ -213,23 +214,6 @@ def _plain_add(vocabulary: Vocabulary, entry: Entry) -> None:
         if len(word) >= 6 and word not in vocabulary.long_words and not word.isdigit():
             vocabulary.long_words[word] = word_stem
     vocabulary.by_stem[first].append(entry)
-
-
-def _twinned(entry: Entry, before: list[Entry]) -> bool:
-    """Whether an unordered entry has a word-for-word twin among the entries ``before`` it: the
-    same stems, kind and ref, neither weak, the twin no weaker and free to start at any word."""
-    return (
-        len(entry.stems) > 1
-        and not entry.weak
-        and any(
-            not other.unordered
-            and other.stems == entry.stems
-            and (other.kind, other.ref) == (entry.kind, entry.ref)
-            and not (other.capital or other.exact or other.weak)
-            and other.priority >= entry.priority
-            for other in before
-        )
-    )
 
 
 def _assert_built_as_the_plain_adds(task: TypedTask) -> None:

@@ -195,15 +195,28 @@ HEADS_KEPT = 256
 """texts' heads whose reading is kept or seen, the last (:func:`read_text`)"""
 LONGEST_HEAD = 200
 """a head kept ends before this character"""
-_Head = tuple[
-    tuple[Token, ...], tuple[int, ...], tuple[str, ...], tuple[int, ...],
-    dict[str, tuple[int, ...]], tuple[tuple[str, tuple[int, ...]], ...], tuple[int, ...],
-    tuple[str, ...], tuple[int, ...], int, int, int, bool,
+_Notes = tuple[
+    list[Token], list[int], list[str], list[int], dict[str, tuple[int, ...]],
+    dict[str, list[int]], list[int], list[str], list[int],
 ]  # fmt: skip
-""":func:`_read_pieces`' notes at the end of a text's head: its tokens, periods, stems, typo
-candidates, stems' places, repeated stems' places (pairs of tuples), sentences, layout and
-its places in it (exact tuples but the places, a dict), and the sentence, its first token,
-the sentence's or clause's first token, and the clause flag read after it"""
+""":func:`read_text`'s notes as its loop (:func:`_read_pieces`) adds to them: the tokens, the
+periods (the tokens whose word is one), the stems, the typo candidates, the stems' places, the
+repeated stems' places, the sentences of the tokens of the sentences ended, the layout and the
+tokens' places in it (those before the place's ``begun``)"""
+_Place = tuple[int, int, int, bool]
+"""where :func:`_read_pieces` is: the sentence, its first token, the first token of the
+sentence or clause read so far, and whether a clause begins at the next token"""
+_AT_START: _Place = (0, 0, 0, False)
+_Head = tuple[
+    tuple[
+        tuple[Token, ...], tuple[int, ...], tuple[str, ...], tuple[int, ...],
+        dict[str, tuple[int, ...]], tuple[tuple[str, tuple[int, ...]], ...], tuple[int, ...],
+        tuple[str, ...], tuple[int, ...],
+    ],
+    _Place,
+]  # fmt: skip
+""":data:`_Notes` and :data:`_Place` at the end of a text's head, kept: exact tuples but the
+places, a dict (the repeated stems' places as pairs of tuples)"""
 _HEADS: dict[str, _Head | tuple[()]] = {}
 """a text's head (up to its first ": ", or its first three words, with the space after) ->
 the notes at its end (:data:`_Head`), or () for a head seen once"""
@@ -244,9 +257,9 @@ def read_text(text: str) -> tuple[list[Token], TokenStems, Layout]:
         return (plainly, *stems_and_layout(plainly))
     colon = text.find(": ")
     seen_colon = _HEADS.get(text[: colon + 2]) if 0 <= colon < LONGEST_HEAD else None
+    at_place: _Place | None
     if seen_colon:  # (most texts that open so: read from there)
-        (tokens, periods, stems, correctable, at, repeated, sentence_of, flat, flat_at, sentence,
-         first, begun, clause) = _copied(seen_colon)  # fmt: skip
+        notes, at_place = _copied(seen_colon)
         start = colon + 2
     else:
         # (a head of three words, when shorter: most texts open with one of a few)
@@ -255,48 +268,28 @@ def read_text(text: str) -> tuple[list[Token], TokenStems, Layout]:
             short = -1
         seen_short = _HEADS.get(text[: short + 1]) if short >= 0 else None
         if seen_short:
-            (tokens, periods, stems, correctable, at, repeated, sentence_of, flat, flat_at,
-             sentence, first, begun, clause) = _copied(seen_short)  # fmt: skip
+            notes, at_place = _copied(seen_short)
             start = short + 1
         else:
-            tokens, periods, stems, correctable = [], [], [], []
-            sentence_of, flat, flat_at = [], [], []
-            at, repeated = {}, {}
-            sentence, first, begun, clause = 0, 0, 0, False
-            start = 0
+            notes = ([], [], [], [], {}, {}, [], [], [])
+            at_place, start = _AT_START, 0
             if short >= 0:
-                read = _read_pieces(
-                    text, 0, short, tokens, periods, stems, correctable, at, repeated,
-                    sentence_of, flat, flat_at, 0, 0, 0, False,
-                )  # fmt: skip
-                if read is None:
-                    return (tokens, *stems_and_layout(tokens))
-                sentence, first, begun, clause = read
+                at_place = _read_pieces(text, 0, short, notes, at_place)
+                if at_place is None:
+                    return (notes[0], *stems_and_layout(notes[0]))
                 start = short + 1
-                _keep_head(
-                    text[:start], seen_short, tokens, periods, stems, correctable, at,
-                    repeated, sentence_of, flat, flat_at, read,
-                )  # fmt: skip
+                _keep_head(text[:start], seen_short, notes, at_place)
         if 0 <= colon < LONGEST_HEAD:
-            read = _read_pieces(
-                text, start, colon + 1, tokens, periods, stems, correctable, at, repeated,
-                sentence_of, flat, flat_at, sentence, first, begun, clause,
-            )  # fmt: skip
-            if read is None:
-                return (tokens, *stems_and_layout(tokens))
-            sentence, first, begun, clause = read
+            at_place = _read_pieces(text, start, colon + 1, notes, at_place)
+            if at_place is None:
+                return (notes[0], *stems_and_layout(notes[0]))
             start = colon + 2
-            _keep_head(
-                text[:start], seen_colon, tokens, periods, stems, correctable, at, repeated,
-                sentence_of, flat, flat_at, read,
-            )  # fmt: skip
-    read = _read_pieces(
-        text, start, len(text), tokens, periods, stems, correctable, at, repeated,
-        sentence_of, flat, flat_at, sentence, first, begun, clause,
-    )  # fmt: skip
-    if read is None:
+            _keep_head(text[:start], seen_colon, notes, at_place)
+    at_place = _read_pieces(text, start, len(text), notes, at_place)
+    tokens, periods, stems, correctable, at, repeated, sentence_of, flat, flat_at = notes
+    if at_place is None:
         return (tokens, *stems_and_layout(tokens))
-    first, begun = read[1], read[2]
+    _, first, begun, _ = at_place
     if periods:
         rewritten = _canonical_periods(tokens, periods)
         if rewritten != tokens:
@@ -309,75 +302,50 @@ def read_text(text: str) -> tuple[list[Token], TokenStems, Layout]:
     return tokens, token_stems, (tuple(flat), tuple(flat_at))
 
 
-def _copied(
-    kept: _Head,
-) -> tuple[
-    list[Token], list[int], list[str], list[int], dict[str, tuple[int, ...]],
-    dict[str, list[int]], list[int], list[str], list[int], int, int, int, bool,
-]:  # fmt: skip
+def _copied(kept: _Head) -> tuple[_Notes, _Place]:
     """The notes kept at the end of a head (:data:`_HEADS`), as the lists and dicts
-    :func:`_read_pieces` adds to (copies: they are added to) and the numbers it reads from."""
-    (tokens, periods, stems, correctable, at, repeated, sentence_of, flat, flat_at, sentence,
-     first, begun, clause) = kept  # fmt: skip
-    return (
+    :func:`_read_pieces` adds to (copies: they are added to), and its place."""
+    (tokens, periods, stems, correctable, at, repeated, sentence_of, flat, flat_at), at_place = kept
+    notes: _Notes = (
         [*tokens], [*periods], [*stems], [*correctable], at.copy(),
         {word_stem: [*places] for word_stem, places in repeated} if repeated else {},
-        [*sentence_of], [*flat], [*flat_at], sentence, first, begun, clause,
+        [*sentence_of], [*flat], [*flat_at],
     )  # fmt: skip
+    return notes, at_place
 
 
-def _keep_head(
-    head: str,
-    seen: _Head | tuple[()] | None,
-    tokens: list[Token],
-    periods: list[int],
-    stems: list[str],
-    correctable: list[int],
-    at: dict[str, tuple[int, ...]],
-    repeated: dict[str, list[int]],
-    sentence_of: list[int],
-    flat: list[str],
-    flat_at: list[int],
-    read: tuple[int, int, int, bool],
-) -> None:
+def _keep_head(head: str, seen: _Head | tuple[()] | None, notes: _Notes, at_place: _Place) -> None:
     """Keep the notes :func:`_read_pieces` made of a text's ``head`` (:data:`_HEADS`), a head
     ``seen`` before (else note it as seen: most texts' first ": " ends a head of their own)."""
     if seen is None:
         remember(_HEADS, head, (), HEADS_KEPT)
         return
+    tokens, periods, stems, correctable, at, repeated, sentence_of, flat, flat_at = notes
     kept: _Head = (
-        tuple(tokens), tuple(periods), tuple(stems), tuple(correctable), at.copy(),
-        tuple([(word_stem, tuple(places)) for word_stem, places in repeated.items()]),
-        tuple(sentence_of), tuple(flat), tuple(flat_at), *read,
+        (
+            tuple(tokens), tuple(periods), tuple(stems), tuple(correctable), at.copy(),
+            tuple([(word_stem, tuple(places)) for word_stem, places in repeated.items()]),
+            tuple(sentence_of), tuple(flat), tuple(flat_at),
+        ),
+        at_place,
     )  # fmt: skip
     remember(_HEADS, head, kept, HEADS_KEPT)
 
 
 def _read_pieces(
-    text: str,
-    start: int,
-    stop: int,
-    tokens: list[Token],
-    periods: list[int],
-    stems: list[str],
-    correctable: list[int],
-    at: dict[str, tuple[int, ...]],
-    repeated: dict[str, list[int]],
-    sentence_of: list[int],
-    flat: list[str],
-    flat_at: list[int],
-    sentence: int,
-    first: int,
-    begun: int,
-    clause: bool,
-) -> tuple[int, int, int, bool] | None:
+    text: str, start: int, stop: int, notes: _Notes, at_place: _Place
+) -> _Place | None:
     """:func:`read_text`'s loop over the pieces of ``text[start:stop]`` between spaces
     (``start`` after a space or at the text's start, ``stop`` at a space or the text's end),
-    adding to the tokens and notes given from the sentence number, the sentence's first
-    token (``first``), the first token of the sentence or clause read so far (``begun``:
-    the tokens before it have their places in ``flat`` noted) and the clause flag given;
-    those after. None when a piece the raw pattern reads writes a period: then ``tokens``
-    holds the whole text's tokens (:func:`~._words.tokenize`'s) and no note is made."""
+    adding to the ``notes`` from the place given (:data:`_Place`: the sentence, its first
+    token ``first``, the first token of the sentence or clause read so far ``begun``, whose
+    tokens before it have their places in the layout noted, and the clause flag); the place
+    after. None when a piece the raw pattern reads writes a period: then the notes' tokens
+    are the whole text's (:func:`~._words.tokenize`'s) and no other note is made."""
+    # (the notes and place unpacked once a call into locals: the loop reads them a token at a
+    # time, and a call reads a head, or the rest of a text)
+    tokens, periods, stems, correctable, at, repeated, sentence_of, flat, flat_at = notes
+    sentence, first, begun, clause = at_place
     # (as _tokens_by_spaces: see there; each token's stem, word and place noted as it is made,
     # written out for a plain word and a word with marks, as the tokenizer's two are)
     plain = _W._PLAIN  # (the tokenizer's memos, read from there: a test may set others)
