@@ -264,3 +264,27 @@ def test_each_colleague_asked_in_a_round_gets_its_own_question() -> None:
     assert unknown.error is not None and "no colleague 'nobody'" in unknown.error
     assert env.step(ask(("hr", "a"), ("finance", "b"), ("hr", "c"))).rounds_left == 0
     assert "hr is asked twice" in (env.trace[-1].error or "")
+
+
+class _OwnAsk(AskAction):
+    """An action class of the agent's own (a subclass): found by ``isinstance``, not by its
+    type (the environment looks its class up by type first)."""
+
+
+class _OwnWait(WaitAction):
+    pass
+
+
+def test_an_action_of_a_subclass_is_played_as_its_base_and_a_non_action_is_refused() -> None:
+    env = Environment(MINING, "reliable", budget=3)
+    observation = env.step(_OwnAsk(requests=(RoleRequest(role="finance", question="grants?"),)))
+    assert env.trace[-1].action == "ask" and [r.role for r in observation.replies] == ["finance"]
+    assert observation.rounds_left == 2 and observation.error is None
+    waited = env.step(_OwnWait())
+    assert env.trace[-1].action == "wait" and waited.note is not None
+    assert waited.note.startswith("You waited") and waited.rounds_left == 1
+    with pytest.raises(TypeError, match="an agent must return an action, not str"):
+        env.step("ask finance")  # type: ignore[arg-type]
+    assert env.rounds == 2  # (a refused object costs no round)
+    last = env.step(WaitAction())
+    assert last.rounds_left == 0 and env.status == "budget_exhausted"

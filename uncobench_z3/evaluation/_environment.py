@@ -250,7 +250,7 @@ class Environment:
     ) -> tuple[list[tuple[str, ColleagueReply]], str | None]:
         """The policy's replies to an action (in request order; after a wait, the pending
         replies it delivers), or the action's error."""
-        base = _action_class(action)
+        base = _ACTION_OF.get(type(action)) or _action_class(action)  # (a call only if odd)
         if base is WaitAction:
             return [(self._pending[r.role][1], r) for r in self.colleagues.wait()], None
         if base is not AskAction or not isinstance(action, AskAction):  # (an instance: cheap)
@@ -330,7 +330,7 @@ class Environment:
         text, unchecked)."""
         if self.status != "running":
             raise RuntimeError("the episode is over")
-        base = _action_class(action)
+        base = _ACTION_OF.get(type(action)) or _action_class(action)  # (as in _scripted)
         if base is None:
             raise TypeError(f"an agent must return an action, not {type(action).__name__}")
         number = len(self.trace) + 1
@@ -429,7 +429,7 @@ class Environment:
             observation,
             {
                 "round": number,
-                "rounds_left": max(left, 0),
+                "rounds_left": left if left > 0 else 0,  # (max() is ~700 instructions)
                 "replies": tuple(views),
                 "note": note,
                 "error": error,
