@@ -354,9 +354,39 @@ def _read_pieces(
     for chunk in text[start:stop].split(" "):
         end = start + len(chunk)
         known = plain.get(chunk)
-        if known is None and (chunk.isalpha() or chunk.isdigit()):
+        if known is not None:
+            # (most pieces: a word alone, read before. Its token and notes written out here,
+            # as below but with no marks and no clause mark after it: the first pass over 80
+            # built groups reads 12,896 of its 16,323 pieces so)
+            word, word_stem, capitalised, period, long = known
+            i = len(tokens)
+            if period:
+                periods.append(i)
+            if clause:  # (a clause's first token: never a sentence's first)
+                flat_at += range(len(flat) - i + begun, len(flat))
+                flat.append("|")
+                begun = i
+                tokens.append((word, word_stem, start, end, capitalised, sentence, False, True))
+                clause = False
+            else:
+                tokens.append((word, word_stem, start, end, capitalised, sentence, False, False))
+            flat.append(word)
+            stems.append(word_stem)
+            if word_stem not in at:
+                at[word_stem] = one_place[i]
+            else:
+                more = repeated.get(word_stem)
+                if more is None:
+                    repeated[word_stem] = [*at[word_stem], i]
+                else:
+                    more.append(i)
+            if long:
+                correctable.append(i)
+            start = end + 1
+            continue
+        if chunk.isalpha() or chunk.isdigit():
             known = _plain(chunk)
-        if known is not None:  # (most pieces: a word alone)
+        if known is not None:  # (a word alone, read for the first time)
             word, word_stem, capitalised, period, long = known
             word_at, word_end, marks = start, end, _NO_MARKS
         elif chunk == "-":
