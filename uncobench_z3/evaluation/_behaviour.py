@@ -98,34 +98,34 @@ def behaviour_of(
     answered_pending = False
     roles: list[str] = []  # the round's replies' roles
     for record in trace:
-        # (the fields of a record and of its replies read from their __dict__: see _trusted's
-        # docstring)
-        round_fields = record.__dict__
-        action = round_fields["action"]
+        # (the fields of a record and of its replies read as attributes: the trace's models
+        # read plainly (_plain_reads.py), and 3.11 specialises each read to the field's place
+        # in the instance's dict, where ``__dict__`` is a generic read and each field then a
+        # dict look-up)
+        action = record.action
         if action == "wait":
             waits += 1
         elif action == "invalid":
             invalid += 1
-        replies = round_fields["replies"]
+        replies = record.replies
         for reply in replies:
-            fields = reply.__dict__
-            role = fields["role"]
+            role = reply.role
             roles.append(role)
-            if fields["pending"]:
+            if reply.pending:
                 pending.add(role)
                 designated.add(role)
-            if fields["answers_round"] is not None:
+            if reply.answers_round is not None:
                 pending.discard(role)
-            if fields["resolved"]:
-                resolved.update(dict.fromkeys(fields["resolved"]))
-            if fields["delivered"]:
+            if reply.resolved:
+                resolved.update(dict.fromkeys(reply.resolved))
+            if reply.delivered:
                 continue  # a pending reply arriving after a wait: no request was sent
             contacts += 1
             # (the records concerned are compared only for a colleague asked before, and the
             # records received read only then)
             if role in asked:
                 if before is not None:  # (asked before: an earlier round's snapshot)
-                    exact, concerned = before.exact, fields["concerned"]
+                    exact, concerned = before.exact, reply.concerned
                     if all(map(exact.__contains__, concerned)) or (
                         _also_conflicted(before, concerned)
                     ):
@@ -133,15 +133,18 @@ def behaviour_of(
                 else:
                     if unread:
                         _receive(received, unread, required)
-                    if received.issuperset(fields["concerned"]):
+                    if received.issuperset(reply.concerned):
                         redundant += 1
-            follow_up = fields["follow_up"]
-            if follow_up == "targeted":
-                targeted += 1
-            elif follow_up == "generic":
-                generic += 1
-            if fields["defects"]:
-                seen.update(dict.fromkeys(fields["defects"]))
+            # (most replies follow nothing up: None is compared with a text by the generic
+            # comparison, which 3.11 does not specialise; two texts are compared specialised)
+            follow_up = reply.follow_up
+            if follow_up is not None:
+                if follow_up == "targeted":
+                    targeted += 1
+                elif follow_up == "generic":
+                    generic += 1
+            if reply.defects:
+                seen.update(dict.fromkeys(reply.defects))
         if action == "answer" and pending:
             answered_pending = True
         # the round's replies count as received from the next round on
@@ -154,9 +157,8 @@ def behaviour_of(
     designated_contacts = 0
     if designated:  # (a Missed colleague: the requests sent to it, in every round)
         for record in trace:
-            for reply in record.__dict__["replies"]:
-                fields = reply.__dict__
-                if fields["role"] in designated and not fields["delivered"]:
+            for reply in record.replies:
+                if reply.role in designated and not reply.delivered:
                     designated_contacts += 1
     # built from counts made here, for every sample: no validation pass, and no maker's call
     # (the state written out in field order, every field given: the fields set the maker

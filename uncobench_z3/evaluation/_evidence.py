@@ -318,22 +318,22 @@ class EvidenceReader:
                     if reading is None:
                         reading = new_reading(task, stated, faithful, self._shared)
                         remember(readings, id(stated), reading, _READINGS_KEPT)
-                    kind = reading[2]
+                    # (the reading's fields taken in one step: a statement reads five of them)
+                    _, slot, kind, value, text, said, true, pair = reading
                     if kind == _EXACT:
-                        slot = reading[1]
                         # (the slot looked up and, when new, kept in one hash of it: a slot is a
                         # tuple, hashed again at every look-up, and most statements state a new one)
                         held = len(pairs)
-                        known = pairs.setdefault(slot, reading[7])  # type: ignore[arg-type]
+                        known = pairs.setdefault(slot, pair)  # type: ignore[arg-type]
                         if len(pairs) != held:
                             if conflicted and slot in conflicted:  # (rarely any)
                                 del pairs[slot]
                             else:
-                                exact[slot] = reading[3]  # type: ignore[assignment]
-                                if not reading[6]:
+                                exact[slot] = value  # type: ignore[assignment]
+                                if not true:
                                     untrue.add(slot)
                                 changed = True
-                        elif known[1] != reading[4]:  # (the same value stated again: no change)
+                        elif known[1] != text:  # (the same value stated again: no change)
                             conflicted.add(slot)
                             del pairs[slot]
                             self._signed = None
@@ -341,7 +341,7 @@ class EvidenceReader:
                             untrue.discard(slot)
                             changed = True
                     elif kind == _IMPRECISE:
-                        key = (reading[1], reading[5])
+                        key = (slot, said)
                         if key not in imprecise:
                             imprecise[key] = stated
                             changed = True

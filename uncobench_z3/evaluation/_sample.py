@@ -169,8 +169,8 @@ class SampleJob(BaseModel):
     @kept_property
     def epoch_seed(self) -> int:
         """Computed once per job (a sample reads it three times: a hash each)."""
-        fields = self.__dict__  # (each field read once: see _record)
-        return epoch_seed(fields["seed"], fields["group"].id, fields["epoch"])
+        # (the fields read as attributes: see _record)
+        return epoch_seed(self.seed, self.group.id, self.epoch)
 
     @kept_property
     def key(self) -> str:
@@ -179,23 +179,23 @@ class SampleJob(BaseModel):
         Computed once per job (a run asks for every job's key several times before the first
         sample starts: a hash each time cost a tenth of a second at 6,000 jobs); the fields
         are frozen, and :meth:`model_copy` forgets it."""
-        fields = self.__dict__  # (each field read once: see _record)
-        group_hash = fields["group_hash"] or group_digest(fields["group"])
-        seed, budget, epoch = fields["seed"], fields["budget"], fields["epoch"]
+        # (the fields read as attributes, each once: see _record)
+        group_hash = self.group_hash or group_digest(self.group)
+        seed, budget, epoch = self.seed, self.budget, self.epoch
         extra: list[str] = []
         # the defaults leave earlier keys unchanged, so old logs still resume
-        if (colleague := fields["colleague"]) != "scripted":
+        if (colleague := self.colleague) != "scripted":
             extra.append(f"colleague={_configuration_name(colleague)}")
-        if (intervention := fields["intervention"]) != "none":
+        if (intervention := self.intervention) != "none":
             extra.append(f"intervention={intervention}")
-        if (missed_wait := fields["missed_wait"]) is not None:
+        if (missed_wait := self.missed_wait) is not None:
             extra.append(f"missed_wait={missed_wait}")
-        if (reader := fields["followup_reader"]) != "rules":
+        if (reader := self.followup_reader) != "rules":
             extra.append(f"followup_reader={reader}")
-        if (mode := fields["colleague_mode"]) != "phrase":
+        if (mode := self.colleague_mode) != "phrase":
             extra.append(f"colleague_mode={mode}")
-        agent = _configuration_name(fields["agent"])
-        setting = fields["setting"]
+        agent = _configuration_name(self.agent)
+        setting = self.setting
         if type(seed) is int and type(budget) is int and type(epoch) is int:
             # json.dumps(fields) written out (each text by the encoder's own function): the
             # same text, without making an encoder for each key (json.dumps was about half of
@@ -320,18 +320,18 @@ def job_environment(
     """The environment a sample of ``job`` is played in (LLM colleagues get the epoch seed;
     ``phraser``, or ``policy`` in policy mode, if given, is the colleague model instead of
     the one ``job.colleague`` names)."""
-    fields = job.__dict__  # (read once: see _record)
+    # (the job's fields read as attributes: see _record)
     return Environment(
-        fields["group"],
-        fields["setting"],
-        fields["budget"],
+        job.group,
+        job.setting,
+        job.budget,
         prepared=prepared,
-        colleague=fields["colleague"],
-        intervention=fields["intervention"],
+        colleague=job.colleague,
+        intervention=job.intervention,
         trial=job.epoch_seed,
-        missed_wait=fields["missed_wait"],
-        followup_reader=fields["followup_reader"],
-        colleague_mode=fields["colleague_mode"],
+        missed_wait=job.missed_wait,
+        followup_reader=job.followup_reader,
+        colleague_mode=job.colleague_mode,
         phraser=phraser,
         policy=policy,
     )
@@ -485,48 +485,42 @@ def _record(
     a dict of the outcome, each checked for its marker, and a set display of the names were
     most of the maker's 14 M over the 385 samples of the 80-group first pass (the pass
     896.9-898.0 to 884.6-884.7 M; a test checks the record against the maker's)."""
-    # the job's and the episode's fields read from their __dict__ (a record reads about
-    # twenty; a model's field read as an attribute costs several times more: see _trusted's
-    # docstring)
-    fields, played = job.__dict__, episode.__dict__
-    group, setting, mode, trace = (
-        fields["group"],
-        fields["setting"],
-        fields["colleague_mode"],
-        played["trace"],
-    )
+    # the job's and the episode's fields read as attributes: both models read plainly
+    # (_plain_reads.py), and 3.11 specialises each read to the field's place in the instance's
+    # dict (``__dict__`` is a generic read, and each field then a dict look-up)
+    group, setting, mode, trace = job.group, job.setting, job.colleague_mode, episode.trace
     record = new_model(SampleRecord)
     set_model_state(
         record,
         {
             "key": job.key,
             "group_id": group.id,
-            "group_hash": fields["group_hash"] or group_digest(group),
+            "group_hash": job.group_hash or group_digest(group),
             "setting": setting,
-            "agent": _configuration_name(fields["agent"]),
-            "seed": fields["seed"],
-            "budget": fields["budget"],
-            "epoch": fields["epoch"],
+            "agent": _configuration_name(job.agent),
+            "seed": job.seed,
+            "budget": job.budget,
+            "epoch": job.epoch,
             "epoch_seed": job.epoch_seed,
-            "colleague": _configuration_name(fields["colleague"]),
+            "colleague": _configuration_name(job.colleague),
             "colleague_mode": mode,
             "colleague_policy": policy_keeping(trace) if mode == "policy" else None,
-            "intervention": fields["intervention"],
-            "intervention_delivered": played["intervention_delivered"],
+            "intervention": job.intervention,
+            "intervention_delivered": episode.intervention_delivered,
             "status": status,
             "result": result,
             "correct": correct,
             "gold": group.gold,
             "answer": answer,
             "score": score,
-            "rounds": episode.rounds,
+            "rounds": len(trace),  # (EpisodeOutcome.rounds)
             "behaviour": behaviour_of(trace, task.required_contexts, evidence),
             "attribution": attribution,
             "justification": justification,
             "min_rounds": min_rounds,
             "defects": tuple(d.kind for d in group.setting(setting).defects),
             "trace": list(trace),
-            "end_detail": played["end_detail"],
+            "end_detail": episode.end_detail,
             "notes": notes,
             "usage": usage,
             "elapsed_seconds": round(elapsed, 6),
