@@ -7,6 +7,7 @@ for an intent that the tagged text does not find at its inventory's first patter
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,10 +35,17 @@ def _check_tags_and_written_as_is(vocabulary: Vocabulary, text: str, role: str |
     rest = request.__dict__[RQ._REST]
     task, role_facts = vocabulary.task, vocabulary.facts_read_for(role)
     matches, found = rest[4][0], rest[4][1]
-    tag_at, plain = RQ._tags_and_written_as_is(task, role_facts, rest)
+    tag_at, plain, names = RQ._tags_and_written_as_is(task, role_facts, rest)
     first = T.first_tags(task, role_facts, matches, found)[0]
     assert tag_at == first and list(tag_at) == list(first)  # (in the same order too)
     assert plain == _written_as_is_before(task, role_facts, rest)
+    # the names' words: every word written more often as written than tagged, and only
+    # words written
+    joined = rest[3][0]
+    more = Counter(plain.split())
+    more.subtract(joined.split())
+    assert {w for w, n in more.items() if n > 0} <= set(names.split()) <= set(plain.split())
+    assert (names == "") == (plain == joined)
 
 
 @settings(max_examples=300, deadline=None)

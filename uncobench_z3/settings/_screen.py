@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .._memo import remember
@@ -149,14 +151,22 @@ def first_match(
 
 
 def first_pattern(
-    inventory: Inventory, text: str, words: frozenset[str], before: int | None = None
+    inventory: Inventory,
+    text: str,
+    words: frozenset[str],
+    before: int | None = None,
+    only: AbstractSet[int] | None = None,
 ) -> tuple[int, re.Match[str]] | None:
     """The inventory's first pattern (its place in :attr:`Inventory.phrases`, and its match)
     that matches ``text`` (with its :func:`text_words`), among the patterns placed before
-    ``before`` when given. Only the text's candidates (:meth:`Inventory.candidates`) are
-    screened further and searched."""
+    ``before`` when given, and among ``only`` when given (the caller knows the others miss:
+    :meth:`NameTouches.may_match`). Only the text's candidates
+    (:meth:`Inventory.candidates`) are screened further and searched."""
     listed = inventory.phrases
-    for k in sorted(inventory.candidates(words)):
+    candidates = inventory.candidates(words)
+    if only is not None:
+        candidates &= only
+    for k in sorted(candidates):
         if before is not None and k >= before:
             break
         phrase = listed[k]
@@ -403,3 +413,68 @@ def _compound(op: object, arg: Any) -> _Reading:
     if (low, high) == (0, 1) and exact is not None:
         return exact | {""}, frozenset()
     return None, (needs if low >= 1 else frozenset())
+
+
+class NameTouches:
+    """Which phrases of an inventory may match a text that writes some names where a text
+    they all miss writes tags: those always searched, and those with a piece in one of the
+    names' words (the piece the word, its start, its end, or in it), from a row of
+    :mod:`._touches` (a table derived from the patterns by tests/name_pieces.py, which
+    tests/test_name_touches.py derives again: deriving it at import took about 22 ms)."""
+
+    __slots__ = ("_read", "always", "ends", "inside", "starts", "whole")
+
+    def __init__(self, rows: tuple[str | None, ...]) -> None:
+        always: set[int] = set()
+        # a piece's phrases by where it lies in a word: the word, its start, its end, in it
+        parts: tuple[dict[str, set[int]], ...] = ({}, {}, {}, {})
+        for k, row in enumerate(rows):
+            if row is None:
+                always.add(k)
+                continue
+            for piece in row.split():
+                core = piece.strip("-")
+                at = (piece[0] == "-") + 2 * (piece[-1] == "-")  # whole, ends, starts, in it
+                parts[(0, 2, 1, 3)[at]].setdefault(core, set()).add(k)
+        self.always = frozenset(always)
+        self.whole = {core: frozenset(ks) for core, ks in parts[0].items()}
+        self._read: dict[str, frozenset[int]] = {}
+        self.starts, self.ends, self.inside = (
+            (tuple(kept), tuple((core, frozenset(ks)) for core, ks in kept.items()))
+            for kept in parts[1:]
+        )
+
+    def may_match(self, names: Iterable[str]) -> set[int]:
+        """The phrases that may match where ``names`` (every word of letters and digits that
+        the names are written with) are written for their tags."""
+        found = set(self.always)
+        read = self._read
+        for word in names:
+            ks = read.get(word)
+            if ks is None:
+                ks = self._touched(word)
+                remember(read, word, ks, _WORDS_READ)
+            if ks:
+                found |= ks
+        return found
+
+    def _touched(self, word: str) -> frozenset[int]:
+        """The phrases with a piece in ``word``."""
+        found: set[int] = set()
+        ks = self.whole.get(word)
+        if ks is not None:
+            found |= ks
+        starts, ends, inside = self.starts, self.ends, self.inside
+        # (one call each for most words, which start and end with no piece)
+        if starts[0] and word.startswith(starts[0]):
+            found.update(*[ks for core, ks in starts[1] if word.startswith(core)])
+        if ends[0] and word.endswith(ends[0]):
+            found.update(*[ks for core, ks in ends[1] if word.endswith(core)])
+        for core, ks in inside[1]:
+            if core in word:
+                found |= ks
+        return frozenset(found)
+
+
+_WORDS_READ = 4096
+"""names' words whose phrases :meth:`NameTouches.may_match` keeps (candidates' names recur)"""
