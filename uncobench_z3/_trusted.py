@@ -33,7 +33,11 @@ Reading a model's fields back has a cost of its own: a pydantic model's class ha
 about 60; the hook was 7.8% of a first pass over 80 built groups). Where the hot path reads
 several fields of one model, or one many times, it reads them from :func:`fields_of` the model,
 once. The runner's models now have the ordinary lookup instead of the hook
-(:mod:`._plain_reads`), which Python specialises.
+(:mod:`._plain_reads`), which Python specialises: on those, a field read as an attribute is
+cheaper than the read of ``__dict__`` (never specialised) and an item of it, and ``fields_of``
+pays only where one place reads several fields of one object (the forty-sixth round: the
+behaviour counts reading their trace's fields as attributes, 22.1 to 16.8 million instructions
+of a first pass over 80 built groups).
 """
 
 from __future__ import annotations
