@@ -95,6 +95,8 @@ class Vocabulary:
     )
     """``long_words`` by first letter, in order (a typo keeps its first letter: only those
     are compared), made on the first check"""
+    _first_stems: dict[str, object] | None = field(default=None, repr=False, compare=False)
+    """:meth:`first_stems`, made on the first reading and dropped when entries are added"""
     _shared: bool = field(default=False, repr=False, compare=False)
     """lists of ``by_stem``, ``starting_word`` and ``starting_rows`` may be a chunk's own
     (:meth:`_merge` shares them): none is changed in place, :meth:`_add_all` copies them
@@ -131,6 +133,7 @@ class Vocabulary:
             rows = self.starting_rows
             for key, listed_rows in rows.items():
                 rows[key] = listed_rows.copy()
+        self._first_stems = None
         if _index(self, entries):
             self._long_by_first = None  # made again when next needed
 
@@ -142,6 +145,7 @@ class Vocabulary:
             self._add_all(chunk.entries)
             return
         known |= chunk._known  # a set's own hashes: no entry hashed again
+        self._first_stems = None
         self._shared = True
         self.entries += chunk.entries
         offset = len(self.unordered_rows)
@@ -250,6 +254,20 @@ class Vocabulary:
         return found
 
     # -- reading helpers --------------------------------------------------------------------
+    def first_stems(self) -> dict[str, object]:
+        """The first stems of the entries, as a dict's keys (its values are not read):
+        ``starting_word``'s, ``starting_rows``' and ``unordered_by_first``'s keys. Made once,
+        in C: a message's stems are looked up among them in one intersection, and the dicts
+        merged are the cheapest union (about 1.7 us a vocabulary, three sets' 5.8 us)."""
+        found = self._first_stems
+        if found is None:
+            found = self._first_stems = {
+                **self.starting_word,
+                **self.starting_rows,
+                **self.unordered_by_first,
+            }
+        return found
+
     def corrected(self, word: str, word_stem: str) -> str:
         """The stem a word is read as: its own, or a long vocabulary word it is a typo of."""
         if word_stem in self.by_stem or len(word) < 6 or word.isdigit():
