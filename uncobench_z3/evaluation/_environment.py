@@ -481,48 +481,28 @@ async def run_episode(environment: Environment, agent: Agent) -> Environment:
 
     With scripted colleagues (no model phrases, reads or writes a reply) in an environment of
     the class itself, each round takes :meth:`Environment.astep`'s scripted path in place,
-    with no coroutine of its own, and :func:`_record_output` and the conversation property
-    are written out here, the round's calls made in the eval loop. With the epoch seeds
-    remembered (:func:`._sample.epoch_seed`) and a sample's usage and a one-request ask read
-    without a comprehension, the first pass over 80 built groups (1,075 rounds, 385 samples)
-    went from 778.7-780.3 to 771.4-771.6 M instructions (four and three counts) (collector off 763.2-764.7 to
-    756.3-757.9)."""
-    if not (
+    with no coroutine of its own: with the epoch seeds remembered
+    (:func:`._sample.epoch_seed`) and a sample's usage and a one-request ask read without a
+    comprehension, the first pass over 80 built groups (1,075 rounds, 385 samples) went from
+    778.7-780.3 to 771.4-771.6 M instructions."""
+    in_place = (
         type(environment) is Environment
         and environment.phraser is None
         and environment.reader is None
         and environment.policy is None
-    ):
-        while not environment.finished:
-            try:
-                action = await agent.act(environment.conversation)
-                await environment.astep(action)
-            except ContextWindowError as error:
-                exhaust_context(environment, error)
-                break
-            _record_output(environment, agent)
-        return environment
+    )
     scripted, finish = environment._scripted, environment._finish
-    while environment.status == "running":  # (Environment.finished)
-        # the conversation made here as its property makes it (a property's read is a call of
-        # its own in 3.11, not specialised)
-        conversation = new_model(Conversation)
-        set_model_state(
-            conversation,
-            {"briefing": environment.briefing, "turns": tuple(environment._turns)},
-        )
-        set_model_fields_set(conversation, _EVERY_CONVERSATION_FIELD)
-        set_model_extra(conversation, None)
-        set_model_private(conversation, None)
+    while not environment.finished:
         try:
-            action = await agent.act(conversation)
-            # (unpacked, not ``*``: a call with its arguments listed is made in the eval loop)
-            replies, ask_error = scripted(action)
-            finish(action, replies, ask_error)
+            action = await agent.act(environment.conversation)
+            if in_place:
+                # (unpacked, not ``*``: a call with its arguments listed is made in the eval loop)
+                replies, ask_error = scripted(action)
+                finish(action, replies, ask_error)
+            else:
+                await environment.astep(action)
         except ContextWindowError as error:
             exhaust_context(environment, error)
             break
-        output = getattr(agent, "last_output", None)
-        if output is not None and isinstance(output, StoredOutput) and environment.trace:
-            environment.trace[-1] = environment.trace[-1].model_copy(update={"output": output})
+        _record_output(environment, agent)
     return environment
