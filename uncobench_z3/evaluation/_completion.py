@@ -8,7 +8,6 @@ first change: :mod:`._decision_changes`). The evidence itself is :mod:`._evidenc
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from itertools import islice
 
 from .._memo import remember
 from ..settings import Imprecision, StatedValue, stated_imprecision
@@ -160,8 +159,45 @@ class TaskTables:
         tries = self._tries.get(slot[1])
         if tries is not None:
             return tries[index] if index < len(tries) else _UNKNOWN
-        # :meth:`tries`' value at ``index``, found without making the others after it
-        return next(islice(self._tries_in_order(slot), index, None), _UNKNOWN)
+        return self._try_at(slot, index)
+
+    def _try_at(self, slot: Slot, index: int) -> object:
+        """:meth:`tries`' value at ``index`` (``_UNKNOWN``: none), found without making the
+        values after it: :meth:`_tries_in_order` written out, without its generators (a
+        group's judge asks this about 3 records, each of another fact: nothing to keep)."""
+        task = self.task
+        fact = task.facts[slot[1]]
+        contains = fact.contains
+        kind = fact.type
+        seen: list[Value] = []  # (a list: see _tries_in_order)
+        if kind == "bool" or kind == "enum":
+            for value in (False, True) if kind == "bool" else fact.members:
+                if value not in seen:
+                    seen.append(value)
+                    if contains(value):
+                        if not index:
+                            return value
+                        index -= 1
+            return _UNKNOWN
+        values, key = task.values, slot[1]
+        for candidate in task.candidates:
+            found = values.get((candidate, key), _UNKNOWN)  # (one look-up of a new tuple)
+            if found is not _UNKNOWN and found not in seen:
+                seen.append(found)  # type: ignore[arg-type]
+                if contains(found):  # type: ignore[arg-type]
+                    if not index:
+                        return found
+                    index -= 1
+        first, last = fact.code_range()
+        for code in (first, last):
+            end = fact.value_of(code)
+            if end not in seen:
+                seen.append(end)
+                if contains(end):
+                    if not index:
+                        return end
+                    index -= 1
+        return _UNKNOWN
 
     def kept_change(self, known: dict[Slot, object], slot: Slot) -> object:
         """The first change of ``slot`` in ``known`` (:meth:`changes`), else its stored one
@@ -260,13 +296,18 @@ def differing_completion(
     def allowed(slot: Slot, value: Value) -> bool:
         if not task.facts[slot[1]].contains(value):
             return False
+        # (loops, not all() over generators: each generator made and resumed cost more than
+        # the one or two statements a record has)
         try:
-            return all(value in chosen for chosen in options.get(slot, ())) and all(
-                low <= value <= high  # type: ignore[operator]
-                for low, high in ranges.get(slot, ())
-            )
+            for chosen in options.get(slot, ()):
+                if value not in chosen:
+                    return False
+            for low, high in ranges.get(slot, ()):
+                if not low <= value <= high:  # type: ignore[operator]
+                    return False
         except TypeError:  # a bound of another type (a date for a number): not this value
             return False
+        return True
 
     def alternatives(slot: Slot) -> list[Value]:
         if slot not in options and slot not in ranges:
