@@ -72,6 +72,58 @@ def test_words_written_are_the_plain_words(case: tuple[T.Layout, T.TagAt]) -> No
     assert T.words_written(layout, tag_at) == plain_words_written(layout, tag_at)
 
 
+def plain_positions_written(layout: T.Layout, tag_at: T.TagAt) -> list[int]:
+    """Each token's place in the words, as
+    :func:`~uncobench_z3.settings._tagging.positions_written` first worked it out (each tag
+    compared by value, ``None`` included)."""
+    flat_at = layout[1]
+    position: list[int] = []
+    written = 0
+    done = 0
+    free = 0
+    last: tuple[str, int] | None = None
+    for i in sorted(tag_at):
+        tag = tag_at[i]
+        at = flat_at[i]
+        if at != done:
+            if free != i:
+                shift = written - done
+                position += [k + shift for k in flat_at[free:i]]
+            written += at - done
+            last = None
+        if tag == last:
+            position.append(written - 1)
+        else:
+            last = tag
+            position.append(written)
+            written += 1
+        done = at + 1
+        free = i + 1
+    position += [k + written - done for k in flat_at[free:]]
+    return position
+
+
+@settings(max_examples=500, deadline=None)
+@given(layouts_and_tags())
+def test_positions_written_are_the_plain_positions(case: tuple[T.Layout, T.TagAt]) -> None:
+    layout, tag_at = case
+    position = T.positions_written(layout, tag_at)
+    assert position == plain_positions_written(layout, tag_at)
+    words = T.words_written(layout, tag_at)  # (and each token is at its word)
+    for i, at in enumerate(position):
+        assert words[at] == (tag_at[i][0] if i in tag_at else layout[0][layout[1][i]])
+
+
+def test_equal_tags_of_separate_tuples_are_placed_once_in_a_row() -> None:
+    """Two matches' tags equal in value are one word in a row (by value, not identity)."""
+    layout = (("a", "b", "|", "c"), (0, 1, 3))
+    first, again = ("zfact", 0), ("zfact", int("0"))
+    assert first is not again
+    assert T.positions_written(layout, {0: first, 1: again}) == [0, 0, 2]
+    assert T.positions_written(layout, {0: first, 1: again, 2: again}) == [0, 0, 2]
+    assert T.positions_written(layout, {0: first, 1: ("zcand", 1)}) == [0, 1, 3]
+
+
 def test_equal_tags_of_separate_tuples_are_written_once_in_a_row() -> None:
     """Two matches' tags equal in value (the same tag at the same first token) read as one
     tag in a row, as comparing them by value reads them; a mark between starts a new one."""

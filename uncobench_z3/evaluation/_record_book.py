@@ -13,7 +13,7 @@ from typing import Literal, TypeVar, cast
 from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
-from .._trusted import made_frozen, trusted_maker
+from .._trusted import trusted_maker
 from ..construct import Style, statement_text
 from ..construct._render import ExactLines
 from ..settings import (
@@ -83,6 +83,9 @@ class ColleagueReply:
     readings: tuple[FollowUpReading, ...] = ()
 
 
+_new_reply = object.__new__
+
+
 def _made_reply(
     role: str,
     text: str | None,
@@ -97,9 +100,10 @@ def _made_reply(
 ) -> ColleagueReply:
     """``ColleagueReply(...)`` with the same fields, made without the frozen class's
     ``__init__`` (:func:`~uncobench_z3._trusted.made_frozen`). Every request gets a reply; a
-    test keeps the two alike."""
-    return made_frozen(
-        ColleagueReply,
+    test keeps the two alike. (:func:`made_frozen`'s two lines written here: a call less for
+    each of the 1,353 replies made in a first pass over 80 built groups)"""
+    made = _new_reply(ColleagueReply)
+    made.__dict__.update(
         {
             "role": role,
             "text": text,
@@ -111,8 +115,9 @@ def _made_reply(
             "pending": pending,
             "answers_pending": answers_pending,
             "readings": readings,
-        },
+        }
     )
+    return made
 
 
 _DEFECTS_KEPT = 8

