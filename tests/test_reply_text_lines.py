@@ -1,5 +1,5 @@
 """A reply's statements and text, written in one loop that looks each line up where the record
-book keeps it (``ScriptedColleagues._reply_text``), are what the plain definition gives: each
+book keeps it (``RecordBook.reply_text``), are what the plain definition gives: each
 defect statement's :meth:`RecordBook.statement_line`, each other record's
 :meth:`RecordBook.faithful_line`, in the records' order; and the reply's own lookups of the
 book's remembered answers and readings give the book's methods' results."""
@@ -81,7 +81,7 @@ def test_a_reply_text_is_its_lines_in_order(
         if stated is not None
     }
     for _ in range(2):  # (lines not found yet, then remembered)
-        made = team._reply_text(slots, statements)
+        made = team._book.reply_text(slots, statements)
         assert made == _plain(books[1], slots, statements)
         assert made[1] == "\n".join(
             statement_text(task, stated, style) if slot in statements else books[1]._lines[slot]
@@ -104,7 +104,7 @@ def test_a_defect_line_of_another_statement_at_the_same_address_is_its_own() -> 
     slot = (stated.candidate, stated.fact)
     other = stated.model_copy(update={"context": stated.context + " (other)"})
     book._other_lines[id(stated)] = (other, "a line that is not the statement's")
-    assert team._reply_text((slot,), {slot: stated})[1] == statement_text(task, stated, style)
+    assert team._book.reply_text((slot,), {slot: stated})[1] == statement_text(task, stated, style)
 
 
 def test_the_replies_own_lookups_are_the_books_answers() -> None:

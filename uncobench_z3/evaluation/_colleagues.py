@@ -226,20 +226,11 @@ class ScriptedColleagues:
         book = self._book
         focus = self._focus.get(role)
         if role not in self._defective:  # (most replies)
-            # (the book's remembered answer looked up here, its method called only when
-            # there is none: 1,405 of the 1,888 such replies of a first pass over 80 built
-            # groups are asked again)
-            found = book._faithful_answers.get((question, role, focus))
-            if found is None:
-                found = book.faithful_answer(role, question, focus)
-            request, faithful = found
+            request, faithful = book.faithful_answer(role, question, focus)
             if len(request.candidates) == 1:
                 self._focus[role] = request.candidates[0]
             return faithful
-        found_reading = book._concerned.get((question, role, focus))  # (as the above)
-        if found_reading is None:
-            found_reading = book.concerned(role, question, focus)
-        request, slots = found_reading
+        request, slots = book.concerned(role, question, focus)
         if len(request.candidates) == 1:
             self._focus[role] = request.candidates[0]
         # (only a Missed defect reads how many requests its role got)
@@ -298,7 +289,7 @@ class ScriptedColleagues:
         follow_up = follow_up or kind
         if not (statements or carried or resolved or follow_up or readings):
             return book.faithful_colleague_reply(role, slots)  # (no defect touched it)
-        stated, text = self._reply_text(slots, statements)
+        stated, text = self._book.reply_text(slots, statements)
         return _made_reply(
             role=role,
             text=text,
@@ -341,42 +332,6 @@ class ScriptedColleagues:
                     statements[slot] = stated
         return statements, carried, resolved, follow_up
 
-    def _reply_text(
-        self, slots: tuple[Slot, ...], statements: dict[Slot, StatedValue]
-    ) -> tuple[tuple[StatedValue, ...], str]:
-        """The statements of a reply about ``slots`` (``statements`` where the defects put
-        theirs, the faithful ones elsewhere), in order, and its text."""
-        book = self._book
-        if not statements:
-            return book.faithful_reply(slots)
-        # (one loop, each line looked up where the book keeps it and a method called only
-        # when it is not there yet: a defect's line by its statement's identity, as
-        # :meth:`RecordBook.statement_line` remembers it, a faithful one by its slot.
-        # A defect's statement is written as itself, even one equal to the faithful
-        # statement: the same line. Counted alone over a first pass over 80 built groups,
-        # 21.81 to 17.13 M instructions)
-        faithful = book.faithful
-        lines = book._lines
-        other = book._other_lines
-        ordered = []
-        written = []
-        for slot in slots:
-            stated = statements.get(slot)
-            if stated is None:
-                ordered.append(faithful[slot])
-                line = lines.get(slot)
-                if line is None:
-                    line = book.faithful_line(slot)
-            else:
-                ordered.append(stated)
-                found = other.get(id(stated))
-                if found is not None and found[0] is stated:
-                    line = found[1]
-                else:
-                    line = book.statement_line(stated)
-            written.append(line)
-        return tuple(ordered), "\n".join(written)
-
     def withheld(self, role: str) -> tuple[StatedValue, ...]:
         """The designated records of ``role`` whose truth the policy still withholds (their
         defect is not resolved), each with the one statement it allows: the first reply's.
@@ -401,7 +356,7 @@ class ScriptedColleagues:
             del self._pending[role]
             slots = tuple(pending.slots)
             statements, carried, resolved, _ = self._statements(role, slots, {})
-            stated, text = self._reply_text(slots, statements)
+            stated, text = self._book.reply_text(slots, statements)
             delivered.append(
                 _made_reply(
                     role=role,

@@ -13,7 +13,7 @@ from typing import Literal, TypeVar, cast
 from pydantic import BaseModel, ConfigDict
 
 from .._memo import remember
-from .._trusted import trusted_maker
+from .._trusted import made_frozen, trusted_maker
 from ..construct import Style, statement_text
 from ..construct._render import ExactLines
 from ..settings import (
@@ -83,9 +83,6 @@ class ColleagueReply:
     readings: tuple[FollowUpReading, ...] = ()
 
 
-_new_reply = object.__new__
-
-
 def _made_reply(
     role: str,
     text: str | None,
@@ -100,10 +97,9 @@ def _made_reply(
 ) -> ColleagueReply:
     """``ColleagueReply(...)`` with the same fields, made without the frozen class's
     ``__init__`` (:func:`~uncobench_z3._trusted.made_frozen`). Every request gets a reply; a
-    test keeps the two alike. (:func:`made_frozen`'s two lines written here: a call less for
-    each of the 1,353 replies made in a first pass over 80 built groups)"""
-    made = _new_reply(ColleagueReply)
-    made.__dict__.update(
+    test keeps the two alike."""
+    return made_frozen(
+        ColleagueReply,
         {
             "role": role,
             "text": text,
@@ -115,9 +111,8 @@ def _made_reply(
             "pending": pending,
             "answers_pending": answers_pending,
             "readings": readings,
-        }
+        },
     )
-    return made
 
 
 _DEFECTS_KEPT = 8
@@ -359,6 +354,41 @@ class RecordBook:
         else:
             text = statement_text(self.task, stated, self.style)
         return remember(self._other_lines, id(stated), (stated, text), READINGS_KEPT)[1]
+
+    def reply_text(
+        self, slots: tuple[Slot, ...], statements: dict[Slot, StatedValue]
+    ) -> tuple[tuple[StatedValue, ...], str]:
+        """The statements of a reply about ``slots`` (``statements`` where the defects put
+        theirs, the faithful ones elsewhere), in order, and its text. A defect's statement is
+        written as itself, even one equal to the faithful statement: the same line."""
+        if not statements:
+            return self.faithful_reply(slots)
+        # (one loop, each line looked up where the book keeps it, a method called only when
+        # it is not there yet: a defect's line by its statement's identity, as
+        # :meth:`statement_line` remembers it, a faithful one by its slot. Counted alone over
+        # a first pass over 80 built groups, as the colleagues' method, 21.81 to 17.13 M
+        # instructions)
+        faithful = self.faithful
+        lines = self._lines
+        other = self._other_lines
+        ordered = []
+        written = []
+        for slot in slots:
+            stated = statements.get(slot)
+            if stated is None:
+                ordered.append(faithful[slot])
+                line = lines.get(slot)
+                if line is None:
+                    line = self.faithful_line(slot)
+            else:
+                ordered.append(stated)
+                found = other.get(id(stated))
+                if found is not None and found[0] is stated:
+                    line = found[1]
+                else:
+                    line = self.statement_line(stated)
+            written.append(line)
+        return tuple(ordered), "\n".join(written)
 
     def faithful_reply(self, slots: tuple[Slot, ...]) -> tuple[tuple[StatedValue, ...], str]:
         """The faithful statements of ``slots``, in order, and the reply text they make."""

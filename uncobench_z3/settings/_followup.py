@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import cast
 
+from .._trusted import made_frozen
 from ..spec import TypedTask, Value, ValueParseError, parse_value
 from ..spec._values import INT_OR_FRACTION
 from ._model import (
@@ -268,19 +269,13 @@ def decide(
         text = " or ".join(texts)
         satisfied = found is not None
         because = found if found is not None else _why_not(task, clause, request)
-        # (made as ClauseCheck(text, satisfied, because) makes it: a test compares them.
-        # :func:`~uncobench_z3._trusted.made_frozen`'s two lines written here, a call less for each)
-        check = _new(ClauseCheck)
-        check.__dict__.update({"text": text, "satisfied": satisfied, "because": because})
-        checks.append(check)
+        # (made as ClauseCheck(text, satisfied, because) makes it: a test compares them)
+        checks.append(
+            made_frozen(ClauseCheck, {"text": text, "satisfied": satisfied, "because": because})
+        )
     if follows is None:
         follows = follows_up(task, defect, request)
-    decision = _new(FollowUpDecision)
-    decision.__dict__.update({"follows_up": follows, "clauses": tuple(checks)})
-    return decision
-
-
-_new = object.__new__
+    return made_frozen(FollowUpDecision, {"follows_up": follows, "clauses": tuple(checks)})
 
 
 def _why_not(task: TypedTask, clause: Clause, request: Request) -> str:
