@@ -149,10 +149,7 @@ def find_matches_and_doubles(
     # 776.6, 775.1 million
     single_places: list[int] = []  # the places of the stems of one-word entries
     firsts: list[str] = []  # the first stems of unordered entries
-    first_stems = vocabulary._first_stems  # (made on the first reading: its method)
-    if first_stems is None:
-        first_stems = vocabulary.first_stems()
-    for word_stem in first_stems.keys() & at.keys():
+    for word_stem in vocabulary.first_stems().keys() & at.keys():
         if word_stem in starting_word:
             single_places += at[word_stem]
         if word_stem in unordered_by_first:
