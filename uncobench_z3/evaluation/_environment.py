@@ -480,8 +480,8 @@ async def run_episode(environment: Environment, agent: Agent) -> Environment:
     fits its model's context window; returns the environment.
 
     With scripted colleagues (no model phrases, reads or writes a reply) in an environment of
-    the class itself, each round takes :meth:`Environment.astep`'s scripted path in place,
-    with no coroutine of its own: with the epoch seeds remembered
+    the class itself, each round is :meth:`Environment.step` (:meth:`Environment.astep`'s
+    scripted path), with no coroutine of its own: with the epoch seeds remembered
     (:func:`._sample.epoch_seed`) and a sample's usage and a one-request ask read without a
     comprehension, and matching's first stems found in one intersection, the first pass over
     80 built groups (1,075 rounds, 385 samples) went from 779.0, 779.1 to 768.8, 768.9 M
@@ -492,14 +492,12 @@ async def run_episode(environment: Environment, agent: Agent) -> Environment:
         and environment.reader is None
         and environment.policy is None
     )
-    scripted, finish = environment._scripted, environment._finish
+    step = environment.step
     while not environment.finished:
         try:
             action = await agent.act(environment.conversation)
             if in_place:
-                # (unpacked, not ``*``: a call with its arguments listed is made in the eval loop)
-                replies, ask_error = scripted(action)
-                finish(action, replies, ask_error)
+                step(action)
             else:
                 await environment.astep(action)
         except ContextWindowError as error:
