@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import sys
 import traceback
+from collections.abc import Sequence
 
 __all__ = [
     "MIN_SECRET_LENGTH",
@@ -90,8 +91,7 @@ def _masked(text: str, fragments: bool) -> str:
     for secret in ordered:
         text = text.replace(secret, REDACTED)
     if fragments:
-        for secret in ordered:
-            text = _mask_fragments(text, secret)
+        text = _mask_fragments(text, ordered)
     for pattern in _SECRET_PATTERNS:
         text = pattern.sub(
             lambda match: (match.group(1) if match.groups() else "") + REDACTED,
@@ -100,31 +100,41 @@ def _masked(text: str, fragments: bool) -> str:
     return text
 
 
-def _mask_fragments(text: str, secret: str) -> str:
-    """``text`` with every run that is a beginning or an end of ``secret``, at least
-    :data:`MIN_SECRET_LENGTH` characters long, masked (the longest such run at each place)."""
-    head, tail = secret[:MIN_SECRET_LENGTH], secret[-MIN_SECRET_LENGTH:]
-    if head not in text and tail not in text:
-        return text
-    pieces: list[str] = []
-    start = 0
-    position = 0
-    while position < len(text):
-        if text.startswith(head, position):
-            length = _common_prefix(text, position, secret)
-            pieces += [text[start:position], REDACTED]
-            position = start = position + length
-            continue
-        if text.startswith(tail, position):
-            # the run ends where the key ends; it may begin before ``position``, in text
-            # not yet copied: extend it backwards as far as it matches the key's end
+def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every run that is a beginning or an end of one of ``secrets``, at least
+    :data:`MIN_SECRET_LENGTH` characters long, masked: each place's longest run of each
+    secret is found, and each stretch of text the runs cover, overlapping or adjacent, is
+    masked once. All secrets' runs are found before any is masked: masked one secret at a
+    time, a secret that begins (or ends) as a longer one does lost its run to the longer
+    one's, cut where the two part (a key "register-4f9c..." and a key "registered-..." left
+    "[REDACTED]-4" of "register-4", and two keys that start "sk-proj-" alike would leave the
+    rest of one's fragment)."""
+    runs: list[tuple[int, int]] = []
+    for secret in secrets:
+        head, tail = secret[:MIN_SECRET_LENGTH], secret[-MIN_SECRET_LENGTH:]
+        position = text.find(head)
+        while position >= 0:
+            runs.append((position, position + _common_prefix(text, position, secret)))
+            position = text.find(head, position + 1)
+        position = text.find(tail)
+        while position >= 0:
             end = position + MIN_SECRET_LENGTH
-            begin = end - _common_suffix(text[start:end], secret)
-            pieces += [text[start:begin], REDACTED]
-            position = start = end
+            runs.append((end - _common_suffix(text[:end], secret), end))
+            position = text.find(tail, position + 1)
+    if not runs:
+        return text
+    runs.sort()
+    pieces: list[str] = []
+    copied = 0  # the text before this is in ``pieces``
+    masking_from, masking_to = runs[0]
+    for start, end in runs:
+        if start <= masking_to:  # (overlapping or adjacent: one stretch)
+            masking_to = max(masking_to, end)
             continue
-        position += 1
-    pieces.append(text[start:])
+        pieces += [text[copied:masking_from], REDACTED]
+        copied = masking_to
+        masking_from, masking_to = start, end
+    pieces += [text[copied:masking_from], REDACTED, text[masking_to:]]
     return "".join(pieces)
 
 
