@@ -6,9 +6,9 @@
         --agent builtin/careful --agent builtin/naive
 
 On these shared machines a command's CPU time moves by a fifth between consecutive runs, and
-the machine's speed by half within minutes (docs/performance.md, ninth round): a figure taken
-before a change and one taken after it, minutes apart, do not compare. This script takes both
-in one period. ``--before`` names a git revision of this repository; it is exported into a
+the machine's speed by half within minutes (docs/performance-rounds.md, ninth round): a figure
+taken before a change and one taken after it, minutes apart, do not compare. This script takes
+both in one period. ``--before`` names a git revision of this repository; it is exported into a
 temporary folder (``git archive``), and each run starts a new interpreter with that version's
 package (or this tree's) first on ``sys.path``, the rest of the environment shared. Runs
 alternate in the order before, after, after, before, ... so that a drift of the machine's
@@ -29,7 +29,7 @@ Where Python writes no bytecode itself (``PYTHONDONTWRITEBYTECODE``, set on thes
 the exported revision would otherwise compile every module it imports in every run - 0.3
 CPU-s and about 1.1 billion instructions for the commands' imports - while this tree's
 modules mostly had bytecode from earlier: runs measured before this step favoured the after
-version by that much (thirteenth round, docs/performance.md).
+version by that much (thirteenth round, docs/performance-rounds.md).
 
 With ``--instructions`` each run is also counted in machine instructions: it runs under
 Valgrind's callgrind tool (``valgrind`` must be on the path; Debian's package), following

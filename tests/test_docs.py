@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 README_MAX_BYTES = 15_000
+PERFORMANCE_MAX_BYTES = 25_000
 FENCE = re.compile(r"^(?P<indent> *)```[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
 INLINE = re.compile(r"(?<!`)`(uncobench [^`\n]+)`(?!`)")
 
@@ -217,6 +218,30 @@ def test_readme_links_resolve() -> None:
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
         if not re.match(r"[a-z]+://", target):
             assert (ROOT / target).exists(), f"README links to missing {target}"
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings, as MkDocs' ``toc`` extension makes them."""
+    anchors = set()
+    for heading in re.findall(r"^#{1,6} +(.+?) *$", FENCE.sub("", page.read_text("utf-8")), re.M):
+        slug = re.sub(r"[^\w\s-]", "", heading).strip().lower()
+        anchors.add(re.sub(r"[-\s]+", "-", slug))
+    return anchors
+
+
+def test_readme_anchors_into_the_docs_resolve() -> None:
+    """MkDocs checks the anchors of links between docs pages; the README is not one of them."""
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\((docs/[^)#]+\.md)#([^)]+)\)", text)
+    assert links
+    for target, anchor in links:
+        assert anchor in _anchors(ROOT / target), f"README: no {target}#{anchor}"
+
+
+def test_the_performance_page_stays_readable() -> None:
+    """docs/performance.md is the current state; each round's runs go in the journal."""
+    assert (ROOT / "docs" / "performance.md").stat().st_size <= PERFORMANCE_MAX_BYTES
+    assert "the-rounds-newest-first" in _anchors(ROOT / "docs" / "performance-rounds.md")
 
 
 @pytest.mark.skipif(
