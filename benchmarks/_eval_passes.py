@@ -289,12 +289,12 @@ PARTS: tuple[tuple[str, str, str | None, str], ...] = (
     ("colleagues' readings of the agent's messages", "_colleagues", "RecordBook", "read"),
     # stored in the groups, as a built benchmark's: read, not searched for (an ideal agent's
     # episode; see the module docstring)
-    ("minimum rounds (stored in the group)", "_sample", None, "minimum_rounds"),
-    ("face-value evidence of each round", "_sample", None, "evidence_by_round"),
-    ("justification of a right answer", "_sample", None, "justify_answer"),
-    ("attribution of a wrong answer", "_sample", None, "attribute_error"),
-    ("round notes", "_sample", None, "round_notes"),
-    ("the record", "_sample", None, "_record"),
+    ("minimum rounds (stored in the group)", "_run_sample", None, "minimum_rounds"),
+    ("face-value evidence of each round", "_run_sample", None, "evidence_by_round"),
+    ("justification of a right answer", "_run_sample", None, "justify_answer"),
+    ("attribution of a wrong answer", "_run_sample", None, "attribute_error"),
+    ("round notes", "_run_sample", None, "round_notes"),
+    ("the record", "_run_sample", None, "_record"),
 )
 
 

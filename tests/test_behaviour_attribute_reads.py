@@ -1,6 +1,6 @@
 """The behaviour counts and the sample's record read the trace's fields as attributes (round 46).
 
-:func:`uncobench_z3.evaluation._behaviour.behaviour_of` and ``_sample._record`` read a
+:func:`uncobench_z3.evaluation._behaviour.behaviour_of` and ``_run_sample._record`` read a
 record's and a reply's fields as plain attributes (the models read plainly: see
 tests/test_plain_reads.py), not from their ``__dict__``, and compare a follow-up's kind only when
 there is one. Here a follow-up's kind given as another text object equal to the literal still

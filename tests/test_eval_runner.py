@@ -34,7 +34,7 @@ from uncobench_z3.evaluation import (
     run_sample,
 )
 from uncobench_z3.evaluation._registry import configuration_name
-from uncobench_z3.evaluation._sample import play_sample
+from uncobench_z3.evaluation._run_sample import play_sample
 from uncobench_z3.settings import TaskGroup, group_digest
 
 AGENTS = ["builtin/naive", "builtin/careful"]

@@ -30,7 +30,8 @@ from uncobench_z3.evaluation import (
     read_log,
 )
 from uncobench_z3.evaluation._play import Player
-from uncobench_z3.evaluation._sample import AgentMaker, PlayedSample
+from uncobench_z3.evaluation._run_sample import PlayedSample
+from uncobench_z3.evaluation._sample import AgentMaker
 from uncobench_z3.settings import TaskGroup, Vocabulary, _vocabulary, forget_vocabulary
 
 AGENTS = ["builtin/naive", "builtin/careful"]

@@ -1,4 +1,4 @@
-"""A sample's record, written out by ``_sample._record``: the same record as the record maker
+"""A sample's record, written out by ``_run_sample._record``: the same record as the record maker
 (:class:`~uncobench_z3._trusted.TrustedMaker`) makes for the same keywords, on both paths."""
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from uncobench_z3.evaluation import (
     make_agent,
     run_episode,
 )
-from uncobench_z3.evaluation._sample import play_sample
+from uncobench_z3.evaluation._run_sample import play_sample
 from uncobench_z3.models import ModelUsage, StoredOutput
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,6 +18,7 @@ from ._attribution import (
     justify_answer,
     received_evidence,
 )
+from ._behaviour import Behaviour, PolicyKeeping, behaviour_of, policy_keeping
 from ._builtin import (
     NAIVE_QUESTION,
     CarefulAgent,
@@ -191,24 +192,18 @@ from ._registry import (
     register_agent_prefix,
 )
 from ._reply_judge import ReplyJudgement, judge_text
+from ._run_sample import job_environment, run_sample, score_episode
 from ._runlog import ERROR_SAMPLES_FILE, RUN_FILE, SAMPLES_FILE, read_log
 from ._runner import RUN_KIND, default_concurrency, evaluate, run_evaluation
 from ._sample import (
     JOB_IDENTITY,
     AgentMaker,
-    Behaviour,
-    PolicyKeeping,
     SampleError,
     SampleJob,
     SampleRecord,
     SampleResult,
     SampleStatus,
-    behaviour_of,
     epoch_seed,
-    job_environment,
-    policy_keeping,
-    run_sample,
-    score_episode,
 )
 from ._scoring import (
     AnswerKey,

@@ -2,7 +2,7 @@
 
 :class:`Player` is the runner's engine, in the driver (``--workers 1``) and in every eval
 shard (:mod:`._shards`). It takes jobs from its queue in order, plays each with
-:func:`~._sample.run_sample` and hands the sample's outcome (what the run's summary and
+:func:`~._run_sample.run_sample` and hands the sample's outcome (what the run's summary and
 error budget keep of it) and its log line to a *sink* (the driver writes the log; a shard
 sends both to the driver, which then need not parse the line again). Each group's derived
 data (:class:`~._prepared.PreparedGroup`: typed task, rendering, the colleagues' record
@@ -29,12 +29,8 @@ from ._attribution import forget_group
 from ._environment import PreparedGroup
 from ._errors import cap_record
 from ._min_rounds import forget_minimum_rounds
-from ._sample import (
-    AgentMaker,
-    PlayedSample,
-    SampleJob,
-    play_sample,
-)
+from ._run_sample import PlayedSample, play_sample
+from ._sample import AgentMaker, SampleJob
 from ._summary import SampleOutcome
 
 Sink = Callable[[SampleJob, SampleOutcome, str], Awaitable[None]]
