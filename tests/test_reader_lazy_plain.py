@@ -1,7 +1,6 @@
-"""The reader's tags written in one loop (``_tagging.first_tags``) and its second writing
-(candidate names and one-word fact names left as written) made only when a reading's
-intents or evidence are read, against the whole writing (``_tagging.tagged``) and
-``_tagging.tags_of``."""
+"""The reader's second writing (candidate names and one-word fact names left as written)
+made only when a reading's intents or evidence are read, against the whole writing
+(``_tagging.tagged``), and ``_tagging.tags_of``'s second tags."""
 
 from __future__ import annotations
 
@@ -66,15 +65,12 @@ def tagging_cases(draw: st.DrawFn) -> tuple[Vocabulary, frozenset[str], list, li
 
 @settings(max_examples=1000, deadline=None)
 @given(tagging_cases())
-def test_first_tags_are_tags_of_s_first_and_say_when_a_name_is_among_them(
+def test_the_second_tags_differ_only_with_a_name(
     case: tuple[Vocabulary, frozenset[str], list, list],
 ) -> None:
     vocabulary, role_facts, matches, values = case
-    task = vocabulary.task
-    tag_at, named = T.first_tags(task, role_facts, matches, values)
-    first, second = T.tags_of(task, role_facts, matches, values)
-    assert tag_at == first and list(tag_at) == list(first)  # (in the same order too)
-    assert named == any(
+    second = T.tags_of(vocabulary.task, role_facts, matches, values)[1]
+    named = any(
         m.kind == "candidate" or (m.kind == "fact" and len(m.indexes) == 1) for m in matches
     )
     assert named or second is None
@@ -91,7 +87,8 @@ def _check_written_as_is(vocabulary: Vocabulary, text: str, role: str | None) ->
     )
     joined = " ".join(words)
     assert rest[2] == words and rest[3][0] == joined
-    assert RQ._tags_and_written_as_is(vocabulary.task, role_facts, rest)[1] == " ".join(as_written)
+    plain = RQ._positions_and_written_as_is(vocabulary.task, role_facts, rest)[1]
+    assert plain == " ".join(as_written)
     # what the reading reads of the phrases before its rest: the hits of both writings'
     hits = phrase_hits(joined, " ".join(as_written))
     assert request.all_candidates == (hits.all_candidates is not None)
@@ -122,33 +119,3 @@ def layouts(draw: st.DrawFn) -> T.Layout:
         flat.append(f"w{i}")
     flat += ["|"] * draw(st.integers(0, 1))
     return tuple(flat), tuple(at)
-
-
-@settings(max_examples=1000, deadline=None)
-@given(tagging_cases(), layouts(), st.booleans())
-def test_words_and_names_are_the_words_of_the_first_tags(
-    case: tuple[Vocabulary, frozenset[str], list, list], layout: T.Layout, no_values: bool
-) -> None:
-    """Written a match at a time or token by token (matches apart or on the same tokens,
-    marks between a match's tokens, values): the words of :func:`first_tags`' tags."""
-    vocabulary, role_facts, matches, values = case
-    if no_values:  # (the writing a match at a time is for messages with no value)
-        values = []
-    task = vocabulary.task
-    tag_at, named = T.first_tags(task, role_facts, matches, values)
-    expected = (T.words_written(layout, tag_at), named)
-    assert T.words_and_names(task, role_facts, matches, values, layout) == expected
-
-
-def test_words_and_names_of_matches_apart_are_written_a_match_at_a_time() -> None:
-    """A message's matches on stretches of their own: one tag each, in their stretch's place
-    (in any order of the matches), the words and marks between them as they are."""
-    vocabulary = VOCABULARIES[0]
-    task = vocabulary.task
-    fact = next(iter(task.facts))
-    layout = (("a", "b", "|", "c", "d", "e", "?", "|"), (0, 1, 3, 4, 5))
-    matches = [_Match("fact", (fact, "member"), (3, 4)), _Match("candidate", (fact,), (0, 1))]
-    assert T.words_and_names(task, frozenset(), matches, [], layout) == (
-        ["zcand", "|", "c", "zfact", "?", "|"],
-        True,
-    )

@@ -1,6 +1,6 @@
 """The rest of a reading made with its tags written once: where a name is tagged, the tags
 of its tokens and the message as written both from one ``tags_of`` (``_request``'s
-``_tags_and_written_as_is``), and the phrases of the message as written looked for only
+``_positions_and_written_as_is``), and the phrases of the message as written looked for only
 for an intent that the tagged text does not find at its inventory's first pattern
 (``_message._find_phrase_hits``), each against the steps it replaces."""
 
@@ -23,21 +23,20 @@ from uncobench_z3.settings._screen import first_pattern, text_words
 
 def _written_as_is_before(task: object, role_facts: frozenset[str], rest: RQ._Rest) -> str:
     """The message as written, as it was made before: from ``tags_of``'s second tags alone."""
-    _, _, _, (joined, layout, _, _), (matches, found, named) = rest
-    if not named:
-        return joined
+    _, _, _, (joined, layout, _, _), (matches, found, _) = rest
     named_tag_at = T.tags_of(task, role_facts, matches, found)[1]  # type: ignore[arg-type]
     return joined if named_tag_at is None else " ".join(T.words_written(layout, named_tag_at))
 
 
-def _check_tags_and_written_as_is(vocabulary: Vocabulary, text: str, role: str | None) -> None:
+def _check_positions_and_written_as_is(vocabulary: Vocabulary, text: str, role: str | None) -> None:
     request = read_request(vocabulary, text, role, None, parse_message(vocabulary, text))
     rest = request.__dict__[RQ._REST]
     task, role_facts = vocabulary.task, vocabulary.facts_read_for(role)
     matches, found = rest[4][0], rest[4][1]
-    tag_at, plain, names = RQ._tags_and_written_as_is(task, role_facts, rest)
-    first = T.first_tags(task, role_facts, matches, found)[0]
-    assert tag_at == first and list(tag_at) == list(first)  # (in the same order too)
+    position, plain, names = RQ._positions_and_written_as_is(task, role_facts, rest)
+    assert position == T.positions_written(
+        rest[3][1], T.tags_of(task, role_facts, matches, found)[0]
+    )
     assert plain == _written_as_is_before(task, role_facts, rest)
     # the names' words: every word written more often as written than tagged, and only
     # words written
@@ -50,17 +49,17 @@ def _check_tags_and_written_as_is(vocabulary: Vocabulary, text: str, role: str |
 
 @settings(max_examples=300, deadline=None)
 @given(messages(), st.booleans())
-def test_the_tags_and_the_message_as_written_are_first_tags_and_written_as_is(
+def test_the_positions_and_the_message_as_written_are_the_tags_and_written_as_is(
     message: tuple[Vocabulary, str], to_role: bool
 ) -> None:
     vocabulary, text = message
     role = vocabulary.task.roles[0] if to_role else None
-    _check_tags_and_written_as_is(vocabulary, text, role)
+    _check_positions_and_written_as_is(vocabulary, text, role)
 
 
 def test_the_template_messages_tags_and_message_as_written() -> None:
     for vocabulary, text, role, _ in template_messages():
-        _check_tags_and_written_as_is(vocabulary, text, role)
+        _check_positions_and_written_as_is(vocabulary, text, role)
 
 
 def _phrase_hits_before(joined: str, plain: str) -> M.PhraseHits:

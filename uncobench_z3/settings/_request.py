@@ -46,11 +46,13 @@ from ._request_words import (
 )
 from ._tagging import (
     Layout,
-    TagAt,
-    first_tags,
+    Stretch,
+    match_stretches,
     positions_written,
+    stretch_positions,
+    stretch_words,
+    tag_stretches,
     tags_of,
-    words_and_names,
     words_written,
 )
 from ._vocabulary import Vocabulary
@@ -234,16 +236,20 @@ def read_request(
     tokens, found, matches = parsed.tokens, parsed.found, parsed.matches
     role_facts = vocabulary.facts_read_for(role)
     # the words as :func:`~._tagging.tagged` writes them, a match at a time (most); the
-    # tokens' positions in them are worked out, from each token's tag, only when a weak word
-    # or the rest of the reading needs them (most never. Each match written as one tag, not
-    # each token's tag looked up: the 723 readings replayed, 49.5 to 43.2 million)
+    # tokens' positions in them are worked out only when a weak word or the rest of the
+    # reading needs them (most never. Each match written as one tag, not each token's tag
+    # looked up: the 723 readings replayed, 49.5 to 43.2 million)
     layout = parsed.layout
-    words, name_tagged = words_and_names(task, role_facts, matches, found, layout)
+    stretches = match_stretches(task, role_facts, matches, found, layout)
+    written = stretches
+    if written is None:  # (not a match at a time: token by token, from the tags)
+        written = tag_stretches(layout, tags_of(task, role_facts, matches, found)[0])
+    words = stretch_words(layout, written)
     joined = " ".join(words)
     # the phrases read here (all candidates, a pronoun) are the tagged text's alone; the
     # message with its candidate names and one-word fact names left as written is written,
     # and the phrases of both looked up, only when the intents are read
-    # (:func:`_tags_and_written_as_is`)
+    # (:func:`_positions_and_written_as_is`)
     hits = _tagged_hits(joined)
 
     # -- candidates, facts and members ---------------------------------------------------------
@@ -281,7 +287,7 @@ def read_request(
     if members:
         facts.update([f for f, _ in members])
     if weak:
-        position = positions_written(layout, first_tags(task, role_facts, matches, found)[0])
+        position = stretch_positions(layout, written)
         in_context = _in_context(words, position, _to_read(matches))
         _facts_from_weak_words(facts, role_facts, weak, in_context, None)
     if named_contexts and not facts & role_facts:  # (else the contexts' words name no fact)
@@ -305,7 +311,7 @@ def read_request(
                 role_facts,
                 words,
                 (joined, layout, text, tokens),
-                (matches, found, name_tagged),
+                (matches, found, stretches),
             ),
         }
     )
@@ -323,14 +329,14 @@ _Rest = tuple[
     frozenset[str],
     list[str],
     tuple[str, Layout, str, tuple[Token, ...]],
-    tuple[tuple[Match, ...], tuple[tuple[FoundValue, list[int]], ...], bool],
+    tuple[tuple[Match, ...], tuple[tuple[FoundValue, list[int]], ...], list[Stretch] | None],
 ]
 """what :func:`read_request` keeps for the rest of a reading: the vocabulary, the facts read
 for the role, the tagged words, what was said (the tagged text, the layout it was written
-from, the text and its tokens: :data:`_Said` once the tokens' positions are worked out, from
-the tags of each token, :func:`~._tagging.first_tags`), and the matches, the values and
-whether a name is tagged (what the tags and the message as written are written from:
-:func:`_tags_and_written_as_is`)"""
+from, the text and its tokens: :data:`_Said` once the tokens' positions are worked out),
+and the matches, the values and their stretches when written a match at a time (what the
+tokens' positions and the message as written are written from:
+:func:`_positions_and_written_as_is`)"""
 
 
 def _rest_of_reading(
@@ -341,11 +347,11 @@ def _rest_of_reading(
     demand: the colleagues decide most requests by the records they concern alone (the
     first pass over 80 built groups decides 160 of its 723 readings as follow-ups, which read
     the rest; making it for all was 12-15 M of the pass's 1,201-1,205 M instructions)."""
-    vocabulary, role_facts, words, (joined, layout, text, tokens), (matches, _, _) = rest
+    vocabulary, role_facts, words, (joined, _, text, tokens), (matches, _, _) = rest
     task = vocabulary.task
-    tag_at, plain, names = _tags_and_written_as_is(task, role_facts, rest)
+    position, plain, names = _positions_and_written_as_is(task, role_facts, rest)
     hits = phrase_hits(joined, plain, names)
-    said: _Said = (joined, positions_written(layout, tag_at), text, tokens)
+    said: _Said = (joined, position, text, tokens)
     evidence: dict[str, list[str]] = {}
     # -- candidates --------------------------------------------------------------------------
     for m in matches:
@@ -433,29 +439,40 @@ def _rest_of_reading(
     )
 
 
-def _tags_and_written_as_is(
+def _positions_and_written_as_is(
     task: TypedTask, role_facts: frozenset[str], rest: _Rest
-) -> tuple[TagAt, str, str]:
-    """The tags of a reading's tokens (:func:`~._tagging.first_tags`' first) and its message
-    written with its candidate names and one-word fact names left as written (its tagged text
-    when it names none): a label word that is also an intent word ("actual batch cost") still
-    shows the intent in it. Written when the intents are read, not for every reading: the 723
+) -> tuple[list[int], str, str]:
+    """The places of a reading's tokens in its tagged words and its message written with its
+    candidate names and one-word fact names left as written (its tagged text when it names
+    none): a label word that is also an intent word ("actual batch cost") still shows the
+    intent in it. Written when the intents are read, not for every reading: the 723
     readings of the first pass over 80 built groups, replayed, 60.6 to 49.5 million
-    instructions (160 of them read their intents). Where a name is tagged, both from one
-    :func:`~._tagging.tags_of`, whose first tags are ``first_tags``' (a test compares them),
-    not the tags made twice: the 160 rests of that pass, replayed, 60.07 to 56.65 million.
-    Third, the names' words (the words of the tokens tagged only as a name), which
-    :func:`~._message.phrase_hits` screens the intents' patterns with, "" with no name."""
-    _, _, _, (joined, layout, _, _), (matches, found, named) = rest
-    if not named:  # (no name is tagged: the two writings are one)
-        return first_tags(task, role_facts, matches, found)[0], joined, ""
+    instructions (160 of them read their intents). Third, the names' words (the words of
+    the tokens tagged only as a name, in order), which :func:`~._message.phrase_hits`
+    screens the intents' patterns with, "" with no name.
+
+    From the stretches the reading kept (:func:`~._tagging.match_stretches`: all 160 rests
+    of that pass); else from the tags of each token, both writings from one
+    :func:`~._tagging.tags_of` (the 160 rests, replayed, 60.07 to 56.65 million, against
+    the tags made twice)."""
+    _, _, _, (joined, layout, _, _), (matches, found, stretches) = rest
+    flat = layout[0]
+    if stretches is not None:
+        # (a name's word twice is read twice: no set made, 2.3 M of the pass's 160 rests)
+        names = [word for start, end, _, _, name in stretches if name for word in flat[start:end]]
+        position = stretch_positions(layout, stretches)
+        if not names:  # (no name is tagged: the two writings are one)
+            return position, joined, ""
+        plain = " ".join(stretch_words(layout, stretches, as_written=True))
+        return position, plain, " ".join(names)
     tag_at, named_tag_at = tags_of(task, role_facts, matches, found)
     if named_tag_at is None:
-        return tag_at, joined, ""
-    flat, flat_at = layout
-    # (a name's word twice is read twice: no set made, 2.3 M of the pass's 160 rests)
-    names = " ".join([flat[flat_at[i]] for i in tag_at if i not in named_tag_at])
-    return tag_at, " ".join(words_written(layout, named_tag_at)), names
+        return positions_written(layout, tag_at), joined, ""
+    flat_at = layout[1]
+    # (in the order written, as the stretches give them)
+    names = [flat[flat_at[i]] for i in sorted(tag_at) if i not in named_tag_at]
+    plain = " ".join(words_written(layout, named_tag_at))
+    return positions_written(layout, tag_at), plain, " ".join(names)
 
 
 def _mention(fact: str, context: str, required: bool, negated: bool, words: str) -> ContextMention:

@@ -104,8 +104,9 @@ def tags_of(
     value, and of all but candidate names and one-word fact names (``None`` when those are
     the same). The words are written by :func:`words_written`; the tokens' positions in them
     by :func:`positions_written` (a reading needs them only when it reads a weak word's or a
-    phrase's own words, most readings never). A reading takes the first from
-    :func:`first_tags`, and this when it reads its intents."""
+    phrase's own words, most readings never). A reading writes its words from the first
+    when its matches are not written a stretch at a time (:func:`match_stretches`), and
+    the rest of it from both then."""
     # the contexts read on each match's words, as the bits of _CONTEXT_TAGS
     contexts: dict[tuple[int, ...], int] = {}
     for match in matches:
@@ -146,99 +147,119 @@ def tags_of(
     return tag_at, (None if named_tag_at == tag_at else named_tag_at)
 
 
-def first_tags(
-    task: TypedTask,
-    role_facts: AbstractSet[str],
-    matches: Sequence[Match],
-    values: Sequence[tuple[FoundValue, Sequence[int]]],
-) -> tuple[TagAt, bool]:
-    """The first :data:`TagAt` of :func:`tags_of`, and whether a candidate name or a one-word
-    fact name is among the tags (only then may its second differ). The reader writes the
-    second only when a reading's intents are read (a fifth of the first pass's readings):
-    its tags are then :func:`tags_of`'s again.
-
-    One loop: a context's tag is written with the contexts read on its words so far, and
-    the last match written on a token is the last on its words (matches on the same tokens
-    have the same ``indexes``), so it holds them all, as :func:`tags_of`'s does."""
-    contexts: dict[tuple[int, ...], int] = {}
-    tag_at: TagAt = {}
-    named = False
-    for match in matches:
-        kind = match.kind
-        indexes = match.indexes
-        if kind == "context":
-            read = _context_read(task, role_facts, match) | contexts.get(indexes, 0)
-            contexts[indexes] = read
-            at = (_CONTEXT_TAGS[read], indexes[0])
-        else:
-            if kind == "candidate" or (kind == "fact" and len(indexes) == 1):
-                named = True
-            at = (_TAGS[kind], indexes[0])  # (a match's tokens are in order)
-        for i in indexes:
-            tag_at[i] = at
-    for value, written in values:
-        at = ("zdate" if isinstance(value.value, _dt.date) else "znum", -1 - written[0])
-        for i in written:
-            tag_at[i] = at
-    return tag_at, named
+Stretch = tuple[int, int, int, str, bool]
+"""One tag as written in place of a stretch of a message's tokens (with no mark between
+them): the stretch's start and end in the layout's ``flat``, its first token, the tag, and
+whether it is a candidate name or a one-word fact name (left as written in the second
+writing). A message's words and its tokens' places are written from its stretches, in
+order (:func:`stretch_words`, :func:`stretch_positions`)."""
 
 
-def words_and_names(
+def match_stretches(
     task: TypedTask,
     role_facts: AbstractSet[str],
     matches: Sequence[Match],
     values: Sequence[tuple[FoundValue, Sequence[int]]],
     layout: Layout,
-) -> tuple[list[str], bool]:
-    """:func:`words_written` of :func:`first_tags`' tags, and whether a name is among them,
-    written a match at a time when each match's tokens are one stretch of the layout (no
-    mark between them) and no two matches share a token and the message writes no value
-    (most messages): each match is then one tag in place of its stretch. Else (or when the
-    stretches, in order, overlap) through the tags of each token."""
-    if not values:
-        flat, flat_at = layout
-        runs: list[tuple[int, int, str]] = []
-        named = False
-        for match in matches:
-            kind = match.kind
-            indexes = match.indexes
-            start = flat_at[indexes[0]]
-            end = flat_at[indexes[-1]] + 1
-            if end - start != len(indexes):
-                break  # (its tokens apart, or a mark between them: token by token)
-            if kind == "context":  # (no other match on its tokens: its own context alone)
-                runs.append((start, end, _CONTEXT_TAGS[_context_read(task, role_facts, match)]))
-            else:
-                if kind == "candidate" or (kind == "fact" and len(indexes) == 1):
-                    named = True
-                runs.append((start, end, _TAGS[kind]))
+) -> list[Stretch] | None:
+    """The stretches of :func:`tags_of`'s tags worked out a match (or a value) at a time,
+    when each one's tokens are one stretch of the layout (no mark between them) and no two
+    share a token but contexts read on the same words (one tag of all their bits, as
+    :func:`tags_of` writes them): most messages (all but 25 of the 723 readings of a first
+    pass over 80 built groups, each of those with a number read as a value in a fact's
+    words; 151 of its 160 follow-ups' rests). ``None`` when they are not: then token by
+    token, from the tags (:func:`tag_stretches`). A reading keeps them for its rest, whose
+    places and second writing are written from them, not from the tags again (that pass,
+    counted: 759.3 to 750.5 million instructions; its 160 follow-up decisions, replayed:
+    58.4 to 49.2 million; contexts on the same words written token by token: 755.2)."""
+    flat_at = layout[1]
+    stretches: list[Stretch] = []
+    # (a context's words -> its stretch's place and the bits read on them)
+    contexts: dict[tuple[int, ...], tuple[int, int]] = {}
+    for match in matches:
+        kind = match.kind
+        indexes = match.indexes
+        first = indexes[0]
+        start = flat_at[first]
+        end = flat_at[indexes[-1]] + 1
+        if end - start != len(indexes):
+            return None  # (its tokens apart, or a mark between them: token by token)
+        if kind == "context":
+            read = _context_read(task, role_facts, match)
+            seen = contexts.get(indexes)
+            if seen is None:
+                contexts[indexes] = (len(stretches), read)
+                stretches.append((start, end, first, _CONTEXT_TAGS[read], False))
+            else:  # (another fact's context on the same words: one tag of all they read)
+                read |= seen[1]
+                contexts[indexes] = (seen[0], read)
+                stretches[seen[0]] = (start, end, first, _CONTEXT_TAGS[read], False)
         else:
-            runs.sort()
-            out: list[str] = []
-            done = 0
-            for start, end, tag in runs:
-                if start < done:
-                    break  # two matches on a token: token by token
-                if start != done:
-                    out += flat[done:start]
-                out.append(tag)
-                done = end
-            else:
-                out += flat[done:]
-                return out, named
-    tag_at, named = first_tags(task, role_facts, matches, values)
-    return words_written(layout, tag_at), named
+            name = kind == "candidate" or (kind == "fact" and len(indexes) == 1)
+            stretches.append((start, end, first, _TAGS[kind], name))
+    for value, written in values:
+        first = written[0]
+        start = flat_at[first]
+        end = flat_at[written[-1]] + 1
+        if end - start != len(written):
+            return None
+        tag = "zdate" if isinstance(value.value, _dt.date) else "znum"
+        stretches.append((start, end, first, tag, False))
+    stretches.sort()
+    done = 0
+    for start, end, _, _, _ in stretches:
+        if start < done:
+            return None  # (two on a token: token by token)
+        done = end
+    return stretches
 
 
-def _written(layout: Layout, tag_at: TagAt) -> tuple[list[str], list[int]]:
-    """The tokens as words, each match written as its tag once (a match's tokens written in
-    a row, with no mark between them), sentences ended by ``|``; and each token's place in
-    them (:func:`words_written`, :func:`positions_written`)."""
-    return words_written(layout, tag_at), positions_written(layout, tag_at)
+def tag_stretches(layout: Layout, tag_at: TagAt) -> list[Stretch]:
+    """The stretches of the tags ``tag_at``, token by token: a token's tag goes on the
+    stretch of the token before it when it is the same tag (a match's tokens share one
+    tuple: compared by identity first) and no word or mark comes between them. None is
+    taken for a name (what is a name is not told by the tags)."""
+    flat_at = layout[1]
+    stretches: list[Stretch] = []
+    start = end = first = -1
+    last: tuple[str, int] | None = None
+    for i in sorted(tag_at):
+        tag = tag_at[i]
+        at = flat_at[i]
+        if at == end and (tag is last or tag == last):
+            end += 1  # the same match goes on: one tag for it
+            continue
+        if last is not None:
+            stretches.append((start, end, first, last[0], False))
+        start, end, first, last = at, at + 1, i, tag
+    if last is not None:
+        stretches.append((start, end, first, last[0], False))
+    return stretches
 
 
-def positions_written(layout: Layout, tag_at: TagAt) -> list[int]:
-    """Each token's place in :func:`words_written` (never decreasing), worked out without
+def stretch_words(
+    layout: Layout, stretches: Sequence[Stretch], as_written: bool = False
+) -> list[str]:
+    """The layout's ``flat`` with each stretch's words and marks written as its tag once,
+    the words no tag takes copied a stretch at a time; ``as_written``: with names' stretches
+    left as written (the second writing, when the stretches are
+    :func:`match_stretches`')."""
+    flat = layout[0]
+    out: list[str] = []
+    done = 0
+    for start, end, _, tag, name in stretches:
+        if name and as_written:
+            continue
+        if start != done:
+            out += flat[done:start]
+        out.append(tag)
+        done = end
+    out += flat[done:]
+    return out
+
+
+def stretch_positions(layout: Layout, stretches: Sequence[Stretch]) -> list[int]:
+    """Each token's place in :func:`stretch_words` (never decreasing), worked out without
     writing them: a reading needs the places only to find the message's own words for a
     phrase or a weak word (a fifth of the first pass's readings), its words every time. The
     untagged tokens' places are their layout's, shifted as the tags before them shorten the
@@ -249,53 +270,37 @@ def positions_written(layout: Layout, tag_at: TagAt) -> list[int]:
     written = 0  # the words written so far
     done = 0  # the words and marks of the layout's ``flat`` written (or written as a tag)
     free = 0  # the first token whose place is not known yet
-    last: tuple[str, int] | None = None
-    for i in sorted(tag_at):
-        tag = tag_at[i]
-        at = flat_at[i]
-        if at != done:  # untagged words or marks before this token: a new tag
-            if free != i:  # the untagged tokens' places: shifted as their words are
-                shift = written - done
-                position += [k + shift for k in flat_at[free:i]] if shift else flat_at[free:i]
-            written += at - done
-            last = None
-        # (by identity first: a match's tokens share one tuple, and a tuple compared with
-        # another or with None takes the unspecialised way; the 201 calls of a first pass
-        # over 80 built groups, replayed, 8.05 to 7.72 million instructions)
-        if tag is last or (last is not None and tag == last):
-            position.append(written - 1)  # the same match goes on: one tag for it
-        else:
-            last = tag
-            position.append(written)
-            written += 1
-        done = at + 1
-        free = i + 1
+    for start, end, first, _, _ in stretches:
+        if free != first:  # the untagged tokens' places: shifted as their words are
+            shift = written - done
+            position += [k + shift for k in flat_at[free:first]] if shift else flat_at[free:first]
+        written += start - done  # (the untagged words and marks before it)
+        position += [written] * (end - start)
+        written += 1
+        done = end
+        free = first + end - start
     if free != len(flat_at):
         shift = written - done
         position += [k + shift for k in flat_at[free:]] if shift else flat_at[free:]
     return position
 
 
+def _written(layout: Layout, tag_at: TagAt) -> tuple[list[str], list[int]]:
+    """The tokens as words, each match written as its tag once (a match's tokens written in
+    a row, with no mark between them), sentences ended by ``|``; and each token's place in
+    them (:func:`words_written`, :func:`positions_written`)."""
+    return words_written(layout, tag_at), positions_written(layout, tag_at)
+
+
+def positions_written(layout: Layout, tag_at: TagAt) -> list[int]:
+    """Each token's place in :func:`words_written`: :func:`stretch_positions` of the tags'
+    stretches."""
+    return stretch_positions(layout, tag_stretches(layout, tag_at))
+
+
 def words_written(layout: Layout, tag_at: TagAt) -> list[str]:
-    """The words of :func:`_written`: the layout's ``flat`` with each match's words and marks
-    written as its tag once, the words no tag takes copied a stretch at a time."""
-    flat, flat_at = layout
-    out: list[str] = []
-    done = 0
-    last: tuple[str, int] | None = None
-    for i in sorted(tag_at):
-        tag = tag_at[i]
-        at = flat_at[i]
-        if at != done:  # untagged words or marks before this token: a new tag
-            out += flat[done:at]
-            last = tag
-            out.append(tag[0])
-        elif tag is not last and tag != last:  # (a match's tokens share one tuple: most)
-            last = tag
-            out.append(tag[0])
-        done = at + 1
-    out += flat[done:]
-    return out
+    """The words of :func:`_written`: :func:`stretch_words` of the tags' stretches."""
+    return stretch_words(layout, tag_stretches(layout, tag_at))
 
 
 def _written_twice(
