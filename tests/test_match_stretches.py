@@ -171,10 +171,10 @@ def _check_reading(vocabulary: Vocabulary, text: str, role: str | None) -> None:
         task, role_facts, list(matches), list(found), layout
     )
     assert words == expected and joined == " ".join(expected)
-    position, plain, name_words = RQ._positions_and_written_as_is(task, role_facts, rest)
+    position, name_words, as_written = RQ._positions_and_names(task, role_facts, rest)
     assert position == places
-    assert plain == (" ".join(written) if names else joined)
-    assert name_words == " ".join(names)
+    assert RQ._written_as_is(joined, layout, as_written) == (" ".join(written) if names else joined)
+    assert name_words == (names or None)
 
 
 @settings(max_examples=300, deadline=None)

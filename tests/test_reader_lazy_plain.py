@@ -87,7 +87,8 @@ def _check_written_as_is(vocabulary: Vocabulary, text: str, role: str | None) ->
     )
     joined = " ".join(words)
     assert rest[2] == words and rest[3][0] == joined
-    plain = RQ._positions_and_written_as_is(vocabulary.task, role_facts, rest)[1]
+    as_written_from = RQ._positions_and_names(vocabulary.task, role_facts, rest)[2]
+    plain = RQ._written_as_is(joined, parsed.layout, as_written_from)
     assert plain == " ".join(as_written)
     # what the reading reads of the phrases before its rest: the hits of both writings'
     hits = phrase_hits(joined, " ".join(as_written))

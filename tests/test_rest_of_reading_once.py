@@ -1,7 +1,7 @@
 """The rest of a reading made with its tags written once: where a name is tagged, the tags
 of its tokens and the message as written both from one ``tags_of`` (``_request``'s
-``_positions_and_written_as_is``), and the phrases of the message as written looked for only
-for an intent that the tagged text does not find at its inventory's first pattern
+``_positions_and_names`` and ``_written_as_is``), and the phrases of the message as written
+looked for only for an intent that the tagged text does not find at its inventory's first pattern
 (``_message._find_phrase_hits``), each against the steps it replaces."""
 
 from __future__ import annotations
@@ -33,18 +33,20 @@ def _check_positions_and_written_as_is(vocabulary: Vocabulary, text: str, role: 
     rest = request.__dict__[RQ._REST]
     task, role_facts = vocabulary.task, vocabulary.facts_read_for(role)
     matches, found = rest[4][0], rest[4][1]
-    position, plain, names = RQ._positions_and_written_as_is(task, role_facts, rest)
+    position, words, as_written = RQ._positions_and_names(task, role_facts, rest)
     assert position == T.positions_written(
         rest[3][1], T.tags_of(task, role_facts, matches, found)[0]
     )
+    joined = rest[3][0]
+    plain = RQ._written_as_is(joined, rest[3][1], as_written)
     assert plain == _written_as_is_before(task, role_facts, rest)
     # the names' words: every word written more often as written than tagged, and only
     # words written
-    joined = rest[3][0]
+    names = " ".join(words or ())
     more = Counter(plain.split())
     more.subtract(joined.split())
     assert {w for w, n in more.items() if n > 0} <= set(names.split()) <= set(plain.split())
-    assert (names == "") == (plain == joined)
+    assert (names == "") == (plain == joined) == (words is None)
 
 
 @settings(max_examples=300, deadline=None)
@@ -78,13 +80,13 @@ def _phrase_hits_before(joined: str, plain: str) -> M.PhraseHits:
         if in_joined is not None:
             intents.append((name, 0, in_joined[1], in_joined[2]))
     return M.PhraseHits(
-        all_candidates=tagged.all_candidates,
-        pronoun=tagged.pronoun,
-        latest=tagged.latest,
-        earliest=tagged.earliest,
+        all_candidates=tagged.alone.all_candidates,
+        pronoun=tagged.alone.pronoun,
+        latest=tagged.alone.latest,
+        earliest=tagged.alone.earliest,
         intents=tuple(intents),
-        questions=tagged.questions,
-        yes_no=tagged.yes_no,
+        questions=tagged.alone.questions,
+        yes_no=tagged.alone.yes_no,
     )
 
 

@@ -32,7 +32,7 @@ from .._trusted import made_frozen
 from ..spec import TypedTask
 from . import _phrases as P
 from ._matching import Match, find_matches_and_doubles, one_reading
-from ._message import _tagged_hits, _tokens_and_values, phrase_hits
+from ._message import _tagged_hits, _tokens_and_values, phrase_hits, tagged_phrase_hits
 from ._request_words import (
     _fact_from_contexts,
     _facts_from_weak_words,
@@ -53,7 +53,6 @@ from ._tagging import (
     stretch_words,
     tag_stretches,
     tags_of,
-    words_written,
 )
 from ._vocabulary import Vocabulary
 from ._words import FoundValue, Token
@@ -249,8 +248,8 @@ def read_request(
     # the phrases read here (all candidates, a pronoun) are the tagged text's alone; the
     # message with its candidate names and one-word fact names left as written is written,
     # and the phrases of both looked up, only when the intents are read
-    # (:func:`_positions_and_written_as_is`)
-    hits = _tagged_hits(joined)
+    # (:func:`_rest_of_reading`)
+    hits = _tagged_hits(joined).alone
 
     # -- candidates, facts and members ---------------------------------------------------------
     # (one pass over the matches. Not through :func:`_to_read`: a thing read again on the
@@ -336,7 +335,7 @@ for the role, the tagged words, what was said (the tagged text, the layout it wa
 from, the text and its tokens: :data:`_Said` once the tokens' positions are worked out),
 and the matches, the values and their stretches when written a match at a time (what the
 tokens' positions and the message as written are written from:
-:func:`_positions_and_written_as_is`)"""
+:func:`_positions_and_names`)"""
 
 
 def _rest_of_reading(
@@ -347,10 +346,13 @@ def _rest_of_reading(
     demand: the colleagues decide most requests by the records they concern alone (the
     first pass over 80 built groups decides 160 of its 723 readings as follow-ups, which read
     the rest; making it for all was 12-15 M of the pass's 1,201-1,205 M instructions)."""
-    vocabulary, role_facts, words, (joined, _, text, tokens), (matches, _, _) = rest
+    vocabulary, role_facts, words, (joined, layout, text, tokens), (matches, _, _) = rest
     task = vocabulary.task
-    position, plain, names = _positions_and_written_as_is(task, role_facts, rest)
-    hits = phrase_hits(joined, plain, names)
+    position, names, as_written = _positions_and_names(task, role_facts, rest)
+    hits = tagged_phrase_hits(joined, names)
+    if hits is None:  # the message as written may show an intent: written and looked up
+        assert names is not None
+        hits = phrase_hits(joined, _written_as_is(joined, layout, as_written), " ".join(names))
     said: _Said = (joined, position, text, tokens)
     evidence: dict[str, list[str]] = {}
     # -- candidates --------------------------------------------------------------------------
@@ -439,40 +441,48 @@ def _rest_of_reading(
     )
 
 
-def _positions_and_written_as_is(
+def _positions_and_names(
     task: TypedTask, role_facts: frozenset[str], rest: _Rest
-) -> tuple[list[int], str, str]:
-    """The places of a reading's tokens in its tagged words and its message written with its
-    candidate names and one-word fact names left as written (its tagged text when it names
-    none): a label word that is also an intent word ("actual batch cost") still shows the
-    intent in it. Written when the intents are read, not for every reading: the 723
-    readings of the first pass over 80 built groups, replayed, 60.6 to 49.5 million
-    instructions (160 of them read their intents). Third, the names' words (the words of
-    the tokens tagged only as a name, in order), which :func:`~._message.phrase_hits`
-    screens the intents' patterns with, "" with no name.
+) -> tuple[list[int], list[str] | None, tuple[list[Stretch], bool] | None]:
+    """The places of a reading's tokens in its tagged words; the names' words (the words of
+    the tokens tagged only as a candidate name or a one-word fact name, in order), which
+    :func:`~._message.tagged_phrase_hits` screens the intents' patterns with, None when it
+    names none; and what its message as written (its names left as written: a label word
+    that is also an intent word, "actual batch cost", still shows the intent in it) is
+    written from when that screen cannot rule it out: :func:`~._tagging.stretch_words`'
+    stretches and ``as_written``, None with no name. Made when the intents are read, not
+    for every reading: the 723 readings of the first pass over 80 built groups, replayed,
+    60.6 to 49.5 million instructions (160 of them read their intents).
 
-    From the stretches the reading kept (:func:`~._tagging.match_stretches`: all 160 rests
-    of that pass); else from the tags of each token, both writings from one
+    From the stretches the reading kept (:func:`~._tagging.match_stretches`: 151 of the 160
+    rests of that pass); else from the tags of each token, both writings from one
     :func:`~._tagging.tags_of` (the 160 rests, replayed, 60.07 to 56.65 million, against
     the tags made twice)."""
-    _, _, _, (joined, layout, _, _), (matches, found, stretches) = rest
+    _, _, _, (_, layout, _, _), (matches, found, stretches) = rest
     flat = layout[0]
     if stretches is not None:
         # (a name's word twice is read twice: no set made, 2.3 M of the pass's 160 rests)
         names = [word for start, end, _, _, name in stretches if name for word in flat[start:end]]
         position = stretch_positions(layout, stretches)
         if not names:  # (no name is tagged: the two writings are one)
-            return position, joined, ""
-        plain = " ".join(stretch_words(layout, stretches, as_written=True))
-        return position, plain, " ".join(names)
+            return position, None, None
+        return position, names, (stretches, True)
     tag_at, named_tag_at = tags_of(task, role_facts, matches, found)
+    position = positions_written(layout, tag_at)
     if named_tag_at is None:
-        return positions_written(layout, tag_at), joined, ""
+        return position, None, None
     flat_at = layout[1]
     # (in the order written, as the stretches give them)
     names = [flat[flat_at[i]] for i in sorted(tag_at) if i not in named_tag_at]
-    plain = " ".join(words_written(layout, named_tag_at))
-    return positions_written(layout, tag_at), plain, " ".join(names)
+    return position, names, (tag_stretches(layout, named_tag_at), False)
+
+
+def _written_as_is(
+    joined: str, layout: Layout, as_written: tuple[list[Stretch], bool] | None
+) -> str:
+    """A reading's message as written, from what :func:`_positions_and_names` gives for it
+    (``joined``, its tagged text, when it names nothing)."""
+    return joined if as_written is None else " ".join(stretch_words(layout, *as_written))
 
 
 def _mention(fact: str, context: str, required: bool, negated: bool, words: str) -> ContextMention:

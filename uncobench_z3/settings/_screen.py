@@ -439,10 +439,11 @@ class NameTouches:
         self.always = frozenset(always)
         self.whole = {core: frozenset(ks) for core, ks in parts[0].items()}
         self._read: dict[str, frozenset[int]] = {}
-        self.starts, self.ends, self.inside = (
-            (tuple(kept), tuple((core, frozenset(ks)) for core, ks in kept.items()))
-            for kept in parts[1:]
+        # (the pieces, for one test of a word against all, and each piece's phrases)
+        self.starts, self.ends = (
+            (tuple(kept), {core: frozenset(ks) for core, ks in kept.items()}) for kept in parts[1:3]
         )
+        self.inside = tuple((core, frozenset(ks)) for core, ks in parts[3].items())
 
     def may_match(self, names: Iterable[str]) -> set[int]:
         """The phrases that may match where ``names`` (every word of letters and digits that
@@ -464,13 +465,23 @@ class NameTouches:
         ks = self.whole.get(word)
         if ks is not None:
             found |= ks
-        starts, ends, inside = self.starts, self.ends, self.inside
-        # (one call each for most words, which start and end with no piece)
-        if starts[0] and word.startswith(starts[0]):
-            found.update(*[ks for core, ks in starts[1] if word.startswith(core)])
-        if ends[0] and word.endswith(ends[0]):
-            found.update(*[ks for core, ks in ends[1] if word.endswith(core)])
-        for core, ks in inside[1]:
+        # (one call each for most words, which start and end with no piece; a word that
+        # does has its starts or ends looked up, not each piece tested: 42 of the 636 words
+        # and inventories of the first pass over 80 built groups, all 636 replayed 5.00 to
+        # 3.33 million instructions)
+        pieces, by_piece = self.starts
+        if pieces and word.startswith(pieces):
+            for end in range(1, len(word) + 1):
+                ks = by_piece.get(word[:end])
+                if ks is not None:
+                    found |= ks
+        pieces, by_piece = self.ends
+        if pieces and word.endswith(pieces):
+            for start in range(len(word)):
+                ks = by_piece.get(word[start:])
+                if ks is not None:
+                    found |= ks
+        for core, ks in self.inside:
             if core in word:
                 found |= ks
         return frozenset(found)
