@@ -5,8 +5,8 @@
 - The first change of a record that imprecise statements constrain is kept by the record and
   the statements (their :func:`statement_key`, in order): equal constraints, the same change.
 - Evidence of true values alone is answered from the kept first changes without copying the
-  records (:func:`differing_completion`'s completion is the plain search's), and
-  :func:`finds_differing_completion` (the judge's truth test) says whether there is one.
+  records (:func:`differing_completion`'s completion is the plain search's), and the kept
+  changes find a completion exactly where the plain search does.
 - A reading table shares one ``(slot, repr)`` pair object among equal exact readings, so the
   signatures of two samples' equal evidence hold the very same items.
 """
@@ -23,7 +23,6 @@ from uncobench_z3.evaluation._completion import (
     _UNKNOWN,
     TaskTables,
     differing_completion,
-    finds_differing_completion,
     values_to_try,
 )
 from uncobench_z3.evaluation._evidence import (
@@ -246,9 +245,10 @@ def _allows(tables: TaskTables, stated: StatedValue, value: object) -> bool:
 
 
 def test_whether_a_completion_is_found_is_whether_the_search_finds_one() -> None:
-    """The judge's truth test against the completion itself, on one table per gold as the
-    judge asks: evidence of true values (kept changes, searched first), constrained
-    records, evidence at a wrong value, and a gold the true records do not give."""
+    """Whether the judge's kept changes find a completion, against the plain search, on one
+    table per gold as the judge asks: evidence of true values (kept changes, searched
+    first), constrained records, evidence at a wrong value, and a gold the true records do
+    not give."""
     seen = set()
     for index, task in enumerate(TASKS):
         truth = task.outcome()
@@ -265,10 +265,8 @@ def test_whether_a_completion_is_found_is_whether_the_search_finds_one() -> None
             tables = TaskTables(task)
             for evidence in cases * 2:  # (the second time from what the tables kept)
                 plain = differing_completion(task, gold, evidence, shortcuts=False)
-                found = finds_differing_completion(task, gold, evidence, truth, tables)
+                kept = differing_completion(task, gold, evidence, truth=truth, tables=tables)
+                found = kept is not None
                 assert found == (plain is not None)
                 seen.add(found)
-            assert finds_differing_completion(task, gold, cases[0]) == (
-                differing_completion(task, gold, cases[0]) is not None
-            )
     assert seen == {True, False}

@@ -22,7 +22,7 @@ from ..settings import StatedValue, stated_imprecision, stated_value
 from ..solver import GOAL_DIFFERS, QueryResult, SolverBudget, TaskSolver, shared_context
 from ..solver._encoding import smt_and
 from ..spec import Answer, Outcome, Slot, TypedTask, Value, preimage, round_fraction
-from ._completion import StoredChanges, TaskTables, finds_differing_completion
+from ._completion import StoredChanges, TaskTables, differing_completion
 from ._environment import RoundRecord
 from ._evidence import FaceValueEvidence, ReadingTable, StatementKeys, final_evidence
 from ._scoring import ParsedAnswer
@@ -245,7 +245,7 @@ class EvidenceJudge:
         completion is found; None leaves the question to the solver."""
         if truthful and self._gold_is_truth and self._decision_slots <= evidence.exact.keys():
             return "unsat"  # every decision record pinned at its true value (class docstring)
-        if self._gold is not None and finds_differing_completion(
+        if self._gold is not None and differing_completion(
             self.task, self._gold, evidence, truth=self._truth, tables=self.tables
         ):
             return "sat"  # a model of the query below, found by evaluation (class docstring)
