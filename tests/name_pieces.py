@@ -11,10 +11,10 @@ import re
 from typing import Any
 
 from uncobench_z3.settings import _touches
-from uncobench_z3.settings._message import _INTENTS
+from uncobench_z3.settings._phrase_hits import _INTENTS
 from uncobench_z3.settings._screen import _BOUNDARY, _WORD, C, _parser, _tree
 
-# A message's two writings (:func:`~uncobench_z3.settings._message.phrase_hits`) differ only
+# A message's two writings (:func:`~uncobench_z3.settings._phrase_hits.phrase_hits`) differ only
 # where the second writes a candidate's or a one-word fact's name as its own words, the first
 # as a tag: the two are
 # the same stretches of text around some name regions (the second's holding only the names'

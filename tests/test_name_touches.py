@@ -1,5 +1,5 @@
 """The intents' patterns looked for in a message as written only where they may read a word
-of its names (``_screen.NameTouches``, ``_message._may_match_plain``): a pattern that misses
+of its names (``_screen.NameTouches``, ``_phrase_hits._may_match_plain``): a pattern that misses
 the tagged text and matches the message as written is always among those searched, and the
 phrase hits are those of every pattern searched in both texts."""
 
@@ -19,7 +19,7 @@ from tests.test_phrase_screen import INTENT_TEXTS, VOCABULARY, _plain_phrase_hit
 from tests.test_reader_fast_paths import FILLERS, ROOT, _words
 from uncobench_z3.evaluation import typed_task
 from uncobench_z3.settings import Vocabulary, _touches
-from uncobench_z3.settings import _message as MS
+from uncobench_z3.settings import _phrase_hits as PH
 from uncobench_z3.settings import _phrases as P
 from uncobench_z3.settings import _request as RQ
 from uncobench_z3.settings._model import TaskGroup
@@ -62,7 +62,7 @@ def test_a_pattern_that_matches_only_as_written_may_read_a_name(
     plain, written = _as_written(words, names)
     if not written:
         return
-    for (_, patterns), touches in zip(MS._INTENTS, MS._TOUCHES, strict=True):
+    for (_, patterns), touches in zip(PH._INTENTS, PH._TOUCHES, strict=True):
         may = touches.may_match(written)
         for k, phrase in enumerate(patterns.phrases):
             if phrase.pattern.search(plain) and not phrase.pattern.search(joined):
@@ -77,9 +77,9 @@ def test_phrase_hits_with_the_names_words_are_the_hits_of_both_texts(
     joined = " ".join(words)
     plain, written = _as_written(words, names)
     expected = _plain_phrase_hits(joined, plain)
-    MS._tagged_hits.cache_clear()
+    PH._tagged_hits.cache_clear()
     for known in (" ".join(written), " ".join(sorted(set(written))), None):
-        found = dataclasses.astuple(MS._find_phrase_hits(joined, plain, known))
+        found = dataclasses.astuple(PH._find_phrase_hits(joined, plain, known))
         assert found == expected, (joined, plain, known)
 
 
@@ -193,8 +193,8 @@ def named_messages(draw: st.DrawFn) -> tuple[Vocabulary, str]:
     return vocabulary, " ".join(draw(st.lists(pieces, max_size=12)))
 
 
-def _unscreened(joined: str, plain: str, names: str) -> MS.PhraseHits:
-    return MS._find_phrase_hits(joined, plain)  # (no names' words: every pattern searched)
+def _unscreened(joined: str, plain: str, names: str) -> PH.PhraseHits:
+    return PH._find_phrase_hits(joined, plain)  # (no names' words: every pattern searched)
 
 
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])

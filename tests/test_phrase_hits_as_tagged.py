@@ -1,4 +1,4 @@
-"""A follow-up's phrase hits without its message as written (``_message.tagged_phrase_hits``):
+"""A follow-up's phrase hits without its message as written (``_phrase_hits.tagged_phrase_hits``):
 where the screens show that the message as written finds no intent its tagged text does
 not, the hits are the tagged text's, as ``_find_phrase_hits`` finds them from both texts;
 and a name's word's phrases (``_screen.NameTouches``) found by its starts and ends looked up
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_name_touches import NAME_WORDS, NAMES, TEXTS, _as_written
-from uncobench_z3.settings import _message as MS
+from uncobench_z3.settings import _phrase_hits as PH
 from uncobench_z3.settings import _touches
 from uncobench_z3.settings._screen import NameTouches
 
@@ -24,15 +24,15 @@ def test_the_tagged_text_s_hits_are_both_texts_hits_where_given(
 ) -> None:
     joined = " ".join(words)
     plain, written = _as_written(words, names)
-    MS._tagged_hits.cache_clear()
-    both = MS._find_phrase_hits(joined, plain, " ".join(written))
+    PH._tagged_hits.cache_clear()
+    both = PH._find_phrase_hits(joined, plain, " ".join(written))
     if not written:  # (no name: the two texts are one)
-        assert MS.tagged_phrase_hits(joined, None) is MS._tagged_hits(joined).alone
-        assert dataclasses.astuple(MS._find_phrase_hits(joined, joined)) == dataclasses.astuple(
-            MS._tagged_hits(joined).alone
+        assert PH.tagged_phrase_hits(joined, None) is PH._tagged_hits(joined).alone
+        assert dataclasses.astuple(PH._find_phrase_hits(joined, joined)) == dataclasses.astuple(
+            PH._tagged_hits(joined).alone
         )
         return
-    found = MS.tagged_phrase_hits(joined, written)
+    found = PH.tagged_phrase_hits(joined, written)
     # (None: the message as written may find an intent, and is looked at; the tagged text's
     # hits hold no intent of it, so one it finds always gives None)
     if found is not None:
@@ -44,19 +44,19 @@ def test_a_name_that_shows_an_intent_is_left_to_the_message_as_written() -> None
     joined = "your reply gave the zfact of zcand for the zoth but the task needs the zreq |"
     plain = joined.replace("zcand", "brenner precision engineering")
     names = ["brenner", "precision", "engineering"]
-    assert MS.tagged_phrase_hits(joined, names) is None
+    assert PH.tagged_phrase_hits(joined, names) is None
     assert ("exact", 1) in [
         (name, which)
-        for name, which, _, _ in MS._find_phrase_hits(joined, plain, " ".join(names)).intents
+        for name, which, _, _ in PH._find_phrase_hits(joined, plain, " ".join(names)).intents
     ]
     # a word the screens do not read (not letters and digits): always looked at
-    assert MS.tagged_phrase_hits(joined, ["o'connor"]) is None
+    assert PH.tagged_phrase_hits(joined, ["o'connor"]) is None
     # a name no pattern reads a word of: the tagged text's hits, the message not written
     joined = "please send the zfact of zcand |"
     names = ["kerry", "formulation", "services"]
-    assert MS.tagged_phrase_hits(joined, names) is MS._tagged_hits(joined).alone
+    assert PH.tagged_phrase_hits(joined, names) is PH._tagged_hits(joined).alone
     plain = joined.replace("zcand", " ".join(names))
-    assert MS.tagged_phrase_hits(joined, names) == MS._find_phrase_hits(
+    assert PH.tagged_phrase_hits(joined, names) == PH._find_phrase_hits(
         joined, plain, " ".join(names)
     )
 

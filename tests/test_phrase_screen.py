@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from uncobench_z3.settings import _message as MS
+from uncobench_z3.settings import _phrase_hits as PH
 from uncobench_z3.settings import _phrases as P
 from uncobench_z3.settings import _screen as S
 from uncobench_z3.settings._screen import (
@@ -157,7 +157,7 @@ TAGS = st.sampled_from(["zcand", "zfact"])
 
 
 def _plain_phrase_hits(joined: str, plain: str) -> tuple[object, ...]:
-    """:class:`~uncobench_z3.settings._message.PhraseHits` of the two texts, every pattern
+    """:class:`~uncobench_z3.settings._phrase_hits.PhraseHits` of the two texts, every pattern
     searched in turn (no screen, nothing remembered): the intents' first pattern, in order,
     that matches either text, on ``joined`` first; all else in ``joined``."""
 
@@ -184,20 +184,20 @@ def _plain_phrase_hits(joined: str, plain: str) -> tuple[object, ...]:
         if found is not None:
             which, hit = found
             text = (joined, plain)[which]
-            intents.append((name, which, MS._span(text, hit.span()), hit.group(0)))
+            intents.append((name, which, PH._span(text, hit.span()), hit.group(0)))
     questions = [
-        MS._span(joined, hit.span())
+        PH._span(joined, hit.span())
         for pattern in (P.YES_NO_QUESTION, P.COMPARISON, P.ELLIPTICAL_QUESTION)
         if (hit := re.search(pattern, joined))
     ]
     return (
-        MS._span(joined, found_all[1].span()) if found_all is not None else None,
-        MS._span(joined, pronoun.span()) if pronoun else None,
-        tuple(MS._ordered(joined, h.span()) for h in re.finditer(P.LATEST, joined)),
-        tuple(MS._ordered(joined, h.span()) for h in re.finditer(P.EARLIEST, joined)),
+        PH._span(joined, found_all[1].span()) if found_all is not None else None,
+        PH._span(joined, pronoun.span()) if pronoun else None,
+        tuple(PH._ordered(joined, h.span()) for h in re.finditer(P.LATEST, joined)),
+        tuple(PH._ordered(joined, h.span()) for h in re.finditer(P.EARLIEST, joined)),
         tuple(intents),
         tuple(questions),
-        MS._yes_no_about(joined),
+        PH._yes_no_about(joined),
     )
 
 
@@ -210,7 +210,7 @@ def _plain_phrase_hits(joined: str, plain: str) -> tuple[object, ...]:
 def test_phrase_hits_read_from_the_tagged_text_alone_are_the_hits_of_both_texts(
     words: list[str], names: list[str], other_names: list[str]
 ) -> None:
-    """What the tagged text gives is remembered by it alone (:data:`MS._tagged_hits`) and
+    """What the tagged text gives is remembered by it alone (:data:`PH._tagged_hits`) and
     the intents' patterns before its first are searched in the text as written: the hits
     are those of every pattern searched in both texts, found afresh, and found after
     another message with the same tagged text and other names."""
@@ -226,11 +226,11 @@ def test_phrase_hits_read_from_the_tagged_text_alone_are_the_hits_of_both_texts(
     plain, other = as_written(names), as_written(other_names)
     for remembered in (False, True):
         if not remembered:
-            MS._tagged_hits.cache_clear()
+            PH._tagged_hits.cache_clear()
         else:
-            MS._find_phrase_hits(joined, other)  # the tagged text's hits remembered
+            PH._find_phrase_hits(joined, other)  # the tagged text's hits remembered
         for text in (plain, joined):
-            found = dataclasses.astuple(MS._find_phrase_hits(joined, text))
+            found = dataclasses.astuple(PH._find_phrase_hits(joined, text))
             assert found == _plain_phrase_hits(joined, text), (joined, text)
 
 

@@ -30,6 +30,7 @@ from uncobench_z3.evaluation import typed_task
 from uncobench_z3.settings import Vocabulary
 from uncobench_z3.settings import _matching as M
 from uncobench_z3.settings import _message as MS
+from uncobench_z3.settings import _phrase_hits as PH
 from uncobench_z3.settings import _request as RQ
 from uncobench_z3.settings import _tagging as T
 from uncobench_z3.settings import _values as VA
@@ -710,11 +711,11 @@ def test_phrases_remembered_from_other_messages_read_as_found_afresh() -> None:
     afresh = []
     for vocabulary, text, role, focus in messages:
         phrase_hits.cache_clear()
-        MS._tagged_hits.cache_clear()  # (what a tagged text alone gives: see _find_phrase_hits)
+        PH._tagged_hits.cache_clear()  # (what a tagged text alone gives: see _find_phrase_hits)
         _tokens_and_values.cache_clear()
         afresh.append(read_request(vocabulary, text, role, focus))
     phrase_hits.cache_clear()
-    MS._tagged_hits.cache_clear()
+    PH._tagged_hits.cache_clear()
     remembered = [read_request(*message) for message in messages]
     assert remembered == afresh
     # and the evidence in the order it was noted (a dict compares equal in any order)
@@ -723,7 +724,7 @@ def test_phrases_remembered_from_other_messages_read_as_found_afresh() -> None:
     ]
     # found again for other messages (each text is read twice: to its role, to nobody),
     # by the tagged text alone where the names' words show no intent of their own
-    assert MS._tagged_hits.cache_info().hits > len(messages) // 2 + 50
+    assert PH._tagged_hits.cache_info().hits > len(messages) // 2 + 50
 
 
 FOLLOWUP_GROUPS = {
@@ -814,7 +815,7 @@ def test_a_remembered_phrasing_reads_as_a_new_one(
     read_request(other, text)
     again = read_request(vocabulary, text, role, focus)
     phrase_hits.cache_clear()
-    MS._tagged_hits.cache_clear()
+    PH._tagged_hits.cache_clear()
     assert read_request(vocabulary, text, role, focus) == again
 
 

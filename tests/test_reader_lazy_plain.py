@@ -15,7 +15,7 @@ from tests.test_reader_fast_paths import VOCABULARIES, messages, template_messag
 from uncobench_z3.settings import Vocabulary
 from uncobench_z3.settings import _request as RQ
 from uncobench_z3.settings import _tagging as T
-from uncobench_z3.settings._message import phrase_hits
+from uncobench_z3.settings._phrase_hits import phrase_hits
 from uncobench_z3.settings._request import parse_message, read_request
 
 

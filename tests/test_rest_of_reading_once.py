@@ -2,7 +2,7 @@
 of its tokens and the message as written both from one ``tags_of`` (``_request``'s
 ``_positions_and_names`` and ``_written_as_is``), and the phrases of the message as written
 looked for only for an intent that the tagged text does not find at its inventory's first pattern
-(``_message._find_phrase_hits``), each against the steps it replaces."""
+(``_phrase_hits._find_phrase_hits``), each against the steps it replaces."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.test_reader_fast_paths import messages, template_messages
 from uncobench_z3.settings import Vocabulary
-from uncobench_z3.settings import _message as M
+from uncobench_z3.settings import _phrase_hits as PH
 from uncobench_z3.settings import _request as RQ
 from uncobench_z3.settings import _tagging as T
 from uncobench_z3.settings._request import parse_message, read_request
@@ -64,22 +64,22 @@ def test_the_template_messages_tags_and_message_as_written() -> None:
         _check_positions_and_written_as_is(vocabulary, text, role)
 
 
-def _phrase_hits_before(joined: str, plain: str) -> M.PhraseHits:
+def _phrase_hits_before(joined: str, plain: str) -> PH.PhraseHits:
     """``_find_phrase_hits`` as it was: ``plain`` searched for every intent when it differs."""
-    tagged = M._tagged_hits(joined)
+    tagged = PH._tagged_hits(joined)
     in_plain = text_words(plain) if plain != joined else None
     intents = []
-    for (name, patterns), in_joined in zip(M._INTENTS, tagged.intents, strict=True):
+    for (name, patterns), in_joined in zip(PH._INTENTS, tagged.intents, strict=True):
         if in_plain is not None:
             before = in_joined[0] if in_joined is not None else None
             found_plain = first_pattern(patterns, plain, in_plain, before)
             if found_plain is not None:
                 hit = found_plain[1]
-                intents.append((name, 1, M._span(plain, hit.span()), hit.group(0)))
+                intents.append((name, 1, PH._span(plain, hit.span()), hit.group(0)))
                 continue
         if in_joined is not None:
             intents.append((name, 0, in_joined[1], in_joined[2]))
-    return M.PhraseHits(
+    return PH.PhraseHits(
         all_candidates=tagged.alone.all_candidates,
         pronoun=tagged.alone.pronoun,
         latest=tagged.alone.latest,
@@ -93,7 +93,7 @@ def _phrase_hits_before(joined: str, plain: str) -> M.PhraseHits:
 def _pattern_words() -> list[str]:
     """Words of the intents' patterns (so that random texts match some of them)."""
     words: set[str] = set()
-    for _, inventory in M._INTENTS:
+    for _, inventory in PH._INTENTS:
         for phrase in inventory.phrases:
             words.update(re.findall(r"[a-z]+", phrase.pattern.pattern))
     return sorted(w for w in words if len(w) > 1)
@@ -121,8 +121,8 @@ def text_pairs(draw: st.DrawFn) -> tuple[str, str]:
 @given(text_pairs())
 def test_phrase_hits_are_those_of_every_intent_searched(pair: tuple[str, str]) -> None:
     joined, plain = pair
-    assert M._find_phrase_hits(joined, plain) == _phrase_hits_before(joined, plain)
-    assert M._find_phrase_hits(joined, joined) == _phrase_hits_before(joined, joined)
+    assert PH._find_phrase_hits(joined, plain) == _phrase_hits_before(joined, plain)
+    assert PH._find_phrase_hits(joined, joined) == _phrase_hits_before(joined, joined)
 
 
 def test_the_template_messages_phrase_hits() -> None:
@@ -133,14 +133,14 @@ def test_the_template_messages_phrase_hits() -> None:
         rest = request.__dict__[RQ._REST]
         joined = rest[3][0]
         plain = _written_as_is_before(vocabulary.task, vocabulary.facts_read_for(role), rest)
-        assert M._find_phrase_hits(joined, plain) == _phrase_hits_before(joined, plain)
+        assert PH._find_phrase_hits(joined, plain) == _phrase_hits_before(joined, plain)
 
 
 def test_an_intent_found_in_the_message_as_written_alone_or_first_in_the_tagged_text() -> None:
     """A name that is an intent's word is found in the message as written (an intent the
     tagged text lacks), and one the tagged text finds at its first pattern is not looked for
     again (the same hits as looking)."""
-    hits = M._find_phrase_hits("zcand", "exact")
+    hits = PH._find_phrase_hits("zcand", "exact")
     assert hits.intents == (("exact", 1, (0, 5, 0, 1), "exact"),)
     assert hits == _phrase_hits_before("zcand", "exact")
     # the tagged text finds a later pattern (the fourth, the second), the name an earlier
@@ -148,16 +148,16 @@ def test_an_intent_found_in_the_message_as_written_alone_or_first_in_the_tagged_
         ("definite zcand", "definite exact", 4),
         ("zcand issue precise", "exact issue precise", 1),
     ):
-        assert M._tagged_hits(joined).intents[0][0] == later
-        hits = M._find_phrase_hits(joined, plain)
+        assert PH._tagged_hits(joined).intents[0][0] == later
+        hits = PH._find_phrase_hits(joined, plain)
         assert hits == _phrase_hits_before(joined, plain)
         assert hits.intents[0][:2] == ("exact", 1)
     joined = "please give the exact zfact zreq of zcand |"
-    assert M._tagged_hits(joined).intents[0][0] == 0  # (the exact inventory's first)
+    assert PH._tagged_hits(joined).intents[0][0] == 0  # (the exact inventory's first)
     for plain in (
         "please give the exact price zreq of auburn medical suites |",
         "please give the exact exact zreq of that range |",
     ):
-        hits = M._find_phrase_hits(joined, plain)
+        hits = PH._find_phrase_hits(joined, plain)
         assert hits == _phrase_hits_before(joined, plain)
         assert hits.intents[0][:2] == ("exact", 0)

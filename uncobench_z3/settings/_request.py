@@ -32,7 +32,8 @@ from .._trusted import made_frozen
 from ..spec import TypedTask
 from . import _phrases as P
 from ._matching import Match, find_matches_and_doubles, one_reading
-from ._message import _tagged_hits, _tokens_and_values, phrase_hits, tagged_phrase_hits
+from ._message import _tokens_and_values
+from ._phrase_hits import _tagged_hits, phrase_hits, tagged_phrase_hits
 from ._request_words import (
     _fact_from_contexts,
     _facts_from_weak_words,
@@ -446,7 +447,7 @@ def _positions_and_names(
 ) -> tuple[list[int], list[str] | None, tuple[list[Stretch], bool] | None]:
     """The places of a reading's tokens in its tagged words; the names' words (the words of
     the tokens tagged only as a candidate name or a one-word fact name, in order), which
-    :func:`~._message.tagged_phrase_hits` screens the intents' patterns with, None when it
+    :func:`~._phrase_hits.tagged_phrase_hits` screens the intents' patterns with, None when it
     names none; and what its message as written (its names left as written: a label word
     that is also an intent word, "actual batch cost", still shows the intent in it) is
     written from when that screen cannot rule it out: :func:`~._tagging.stretch_words`'

@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from ._matching import Match
-from ._message import _Ordered, _Span
+from ._phrase_hits import _Ordered, _Span
 from ._words import END, START, Token
 
 _NEGATORS = frozenset(
@@ -97,7 +97,7 @@ def _fact_from_contexts(
 
 def _original(said: _Said, span: _Span | _Ordered) -> str:
     """The message's own words for a phrase's span of the tagged text ``joined`` (characters
-    ``start:end``, words ``first:last``: :class:`~._message.PhraseHits`): of the tokens
+    ``start:end``, words ``first:last``: :class:`~._phrase_hits.PhraseHits`): of the tokens
     written at its words (a range: the positions never decrease). ``said``: :data:`_Said`."""
     joined, position, text, tokens = said
     start, end, first, last = span[:4]
