@@ -239,8 +239,11 @@ def test_readme_anchors_into_the_docs_resolve() -> None:
 
 
 def test_the_performance_page_stays_readable() -> None:
-    """docs/performance.md is the current state; each round's runs go in the journal."""
-    assert (ROOT / "docs" / "performance.md").stat().st_size <= PERFORMANCE_MAX_BYTES
+    """docs/performance.md is the current state; each round's runs go in the journal. What a
+    reader reads counts: its link definitions (``[r49]: performance-rounds.md#...``) do not."""
+    text = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    read = [line for line in text.splitlines() if not re.match(r"\[[^\]]+\]: \S+$", line)]
+    assert len("\n".join(read).encode()) <= PERFORMANCE_MAX_BYTES
     assert "the-rounds-newest-first" in _anchors(ROOT / "docs" / "performance-rounds.md")
 
 
