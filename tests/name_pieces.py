@@ -15,21 +15,20 @@ from uncobench_z3.settings._phrase_hits import _INTENTS
 from uncobench_z3.settings._screen import _BOUNDARY, _WORD, C, _parser, _tree
 
 # A message's two writings (:func:`~uncobench_z3.settings._phrase_hits.phrase_hits`) differ only
-# where the second writes a candidate's or a one-word fact's name as its own words, the first
-# as a tag: the two are
-# the same stretches of text around some name regions (the second's holding only the names'
-# words; the first's only their tags, "zcand" or "zfact", or nothing). A pattern that misses
-# the tagged text can match the other only where the regex engine reads a character of a
-# name: a match that reads none reads the same characters in the tagged text (``^`` and
-# ``$`` at the same ends, ``\b`` at its edges next to a name's word character or a tag's).
-# For a pattern whose matches are a known set of strings, such a match has a piece (a run
-# between its spaces) inside a name's word, and only at that word's start or end when a
-# space or a ``\b`` next to a word character stands there. Runs of any words (``(?: \w+){0,3}``
-# and the like, from none), of word characters next to a piece (``\w*``) and of anything but
-# "|" (``[^|]*``) are read as marks: a name read whole by a run of words or of anything is
-# read as its tags in the tagged text (fewer words, none of them "|"), and word characters
-# are in the word of the piece they are next to; two runs with no letter between, a run at
-# an end of a match, a back-reference, another class or look-around: always searched.
+# where the second writes a candidate's or a one-word fact's name as its own words, the first as a
+# tag: the two are the same stretches of text around some name regions (the second's holding only
+# the names' words; the first's only their tags, "zcand" or "zfact", or nothing). A pattern that
+# misses the tagged text can match the other only where the regex engine reads a character of a
+# name: a match that reads none reads the same characters in the tagged text (``^`` and ``$`` at the
+# same ends, ``\b`` at its edges next to a name's word character or a tag's). For a pattern whose
+# matches are a known set of strings, such a match has a piece (a run between its spaces) inside a
+# name's word, and only at that word's start or end when a space or a ``\b`` next to a word
+# character stands there. Runs of any words (``(?: \w+){0,3}`` and the like, from none), of word
+# characters next to a piece (``\w*``) and of anything but "|" (``[^|]*``) are read as marks: a name
+# read whole by a run of words or of anything is read as its tags in the tagged text (fewer words,
+# none of them "|"), and word characters are in the word of the piece they are next to; two runs
+# with no letter between, a run at an end of a match, a back-reference, another class or
+# look-around: always searched.
 
 _MOST_MATCHED = 2048
 """the largest set of strings a part of a pattern is read as (:func:`_matched`)"""

@@ -94,6 +94,12 @@ def _context_read(task: TypedTask, role_facts: AbstractSet[str], match: Match) -
     return read
 
 
+def _left_as_written(kind: str, indexes: Sequence[int]) -> bool:
+    """Whether the second writing leaves a match's words as written: a candidate's name or a
+    one-word fact's (:func:`tags_of`, :func:`match_stretches`)."""
+    return kind == "candidate" or (kind == "fact" and len(indexes) == 1)
+
+
 def tags_of(
     task: TypedTask,
     role_facts: AbstractSet[str],
@@ -125,7 +131,7 @@ def tags_of(
             tag = _CONTEXT_TAGS[contexts[indexes]]
         else:
             tag = _TAGS[kind]
-            name = kind == "candidate" or (kind == "fact" and len(indexes) == 1)
+            name = _left_as_written(kind, indexes)
             named = named or name
         at = (tag, indexes[0])  # (a match's tokens are in order)
         ats.append((at, indexes, name))
@@ -195,8 +201,7 @@ def match_stretches(
                 contexts[indexes] = (seen[0], read)
                 stretches[seen[0]] = (start, end, first, _CONTEXT_TAGS[read], False)
         else:
-            name = kind == "candidate" or (kind == "fact" and len(indexes) == 1)
-            stretches.append((start, end, first, _TAGS[kind], name))
+            stretches.append((start, end, first, _TAGS[kind], _left_as_written(kind, indexes)))
     for value, written in values:
         first = written[0]
         start = flat_at[first]
