@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from _common import descendants, in_fresh_process, own_cpu, tree_cpu
+from _common import children_cpu, descendants, in_fresh_process, own_cpu
 from _eval_passes import Recorded, ReplayAgent, example_groups, record
 
 from uncobench_z3._eventloop import event_loop_name
@@ -146,15 +146,18 @@ def _throughput(run: ThroughputRun) -> tuple[float, float, float, float]:
     # are made before the clock starts, and the spot checks are timed.
     stored = {DIGESTS_KEY: digests_entry([group_digest(group) for group in groups])}
     with tempfile.TemporaryDirectory() as out:
-        started, cpu, driver = time.perf_counter(), tree_cpu(), own_cpu()
+        # (the driver's CPU and its children's read at one instant, at each end: the driver's
+        # part read apart, after the tree's, could exceed the tree's by a clock tick)
+        started, driver, children = time.perf_counter(), own_cpu(), children_cpu()
         digests = group_digests(groups, stored)
         limited = make_config("examples", groups, ["bench/replay"], limit=run.limit,
                               digests=digests)  # fmt: skip
         evaluate(groups, limited, out, options, agents=slow.for_sample, digests=digests)
+        driver_cpu = own_cpu() - driver
         return (
             time.perf_counter() - started,
-            tree_cpu() - cpu,
-            own_cpu() - driver,
+            driver_cpu + children_cpu() - children,
+            driver_cpu,
             first_call.value - started,
         )
 
