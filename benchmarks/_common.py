@@ -59,14 +59,19 @@ def run_cli(args: Sequence[str], adopt: bool = False) -> Run:
     """``uncobench ARGS`` in a new process (imports included, as a user would run it).
     ``adopt``: also count the CPU of processes the command leaves running (a local Ray's);
     the wall time is still the command's own."""
+    return run_command([*CLI, *args], adopt)
+
+
+def run_command(command: Sequence[str], adopt: bool = False) -> Run:
+    """``command`` in a new process, measured as :func:`run_cli` measures the CLI."""
     before = children_cpu()
     start = time.perf_counter()
     if adopt and sys.platform == "linux":
-        done = subprocess.run([*ADOPTING, *CLI, *args], capture_output=True)
+        done = subprocess.run([*ADOPTING, *command], capture_output=True)
         said = json.loads(done.stdout.decode().splitlines()[-1])
         wall, cpu = said["wall_s"], said["cpu_s"]
     else:
-        done = subprocess.run([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         wall, cpu = time.perf_counter() - start, children_cpu() - before
     if done.returncode not in (0, 1, 3):
         sys.stderr.write(done.stderr.decode(errors="replace"))

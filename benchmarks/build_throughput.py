@@ -18,6 +18,9 @@ command starts a local Ray and stops it, as a user's first ``--executor ray`` do
 time then includes Ray's daemons and workers (the script adopts the processes the command
 leaves behind and waits for them). With ``--ray-address`` (a running ``ray start --head``)
 the cluster's processes are not this script's children: the CPU time is the driver's only.
+Ray's fixed cost is measured alone in the same run: a new process that connects as the
+command does (starting a local Ray without ``--ray-address``), runs one trivial task and
+disconnects; the overhead is also given without it (the build's share of the difference).
 
 Targets: ``uncobench build --groups 1000`` <= 25 CPU-s with byte-identical output for 1, 2
 and 4 workers (issue #13); the Ray executor <= 1.3x the local wall time for that build on 2
@@ -37,7 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import at_least, emit, ms, run_cli
+from _common import at_least, emit, ms, run_cli, run_command
 
 from uncobench_z3.construct import (
     InstantiationError,
@@ -127,13 +130,37 @@ def builds(
     return {"runs": runs, "identical_output": len(set(outputs)) == 1 and bool(outputs[0])}
 
 
-def ray_overhead(runs: dict[str, dict[str, object]], workers: int) -> dict[str, object]:
-    """The Ray build against the local build with as many workers, in the same run."""
+def ray_alone(workers: int, address: str | None) -> dict[str, float]:
+    """Ray's connect, one trivial task and disconnect, in a new process as the command does
+    them (a local Ray started and stopped without ``address``): its fixed cost a command."""
+    script = (
+        "import sys\n"
+        "from uncobench_z3._ray import RayExecutor\n"
+        "def one() -> int:\n"
+        "    return 1\n"
+        "executor = RayExecutor(sys.argv[1] or None, int(sys.argv[2]))\n"
+        "assert executor.submit(one).result() == 1\n"
+        "executor.close()\n"
+    )
+    run = run_command([sys.executable, "-c", script, address or "", str(workers)], adopt=True)
+    if run.code != 0:
+        sys.exit(f"build_throughput.py: Ray alone failed (exit code {run.code})")
+    return {"wall_s": round(run.wall, 2), "cpu_s": round(run.cpu, 2)}
+
+
+def ray_overhead(
+    runs: dict[str, dict[str, object]], workers: int, alone: dict[str, float]
+) -> dict[str, object]:
+    """The Ray build against the local build with as many workers, in the same run; and
+    without Ray's fixed cost (``alone``: :func:`ray_alone`)."""
     ray, local = runs["ray"], runs[str(workers)]
+    ray_wall, local_wall = float(ray["wall_s"]), float(local["wall_s"])  # type: ignore[arg-type]
     return {
         "workers": workers,
-        "wall_ratio": round(float(ray["wall_s"]) / float(local["wall_s"]), 3),  # type: ignore[arg-type]
+        "wall_ratio": round(ray_wall / local_wall, 3),
         "cpu_ratio": round(float(ray["cpu_s"]) / float(local["cpu_s"]), 3),  # type: ignore[arg-type]
+        "ray_alone": alone,
+        "wall_ratio_without_ray_alone": round((ray_wall - alone["wall_s"]) / local_wall, 3),
     }
 
 
@@ -176,8 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     if failed:  # the figures of a build that failed are not figures
         sys.exit(f"build_throughput.py: a build failed (workers {'; '.join(failed)})")
     if args.ray:
-        figures["ray_overhead"] = ray_overhead(runs, cores)
-        figures["ray_cpu_counts"] = "driver only" if args.ray_address else "process tree"
+        figures["ray_overhead"] = ray_overhead(runs, cores, ray_alone(cores, args.ray_address))
+        started_here = args.ray_address in (None, "local")  # (``local``: a new local Ray)
+        figures["ray_cpu_counts"] = "process tree" if started_here else "driver only"
     rows = [
         (f"stage {name} (CPU per candidate)", f"{value} ms")
         for name, value in figures["stage_cpu_ms_per_candidate"].items()  # type: ignore[attr-defined]
@@ -199,6 +227,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"Ray / local, {cores} workers",
                 f"{overhead['wall_ratio']}x wall, {overhead['cpu_ratio']}x CPU "  # type: ignore[index]
                 f"(Ray's CPU: {figures['ray_cpu_counts']}; target <= 1.3x wall)",
+            )
+        )
+        alone = overhead["ray_alone"]  # type: ignore[index]
+        rows.append(
+            (
+                "Ray alone: connect, one task, disconnect",
+                f"{alone['wall_s']} s wall, {alone['cpu_s']} CPU-s; Ray / local without it "
+                f"{overhead['wall_ratio_without_ray_alone']}x wall",  # type: ignore[index]
             )
         )
     emit("build throughput", figures, rows, args.json)

@@ -93,6 +93,26 @@ def test_benchmark_script_prints_json(
     assert figures.get("identical_output", True) is True
 
 
+@pytest.mark.ray
+def test_build_throughput_gives_rays_fixed_cost_beside_its_overhead(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("ray", reason='Ray is not installed (pip install "uncobench-z3[ray]")')
+    # ``local``: a new local Ray for each, not a cluster another test left on this machine
+    args = ["--groups", "2", "--stage-sample", "0", "--workers", "2", "--ray"]
+    figures = json.loads(_run("build_throughput.py", [*args, "--ray-address", "local", "--json"],
+                              monkeypatch, capsys))  # fmt: skip
+    assert figures["identical_output"] is True
+    overhead = figures["ray_overhead"]
+    alone = overhead["ray_alone"]
+    assert alone["wall_s"] > 0 and alone["cpu_s"] > 0  # a Ray started: its daemons counted
+    assert figures["ray_cpu_counts"] == "process tree"
+    ray_wall, local_wall = figures["runs"]["ray"]["wall_s"], figures["runs"]["2"]["wall_s"]
+    assert overhead["wall_ratio_without_ray_alone"] == round(
+        (ray_wall - alone["wall_s"]) / local_wall, 3
+    )
+
+
 def test_eval_overhead_json_has_the_fresh_first_pass_and_a_copy_per_slot(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -100,6 +100,8 @@ def connect(address: str | None, **init: Any) -> bool:
     if ray.is_initialized():
         return False
     check_reachable(address)
+    if address != "local":
+        _send_a_token_if_one_exists()
     environment = forwarded_environment()
     runtime_env = (
         {"worker_process_setup_hook": _environment_hook(environment)} if environment else None
@@ -117,6 +119,24 @@ def connect(address: str | None, **init: Any) -> bool:
         where = address or os.environ.get("RAY_ADDRESS") or "this machine"
         raise ConfigError(f"cannot start or reach Ray ({where}): {exc}") from None
     return True
+
+
+def _send_a_token_if_one_exists() -> None:
+    """Ray's rule for ``ray start --head``, applied to connecting: token authentication on
+    where a token exists (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH``, ``~/.ray/auth_token``)
+    and ``RAY_AUTH_MODE`` says nothing. Since Ray 2.59 a head started where a token exists
+    (a local ``ray.init()``, as a build with ``--executor ray`` and no cluster does, writes
+    one) requires it, but ``ray.init(address=...)`` sends it only in token mode: the
+    connection failed with ``InvalidAuthToken`` after 20 s of retries (ray-project/ray
+    pull 64755's review says so). A cluster without authentication ignores the token. Ray's
+    own function, not a copy of its rule (it is private to Ray: absent before 2.59)."""
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
 def _unwrapped(exc: BaseException) -> BaseException:
