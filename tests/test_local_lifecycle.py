@@ -22,6 +22,7 @@ STAND_IN = f"""
 import faulthandler, os, signal, sys, time
 from pathlib import Path
 faulthandler.register(signal.SIGUSR1, all_threads=True)  # where it stands, if it hangs
+signal.signal(signal.SIGHUP, signal.{{hangup}})
 from uncobench_z3.models.providers import _local
 _local._requirements = lambda model: Path("stand-in.gguf")
 _local.server_command = lambda model, gguf, port, owner: [
@@ -55,14 +56,19 @@ def _gone(pid: int, within: float = 15.0) -> bool:
     return False
 
 
-def _owner(script: str, registry: Path | None = None) -> tuple[subprocess.Popen[str], int, str]:
+def _owner(
+    script: str, registry: Path | None = None, hangup: str = "SIG_DFL"
+) -> tuple[subprocess.Popen[str], int, str]:
     """A process that starts (or finds) the stand-in server, then runs ``script``; the server's
-    pid and URL. ``registry``: a process tree of its own (default: this process's tree)."""
+    pid and URL. ``registry``: a process tree of its own (default: this process's tree).
+    ``hangup``: its SIGHUP disposition before it starts the server. The default is a
+    terminal's, set explicitly: under ``nohup`` the tests' processes inherit an ignored
+    SIGHUP (two CI runs started that way failed the SIGHUP test, the owner asleep 30 s on)."""
     environment = dict(os.environ)
     if registry is not None:
         environment[_local.REGISTRY_ENV] = str(registry)
     child = subprocess.Popen(
-        [sys.executable, "-c", STAND_IN + script],
+        [sys.executable, "-c", STAND_IN.format(hangup=hangup) + script],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -109,6 +115,23 @@ def test_a_server_is_stopped_when_its_owner_is_signalled(
     child.send_signal(signum)
     # SIGINT: KeyboardInterrupt, exit handlers, then Python dies of the signal as it should
     assert _exit_code(child) == code
+    assert _gone(pid)
+
+
+def test_an_owner_that_ignores_sighup_keeps_running_and_so_does_its_server(
+    tmp_path: Path,
+) -> None:
+    # (``nohup uncobench eval ...``: the process chose to ignore SIGHUP, and the handler that
+    # stops the servers is not installed for it)
+    child, pid, _ = _owner("time.sleep(60)", tmp_path / "tree", hangup="SIG_IGN")
+    try:
+        child.send_signal(signal.SIGHUP)
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(timeout=1)
+        assert llama_server.process_alive(pid)
+    finally:
+        child.terminate()
+    assert _exit_code(child) == 128 + signal.SIGTERM
     assert _gone(pid)
 
 
