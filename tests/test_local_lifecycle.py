@@ -35,8 +35,8 @@ print(_local._servers["smollm2"].pid, url, flush=True)
 
 def _exit_code(child: subprocess.Popen[str], timeout: float = 30.0) -> int:
     """``child``'s exit code; if it has not ended within ``timeout``, a failure that shows
-    where each of its threads stands (one CI run saw an owner still running 30 s after
-    SIGHUP; it could not be made to happen again)."""
+    where each of its threads stands (it found an owner asleep 30 s after an ignored SIGHUP:
+    see :func:`_owner`)."""
     try:
         return child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:

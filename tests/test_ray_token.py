@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from uncobench_z3.models.providers._local import _free_loopback_port
+
 ray = pytest.importorskip("ray", reason='Ray is not installed (pip install "uncobench-z3[ray]")')
 pytestmark = pytest.mark.ray
 
@@ -36,12 +38,6 @@ print(ray.get(ray.remote(lambda: 6 * 7).remote()))
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _environment(home: Path, **more: str) -> dict[str, str]:
     kept = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     return {**kept, "HOME": str(home), **more}
@@ -50,8 +46,11 @@ def _environment(home: Path, **more: str) -> dict[str, str]:
 @pytest.fixture
 def head_requiring_a_token() -> Iterator[tuple[str, Path]]:
     """The head's address and the home whose ``.ray/auth_token`` it requires."""
-    if not ray.__version__ or tuple(int(p) for p in ray.__version__.split(".")[:2]) < (2, 59):
-        pytest.skip(f"Ray {ray.__version__} has no token authentication by default")
+    # (what the connection calls: Ray 2.59 and later)
+    pytest.importorskip(
+        "ray._private.authentication.authentication_token_setup",
+        reason=f"Ray {ray.__version__} has no token authentication by default",
+    )
     program = Path(sys.executable).with_name("ray")
     if not program.exists():
         pytest.skip(f"no ray program beside {sys.executable}")
@@ -60,7 +59,7 @@ def head_requiring_a_token() -> Iterator[tuple[str, Path]]:
     home = root / "home"
     (home / ".ray").mkdir(parents=True)
     (home / ".ray" / "auth_token").write_text(secrets.token_hex(32))
-    port = _free_port()
+    port = _free_loopback_port()
     command = [
         str(program), "start", "--head", "--block",
         f"--port={port}", "--num-cpus=1", "--include-dashboard=false",
