@@ -346,3 +346,18 @@ def test_defect_related_re_asks_are_not_redundant() -> None:
     silent.step(ask("security", "clearances"))
     silent.step(ask("security", "clearances"))  # re-asking a silent colleague
     assert behaviour_of(silent.trace, required()).redundant_contacts == 0
+
+
+def test_intervals_do_not_depend_on_the_order_of_the_log() -> None:
+    """Workers, --concurrency and a resumed run write the same samples in another order: the
+    metrics and comparisons (intervals included) are a function of the samples, not of it."""
+    marks = ["110", "011", "000", "111", "100", "010", "001", "101"] * 3
+    samples = [
+        *outcomes("reliable", {f"g{i:02}": "111" for i in range(24)}, agent="A"),
+        *outcomes("missed", {f"g{i:02}": m for i, m in enumerate(marks)}, agent="A"),
+        *outcomes("reliable", {f"g{i:02}": "111" for i in range(24)}, agent="B"),
+        *outcomes("missed", {f"g{i:02}": m[::-1] for i, m in enumerate(marks)}, agent="B"),
+    ]
+    shuffled = sorted(samples, key=lambda s: (s.agent, s.setting, s.epoch, s.group_id[::-1]))
+    assert compute_metrics(shuffled) == compute_metrics(samples)
+    assert compare_agents(shuffled) == compare_agents(samples)

@@ -26,6 +26,7 @@ from uncobench_z3.report import (
     write_leaderboard,
     write_report,
 )
+from uncobench_z3.settings import SETTING_NAMES
 
 from .cli_helpers import run_cli
 from .report_runs import AGENTS, EVIL_AGENT
@@ -81,6 +82,31 @@ def test_the_leaderboard_refuses_runs_of_different_benchmarks(
     (other / "run.json").write_text(json.dumps(meta))
     with pytest.raises(ConfigError, match="different benchmarks"):
         build_leaderboard([report_runs / "first", other])
+
+
+def _copied_groups(source: Path, target: Path, copies: int, reverse: bool) -> Path:
+    """``source``'s run with its samples copied to ``copies`` groups of their own, copy ``n``
+    of a group in the first ``1 + n % 5`` settings (so that groups differ), the log's lines in
+    reverse order when ``reverse`` (as workers or a resumption may write them)."""
+    shutil.copytree(source, target)
+    lines = []
+    for line in (source / "samples.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        for n in range(copies):
+            if SETTING_NAMES.index(record["setting"]) > n % 5:
+                continue
+            lines.append(json.dumps({**record, "key": f"{record['key']}-{n}",
+                                     "group_id": f"{record['group_id']}-{n}"}))  # fmt: skip
+    (target / "samples.jsonl").write_text("\n".join(lines[::-1] if reverse else lines) + "\n")
+    return target
+
+
+def test_the_leaderboard_does_not_depend_on_the_order_of_the_log(
+    report_runs: Path, tmp_path: Path
+) -> None:
+    ordered = _copied_groups(report_runs / "first", tmp_path / "ordered", 12, reverse=False)
+    reversed_ = _copied_groups(report_runs / "first", tmp_path / "reversed", 12, reverse=True)
+    assert build_leaderboard([ordered]).rows == build_leaderboard([reversed_]).rows
 
 
 def test_leaderboard_command(

@@ -291,12 +291,14 @@ def _mean(values: Sequence[int]) -> Fraction | None:
 def by_group_and_trial(
     samples: Iterable[SampleRecord],
 ) -> dict[str, dict[Trial, SampleRecord]]:
-    """Scored samples by group id and trial (the first of a duplicate trial is kept)."""
+    """Scored samples by group id and trial (the first of a duplicate trial is kept), groups
+    in id order: a bootstrap draws groups by their place, and the log's order of the same
+    samples changes with workers, concurrency and resumption."""
     out: dict[str, dict[Trial, SampleRecord]] = {}
     for sample in samples:
         if is_scored(sample):
             out.setdefault(sample.group_id, {}).setdefault(trial_of(sample), sample)
-    return out
+    return dict(sorted(out.items()))
 
 
 def _share(trials: Mapping[Trial, SampleRecord], justified: bool = False) -> Fraction:

@@ -180,7 +180,8 @@ class ValidityTally:
 
     @staticmethod
     def _figures(key: ValidityKey, cell: _Cell, config: BootstrapConfig) -> ValidityCell:
-        coverages = [(group, group.coverage()) for group in cell.groups.values()]
+        # groups by hash, not as the samples came: a bootstrap draws groups by their place
+        coverages = [(group, group.coverage()) for _, group in sorted(cell.groups.items())]
         units: list[Unit] = [(g.faithful, g.judged, c, g.judged) for g, c in coverages]
         estimates = bootstrap_many(
             units,
