@@ -361,3 +361,22 @@ def test_intervals_do_not_depend_on_the_order_of_the_log() -> None:
     shuffled = sorted(samples, key=lambda s: (s.agent, s.setting, s.epoch, s.group_id[::-1]))
     assert compute_metrics(shuffled) == compute_metrics(samples)
     assert compare_agents(shuffled) == compare_agents(samples)
+
+
+def test_groups_of_two_benchmarks_that_share_an_id_stay_apart() -> None:
+    """A report pools runs of two benchmarks; ids are per benchmark (``logistics_00018`` in
+    builds with seeds 7 and 8), so a group is its id and its content: neither is dropped as a
+    duplicate trial of the other, and drop pairs a group only with its own Reliable sample."""
+    first = [record("g1", "reliable", True), record("g1", "missed", True)]
+    other = [
+        s.model_copy(update={"group_hash": "h2", "key": s.key + "/h2"})
+        for s in (record("g1", "reliable", False), record("g1", "missed", False))
+    ]
+    metrics = compute_metrics([*first, *other])
+    reliable, missed = only(metrics, "reliable"), only(metrics, "missed")
+    assert (reliable.n_groups, reliable.samples, reliable.accuracy) == (2, 2, F(1, 2))
+    assert (missed.n_groups, missed.accuracy, missed.paired, missed.drop) == (2, F(1, 2), 2, 0)
+    assert missed.pass_hat_k == {1: F(1, 2)}
+    other_b = [s.model_copy(update={"agent": "b", "key": s.key + "/b"}) for s in [*first, *other]]
+    compared = {c.setting: c for c in compare_agents([*first, *other, *other_b])}
+    assert compared["missed"].n_groups == 2

@@ -25,7 +25,7 @@ from itertools import combinations
 from pydantic import BaseModel, ConfigDict
 
 from ..stats import BootstrapConfig, Interval, bootstrap_many, holm_adjust, mcnemar_exact, mean_at
-from ._metrics import Trial, by_group_and_trial, cells
+from ._metrics import GroupKey, Trial, by_group_and_trial, cells
 from ._sample import SampleRecord
 
 ALPHA = Fraction(1, 20)
@@ -73,8 +73,8 @@ def _compare(
     b: str,
     setting: str,
     arm: str,
-    mine: dict[str, dict[Trial, SampleRecord]],
-    theirs: dict[str, dict[Trial, SampleRecord]],
+    mine: dict[GroupKey, dict[Trial, SampleRecord]],
+    theirs: dict[GroupKey, dict[Trial, SampleRecord]],
     config: BootstrapConfig,
 ) -> Comparison:
     common = [g for g in mine if g in theirs]

@@ -94,6 +94,8 @@ Trial = tuple[int, int]
 """(run seed, epoch)"""
 CellKey = tuple[str, str, str]
 """(configuration label, setting, intervention arm)"""
+GroupKey = tuple[str, str]
+"""(group id, group content hash): ids are per benchmark, and a report pools benchmarks"""
 
 
 def is_error(sample: SampleRecord | SampleOutcome) -> bool:
@@ -113,6 +115,10 @@ def is_scored(sample: SampleRecord) -> bool:
 
 def trial_of(sample: SampleRecord) -> Trial:
     return sample.seed, sample.epoch
+
+
+def group_of(sample: SampleRecord) -> GroupKey:
+    return sample.group_id, sample.group_hash
 
 
 def configuration_label(agent: str, budget: int, colleague: str) -> str:
@@ -290,14 +296,14 @@ def _mean(values: Sequence[int]) -> Fraction | None:
 
 def by_group_and_trial(
     samples: Iterable[SampleRecord],
-) -> dict[str, dict[Trial, SampleRecord]]:
-    """Scored samples by group id and trial (the first of a duplicate trial is kept), groups
-    in id order: a bootstrap draws groups by their place, and the log's order of the same
-    samples changes with workers, concurrency and resumption."""
-    out: dict[str, dict[Trial, SampleRecord]] = {}
+) -> dict[GroupKey, dict[Trial, SampleRecord]]:
+    """Scored samples by group (:func:`group_of`) and trial (the first of a duplicate trial is
+    kept), groups in id order: a bootstrap draws groups by their place, and the log's order
+    of the same samples changes with workers, concurrency and resumption."""
+    out: dict[GroupKey, dict[Trial, SampleRecord]] = {}
     for sample in samples:
         if is_scored(sample):
-            out.setdefault(sample.group_id, {}).setdefault(trial_of(sample), sample)
+            out.setdefault(group_of(sample), {}).setdefault(trial_of(sample), sample)
     return dict(sorted(out.items()))
 
 
@@ -311,13 +317,13 @@ def _label(sample: SampleRecord) -> str:
 
 
 def _paired_units(
-    groups: Mapping[str, Mapping[Trial, SampleRecord]],
-    reliable: Mapping[str, Mapping[Trial, SampleRecord]],
+    groups: Mapping[GroupKey, Mapping[Trial, SampleRecord]],
+    reliable: Mapping[GroupKey, Mapping[Trial, SampleRecord]],
     trials: Sequence[Trial],
-) -> dict[str, tuple[list[int], list[int], list[int]]]:
+) -> dict[GroupKey, tuple[list[int], list[int], list[int]]]:
     """Per group, per trial: (drop numerator, drop denominator, reliable correct) and
     (retained, retention base) as flat lists; pairs are zeros where a trial is unpaired."""
-    out: dict[str, tuple[list[int], list[int], list[int]]] = {}
+    out: dict[GroupKey, tuple[list[int], list[int], list[int]]] = {}
     for group, here in groups.items():
         drop: list[int] = []
         retention: list[int] = []
@@ -339,7 +345,7 @@ def _paired_units(
 def setting_metrics(
     cell: CellKey,
     samples: Sequence[SampleRecord],
-    reliable: Mapping[str, Mapping[Trial, SampleRecord]],
+    reliable: Mapping[GroupKey, Mapping[Trial, SampleRecord]],
     unavailable: Iterable[str] = (),
     config: BootstrapConfig | None = None,
 ) -> SettingMetrics:
@@ -416,8 +422,8 @@ def setting_metrics(
         retained=sum(mine.correct for mine, _ in retention_pairs),
         retention=estimates["retention"].value if defective else None,
         retention_ci=estimates["retention"].interval if defective else None,
-        excluded_unavailable=sum(g in unavailable_set for g in lacking),
-        excluded_missing=sum(g not in unavailable_set for g in lacking),
+        excluded_unavailable=sum(g in unavailable_set for g, _ in lacking),
+        excluded_missing=sum(g not in unavailable_set for g, _ in lacking),
         mean_rounds=_mean([s.rounds for s in scored]),
         rounds_distribution=dict(sorted(Counter(s.rounds for s in scored).items())),
         mean_min_rounds=_mean([s.min_rounds or 0 for s in known_min]),

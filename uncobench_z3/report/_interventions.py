@@ -15,10 +15,12 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..evaluation import (
+    GroupKey,
     SampleRecord,
     SettingMetrics,
     compute_metrics,
     configuration_of,
+    group_of,
     is_error,
 )
 from ..stats import BootstrapConfig
@@ -48,11 +50,11 @@ def intervention_panels(
     config: BootstrapConfig | None = None,
 ) -> list[InterventionPanel]:
     """A panel for every agent and defective setting run in more than one arm."""
-    arms: dict[tuple[str, str], dict[str, set[str]]] = {}
+    arms: dict[tuple[str, str], dict[str, set[GroupKey]]] = {}
     for sample in samples:
         if sample.setting != "reliable" and not is_error(sample):
             key = (configuration_of(sample), sample.setting)
-            arms.setdefault(key, {}).setdefault(sample.intervention, set()).add(sample.group_id)
+            arms.setdefault(key, {}).setdefault(sample.intervention, set()).add(group_of(sample))
     panels = []
     for (agent, setting), groups_by_arm in arms.items():
         if len(groups_by_arm) < 2:
@@ -63,7 +65,7 @@ def intervention_panels(
             s
             for s in samples
             if configuration_of(s) == agent
-            and s.group_id in common
+            and group_of(s) in common
             and (s.setting == setting or (s.setting == "reliable" and s.intervention == "none"))
         ]
         metrics = compute_metrics(chosen, unavailable, config)

@@ -24,7 +24,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import __version__
 from .._outdir import check_output_folder, incomplete_marker, lock_output
 from ..errors import ConfigError
-from ..evaluation import SampleRecord, compute_metrics, configuration_of, is_error
+from ..evaluation import (
+    GroupKey,
+    SampleRecord,
+    compute_metrics,
+    configuration_of,
+    group_of,
+    is_error,
+)
 from ..settings import SETTING_NAMES
 from ..spec import remove_stale_temps, write_text_atomic
 from ..stats import BootstrapConfig, Interval, bootstrap_many, mean_at
@@ -97,10 +104,10 @@ def _benchmark(data: ReportData) -> str:
 
 def _overall(agent: str, samples: Sequence[SampleRecord], settings: set[str],
              config: BootstrapConfig) -> tuple[dict[str, Any], int, int]:  # fmt: skip
-    by_group: dict[str, list[SampleRecord]] = {}
+    by_group: dict[GroupKey, list[SampleRecord]] = {}
     for s in samples:
         if s.setting in settings:
-            by_group.setdefault(s.group_id, []).append(s)
+            by_group.setdefault(group_of(s), []).append(s)
     units = [
         (Fraction(sum(s.correct for s in group), len(group)),
          Fraction(sum(s.correct and s.justification is not None
