@@ -18,14 +18,17 @@ import pytest
 
 from uncobench_z3._outdir import HOLDER_FILE, LOCK_FILE, lock_output
 from uncobench_z3.errors import ConfigError, InputError
+from uncobench_z3.evaluation import PolicyKeeping
 from uncobench_z3.report import (
     LEADERBOARD_FILES,
     build_leaderboard,
+    intervention_panels,
     load_report_data,
     serve_report,
     write_leaderboard,
     write_report,
 )
+from uncobench_z3.report._tables import wrong_examples
 from uncobench_z3.settings import SETTING_NAMES
 
 from .cli_helpers import run_cli
@@ -330,3 +333,34 @@ def test_a_report_or_leaderboard_removes_what_killed_writers_left_and_nothing_el
     write_leaderboard(build_leaderboard([report_runs / "first"]), board)
     assert {p.name for p in board.iterdir()} & set(stale) == set()
     assert (board / ".notes.md.abcd1234.tmp").exists()
+
+
+def test_samples_whose_policy_colleague_broke_its_policy_are_not_ranked_or_listed(
+    report_runs: Path, tmp_path: Path
+) -> None:
+    """Not scored (docs/evaluation.md), so neither in the leaderboard's overall accuracy nor
+    among the report's wrong answers nor as an intervention arm's scored group."""
+    run = tmp_path / "broken"
+    shutil.copytree(report_runs / "first", run)
+    lines = []
+    for line in (run / "samples.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["agent"] == "builtin/naive":
+            record["colleague_policy"] = {"replies": 1, "unfaithful": 1, "incomplete": 0}
+        lines.append(json.dumps(record))
+    (run / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    board = build_leaderboard([run])
+    assert "builtin/naive" not in [row.agent for row in board.rows]
+    samples = load_report_data(run).samples
+    listed = wrong_examples(samples).caption
+    scored_wrong = sum(not s.correct for s in samples if s.agent != "builtin/naive")
+    assert listed.startswith(f"{scored_wrong} wrong answers")
+    # the arms other than none scored nowhere: no arm to set beside the plain one
+    pooled = load_report_data(report_runs).samples
+    assert intervention_panels(pooled)
+    broken_arms = [
+        s.model_copy(update={"colleague_policy": PolicyKeeping(replies=1, unfaithful=1)})
+        if s.intervention != "none" else s
+        for s in pooled
+    ]  # fmt: skip
+    assert intervention_panels(broken_arms) == []

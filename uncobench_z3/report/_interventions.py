@@ -21,7 +21,7 @@ from ..evaluation import (
     compute_metrics,
     configuration_of,
     group_of,
-    is_error,
+    is_scored,
 )
 from ..stats import BootstrapConfig
 
@@ -52,7 +52,7 @@ def intervention_panels(
     """A panel for every agent and defective setting run in more than one arm."""
     arms: dict[tuple[str, str], dict[str, set[GroupKey]]] = {}
     for sample in samples:
-        if sample.setting != "reliable" and not is_error(sample):
+        if sample.setting != "reliable" and is_scored(sample):
             key = (configuration_of(sample), sample.setting)
             arms.setdefault(key, {}).setdefault(sample.intervention, set()).add(group_of(sample))
     panels = []

@@ -30,7 +30,7 @@ from ..evaluation import (
     compute_metrics,
     configuration_of,
     group_of,
-    is_error,
+    is_scored,
 )
 from ..settings import SETTING_NAMES
 from ..spec import remove_stale_temps, write_text_atomic
@@ -130,7 +130,8 @@ def build_leaderboard(paths: Sequence[str | Path], config: BootstrapConfig | Non
     data = open_report_data(paths, groups=False)
     benchmark = _benchmark(data)
     read_runs(data)
-    samples = [s for s in data.samples if s.intervention == "none" and not is_error(s)]
+    # (what the cells score: neither error samples nor those whose policy colleague broke it)
+    samples = [s for s in data.samples if s.intervention == "none" and is_scored(s)]
     if not samples:
         raise ConfigError("the runs hold no scored sample to rank")
     cells = [m for m in compute_metrics(samples, data.unavailable, config) if m.arm == "none"]
