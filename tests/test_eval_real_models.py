@@ -175,6 +175,22 @@ def test_configurations_are_never_merged(groups: list[TaskGroup]) -> None:
     ]
 
 
+def test_a_colleague_model_in_policy_mode_is_another_configuration(
+    groups: list[TaskGroup],
+) -> None:
+    """The same model phrasing the scripted replies or writing its own (``--colleague-mode``)
+    are other colleagues, and other sample keys: pooled in one cell, a trial of one run was a
+    duplicate of the other's, left out of accuracy while ``samples`` counted it."""
+    samples = [
+        _record(groups, key="1", colleague="m/x", rounds=3),
+        _record(groups, key="2", colleague="m/x", colleague_mode="policy", rounds=4),
+    ]
+    assert [(m.agent, m.samples, m.mean_rounds) for m in compute_metrics(samples)] == [
+        ("a/b (colleagues m/x)", 1, 3),
+        ("a/b (colleagues m/x, colleague mode policy)", 1, 4),
+    ]
+
+
 def test_wrong_answers_have_an_arm_and_are_spread_over_configurations(
     groups: list[TaskGroup],
 ) -> None:

@@ -2,9 +2,11 @@
 
 A *configuration* is everything besides the setting and the arm that changes scores: the
 agent (its name carries the model's settings and the protocol), the round budget and the
-colleagues (scripted or the phrasing model). Its label (:func:`configuration_label`) is the
-agent's name, followed by the budget and the colleagues when they are not the defaults; the
-``agent`` of a cell is that label, so runs that differ in any of them are never merged.
+colleagues (scripted, or the model and whether it phrases the scripted replies or writes its
+own). Its label (:func:`configuration_label`) is the agent's name, followed by the budget and
+the colleagues when they are not the defaults; the ``agent`` of a cell is that label, so runs
+that differ in any of them are never merged. (``--missed-wait`` and ``--followup-reader``
+are not in a sample's record: runs that differ only in them share a label.)
 
 Units. A *trial* is one (run seed, epoch) pair: runs made with other ``--seed`` values are
 further trials, not a larger sample. A *group's* trials in a cell are its scored samples
@@ -121,17 +123,22 @@ def group_of(sample: SampleRecord) -> GroupKey:
     return sample.group_id, sample.group_hash
 
 
-def configuration_label(agent: str, budget: int, colleague: str) -> str:
-    """The agent's name, with the budget and the colleagues when they are not the defaults."""
+def configuration_label(
+    agent: str, budget: int, colleague: str, colleague_mode: str = "phrase"
+) -> str:
+    """The agent's name, with the budget and the colleagues (model, and mode unless it only
+    phrases the scripted replies) when they are not the defaults."""
     extra = [f"budget {budget}"] if budget != DEFAULT_BUDGET else []
     if colleague != "scripted":
         extra.append(f"colleagues {colleague}")
+    if colleague_mode != "phrase":
+        extra.append(f"colleague mode {colleague_mode}")
     return f"{agent} ({', '.join(extra)})" if extra else agent
 
 
 def configuration_of(sample: SampleRecord) -> str:
     """The label of a sample's configuration (agent, budget, colleagues)."""
-    return configuration_label(sample.agent, sample.budget, sample.colleague)
+    return configuration_label(sample.agent, sample.budget, sample.colleague, sample.colleague_mode)
 
 
 def cell_of(sample: SampleRecord) -> CellKey:
