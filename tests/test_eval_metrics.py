@@ -3,10 +3,14 @@ justified accuracy, rounds against the minimum, errors apart, paired comparisons
 
 from __future__ import annotations
 
+import asyncio
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
+
 from uncobench_z3.construct import load_groups
+from uncobench_z3.errors import ConfigError
 from uncobench_z3.evaluation import (
     AskAction,
     Attribution,
@@ -20,6 +24,10 @@ from uncobench_z3.evaluation import (
     behaviour_of,
     compare_agents,
     compute_metrics,
+    configuration_of,
+    make_config,
+    plan_jobs,
+    run_sample,
 )
 from uncobench_z3.settings import SettingName
 from uncobench_z3.stats import mcnemar_exact
@@ -380,3 +388,51 @@ def test_groups_of_two_benchmarks_that_share_an_id_stay_apart() -> None:
     other_b = [s.model_copy(update={"agent": "b", "key": s.key + "/b"}) for s in [*first, *other]]
     compared = {c.setting: c for c in compare_agents([*first, *other, *other_b])}
     assert compared["missed"].n_groups == 2
+
+
+def test_runs_that_differ_in_the_missed_wait_or_the_reader_are_other_configurations() -> None:
+    """``--missed-wait`` and ``--followup-reader`` change scores: a record holds them, and a
+    run given either is a row of its own, never a duplicate trial of the default run's."""
+    default = [record("g1", "missed", True), record("g2", "missed", True)]
+    waited = [
+        s.model_copy(update={"missed_wait": 0, "correct": False, "key": s.key + "/w0"})
+        for s in default
+    ]
+    read = [
+        s.model_copy(update={"followup_reader": "model", "key": s.key + "/model"}) for s in default
+    ]
+    metrics = {m.agent: m for m in compute_metrics([*default, *waited, *read])}
+    assert sorted(metrics) == ["a", "a (follow-up reader model)", "a (missed wait 0)"]
+    assert (metrics["a"].samples, metrics["a"].accuracy) == (2, 1)
+    assert (metrics["a (missed wait 0)"].samples, metrics["a (missed wait 0)"].accuracy) == (2, 0)
+
+
+def test_one_trial_under_two_keys_is_refused_not_merged() -> None:
+    """A log written before records held the wait and the reader gives their defaults for a
+    run made with others: two samples of one group, setting and trial under other keys. The
+    figures would keep one and count both; the metrics refuse them, saying what to do."""
+    first = record("g1", "missed", True)
+    older = first.model_copy(update={"correct": False, "key": first.key + "/older"})
+    with pytest.raises(ConfigError, match="report those runs apart"):
+        compute_metrics([first, older])
+    with pytest.raises(ConfigError, match="report those runs apart"):
+        compare_agents([first, older, first.model_copy(update={"agent": "b", "key": "b"})])
+    # the same key twice is one sample, whichever reader passed it on
+    assert only(compute_metrics([first, first]), "missed").accuracy == 1
+
+
+def test_a_record_holds_the_runs_missed_wait_and_reader() -> None:
+    """The runner writes what the sample's key was made of: a log read later tells runs
+    given another ``--missed-wait`` or ``--followup-reader`` apart."""
+    config = make_config("examples", [GROUP], ["builtin/patient"], missed_wait=0)
+    jobs, _ = plan_jobs([GROUP], config)
+    job = next(j for j in jobs if j.setting == "missed")
+    sample = asyncio.run(run_sample(job))
+    assert (sample.missed_wait, sample.followup_reader) == (0, "rules")
+    assert configuration_of(sample) == "builtin/patient (missed wait 0)"
+    again = SampleRecord.model_validate_json(sample.model_dump_json())
+    assert again == sample
+    # a line written before the fields existed reads as the defaults
+    older = {k: v for k, v in sample.model_dump(mode="json").items()
+             if k not in ("missed_wait", "followup_reader")}  # fmt: skip
+    assert SampleRecord.model_validate(older).missed_wait is None

@@ -3,10 +3,12 @@
 A *configuration* is everything besides the setting and the arm that changes scores: the
 agent (its name carries the model's settings and the protocol), the round budget and the
 colleagues (scripted, or the model and whether it phrases the scripted replies or writes its
-own). Its label (:func:`configuration_label`) is the agent's name, followed by the budget and
-the colleagues when they are not the defaults; the ``agent`` of a cell is that label, so runs
-that differ in any of them are never merged. (``--missed-wait`` and ``--followup-reader``
-are not in a sample's record: runs that differ only in them share a label.)
+own), the missed reply's wait (``--missed-wait``) and who reads follow-ups
+(``--followup-reader``). Its label (:func:`configuration_label`) is the agent's name, followed
+by the others that are not the defaults; the ``agent`` of a cell is that label, so runs that
+differ in any of them are never merged. Logs written before a record held the wait and the
+reader give their defaults: two samples of one trial of one group that differ in their keys
+all the same are refused (:func:`by_group_and_trial`), not merged.
 
 Units. A *trial* is one (run seed, epoch) pair: runs made with other ``--seed`` values are
 further trials, not a larger sample. A *group's* trials in a cell are its scored samples
@@ -75,6 +77,7 @@ from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ConfigError
 from ..settings import SETTING_NAMES
 from ..stats import (
     BootstrapConfig,
@@ -120,25 +123,43 @@ def trial_of(sample: SampleRecord) -> Trial:
 
 
 def group_of(sample: SampleRecord) -> GroupKey:
+    """The sample's group: its id and content hash (ids repeat across benchmarks)."""
     return sample.group_id, sample.group_hash
 
 
 def configuration_label(
-    agent: str, budget: int, colleague: str, colleague_mode: str = "phrase"
+    agent: str,
+    budget: int,
+    colleague: str,
+    colleague_mode: str = "phrase",
+    missed_wait: int | None = None,
+    followup_reader: str = "rules",
 ) -> str:
-    """The agent's name, with the budget and the colleagues (model, and mode unless it only
-    phrases the scripted replies) when they are not the defaults."""
+    """The agent's name, with the budget, the colleagues (model, and mode unless it only
+    phrases the scripted replies), the missed reply's wait and the follow-ups' reader when
+    they are not the defaults."""
     extra = [f"budget {budget}"] if budget != DEFAULT_BUDGET else []
     if colleague != "scripted":
         extra.append(f"colleagues {colleague}")
     if colleague_mode != "phrase":
         extra.append(f"colleague mode {colleague_mode}")
+    if missed_wait is not None:
+        extra.append(f"missed wait {missed_wait}")
+    if followup_reader != "rules":
+        extra.append(f"follow-up reader {followup_reader}")
     return f"{agent} ({', '.join(extra)})" if extra else agent
 
 
 def configuration_of(sample: SampleRecord) -> str:
-    """The label of a sample's configuration (agent, budget, colleagues)."""
-    return configuration_label(sample.agent, sample.budget, sample.colleague, sample.colleague_mode)
+    """The label of a sample's configuration (:func:`configuration_label`)."""
+    return configuration_label(
+        sample.agent,
+        sample.budget,
+        sample.colleague,
+        sample.colleague_mode,
+        sample.missed_wait,
+        sample.followup_reader,
+    )
 
 
 def cell_of(sample: SampleRecord) -> CellKey:
@@ -304,13 +325,27 @@ def _mean(values: Sequence[int]) -> Fraction | None:
 def by_group_and_trial(
     samples: Iterable[SampleRecord],
 ) -> dict[GroupKey, dict[Trial, SampleRecord]]:
-    """Scored samples by group (:func:`group_of`) and trial (the first of a duplicate trial is
-    kept), groups in id order: a bootstrap draws groups by their place, and the log's order
-    of the same samples changes with workers, concurrency and resumption."""
+    """Scored samples by group (:func:`group_of`) and trial, groups in id order: a bootstrap
+    draws groups by their place, and the log's order of the same samples changes with
+    workers, concurrency and resumption.
+
+    ``samples`` are one cell's, read once a key (a key read twice is one sample). Two of one
+    group and trial with other keys differ in a setting the cell's label does not show, which
+    only a log written before the records held ``--missed-wait`` and ``--followup-reader``
+    can give: a :class:`~uncobench_z3.errors.ConfigError`, rather than one of them dropped
+    from the figures (and still counted among the cell's samples)."""
     out: dict[GroupKey, dict[Trial, SampleRecord]] = {}
     for sample in samples:
         if is_scored(sample):
-            out.setdefault(group_of(sample), {}).setdefault(trial_of(sample), sample)
+            kept = out.setdefault(group_of(sample), {}).setdefault(trial_of(sample), sample)
+            if kept.key != sample.key:
+                raise ConfigError(
+                    f"samples {kept.key[:12]} and {sample.key[:12]} ({configuration_of(sample)},"
+                    f" {sample.group_id}, {sample.setting}, seed {sample.seed}, epoch"
+                    f" {sample.epoch}) are one trial run two ways their records do not tell"
+                    " apart (--missed-wait or --followup-reader, in logs written before"
+                    " records held them): report those runs apart"
+                )
     return dict(sorted(out.items()))
 
 

@@ -283,6 +283,8 @@ def _record(
             "colleague": configuration_name_of(job.colleague),
             "colleague_mode": mode,
             "colleague_policy": policy_keeping(trace) if mode == "policy" else None,
+            "missed_wait": job.missed_wait,
+            "followup_reader": job.followup_reader,
             "intervention": job.intervention,
             "intervention_delivered": episode.intervention_delivered,
             "status": status,

@@ -237,6 +237,11 @@ class SampleRecord(BaseModel):
     colleague_mode: ColleagueMode = "phrase"
     colleague_policy: PolicyKeeping | None = None
     """policy colleagues only: how they kept the policy (a broken one: reported apart)"""
+    missed_wait: int | None = None
+    """the run's ``--missed-wait`` (None: each group's policy; also in logs written before
+    this field, whatever the run was given)"""
+    followup_reader: FollowUpReader = "rules"
+    """the run's ``--followup-reader`` (``rules`` also in logs written before this field)"""
     intervention: InterventionArm = "none"
     intervention_delivered: bool = False
     status: SampleStatus
