@@ -166,12 +166,15 @@ def test_configurations_are_never_merged(groups: list[TaskGroup]) -> None:
         _record(groups, key="2", budget=5),
         _record(groups, key="3", colleague="openai/gpt-4.1-mini"),
         _record(groups, key="4", correct=True, result="correct", epoch=2),
+        # the same model writing the replies itself: other colleagues
+        _record(groups, key="5", colleague="openai/gpt-4.1-mini", colleague_mode="policy"),
     ]
     metrics = compute_metrics(samples)
     assert [(m.agent, m.samples) for m in metrics] == [
         ("a/b", 2),
         ("a/b (budget 5)", 1),
         ("a/b (colleagues openai/gpt-4.1-mini)", 1),
+        ("a/b (policy colleagues openai/gpt-4.1-mini)", 1),
     ]
 
 

@@ -2,9 +2,10 @@
 
 A *configuration* is everything besides the setting and the arm that changes scores: the
 agent (its name carries the model's settings and the protocol), the round budget and the
-colleagues (scripted or the phrasing model). Its label (:func:`configuration_label`) is the
-agent's name, followed by the budget and the colleagues when they are not the defaults; the
-``agent`` of a cell is that label, so runs that differ in any of them are never merged.
+colleagues (scripted, or a model phrasing their replies or writing them under ``policy``).
+Its label (:func:`configuration_label`) is the agent's name, followed by the budget and the
+colleagues when they are not the defaults; the ``agent`` of a cell is that label, so runs
+that differ in any of them are never merged.
 
 Units. A *trial* is one (run seed, epoch) pair: runs made with other ``--seed`` values are
 further trials, not a larger sample. A *group's* trials in a cell are its scored samples
@@ -115,17 +116,22 @@ def trial_of(sample: SampleRecord) -> Trial:
     return sample.seed, sample.epoch
 
 
-def configuration_label(agent: str, budget: int, colleague: str) -> str:
-    """The agent's name, with the budget and the colleagues when they are not the defaults."""
+def configuration_label(
+    agent: str, budget: int, colleague: str, colleague_mode: str = "phrase"
+) -> str:
+    """The agent's name, with the budget and the colleagues when they are not the defaults
+    (a model's colleagues in ``policy`` mode, which write their replies themselves, are
+    other colleagues than the same model wording the scripted replies)."""
     extra = [f"budget {budget}"] if budget != DEFAULT_BUDGET else []
     if colleague != "scripted":
-        extra.append(f"colleagues {colleague}")
+        mode = "" if colleague_mode == "phrase" else f"{colleague_mode} "
+        extra.append(f"{mode}colleagues {colleague}")
     return f"{agent} ({', '.join(extra)})" if extra else agent
 
 
 def configuration_of(sample: SampleRecord) -> str:
-    """The label of a sample's configuration (agent, budget, colleagues)."""
-    return configuration_label(sample.agent, sample.budget, sample.colleague)
+    """The label of a sample's configuration (agent, budget, colleagues and their mode)."""
+    return configuration_label(sample.agent, sample.budget, sample.colleague, sample.colleague_mode)
 
 
 def cell_of(sample: SampleRecord) -> CellKey:
