@@ -219,6 +219,28 @@ def test_the_leaderboard_ranks_each_configuration_on_its_own_samples(
     assert {row.samples for row in rows.values()} == {len(groups)}
 
 
+def test_the_leaderboard_does_not_score_samples_whose_policy_colleague_broke_it(
+    groups: list[TaskGroup], bench: Path, tmp_path: Path
+) -> None:
+    """Such a sample is reported apart in every cell; the overall figures left it in, as a
+    wrong answer when the broken policy misled the agent."""
+    import json
+
+    from uncobench_z3.evaluation import SAMPLES_FILE
+    from uncobench_z3.report import build_leaderboard
+
+    config = make_config(bench, groups, ["builtin/careful"], ["reliable"])
+    evaluate(groups, config, tmp_path / "run")
+    log = tmp_path / "run" / SAMPLES_FILE
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    broken = {"replies": 2, "unfaithful": 1, "incomplete": 0}
+    records[0].update(colleague_policy=broken, correct=False, result="wrong_answer")
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (row,) = build_leaderboard([tmp_path / "run"]).rows
+    assert row.settings["reliable"].accuracy == 1  # the cell leaves it out ...
+    assert (row.accuracy, row.samples) == (1, len(groups) - 1)  # ... and so does the row
+
+
 @pytest.mark.parametrize(
     ("mode", "reader"), [("phrase", "rules"), ("policy", "rules"), ("phrase", "model")]
 )

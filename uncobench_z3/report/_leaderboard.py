@@ -24,7 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import __version__
 from .._outdir import check_output_folder, incomplete_marker, lock_output
 from ..errors import ConfigError
-from ..evaluation import SampleRecord, compute_metrics, configuration_of, is_error
+from ..evaluation import (
+    SampleRecord,
+    compute_metrics,
+    configuration_of,
+    is_error,
+    is_scored,
+)
 from ..settings import SETTING_NAMES
 from ..spec import remove_stale_temps, write_text_atomic
 from ..stats import BootstrapConfig, Interval, bootstrap_many, mean_at
@@ -133,7 +139,9 @@ def build_leaderboard(paths: Sequence[str | Path], config: BootstrapConfig | Non
     common = set.intersection(*has.values())
     rows = []
     for agent in agents:
-        mine = [s for s in samples if configuration_of(s) == agent]  # agent: its label
+        # agent: its label; a sample whose policy colleague broke its policy is not the
+        # agent's to win or lose, here as in every cell
+        mine = [s for s in samples if configuration_of(s) == agent and is_scored(s)]
         overall, groups, count = _overall(agent, mine, common, config)
         rows.append({
             "rank": 0, "agent": agent, **overall, "n_groups": groups, "samples": count,
