@@ -185,11 +185,15 @@ def test_wrong_answers_have_an_arm_and_are_spread_over_configurations(
 
     many = [_record(groups, key=f"a{i}", agent="a/first") for i in range(40)]
     few = [_record(groups, key="b", agent="z/last", intervention="diagnosis")]
-    table = wrong_examples(many + few)
+    # a colleague that broke its policy: not scored, so not a wrong answer of the agent's
+    broken = {"replies": 1, "unfaithful": 1, "incomplete": 0}
+    apart = [_record(groups, key="c", agent="p/olicy", colleague_policy=broken)]
+    table = wrong_examples(many + few + apart)
     assert table.headers[:3] == ["agent", "setting", "arm"]
     assert len(table.rows) == MAX_WRONG_EXAMPLES
     assert ["z/last", "Misaligned", "diagnosis"] in [row[:3] for row in table.rows]
     assert "41 wrong answers" in table.caption
+    assert all(row[0] != "p/olicy" for row in table.rows)
 
 
 def test_intervention_panels_keep_configurations_apart(groups: list[TaskGroup]) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..evaluation import SampleRecord, SettingMetrics, configuration_of, is_error
+from ..evaluation import SampleRecord, SettingMetrics, configuration_of, is_scored
 from ..settings import SETTING_NAMES
 from ..stats import Interval, decimal_text, percent_text
 
@@ -181,7 +181,8 @@ def _spread(samples: list[SampleRecord], count: int) -> list[SampleRecord]:
 
 
 def wrong_examples(samples: list[SampleRecord]) -> Table:
-    wrong = [s for s in samples if not s.correct and not is_error(s)]  # errors: apart
+    # error samples, and those whose policy colleague broke its policy, are not scored: apart
+    wrong = [s for s in samples if not s.correct and is_scored(s)]
     rows = []
     for sample in _spread(wrong, MAX_WRONG_EXAMPLES):
         attribution = sample.attribution
