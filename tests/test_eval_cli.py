@@ -86,6 +86,33 @@ def test_epochs_then_compare(
     assert "pass^3" in markdown and "pass@3" in markdown
 
 
+def test_compare_agents_with_a_budget_of_their_own(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Samples are compared by configuration (the report's row): an agent run with another
+    budget is found by its bare name or by the row label, and a name that two
+    configurations share asks for one of them."""
+    out = tmp_path / "runs"
+    for budget in ("10", "12"):
+        code = run_cli(capsys, "eval", str(bench), "--agent", "builtin/careful", "--agent",
+                       "builtin/naive", "--out", str(out / budget), "--budget", budget,
+                       "--setting", "misaligned", "--no-progress").code  # fmt: skip
+        assert code == 0
+    one = ["--bootstrap-samples", "50", "--json"]
+    by_name = run_cli(capsys, "compare", str(out / "10"), "--a", "builtin/careful", "--b",
+                      "builtin/naive", *one)  # fmt: skip
+    assert by_name.code == 0, by_name.err
+    assert json.loads(by_name.out)[0]["a_only"] == 2
+    by_label = run_cli(capsys, "compare", str(out), "--a", "builtin/careful (budget 12)",
+                       "--b", "builtin/naive (budget 10)", *one)  # fmt: skip
+    assert by_label.code == 0, by_label.err
+    assert json.loads(by_label.out)[0]["a"] == "builtin/careful (budget 12)"
+    both = run_cli(capsys, "compare", str(out), "--a", "builtin/careful", "--b",
+                   "builtin/naive (budget 10)")  # fmt: skip
+    assert both.code == 2 and "several configurations" in both.err
+    assert "builtin/careful (budget 10), builtin/careful (budget 12)" in both.err
+
+
 @pytest.mark.parametrize(
     ("agents", "message"),
     [

@@ -166,28 +166,15 @@ def test_configurations_are_never_merged(groups: list[TaskGroup]) -> None:
         _record(groups, key="2", budget=5),
         _record(groups, key="3", colleague="openai/gpt-4.1-mini"),
         _record(groups, key="4", correct=True, result="correct", epoch=2),
+        # the same model writing the replies itself: other colleagues
+        _record(groups, key="5", colleague="openai/gpt-4.1-mini", colleague_mode="policy"),
     ]
     metrics = compute_metrics(samples)
     assert [(m.agent, m.samples) for m in metrics] == [
         ("a/b", 2),
         ("a/b (budget 5)", 1),
         ("a/b (colleagues openai/gpt-4.1-mini)", 1),
-    ]
-
-
-def test_a_colleague_model_in_policy_mode_is_another_configuration(
-    groups: list[TaskGroup],
-) -> None:
-    """The same model phrasing the scripted replies or writing its own (``--colleague-mode``)
-    are other colleagues, and other sample keys: pooled in one cell, a trial of one run was a
-    duplicate of the other's, left out of accuracy while ``samples`` counted it."""
-    samples = [
-        _record(groups, key="1", colleague="m/x", rounds=3),
-        _record(groups, key="2", colleague="m/x", colleague_mode="policy", rounds=4),
-    ]
-    assert [(m.agent, m.samples, m.mean_rounds) for m in compute_metrics(samples)] == [
-        ("a/b (colleagues m/x)", 1, 3),
-        ("a/b (colleagues m/x, colleague mode policy)", 1, 4),
+        ("a/b (policy colleagues openai/gpt-4.1-mini)", 1),
     ]
 
 
@@ -198,11 +185,15 @@ def test_wrong_answers_have_an_arm_and_are_spread_over_configurations(
 
     many = [_record(groups, key=f"a{i}", agent="a/first") for i in range(40)]
     few = [_record(groups, key="b", agent="z/last", intervention="diagnosis")]
-    table = wrong_examples(many + few)
+    # a colleague that broke its policy: not scored, so not a wrong answer of the agent's
+    broken = {"replies": 1, "unfaithful": 1, "incomplete": 0}
+    apart = [_record(groups, key="c", agent="p/olicy", colleague_policy=broken)]
+    table = wrong_examples(many + few + apart)
     assert table.headers[:3] == ["agent", "setting", "arm"]
     assert len(table.rows) == MAX_WRONG_EXAMPLES
     assert ["z/last", "Misaligned", "diagnosis"] in [row[:3] for row in table.rows]
     assert "41 wrong answers" in table.caption
+    assert all(row[0] != "p/olicy" for row in table.rows)
 
 
 def test_intervention_panels_keep_configurations_apart(groups: list[TaskGroup]) -> None:
@@ -230,6 +221,28 @@ def test_the_leaderboard_ranks_each_configuration_on_its_own_samples(
     rows = {row.agent: row for row in board.rows}
     assert set(rows) == {"builtin/careful", "builtin/careful (budget 5)"}
     assert {row.samples for row in rows.values()} == {len(groups)}
+
+
+def test_the_leaderboard_does_not_score_samples_whose_policy_colleague_broke_it(
+    groups: list[TaskGroup], bench: Path, tmp_path: Path
+) -> None:
+    """Such a sample is reported apart in every cell; the overall figures left it in, as a
+    wrong answer when the broken policy misled the agent."""
+    import json
+
+    from uncobench_z3.evaluation import SAMPLES_FILE
+    from uncobench_z3.report import build_leaderboard
+
+    config = make_config(bench, groups, ["builtin/careful"], ["reliable"])
+    evaluate(groups, config, tmp_path / "run")
+    log = tmp_path / "run" / SAMPLES_FILE
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    broken = {"replies": 2, "unfaithful": 1, "incomplete": 0}
+    records[0].update(colleague_policy=broken, correct=False, result="wrong_answer")
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (row,) = build_leaderboard([tmp_path / "run"]).rows
+    assert row.settings["reliable"].accuracy == 1  # the cell leaves it out ...
+    assert (row.accuracy, row.samples) == (1, len(groups) - 1)  # ... and so does the row
 
 
 @pytest.mark.parametrize(

@@ -145,6 +145,22 @@ def test_an_error_body_is_redacted_before_it_is_cut() -> None:
     assert len(text) == 500 and CUT_KEY[:4] not in text
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_an_error_message_is_cut_after_its_key_is_masked(provider: str) -> None:
+    """The body's own ``error.message`` is cut as a whole body is: a server can send a
+    megabyte there, and the error is printed and stored as one line."""
+    transport = ScriptedTransport(
+        provider, [http_error(400, "A" * 1_000_000 + KEY), http_error(400, "B" * 490 + KEY)]
+    )
+    name = "openai/gpt-4.1-mini" if provider == "openai" else "anthropic/claude-sonnet-4-5"
+    model = get_model(name, api_key=KEY, http_client=transport.client())
+    for _ in range(2):
+        with pytest.raises(ModelError) as caught:
+            await model.generate([ChatMessage.user("hello")])
+        message = str(caught.value)
+        assert len(message) < 600 and KEY[:4] not in message, message[-80:]
+
+
 def test_the_placeholder_key_of_local_servers_is_not_a_secret() -> None:
     get_model("openai-api/local/m", base_url="http://127.0.0.1:1/v1")  # key "not-needed"
     assert redact("a flag that is not-needed") == "a flag that is not-needed"

@@ -4,12 +4,14 @@ terminal; the commands' summaries (verify, build, demo) say what the docs say.""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from rich.markup import escape
 
 from tests.cli_helpers import run_cli
@@ -21,6 +23,7 @@ from uncobench_z3.cli._output import (
     Styled,
     markdown_lines,
     plain_lines,
+    rich_table,
 )
 from uncobench_z3.construct import MANIFEST_FILE, build_benchmark, verify_benchmark
 from uncobench_z3.construct import _pipeline as pipeline
@@ -100,6 +103,23 @@ def test_markdown_cells_are_escaped() -> None:
     lines = markdown_lines(table)
     assert lines[2] == "| agent | accuracy |" and lines[3] == "|---|--:|"
     assert lines[4] == "| evil\\|&lt;b&gt;agent&lt;/b&gt; | 50.0% |"
+
+
+def test_names_reach_the_terminal_as_text_never_as_escapes_or_markup() -> None:
+    """An agent's name is read from a run folder (untrusted): its escape sequences (a window
+    title, a cleared screen) are shown escaped, and rich markup in it (a link) stays text, in
+    a cell and in a title, in every format."""
+    name = "m\x1b]0;PWN\x07\x1b[2J[link=https://evil.example/]x[/link]"
+    shown = "m\\x1b]0;PWN\\x07\\x1b[2J[link=https://evil.example/]x[/link]"
+    table = OutputTable.of(f"{name} (A) vs b (B)", ["agent", "n"])
+    table.add_row(name, Styled(name, "red"))
+    title, _, _, row = plain_lines(table)
+    assert title == f"{shown} (A) vs b (B)" and row.split() == [shown, shown]
+    assert "\x1b" not in "".join(markdown_lines(table))
+    console = Console(width=400, color_system=None, record=True, file=io.StringIO())
+    console.print(rich_table(table))
+    printed = console.export_text()
+    assert printed.count(shown) == 3 and "\x1b" not in printed
 
 
 def test_auto_is_plain_when_piped_and_rich_is_honest_about_no_color(

@@ -152,6 +152,29 @@ def test_max_errors_zero_stops_at_the_first_error_and_resume_retries_it(
     assert len(moved) == 1 and json.loads(moved[0])["result"] == "error"
 
 
+def test_an_error_body_is_printed_as_one_line_without_its_escape_sequences(
+    bench: Path,
+    tmp_path: Path,
+    server: FaultServer,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server's error text reaches the terminal in the retry notices and the error line:
+    its escape sequences (a colour, a window title, a cleared screen) are shown, not obeyed,
+    and its line breaks do not make the one error line several."""
+    hostile = "\x1b[31mred\x1b]0;title\x07\x1b[2J\nsecond line\rback"
+    body = {"error": {"message": hostile}}
+    server.script = lambda number, request: Fault("server_error", status=503, body=body)
+    result = run_cli(capsys, *eval_args(bench, tmp_path / "run"))
+    assert result.code == 1 and "stopped" in result.err
+    shown = "\\x1b[31mred\\x1b]0;title\\x07\\x1b[2J second line back"
+    notices = [r.getMessage() for r in caplog.records if "failed" in r.getMessage()]
+    said = [line for line in result.err.splitlines() if "title" in line]
+    assert len(notices) == 2 and len(said) == 1 and said[0].startswith("error: stopped")
+    assert all(shown in line for line in notices + said), notices + said
+    assert "\x1b" not in result.err and "\x07" not in result.err
+
+
 def test_max_errors_as_a_count_stops_after_that_many(
     bench: Path, tmp_path: Path, server: FaultServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -189,6 +189,38 @@ def test_the_server_serves_the_report_folder_only(tmp_path: Path) -> None:
             urllib.request.urlopen(server.url.rsplit("/", 1)[0] + "/../../etc/passwd", timeout=10)
 
 
+def test_the_server_serves_no_other_file_of_the_folder_and_only_to_this_machine(
+    tmp_path: Path,
+) -> None:
+    """A folder served as it is can hold files that are not the report's, or a figure that
+    is a symbolic link out of it; a request for another host name (DNS rebinding: a web page
+    whose name now resolves to 127.0.0.1) is refused."""
+    (tmp_path / "report.html").write_text("<!DOCTYPE html><p>hello</p>")
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "mixed.svg").write_text("<svg/>")
+    (tmp_path / "notes.txt").write_text("private")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    outside.write_text("private")
+    (tmp_path / "figures" / "leak.png").symlink_to(outside)
+
+    def status(url: str, host: str | None = None) -> int:
+        request = urllib.request.Request(url, headers={"Host": host} if host else {})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    with serve_report(tmp_path) as server:
+        root = server.url.rsplit("/", 1)[0]
+        port = root.rsplit(":", 1)[1]
+        assert status(server.url) == 200 and status(root + "/figures/mixed.svg") == 200
+        assert status(server.url, f"localhost:{port}") == 200
+        assert status(root + "/notes.txt") == 404
+        assert status(root + "/figures/leak.png") == 404
+        assert status(server.url, f"attacker.example:{port}") == 403
+
+
 def test_view_is_ready_to_clean_up_before_it_prints_the_url(
     report_runs: Path,
     tmp_path: Path,

@@ -243,6 +243,11 @@ def test_md_text_keeps_one_line() -> None:
     assert md_text("a|b\n<c>") == "a\\|b &lt;c&gt;"
 
 
+def test_md_text_shows_control_characters_escaped() -> None:
+    # `cat report.md` on a terminal would obey a model's escape sequences
+    assert md_text("a\x1b[2J\x07b") == "a\\\\x1b\\[2J\\\\x07b"
+
+
 def test_runs_are_found_below_a_folder_and_counted_once(report_runs: Path) -> None:
     data = load_report_data(report_runs)
     assert len(data.runs) == 2 and data.manifest_stats is not None

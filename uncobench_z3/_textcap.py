@@ -12,6 +12,8 @@ recognised (or matched against a copy kept elsewhere)::
 
 Capping happens when a record is *stored*, after the episode: what the agent and the
 colleagues saw, and the score, are computed on the full text.
+
+:func:`one_line` is for the other way such text leaves: printed on a terminal.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ __all__ = [
     "cap_strings",
     "cap_text",
     "cut_info",
+    "one_line",
     "text_digest",
 ]
 
@@ -32,6 +35,8 @@ STORED_TEXT_LIMIT = 20_000
 """characters kept of any one stored string (a long colleague reply is a few thousand)"""
 
 _MARKER = "\n[... cut: {chars} characters in all, sha256 {digest}]"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SPACED = frozenset("\r\n\t")
 _MARKER_PATTERN = re.compile(r"\n\[\.\.\. cut: (\d+) characters in all, sha256 ([0-9a-f]{64})\]\Z")
 
 
@@ -64,3 +69,14 @@ def cap_strings(data: Any, limit: int = STORED_TEXT_LIMIT) -> Any:
     if isinstance(data, list | tuple):
         return [cap_strings(value, limit) for value in data]
     return data
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line of printable characters, for a terminal.
+
+    An error's text can come from a server or a model (an HTTP error body, a value a
+    validation error quotes): its escape sequences would reach the terminal raw (a colour, a
+    window title, a cleared screen, an unterminated sequence that swallows what follows) and
+    its line breaks would make one error several lines. Line breaks and tabs become spaces;
+    every other control character is shown as its escape (``\\x1b``)."""
+    return _CONTROL.sub(lambda m: " " if m[0] in _SPACED else f"\\x{ord(m[0]):02x}", text)

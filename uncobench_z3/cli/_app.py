@@ -25,6 +25,7 @@ from rich.markup import escape
 from .. import __version__
 from .._gc import end_without_collecting, fewer_collections
 from .._secrets import redact, redact_cut, redacted_traceback
+from .._textcap import one_line
 from ..errors import (
     ConsistencyError,
     InputError,
@@ -116,8 +117,9 @@ def _keep_traceback(exc: BaseException) -> Path:
 
 
 def _said(exc: BaseException) -> str:
-    """An error's message as printed: keys masked (any text can quote one), markup escaped."""
-    return escape(redact(str(exc)))
+    """An error's message as printed: keys masked (any text can quote one), one line without
+    control characters (a server's error body can hold escape sequences), markup escaped."""
+    return escape(one_line(redact(str(exc))))
 
 
 def _say_interrupted(line_break: bool = True) -> None:
@@ -179,13 +181,13 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:  # a path that cannot be created, read or written
         where = f"{exc.filename}: " if exc.filename else ""
         err_console.print(
-            f"[bold red]error:[/] {escape(redact(where + (exc.strerror or str(exc))))}"
+            f"[bold red]error:[/] {escape(one_line(redact(where + (exc.strerror or str(exc)))))}"
         )
         sys.exit(EXIT_INPUT)
     except Exception as exc:  # a bug: one line for the user, the traceback kept for the report
         err_console.print(
             f"[bold red]internal error (please report):[/] {escape(type(exc).__name__)}: "
-            f"{escape(redact_cut(str(exc), 300))} "
+            f"{escape(one_line(redact_cut(str(exc), 300)))} "
             f"(traceback in {escape(str(_keep_traceback(exc)))})"
         )
         sys.exit(EXIT_BUG)

@@ -8,7 +8,14 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..evaluation import ALPHA, INTERVENTION_ARMS, Comparison, compare_agents
+from ..evaluation import (
+    ALPHA,
+    INTERVENTION_ARMS,
+    Comparison,
+    SampleRecord,
+    compare_agents,
+    configuration_of,
+)
 from ..stats import BootstrapConfig, decimal_text, p_value_text, percent_text
 from ._app import EXIT_OK, cli
 from ._eval import bootstrap_options
@@ -17,6 +24,31 @@ from ._output import OutputTable, format_option, output_for
 
 def _points(value: Fraction, digits: int = 1) -> str:
     return decimal_text(100 * value, digits, sign=True)
+
+
+def _configuration(name: str, samples: list[SampleRecord], runs: Path) -> str:
+    """The configuration ``name`` means: a row label as the report and the leaderboard print
+    it (``x (budget 10)``), or an agent's bare name when the runs hold it in one
+    configuration. Samples are compared by configuration, so a bare name with a non-default
+    budget or LLM colleagues would otherwise match no cell."""
+    labels: dict[str, None] = {}
+    of_agent: dict[str, None] = {}
+    for sample in samples:
+        label = configuration_of(sample)
+        labels[label] = None
+        if sample.agent == name:
+            of_agent[label] = None
+    if name in labels:
+        return name
+    if len(of_agent) == 1:
+        return next(iter(of_agent))
+    if of_agent:
+        raise ConfigError(
+            f"{name} ran in several configurations in {runs}: name one of {', '.join(of_agent)}"
+        )
+    raise ConfigError(
+        f"{runs} holds no samples of {name}; agents there: {', '.join(labels) or 'none'}"
+    )
 
 
 def _table(agent_a: str, agent_b: str, comparisons: list[Comparison]) -> OutputTable:
@@ -48,7 +80,13 @@ def _table(agent_a: str, agent_b: str, comparisons: list[Comparison]) -> OutputT
 
 @cli.command("compare")
 @click.argument("runs", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--a", "agent_a", required=True, help="The first agent (as named in the run).")
+@click.option(
+    "--a",
+    "agent_a",
+    required=True,
+    help="The first agent: its name, or the report's row label (`x (budget 10)`) when the "
+    "runs hold it in several configurations.",
+)
 @click.option("--b", "agent_b", required=True, help="The second agent.")
 @click.option(
     "--arm",
@@ -79,13 +117,10 @@ def compare_command(
     if agent_a == agent_b:
         raise ConfigError("--a and --b name the same agent; compare two different agents")
     data = load_report_data(runs)
-    present = list(dict.fromkeys(s.agent for s in data.samples))
-    missing = [name for name in (agent_a, agent_b) if name not in present]
-    if missing:
-        raise ConfigError(
-            f"{runs} holds no samples of {', '.join(missing)}; agents there: "
-            f"{', '.join(present) or 'none'}"
-        )
+    agent_a = _configuration(agent_a, data.samples, runs)
+    agent_b = _configuration(agent_b, data.samples, runs)
+    if agent_a == agent_b:
+        raise ConfigError(f"--a and --b both name {agent_a}; compare two different agents")
     config = BootstrapConfig(samples=bootstrap_samples, seed=bootstrap_seed)
     comparisons = [
         c

@@ -32,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from .._textcap import one_line
 from ..errors import ConfigError
 from ..report import md_text
 from ._app import ClosedOutput
@@ -87,9 +88,10 @@ class OutputTable:
 
 
 def cell_text(cell: Cell) -> str:
-    """The cell's text on one line (a newline would break a plain row in two)."""
+    """The cell's text on one line (a newline would break a plain row in two), control
+    characters shown escaped (a name read from a run folder can hold escape sequences)."""
     text = cell.text if isinstance(cell, Styled) else cell
-    return " ".join(text.split()) if "\n" in text else text
+    return one_line(" ".join(text.split()) if "\n" in text else text)
 
 
 def plain_lines(table: OutputTable) -> list[str]:
@@ -105,7 +107,7 @@ def plain_lines(table: OutputTable) -> list[str]:
             parts.append(pad + text if column.align == "right" else text + pad)
         return "  ".join(parts).rstrip()
 
-    out = [table.title] if table.title else []
+    out = [one_line(table.title)] if table.title else []
     out += [line(header), line(["-" * cell_len(h) for h in header])]
     out += [line(row) for row in body]
     return out
@@ -121,7 +123,9 @@ def markdown_lines(table: OutputTable) -> list[str]:
 
 
 def rich_table(table: OutputTable) -> Table:
-    rendered = Table(title=table.title or None, header_style="bold", title_justify="left")
+    # the title as Text, never markup: it holds agents' names (``compare``)
+    title = Text(one_line(table.title)) if table.title else None
+    rendered = Table(title=title, header_style="bold", title_justify="left")
     if not table.boxed:
         rendered.box, rendered.pad_edge = None, False
     for column in table.columns:
@@ -129,7 +133,10 @@ def rich_table(table: OutputTable) -> Table:
         rendered.add_column(column.header, justify=column.align, overflow="fold")
     for row in table.rows:
         rendered.add_row(
-            *(Text(c.text, style=c.style) if isinstance(c, Styled) else Text(c) for c in row)
+            *(
+                Text(cell_text(c), style=c.style) if isinstance(c, Styled) else Text(cell_text(c))
+                for c in row
+            )
         )
     return rendered
 

@@ -135,14 +135,15 @@ def configuration_label(
     missed_wait: int | None = None,
     followup_reader: str = "rules",
 ) -> str:
-    """The agent's name, with the budget, the colleagues (model, and mode unless it only
-    phrases the scripted replies), the missed reply's wait and the follow-ups' reader when
-    they are not the defaults."""
+    """The agent's name, with the budget, the colleagues (``policy colleagues M`` for a model
+    writing its replies under the policy), the missed reply's wait and the follow-ups' reader
+    when they are not the defaults."""
     extra = [f"budget {budget}"] if budget != DEFAULT_BUDGET else []
     if colleague != "scripted":
-        extra.append(f"colleagues {colleague}")
-    if colleague_mode != "phrase":
-        extra.append(f"colleague mode {colleague_mode}")
+        # (a model's colleagues in policy mode write their replies themselves: other
+        # colleagues than the same model wording the scripted replies)
+        mode = "" if colleague_mode == "phrase" else f"{colleague_mode} "
+        extra.append(f"{mode}colleagues {colleague}")
     if missed_wait is not None:
         extra.append(f"missed wait {missed_wait}")
     if followup_reader != "rules":

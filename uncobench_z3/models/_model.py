@@ -26,6 +26,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_base
 
 from .._secrets import redact_model_text
+from .._textcap import one_line
 from ..errors import ContextWindowError, ModelAPIError
 from ._cache import ResponseCache, cache_key
 from ._secrets import logger, redact, redact_cut
@@ -303,7 +304,9 @@ class Model:
     def _before_sleep(self, retry_state: RetryCallState) -> None:
         error = retry_state.outcome.exception() if retry_state.outcome else None
         wait = retry_state.next_action.sleep if retry_state.next_action else 0.0
-        reason = redact(str(error)) if error else "unknown error"
+        # printed as it is (a log line, the progress display): one line without the escape
+        # sequences a server's error body can hold
+        reason = one_line(redact(str(error))) if error else "unknown error"
         logger.warning(
             "%s: attempt %d failed (%s); retrying in %.1f s",
             self.name,

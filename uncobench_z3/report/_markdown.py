@@ -12,6 +12,7 @@ import html
 import re
 
 from .. import __version__
+from .._textcap import one_line
 from ._tables import Section, Table
 
 # Characters that start Markdown inline markup: emphasis, code, links and images,
@@ -43,8 +44,9 @@ def md_text(text: str) -> str:
     """A table cell or line of Markdown that shows ``text`` as plain text: one line, HTML
     escaped, every inline markup character backslash-escaped, a block marker at the start
     escaped, bare URLs in code spans and at signs as entities (never links, images or
-    e-mail links)."""
-    flat = " ".join(text.split())
+    e-mail links), control characters shown escaped (``\\x1b``: a terminal that shows the
+    file would obey them)."""
+    flat = " ".join(one_line(text).split())
     parts, position = [], 0
     for match in _URL.finditer(flat):
         parts.append(_escape_inline(flat[position : match.start()]))

@@ -8,15 +8,24 @@ from a remote shell or a browser that will not open local files.
 
 from __future__ import annotations
 
+import re
 import threading
+import urllib.parse
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ._build import HTML_FILE
+from ._build import FIGURES_DIR, HTML_FILE, REPORT_FILES
 
 HOST = "127.0.0.1"
+
+
+# what a report folder holds (``_build``): anything else in the folder is not the report's
+_SERVED = re.compile(
+    rf"/(?:{'|'.join(map(re.escape, REPORT_FILES))}|{FIGURES_DIR}/[A-Za-z0-9_-]+\.(?:png|svg))"
+)
+_HOSTS = (HOST, "localhost")
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -26,6 +35,23 @@ class _Handler(SimpleHTTPRequestHandler):
     def list_directory(self, path: str | Path) -> None:  # type: ignore[override]
         self.send_error(404, "no listings")
         return None
+
+    def send_head(self) -> Any:
+        """Only the report's own files, as regular files inside the folder: a folder served
+        as it is may hold other files, or a symbolic link out of it. And only to a request
+        addressed to this machine: another name resolving here (DNS rebinding) would let a
+        web page read the report."""
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]  # (no port: port 80)
+        if host not in _HOSTS:
+            self.send_error(403, "not addressed to 127.0.0.1")
+            return None
+        folder = Path(self.directory).resolve()
+        target = Path(self.translate_path(self.path)).resolve()
+        served = _SERVED.fullmatch(urllib.parse.urlsplit(self.path).path)
+        if not served or not target.is_relative_to(folder) or not target.is_file():
+            self.send_error(404, "not a file of the report")
+            return None
+        return super().send_head()
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")

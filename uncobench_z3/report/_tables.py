@@ -181,7 +181,7 @@ def _spread(samples: list[SampleRecord], count: int) -> list[SampleRecord]:
 
 
 def wrong_examples(samples: list[SampleRecord]) -> Table:
-    # errors and samples whose policy colleague broke it are not scored: apart
+    # error samples, and those whose policy colleague broke its policy, are not scored: apart
     wrong = [s for s in samples if not s.correct and is_scored(s)]
     rows = []
     for sample in _spread(wrong, MAX_WRONG_EXAMPLES):

@@ -150,7 +150,7 @@ def status_error_detail(error: Any) -> str:
     if isinstance(body, Mapping):
         inner = body.get("error", body)
         if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
+            return redact_cut(inner["message"], _ERROR_BODY_CHARACTERS)
         return redact_cut(json.dumps(body), _ERROR_BODY_CHARACTERS)
     return redact_cut(str(body), _ERROR_BODY_CHARACTERS) if body else str(error.message)
 
