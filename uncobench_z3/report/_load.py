@@ -31,7 +31,7 @@ from ..evaluation import (
     unreadable_sample_error,
 )
 from ..settings import TaskGroup
-from ..spec import TypedTask, load_json, validate_document
+from ..spec import TypedTask, cut_in_a_character, load_json, validate_document
 
 
 class ViewReply(BaseModel):
@@ -209,6 +209,8 @@ def _records(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:  # as read_utf8 says it: file:line and column
+            if unterminated and cut_in_a_character(line):
+                continue  # torn inside a character of its text
             raise SpecReadError(
                 f"{path}:{number}",
                 f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",

@@ -18,6 +18,7 @@ from ._io import (
 from ._jsonl import (
     LogContents,
     append_aside,
+    cut_in_a_character,
     open_for_append,
     read_jsonl_log,
     read_utf8,
@@ -103,6 +104,7 @@ __all__ = [
     "append_aside",
     "check_structure",
     "copy_file_atomic",
+    "cut_in_a_character",
     "day_number",
     "describe_outcome",
     "dump_json",
