@@ -116,6 +116,7 @@ def test_unreadable_runs_are_one_line(
     result = run_cli(capsys, command, str(runs), *extra)
     assert result.code == 2
     assert "line 1 is not a sample record" in result.err and "samples.jsonl" in result.err
+    assert "(group_id: Field required)" in result.err  # the field at fault, not a count
     assert len(result.err.strip().splitlines()) == 1 and "Traceback" not in result.err
     assert not (tmp_path / "out").exists()
     (runs / "broken" / "run.json").write_text("[1, 2")

@@ -228,7 +228,7 @@ def _records(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
             record = SampleRecord.model_validate({**raw, "trace": []})
             rounds = [ViewRound.model_validate(item) for item in trace]
         except (ValueError, ValidationError) as exc:
-            raise _bad_line(path, number, str(exc).splitlines()[0]) from None
+            raise _bad_line(path, number, _first_error(exc)) from None
         yield record, rounds
 
 
