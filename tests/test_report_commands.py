@@ -22,6 +22,7 @@ from uncobench_z3.report import (
     LEADERBOARD_FILES,
     build_leaderboard,
     load_report_data,
+    open_report_data,
     serve_report,
     write_leaderboard,
     write_report,
@@ -105,6 +106,20 @@ def _broken_runs(report_runs: Path, root: Path) -> Path:
     (broken / "run.json").write_text((report_runs / "first" / "run.json").read_text())
     (broken / "samples.jsonl").write_text('{"key": "x"}\n{"key": "y"}\n')
     return root / "runs"
+
+
+def test_a_benchmark_not_found_is_noted_with_advice_the_report_can_follow(
+    report_runs: Path, tmp_path: Path
+) -> None:
+    """report has no --bench (judge's option): its note must not send the reader to one."""
+    run = tmp_path / "runs" / "moved"
+    run.mkdir(parents=True)
+    meta = json.loads((report_runs / "first" / "run.json").read_text())
+    meta["config"]["benchmark"] = str(tmp_path / "gone")
+    (run / "run.json").write_text(json.dumps(meta))
+    notes = open_report_data(tmp_path / "runs").groups.notes
+    assert len(notes) == 1 and "which is not found" in notes[0]
+    assert "--bench" not in notes[0] and "the folder `uncobench eval` ran in" in notes[0]
 
 
 @pytest.mark.parametrize("command", ["report", "leaderboard", "view"])

@@ -252,7 +252,10 @@ def _benchmark_groups(runs: Sequence[RunInfo]) -> BenchmarkGroups:
     seen: set[Path] = set()
     for run in runs:
         try:
-            path = run_benchmark_path(run.path).resolve()
+            # (report has no --bench: the path run.json names is read as eval was given it)
+            path = run_benchmark_path(
+                run.path, "run the report from the folder `uncobench eval` ran in"
+            ).resolve()
         except UncobenchError as exc:  # moved or deleted: the report does without it
             found.notes.append(f"{run.path}: {exc}")
             continue
