@@ -127,6 +127,13 @@ def test_a_bad_line_in_the_middle_never_offers_to_discard_the_valid_records(
         evaluate(groups, config, tmp_path / "run")
     message = str(caught.value)
     assert "line 2" in message and "--restart" not in message and "--force" in message
+    assert "(Invalid JSON: " in message  # why, in a word
+    lines[1] = json.dumps({**json.loads(lines[0]), "setting": "bogus"})
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ResumeError, match=r"line 2 is not a sample record \(setting: Input"):
+        evaluate(groups, config, tmp_path / "run")  # a schema violation names its field
+    lines[1] = "{not a record"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     # --force sets the bad line aside, keeps the valid records and redoes only the lost one
     summary = evaluate(groups, config, tmp_path / "run", force=True)
     assert summary.reused == len(lines) - 1 and summary.ran == 1

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Generic, TypeVar
 
+from pydantic import ValidationError
+
 from ..errors import SpecReadError
 from ._io import write_bytes_atomic, write_text_atomic
 
@@ -35,6 +37,7 @@ __all__ = [
     "LogContents",
     "append_aside",
     "cut_in_a_character",
+    "first_problem",
     "open_for_append",
     "read_jsonl_log",
     "read_utf8",
@@ -72,6 +75,16 @@ def read_utf8_bytes(path: str | Path) -> tuple[bytes, str]:
             f"{source}:{line}",
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column})",
         ) from None
+
+
+def first_problem(exc: ValueError) -> str:
+    """Why a line is not a record, in one line: a schema's first error with the path of the
+    field at fault (``group_id: Field required``), else the parser's first line."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        return f"{where}: {error['msg']}" if where else str(error["msg"])
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def cut_in_a_character(line: bytes) -> bool:
@@ -114,6 +127,8 @@ class LogContents(Generic[T]):
     """the text of each record's line, as stored (parallel to ``records``)"""
     bad: list[tuple[int, str]] = field(default_factory=list)
     """(line number, text) of the lines that are not records and not a crash's torn line"""
+    reason: str = ""
+    """why the first of :attr:`bad` is not a record (:func:`first_problem`)"""
     torn: str | None = None
     """the cut-off last line a crash left, if any"""
     unterminated: bool = False
@@ -152,11 +167,15 @@ def read_jsonl_log(path: str | Path, parse: Callable[[str], T]) -> LogContents[T
             continue
         try:
             record = parse(row)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError) as exc:
             last = number == len(rows)  # only the very last line can have been cut off
             if last and _looks_torn(row):
                 contents.torn = row
             else:
+                if not contents.bad:
+                    contents.reason = (
+                        first_problem(exc) if isinstance(exc, ValueError) else "nested too deep"
+                    )
                 contents.bad.append((number, row))
             continue
         contents.records.append(record)
