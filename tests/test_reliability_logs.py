@@ -42,6 +42,11 @@ def lines_of(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
+def untimed(rows: list[str]) -> list[dict[str, object]]:
+    """Records as compared across runs: every field but the time taken."""
+    return [{k: v for k, v in json.loads(r).items() if k != "elapsed_seconds"} for r in rows]
+
+
 def test_a_last_record_without_its_newline_is_kept_and_terminated(
     groups: list[TaskGroup], tmp_path: Path
 ) -> None:
@@ -74,6 +79,30 @@ def test_a_torn_last_line_is_dropped_kept_aside_and_redone(
     assert kept and kept[0].read_text(encoding="utf-8") == lines[-1][:60]
 
 
+def test_a_last_line_torn_inside_a_character_is_kept_aside_byte_for_byte_and_redone(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A crash can cut a record inside a character of its text (a dash, a name, a model's
+    reply): the last line is torn, not a log that is not UTF-8; the run resumes and every
+    reader skips it."""
+    out = tmp_path / "run"
+    args = ["eval", str(bench), "--agent", "builtin/naive", "--out", str(out), "--no-progress",
+            "--limit", "1"]  # fmt: skip
+    assert run_cli(capsys, *args).code == 0
+    log = out / SAMPLES_FILE
+    lines = lines_of(log)
+    torn = lines[-1][:60].encode() + "\u2014".encode()[:2]  # cut inside its key, in a dash
+    log.write_bytes("".join(line + "\n" for line in lines[:-1]).encode() + torn)
+    for command in (["report", str(out), "--out", str(tmp_path / "rep"), "--no-plots"],
+                    ["judge", str(out), "--bench", str(bench)]):  # fmt: skip
+        result = run_cli(capsys, *command)
+        assert result.code == 0, (command, result.err)
+    assert run_cli(capsys, *args).code == 0
+    assert untimed(lines_of(log)) == untimed(lines)  # the torn sample is done again, the same
+    kept = list(out.glob("samples.torn*"))
+    assert kept and kept[0].read_bytes() == torn
+
+
 def test_a_one_line_garbage_log_is_refused_not_dropped(
     groups: list[TaskGroup], tmp_path: Path
 ) -> None:
@@ -98,6 +127,13 @@ def test_a_bad_line_in_the_middle_never_offers_to_discard_the_valid_records(
         evaluate(groups, config, tmp_path / "run")
     message = str(caught.value)
     assert "line 2" in message and "--restart" not in message and "--force" in message
+    assert "(Invalid JSON: " in message  # why, in a word
+    lines[1] = json.dumps({**json.loads(lines[0]), "setting": "bogus"})
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ResumeError, match=r"line 2 is not a sample record \(setting: Input"):
+        evaluate(groups, config, tmp_path / "run")  # a schema violation names its field
+    lines[1] = "{not a record"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     # --force sets the bad line aside, keeps the valid records and redoes only the lost one
     summary = evaluate(groups, config, tmp_path / "run", force=True)
     assert summary.reused == len(lines) - 1 and summary.ran == 1

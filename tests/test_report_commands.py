@@ -24,6 +24,7 @@ from uncobench_z3.report import (
     build_leaderboard,
     intervention_panels,
     load_report_data,
+    open_report_data,
     serve_report,
     write_leaderboard,
     write_report,
@@ -136,6 +137,20 @@ def _broken_runs(report_runs: Path, root: Path) -> Path:
     return root / "runs"
 
 
+def test_a_benchmark_not_found_is_noted_with_advice_the_report_can_follow(
+    report_runs: Path, tmp_path: Path
+) -> None:
+    """report has no --bench (judge's option): its note must not send the reader to one."""
+    run = tmp_path / "runs" / "moved"
+    run.mkdir(parents=True)
+    meta = json.loads((report_runs / "first" / "run.json").read_text())
+    meta["config"]["benchmark"] = str(tmp_path / "gone")
+    (run / "run.json").write_text(json.dumps(meta))
+    notes = open_report_data(tmp_path / "runs").groups.notes
+    assert len(notes) == 1 and "which is not found" in notes[0]
+    assert "--bench" not in notes[0] and "the folder `uncobench eval` ran in" in notes[0]
+
+
 @pytest.mark.parametrize("command", ["report", "leaderboard", "view"])
 def test_unreadable_runs_are_one_line(
     command: str, report_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -145,6 +160,7 @@ def test_unreadable_runs_are_one_line(
     result = run_cli(capsys, command, str(runs), *extra)
     assert result.code == 2
     assert "line 1 is not a sample record" in result.err and "samples.jsonl" in result.err
+    assert "(group_id: Field required)" in result.err  # the field at fault, not a count
     assert len(result.err.strip().splitlines()) == 1 and "Traceback" not in result.err
     assert not (tmp_path / "out").exists()
     (runs / "broken" / "run.json").write_text("[1, 2")

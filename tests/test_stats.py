@@ -322,11 +322,27 @@ def test_sums_that_could_overflow_are_made_one_by_one() -> None:
     units = [(2**26 * (i % 5),) for i in range(40)]  # 40 draws of up to 2**28: past 2**31
     config = BootstrapConfig(samples=30, seed=3)
     got = bootstrap_many(units, {"mean": mean_at(0)}, config, "big")
-    rows = resample_rows(
-        [i % 5 for i in range(40)], 5, random.Random(_bootstrap.derived_seed(3, "big")), 30
+    rows = resample_rows(  # (the units drawn in their sorted order)
+        sorted(i % 5 for i in range(40)), 5, random.Random(_bootstrap.derived_seed(3, "big")), 30
     )
     means = sorted(F(sum(2**26 * k * w for k, w in enumerate(row)), 40) for row in rows)
     assert got["mean"].interval == percentile_interval(means, config.level)
+
+
+@pytest.mark.parametrize("count", [12, 40])  # one by one, and with numpy
+def test_intervals_do_not_depend_on_the_order_of_the_units(count: int) -> None:
+    """A resumed run, or one with more workers, holds the same samples in another order in
+    its log: its groups come in another order, and must give the same intervals."""
+    rng = random.Random(5)
+    units = [(F(rng.randrange(4), 3), rng.randrange(2)) for _ in range(count)]
+    shuffled = list(units)
+    random.Random(6).shuffle(shuffled)
+    assert shuffled != units
+    statistics = {"first": mean_at(0), "second": mean_at(1)}
+    config = BootstrapConfig(samples=200, seed=1)
+    assert bootstrap_many(units, statistics, config, "o") == bootstrap_many(
+        shuffled, statistics, config, "o"
+    )
 
 
 def test_bootstrap_intervals_cover_a_known_mean_at_about_the_stated_rate() -> None:

@@ -219,9 +219,10 @@ def colleague_mode_of(sample: SampleRecord) -> str:
     return str(getattr(sample, "colleague_mode", "phrase") or "phrase")
 
 
-def run_benchmark_path(run_dir: str | Path) -> Path:
+def run_benchmark_path(run_dir: str | Path, advice: str = "pass its path with --bench") -> Path:
     """The benchmark a run was made from, as its ``run.json`` names it (relative to the
-    working directory, or else to the run directory)."""
+    working directory, or else to the run directory); not found, the error ends with
+    ``advice`` (the option ``uncobench judge`` takes; a command without it says another)."""
     folder = Path(run_dir)
     if not (folder / RUN_FILE).is_file():
         raise ConfigError(f"{folder} is not a run directory (no {RUN_FILE}); run `uncobench eval`")
@@ -234,6 +235,5 @@ def run_benchmark_path(run_dir: str | Path) -> Path:
         if candidate.exists():
             return candidate
     raise ConfigError(
-        f"{folder / RUN_FILE} names the benchmark {benchmark!r}, which is not found; "
-        "pass its path with --bench"
+        f"{folder / RUN_FILE} names the benchmark {benchmark!r}, which is not found; {advice}"
     )

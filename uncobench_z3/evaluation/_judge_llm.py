@@ -185,7 +185,8 @@ def read_judgements(path: Path, repair: bool = True) -> list[JudgeLine]:
         number, _ = contents.bad[0]
         raise SpecReadError(
             f"{path}:{number}",
-            f"not a judgement line; fix or delete that line (the {len(contents.records)} "
+            f"not a judgement line ({contents.reason}); fix or delete that line (the "
+            f"{len(contents.records)} "
             "valid judgement(s) are kept) or choose another --out",
         )
     if repair and contents.damaged:

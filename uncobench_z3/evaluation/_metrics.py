@@ -326,9 +326,7 @@ def _mean(values: Sequence[int]) -> Fraction | None:
 def by_group_and_trial(
     samples: Iterable[SampleRecord],
 ) -> dict[GroupKey, dict[Trial, SampleRecord]]:
-    """Scored samples by group (:func:`group_of`) and trial, groups in id order: a bootstrap
-    draws groups by their place, and the log's order of the same samples changes with
-    workers, concurrency and resumption.
+    """Scored samples by group (:func:`group_of`) and trial.
 
     ``samples`` are one cell's, read once a key (a key read twice is one sample). Two of one
     group and trial with other keys differ in a setting the cell's label does not show, which
@@ -347,7 +345,7 @@ def by_group_and_trial(
                     " apart (--missed-wait or --followup-reader, in logs written before"
                     " records held them): report those runs apart"
                 )
-    return dict(sorted(out.items()))
+    return out
 
 
 def _share(trials: Mapping[Trial, SampleRecord], justified: bool = False) -> Fraction:

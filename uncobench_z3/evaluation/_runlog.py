@@ -49,7 +49,8 @@ def _bad_line_message(path: Path, contents: LogContents[SampleRecord]) -> str:
     number, _ = contents.bad[0]
     more = f" (and {len(contents.bad) - 1} more)" if len(contents.bad) > 1 else ""
     return (
-        f"{path}: line {number}{more} is not a sample record; fix or delete it, or run "
+        f"{path}: line {number}{more} is not a sample record ({contents.reason}); fix or "
+        "delete it, or run "
         f"`uncobench eval` again with --force to set it aside and keep the "
         f"{len(contents.records)} valid record(s)"
     )

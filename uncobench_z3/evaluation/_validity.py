@@ -180,8 +180,7 @@ class ValidityTally:
 
     @staticmethod
     def _figures(key: ValidityKey, cell: _Cell, config: BootstrapConfig) -> ValidityCell:
-        # groups by hash, not as the samples came: a bootstrap draws groups by their place
-        coverages = [(group, group.coverage()) for _, group in sorted(cell.groups.items())]
+        coverages = [(group, group.coverage()) for group in cell.groups.values()]
         units: list[Unit] = [(g.faithful, g.judged, c, g.judged) for g, c in coverages]
         estimates = bootstrap_many(
             units,

@@ -112,7 +112,7 @@ def _overall(agent: str, samples: Sequence[SampleRecord], settings: set[str],
         (Fraction(sum(s.correct for s in group), len(group)),
          Fraction(sum(s.correct and s.justification is not None
                       and s.justification.label == "justified" for s in group), len(group)))
-        for _, group in sorted(by_group.items())  # (in id order, as the cells: not the log's)
+        for group in by_group.values()
     ]  # fmt: skip
     estimates = bootstrap_many(units, {"all": mean_at(0), "justified": mean_at(1)}, config,
                                f"leaderboard|{agent}")  # fmt: skip

@@ -31,7 +31,7 @@ from ..evaluation import (
     unreadable_sample_error,
 )
 from ..settings import TaskGroup
-from ..spec import TypedTask, load_json, validate_document
+from ..spec import TypedTask, cut_in_a_character, first_problem, load_json, validate_document
 
 
 class ViewReply(BaseModel):
@@ -209,6 +209,8 @@ def _records(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:  # as read_utf8 says it: file:line and column
+            if unterminated and cut_in_a_character(line):
+                continue  # torn inside a character of its text
             raise SpecReadError(
                 f"{path}:{number}",
                 f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",
@@ -226,15 +228,8 @@ def _records(path: Path) -> Iterator[tuple[SampleRecord, list[ViewRound]]]:
             record = SampleRecord.model_validate({**raw, "trace": []})
             rounds = [ViewRound.model_validate(item) for item in trace]
         except (ValueError, ValidationError) as exc:
-            raise _bad_line(path, number, str(exc).splitlines()[0]) from None
+            raise _bad_line(path, number, first_problem(exc)) from None
         yield record, rounds
-
-
-def _first_error(exc: ValueError) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
-        error = exc.errors()[0]
-        return f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _bad_line(path: Path, number: int, reason: str) -> SpecReadError:
@@ -250,7 +245,10 @@ def _benchmark_groups(runs: Sequence[RunInfo]) -> BenchmarkGroups:
     seen: set[Path] = set()
     for run in runs:
         try:
-            path = run_benchmark_path(run.path).resolve()
+            # (report has no --bench: the path run.json names is read as eval was given it)
+            path = run_benchmark_path(
+                run.path, "run the report from the folder `uncobench eval` ran in"
+            ).resolve()
         except UncobenchError as exc:  # moved or deleted: the report does without it
             found.notes.append(f"{run.path}: {exc}")
             continue
@@ -312,7 +310,7 @@ def read_runs(data: ReportData, visitors: Sequence[TraceVisitor] = ()) -> Report
             except ValueError as exc:  # a visitor validates more of the trace than the reader
                 raise SpecReadError(
                     str(run.path / SAMPLES_FILE),
-                    f"sample {record.key} has a trace that is not valid ({_first_error(exc)}); "
+                    f"sample {record.key} has a trace that is not valid ({first_problem(exc)}); "
                     "fix or delete its line, or run `uncobench eval` again with --force to "
                     "set it aside",
                 ) from None

@@ -9,7 +9,9 @@ of damage at the end of a log, and both are repaired here without losing a recor
   first would glue the next record onto it);
 * the last line was cut off inside the record (*torn*: it starts like a JSON object but does
   not parse): it is dropped from the log and kept aside, byte for byte, in
-  ``<log stem>.torn-<n>.txt``; the sample it belonged to is simply done again.
+  ``<log stem>.torn-<n>.txt``; the sample it belonged to is simply done again. A cut can
+  fall inside a character of the record's text (a write cut short at a page, a full disk):
+  such a last line is torn too, not text that is not UTF-8.
 
 Anything else that is not a record - garbage in the middle, a whole file of garbage, a JSON
 value of another kind - is *not* a crash and is never dropped silently: the reader reports
@@ -18,6 +20,7 @@ it (:attr:`LogContents.bad`) and the caller refuses or, when told to, sets it as
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from collections.abc import Callable
@@ -25,12 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Generic, TypeVar
 
+from pydantic import ValidationError
+
 from ..errors import SpecReadError
-from ._io import write_text_atomic
+from ._io import write_bytes_atomic, write_text_atomic
 
 __all__ = [
     "LogContents",
     "append_aside",
+    "cut_in_a_character",
+    "first_problem",
     "open_for_append",
     "read_jsonl_log",
     "read_utf8",
@@ -70,6 +77,47 @@ def read_utf8_bytes(path: str | Path) -> tuple[bytes, str]:
         ) from None
 
 
+def first_problem(exc: ValueError) -> str:
+    """Why a line is not a record, in one line: a schema's first error with the path of the
+    field at fault (``group_id: Field required``), else the parser's first line."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        return f"{where}: {error['msg']}" if where else str(error["msg"])
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def cut_in_a_character(line: bytes) -> bool:
+    """Whether ``line``, a log's last line that lacks its newline, starts like a JSON object
+    and is UTF-8 but for its end, cut off inside a character: what a crash leaves when it
+    cuts a record in its non-ASCII text (a torn line, not a file that is not UTF-8)."""
+    if not line.lstrip().startswith(b"{"):
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(line, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _log_text(path: Path) -> str:
+    """The text of a log (:func:`read_utf8`); a last line cut off inside a character
+    (:func:`cut_in_a_character`) keeps its bytes as ``surrogateescape`` characters, to be
+    found torn and kept aside byte for byte."""
+    try:
+        return read_utf8(path)
+    except SpecReadError as error:
+        data = path.read_bytes()
+        start = data.rfind(b"\n") + 1
+        if not cut_in_a_character(data[start:]):
+            raise
+        try:
+            head = data[:start].decode("utf-8")
+        except UnicodeDecodeError:
+            raise error from None
+        return head + data[start:].decode("utf-8", "surrogateescape")
+
+
 @dataclass
 class LogContents(Generic[T]):
     """What :func:`read_jsonl_log` found in a log."""
@@ -79,6 +127,8 @@ class LogContents(Generic[T]):
     """the text of each record's line, as stored (parallel to ``records``)"""
     bad: list[tuple[int, str]] = field(default_factory=list)
     """(line number, text) of the lines that are not records and not a crash's torn line"""
+    reason: str = ""
+    """why the first of :attr:`bad` is not a record (:func:`first_problem`)"""
     torn: str | None = None
     """the cut-off last line a crash left, if any"""
     unterminated: bool = False
@@ -110,18 +160,22 @@ def read_jsonl_log(path: str | Path, parse: Callable[[str], T]) -> LogContents[T
     contents: LogContents[T] = LogContents()
     if not target.exists():
         return contents
-    text = read_utf8(target)
+    text = _log_text(target)
     rows = text.split("\n")
     for number, row in enumerate(rows, start=1):
         if not row.strip():
             continue
         try:
             record = parse(row)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError) as exc:
             last = number == len(rows)  # only the very last line can have been cut off
             if last and _looks_torn(row):
                 contents.torn = row
             else:
+                if not contents.bad:
+                    contents.reason = (
+                        first_problem(exc) if isinstance(exc, ValueError) else "nested too deep"
+                    )
                 contents.bad.append((number, row))
             continue
         contents.records.append(record)
@@ -137,7 +191,8 @@ def append_aside(path: Path, suffix: str, text: str) -> Path:
     number = 1
     while (target := path.with_name(f"{path.stem}.{suffix}-{number}.txt")).exists():
         number += 1
-    write_text_atomic(target, text)
+    # (a torn line cut inside a character holds its bytes as surrogateescape characters)
+    write_bytes_atomic(target, text.encode("utf-8", "surrogateescape"))
     return target
 
 

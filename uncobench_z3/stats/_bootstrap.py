@@ -203,6 +203,10 @@ def bootstrap_many(
     if not units:
         return {name: Estimate(None, None) for name in statistics}
     scaled, scale = _scaled(units)
+    # the units in a canonical order: a resample draws units by their place, and the places
+    # must not come from the order a run's log holds its samples in (a resumed run, or one
+    # with more workers, holds the same samples in another order: the same intervals)
+    scaled.sort()
     distinct: dict[tuple[int, ...], int] = {}
     classes = [distinct.setdefault(unit, len(distinct)) for unit in scaled]
     kinds = list(distinct)
