@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from uncobench_z3._textcap import STORED_TEXT_LIMIT, cap_text, cut_info
+from uncobench_z3._textcap import STORED_TEXT_LIMIT, cap_text, cut_info, one_line
 from uncobench_z3.evaluation import SAMPLES_FILE, example_benchmark, read_log
 from uncobench_z3.models.testing import Fault, FaultServer
 from uncobench_z3.report import md_text
@@ -231,14 +231,16 @@ PIECES = ["@", "bob@example.com", "a.b+c@mail.example.org", "mailto:", "www.", "
         max_size=12,
     ).map("".join)
 )  # fmt: skip
+@example("\x1f")  # (a control character str.split takes for whitespace: shown escaped)
 def test_md_text_of_any_text_links_nothing_and_shows_the_text(text: str) -> None:
     """Any text (NUL aside, which CommonMark shows as U+FFFD): no renderer makes a link of
-    it, and GitHub-flavoured Markdown shows it as it was (its whitespace made single spaces)
-    when it holds no URL (those show as code)."""
+    it, and GitHub-flavoured Markdown shows it as it was (its whitespace made single spaces,
+    control characters shown as their escapes: ``one_line``) when it holds no URL (those
+    show as code)."""
     escaped = md_text(text)
     gfm, *others = autolinking_renderers()
     assert all("<a " not in render(escaped) for render in [gfm, *others]), escaped
-    flat = " ".join(text.split())
+    flat = " ".join(one_line(text).split())
     if not re.search(r"://|www\.", flat):
         shown = html_module.unescape(re.sub(r"<[^>]+>", "", gfm(escaped))).strip()
         assert shown == flat, escaped
