@@ -4,6 +4,7 @@ justified accuracy, rounds against the minimum, errors apart, paired comparisons
 from __future__ import annotations
 
 import asyncio
+import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from uncobench_z3.construct import load_groups
 from uncobench_z3.errors import ConfigError
 from uncobench_z3.evaluation import (
+    SAMPLES_FILE,
     AskAction,
     Attribution,
     Behaviour,
@@ -25,6 +27,7 @@ from uncobench_z3.evaluation import (
     compare_agents,
     compute_metrics,
     configuration_of,
+    evaluate,
     make_config,
     plan_jobs,
     run_sample,
@@ -436,3 +439,20 @@ def test_a_record_holds_the_runs_missed_wait_and_reader() -> None:
     older = {k: v for k, v in sample.model_dump(mode="json").items()
              if k not in ("missed_wait", "followup_reader")}  # fmt: skip
     assert SampleRecord.model_validate(older).missed_wait is None
+
+
+def test_a_log_written_before_records_held_the_wait_takes_its_runs(tmp_path: Path) -> None:
+    """A run given ``--missed-wait 0`` whose log was written before records held the wait (the
+    fields taken out of its lines here): its records read back, by the run's summary and by
+    the report, with its run's wait, and its row is labelled as a new run's would be."""
+    from uncobench_z3.report import load_report_data
+
+    config = make_config("examples", [GROUP], ["builtin/patient"], ["missed"], missed_wait=0)
+    summary = evaluate([GROUP], config, tmp_path / "run")
+    log = tmp_path / "run" / SAMPLES_FILE
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    for line in lines:
+        del line["missed_wait"], line["followup_reader"]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for records in (list(summary.iter_records()), load_report_data(tmp_path).samples):
+        assert [configuration_of(r) for r in records] == ["builtin/patient (missed wait 0)"]

@@ -6,9 +6,10 @@ colleagues (scripted, or the model and whether it phrases the scripted replies o
 own), the missed reply's wait (``--missed-wait``) and who reads follow-ups
 (``--followup-reader``). Its label (:func:`configuration_label`) is the agent's name, followed
 by the others that are not the defaults; the ``agent`` of a cell is that label, so runs that
-differ in any of them are never merged. Logs written before a record held the wait and the
-reader give their defaults: two samples of one trial of one group that differ in their keys
-all the same are refused (:func:`by_group_and_trial`), not merged.
+differ in any of them are never merged. A log written before the records held the wait and
+the reader gives its run's (``run.json``: :meth:`SampleRecord.with_run_settings`); two
+samples of one trial of one group that differ in their keys all the same are refused
+(:func:`by_group_and_trial`), not merged.
 
 Units. A *trial* is one (run seed, epoch) pair: runs made with other ``--seed`` values are
 further trials, not a larger sample. A *group's* trials in a cell are its scored samples
@@ -329,10 +330,10 @@ def by_group_and_trial(
     """Scored samples by group (:func:`group_of`) and trial.
 
     ``samples`` are one cell's, read once a key (a key read twice is one sample). Two of one
-    group and trial with other keys differ in a setting the cell's label does not show, which
-    only a log written before the records held ``--missed-wait`` and ``--followup-reader``
-    can give: a :class:`~uncobench_z3.errors.ConfigError`, rather than one of them dropped
-    from the figures (and still counted among the cell's samples)."""
+    group and trial with other keys differ in a setting the cell's label does not show
+    (records of a log written before they held ``--missed-wait`` and ``--followup-reader``,
+    read without their run): a :class:`~uncobench_z3.errors.ConfigError`, rather than one
+    of them dropped from the figures (and still counted among the cell's samples)."""
     out: dict[GroupKey, dict[Trial, SampleRecord]] = {}
     for sample in samples:
         if is_scored(sample):

@@ -238,10 +238,10 @@ class SampleRecord(BaseModel):
     colleague_policy: PolicyKeeping | None = None
     """policy colleagues only: how they kept the policy (a broken one: reported apart)"""
     missed_wait: int | None = None
-    """the run's ``--missed-wait`` (None: each group's policy; also in logs written before
-    this field, whatever the run was given)"""
+    """the run's ``--missed-wait`` (None: each group's policy); a line written before the
+    records held it takes its run's (:meth:`with_run_settings`)"""
     followup_reader: FollowUpReader = "rules"
-    """the run's ``--followup-reader`` (``rules`` also in logs written before this field)"""
+    """the run's ``--followup-reader`` (as :attr:`missed_wait`)"""
     intervention: InterventionArm = "none"
     intervention_delivered: bool = False
     status: SampleStatus
@@ -272,6 +272,18 @@ class SampleRecord(BaseModel):
     """wall time of the episode; the only field that differs between identical re-runs"""
     error: SampleError | None = None
     """set when ``result`` is ``error``"""
+
+    def with_run_settings(self, missed_wait: object, followup_reader: object) -> SampleRecord:
+        """This record, read from the log of a run given ``missed_wait`` and
+        ``followup_reader`` (its ``run.json`` says: values of another type are passed over),
+        with those where its line did not hold them (written before the records did): its
+        label is then its run's, as its key always was."""
+        given = self.model_fields_set
+        if "missed_wait" not in given and (missed_wait is None or type(missed_wait) is int):
+            self.missed_wait = missed_wait
+        if "followup_reader" not in given and followup_reader in ("rules", "model"):
+            self.followup_reader = followup_reader
+        return self
 
 
 configuration_name_of = functools.lru_cache(maxsize=256)(configuration_name)

@@ -103,7 +103,9 @@ class RunSummary:
                         continue
                     if record.key in wanted:
                         wanted.discard(record.key)
-                        yield record
+                        yield record.with_run_settings(
+                            self.config.missed_wait, self.config.followup_reader
+                        )
         if wanted:
             raise self._missing(len(wanted), "no longer holds them")
 

@@ -300,6 +300,9 @@ def read_runs(data: ReportData, visitors: Sequence[TraceVisitor] = ()) -> Report
             if record.key in seen:
                 continue
             seen.add(record.key)
+            record.with_run_settings(
+                run.config.get("missed_wait"), run.config.get("followup_reader", "rules")
+            )
             data.samples.append(record)
             try:
                 for visit in visitors:
