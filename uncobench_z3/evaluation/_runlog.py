@@ -197,9 +197,11 @@ def _epochs_held(previous: Any) -> int:
 
 def _mismatch(out: Path, previous: Any, config: Any) -> str:
     if not isinstance(previous, dict):
+        exists = (out / RUN_FILE).exists()  # (a run.json of [] or null is not "no run.json")
+        why = f"its {RUN_FILE} is not a JSON object" if exists else f"no {RUN_FILE}"
         return (
-            f"{out} holds samples of an unknown run (no {RUN_FILE}); use --restart to "
-            "set them aside or choose another --out"
+            f"{out} holds samples of an unknown run ({why}); use --restart to set them aside "
+            "or choose another --out"
         )
     old = previous.get("config", {})
     old = old if isinstance(old, dict) else {}
