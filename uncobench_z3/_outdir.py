@@ -67,7 +67,9 @@ HOLDER_FILE = LOCK_FILE + ".json"
 
 
 def _holder_text(holder: dict[str, Any]) -> str:
-    command = str(holder.get("command", ""))[:120]
+    command = str(holder.get("command", ""))
+    if len(command) > 120:  # a long command line is cut, and shown to be
+        command = command[:120] + " ..."
     return (
         f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')} since "
         f"{holder.get('started', '?')} ({command})"
