@@ -5,14 +5,16 @@ input was read."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from uncobench_z3._outdir import LOCK_FILE, lock_output
+from uncobench_z3._outdir import HOLDER_FILE, LOCK_FILE, lock_output
 from uncobench_z3.errors import ConfigError, InputError
 from uncobench_z3.evaluation import example_benchmark
 from uncobench_z3.report import _build, _leaderboard
@@ -329,3 +331,22 @@ def test_perturb_writes_no_group_file_into_a_folder_the_package_made(
     result = run_cli(capsys, "perturb", str(EXAMPLE), "--out", str(mine), "--quiet")
     assert result.code == 0, result.err
     assert json.loads(mine.read_text())["id"]
+
+
+def test_a_writer_that_cannot_write_its_holder_file_names_it_and_leaves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk full when a writer takes its folder: the holder file cannot be written. The
+    line said ``error: No space left on device`` (the write's error names no file), and the
+    folder and its lock file stayed (a writer that fails leaves nothing it created)."""
+    bench = example_benchmark(tmp_path / "bench", groups=1)
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    out = tmp_path / "run"
+    result = run_cli(capsys, "eval", str(bench), "--agent", "builtin/naive", "--out", str(out),
+                     "--no-progress")  # fmt: skip
+    assert f"{out / HOLDER_FILE}: No space left on device" in one_line(result)
+    assert not out.exists()
