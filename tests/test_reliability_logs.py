@@ -250,3 +250,31 @@ def test_a_log_that_cannot_be_written_is_one_line_naming_it_and_the_run_resumes(
         untimed(lines_of(tmp_path / "whole" / SAMPLES_FILE)), key=lambda r: str(r["key"])
     )
     assert resumed == whole
+
+
+def test_a_judge_log_that_cannot_be_written_is_one_line_naming_it_and_the_judge_resumes(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The judge's log on a full disk: it said ``error: File too large`` (no file)."""
+    run = tmp_path / "run"
+    assert run_cli(capsys, "eval", str(bench), "--agent", "builtin/naive", "--out", str(run),
+                   "--no-progress").code == 0  # fmt: skip
+    args = ["judge", str(run), "--judge-model", "mock/echo", "--no-cache"]
+    root = str(Path(uncobench_z3.__file__).parents[1])  # (this tree's code in the child)
+    child = subprocess.run(
+        [sys.executable, "-c", "from uncobench_z3.cli import main; main()", *args],
+        capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(20_000),
+        env={**os.environ, "PYTHONPATH": root},
+    )  # fmt: skip
+    assert child.returncode == 2, child.stderr
+    lines = child.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in child.stderr, child.stderr
+    assert f"{run / JUDGE_FILE}: File too large; the judgements it holds are kept" in lines[0]
+    assert 0 < (run / JUDGE_FILE).stat().st_size <= 20_000
+    resumed = run_cli(capsys, *args)  # with room
+    assert resumed.code == 0, resumed.err
+    assert re.search(r"judged now, [1-9]\d* reused", " ".join(resumed.out.split()))
+    whole = tmp_path / "whole.jsonl"
+    assert run_cli(capsys, *args, "--out", str(whole)).code == 0
+    keys = [json.loads(line)["key"] for line in lines_of(run / JUDGE_FILE)]
+    assert sorted(keys) == sorted(json.loads(line)["key"] for line in lines_of(whole))

@@ -216,10 +216,21 @@ def _mismatch(out: Path, previous: Any, config: Any) -> str:
 
 
 class LogNotWritten(OSError):
-    """The run's log could not be written (a full disk): the run stops, with one line that
-    names the log (``filename``) and says the samples it holds are kept. Not a failure of
-    the sample whose line it was, so no traceback is kept for it in ``errors.log`` (which
-    could not be written either)."""
+    """A log (``samples.jsonl``, ``judge.jsonl``) could not be written (a full disk): the
+    command stops, with one line that names the log (``filename``) and says what it holds
+    is kept. Not a failure of the sample whose line it was, so no traceback is kept for it
+    in ``errors.log`` (which could not be written either)."""
+
+    @classmethod
+    def of(cls, path: Path, exc: OSError, held: str) -> LogNotWritten:
+        """The error of a write to ``path`` that failed with ``exc``; ``held``: what the log
+        holds (``samples``)."""
+        return cls(
+            exc.errno,
+            f"{exc.strerror or exc}; the {held} it holds are kept, run the same command to "
+            "resume once it can be written",
+            str(path),
+        )
 
 
 class SampleLog:
@@ -259,12 +270,7 @@ class SampleLog:
             raise self._failed from exc
 
     def _not_written(self, exc: OSError) -> LogNotWritten:
-        return LogNotWritten(
-            exc.errno,
-            f"{exc.strerror or exc}; the samples it holds are kept, run the same command "
-            "to resume once it can be written",
-            str(self._path),
-        )
+        return LogNotWritten.of(self._path, exc, "samples")
 
     async def _flush(self) -> None:
         while self._pending:
