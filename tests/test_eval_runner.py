@@ -277,7 +277,10 @@ def test_restart_sets_the_old_log_aside(groups: list[TaskGroup], tmp_path: Path)
 def test_a_log_without_run_file_is_refused(groups: list[TaskGroup], tmp_path: Path) -> None:
     (tmp_path / SAMPLES_FILE).write_text("")
     config = make_config("bench", groups, ["builtin/naive"], limit=1)
-    with pytest.raises(ResumeError, match="unknown run"):
+    with pytest.raises(ResumeError, match=r"unknown run \(no run.json\)"):
+        evaluate(groups, config, tmp_path)
+    (tmp_path / "run.json").write_text("[]")  # there, but no run's: not "no run.json"
+    with pytest.raises(ResumeError, match=r"unknown run \(its run.json is not a JSON object\)"):
         evaluate(groups, config, tmp_path)
 
 

@@ -449,8 +449,9 @@ def test_judge_command_bad_input(
     result = run_cli(capsys, "judge", str(tmp_path))
     assert result.code == 2 and "not a run directory" in result.err
     assert "Traceback" not in result.err
-    result = run_cli(capsys, "judge", str(run), "--limit", "3")
-    assert result.code == 2 and "--judge-model" in result.err
+    for alone in (["--limit", "3"], ["--out", str(tmp_path / "j.jsonl")], ["--no-cache"]):
+        result = run_cli(capsys, "judge", str(run), *alone)  # options of the LLM judge alone
+        assert result.code == 2 and "--judge-model" in result.err and alone[0] in result.err
     (tmp_path / "judge.jsonl").write_text("not a line\n{}\n")
     result = run_cli(capsys, "judge", str(run), "--judge-model", "mock/echo", "--no-cache",
                      "--out", str(tmp_path / "judge.jsonl"))  # fmt: skip

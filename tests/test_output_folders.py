@@ -5,17 +5,21 @@ input was read."""
 
 from __future__ import annotations
 
+import errno
+import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from uncobench_z3._outdir import LOCK_FILE, lock_output
+from uncobench_z3._outdir import HOLDER_FILE, LOCK_FILE, lock_output
 from uncobench_z3.errors import ConfigError, InputError
+from uncobench_z3.evaluation import example_benchmark
 from uncobench_z3.report import _build, _leaderboard
 
-from .cli_helpers import run_cli
+from .cli_helpers import one_line, reliable_run, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "mining_supervisor.json"
@@ -284,3 +288,65 @@ def test_a_lock_on_a_lock_file_removed_meanwhile_is_refused(tmp_path: Path) -> N
     assert not lock._lock.is_locked
     with lock_output(out, "report"):  # the folder is free again
         pass
+
+
+# -- perturb --out ----------------------------------------------------------------------------
+
+
+def test_perturb_writes_no_group_file_into_a_folder_the_package_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``perturb --out bench/groups.jsonl`` replaced a built benchmark's groups (which its
+    manifest then refused); a group file is refused in a benchmark, a run or a report folder
+    (one line, before any work, nothing changed), and copied without its lock file too. Any
+    other file is replaced as before."""
+    bench = example_benchmark(tmp_path / "bench", groups=1)
+    run = reliable_run(bench, tmp_path / "run")
+    assert (
+        run_cli(capsys, "report", str(run), "--out", str(tmp_path / "rep"), "--no-plots").code == 0
+    )
+    copied = tmp_path / "copied"
+    copied.mkdir()
+    for name in ("manifest.json", "groups.jsonl"):  # a benchmark copied without its lock
+        (copied / name).write_bytes((bench / name).read_bytes())
+    demo = tmp_path / "demo"  # a folder of another kind: its lock file says it is one
+    demo.mkdir()
+    (demo / "demo.json").write_text("{}\n")
+    with lock_output(demo, "demo"):
+        pass
+    targets = [(bench / "groups.jsonl", "a benchmark"), (bench / "g.json", "a benchmark"),
+               (run / "samples.jsonl", "a run"), (tmp_path / "rep" / "metrics.json", "a report"),
+               (copied / "groups.jsonl", "a benchmark"),
+               (demo / "g.json", "an output")]  # fmt: skip
+    for out, kind in targets:
+        before = {p: p.read_bytes() for p in out.parent.iterdir() if p.is_file()}
+        result = run_cli(capsys, "perturb", str(EXAMPLE), "--missed", "finance", "--out", str(out))
+        line = one_line(result)
+        assert f"{out} is inside {out.parent}, {kind} folder" in line and "--out" in line
+        assert {p: p.read_bytes() for p in out.parent.iterdir() if p.is_file()} == before
+    mine = tmp_path / "mine" / "group.json"  # someone's folder: the file is replaced
+    mine.parent.mkdir()
+    mine.write_text("old\n")
+    (mine.parent / "manifest.json").write_text("{}\n")  # (a manifest alone is not a benchmark)
+    result = run_cli(capsys, "perturb", str(EXAMPLE), "--out", str(mine), "--quiet")
+    assert result.code == 0, result.err
+    assert json.loads(mine.read_text())["id"]
+
+
+def test_a_writer_that_cannot_write_its_holder_file_names_it_and_leaves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk full when a writer takes its folder: the holder file cannot be written. The
+    line said ``error: No space left on device`` (the write's error names no file), and the
+    folder and its lock file stayed (a writer that fails leaves nothing it created)."""
+    bench = example_benchmark(tmp_path / "bench", groups=1)
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    out = tmp_path / "run"
+    result = run_cli(capsys, "eval", str(bench), "--agent", "builtin/naive", "--out", str(out),
+                     "--no-progress")  # fmt: skip
+    assert f"{out / HOLDER_FILE}: No space left on device" in one_line(result)
+    assert not out.exists()

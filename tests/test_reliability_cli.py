@@ -155,6 +155,11 @@ def test_a_bad_colleague_model_fails_before_the_run_folder_exists(
         ["verify", "{spec}", "--rlimit", "-1"],
         ["perturb", "{spec}", "--out", "{out}/g.json", "--timeout-ms", "-5"],
         ["eval", "{bench}", "--agent", "builtin/naive", "--timeout", "0"],
+        ["eval", "{bench}", "--agent", "builtin/naive", "--timeout", "nan"],
+        ["eval", "{bench}", "--agent", "builtin/naive", "--timeout", "inf"],
+        ["eval", "{bench}", "--agent", "builtin/naive", "--max-retry-wait", "nan"],
+        ["eval", "{bench}", "--agent", "builtin/naive", "--max-retry-wait", "inf"],
+        ["eval", "{bench}", "--agent", "builtin/naive", "--max-retry-wait", "-inf"],
         ["eval", "{bench}", "--agent", "builtin/naive", "--max-attempts", "0"],
         ["eval", "{bench}", "--agent", "builtin/naive", "--max-errors", "lots"],
         ["eval", "{bench}", "--agent", "builtin/naive", "--max-errors", "150%"],
@@ -169,7 +174,8 @@ def test_bad_numbers_are_refused_before_any_file(
     args = [a.format(spec=spec, out=out, bench=bench) for a in command]
     if args[0] in ("build", "eval"):
         args += ["--out", str(out)]
-    one_line(run_cli(capsys, *args))
+    line = one_line(run_cli(capsys, *args))
+    assert command[-2] in line  # the option at fault is named
     assert not out.exists()
 
 

@@ -125,3 +125,17 @@ def test_a_lock_whose_holder_file_names_a_live_pid_elsewhere_is_still_stale_if_f
     )
     with lock_output(folder, "eval") as held:  # non-blocking: a held lock would raise
         assert held.stale is not None and held.stale["host"] == "elsewhere"
+
+
+@pytest.mark.parametrize("length", [120, 121])
+def test_a_long_holder_command_is_cut_and_said_to_be(tmp_path: Path, length: int) -> None:
+    folder = tmp_path / "x"
+    folder.mkdir()
+    command = ("uncobench eval big --agent builtin/naive " * 5)[:length]
+    holder = {"pid": 1, "host": "h", "kind": "eval", "command": command, "started": "2020"}
+    (folder / HOLDER_FILE).write_text(json.dumps(holder))
+    with lock_output(folder, "eval") as held:
+        note = held.stale_note()
+    assert note is not None
+    shown = command if length <= 120 else command[:120] + " ..."
+    assert f"({shown}) ended without releasing it" in note

@@ -5,10 +5,18 @@ valid records away."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+import uncobench_z3
 from uncobench_z3.construct import load_groups
 from uncobench_z3.errors import ResumeError
 from uncobench_z3.evaluation import (
@@ -193,3 +201,80 @@ def test_a_non_utf8_log_is_one_line_with_its_line_number(
 
 def lines_of_bytes(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines()
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    """A child's set-up: files it writes stop growing at ``limit`` bytes, as on a full disk
+    (a write past it fails with ``EFBIG`` after writing what fits, instead of a signal)."""
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    return limited
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_log_that_cannot_be_written_is_one_line_naming_it_and_the_run_resumes(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: str
+) -> None:
+    """A full disk while eval writes its log: one line naming ``samples.jsonl`` that says what
+    is kept, played here and in worker processes. It said ``error: File too large`` (no file)
+    with workers, and blamed the sample here, its traceback in ``errors.log`` (on a full
+    disk that write failed too: ``error: No space left on device`` and an empty
+    ``errors.log``). Run again with room, it resumes to the uninterrupted run's records."""
+    out = tmp_path / "run"
+    run = ["eval", str(bench), "--agent", "builtin/naive", "--agent", "builtin/careful",
+           "--no-progress", "--workers", workers]  # fmt: skip
+    args = [*run, "--out", str(out)]
+    root = str(Path(uncobench_z3.__file__).parents[1])  # (this tree's code in the child)
+    child = subprocess.run(
+        [sys.executable, "-c", "from uncobench_z3.cli import main; main()", *args],
+        capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(30_000),
+        env={**os.environ, "PYTHONPATH": root},
+    )  # fmt: skip
+    assert child.returncode == 2, child.stderr
+    assert "Traceback" not in child.stderr
+    lines = child.stderr.strip().splitlines()
+    assert len(lines) == 1, child.stderr
+    assert f"{out / SAMPLES_FILE}: File too large" in lines[0]
+    assert "the samples it holds are kept, run the same command to resume" in lines[0]
+    assert sorted(path.name for path in out.iterdir()) == ["run.json", SAMPLES_FILE]
+    assert 0 < (out / SAMPLES_FILE).stat().st_size <= 30_000
+    resumed_run = run_cli(capsys, *args)  # with room
+    assert resumed_run.code == 0
+    assert re.search(r"[1-9]\d* reused from an earlier run", resumed_run.out), resumed_run.out
+    assert run_cli(capsys, *run, "--out", str(tmp_path / "whole")).code == 0
+    resumed = sorted(untimed(lines_of(out / SAMPLES_FILE)), key=lambda r: str(r["key"]))
+    whole = sorted(
+        untimed(lines_of(tmp_path / "whole" / SAMPLES_FILE)), key=lambda r: str(r["key"])
+    )
+    assert resumed == whole
+
+
+def test_a_judge_log_that_cannot_be_written_is_one_line_naming_it_and_the_judge_resumes(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The judge's log on a full disk: it said ``error: File too large`` (no file)."""
+    run = tmp_path / "run"
+    assert run_cli(capsys, "eval", str(bench), "--agent", "builtin/naive", "--out", str(run),
+                   "--no-progress").code == 0  # fmt: skip
+    args = ["judge", str(run), "--judge-model", "mock/echo", "--no-cache"]
+    root = str(Path(uncobench_z3.__file__).parents[1])  # (this tree's code in the child)
+    child = subprocess.run(
+        [sys.executable, "-c", "from uncobench_z3.cli import main; main()", *args],
+        capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(20_000),
+        env={**os.environ, "PYTHONPATH": root},
+    )  # fmt: skip
+    assert child.returncode == 2, child.stderr
+    lines = child.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in child.stderr, child.stderr
+    assert f"{run / JUDGE_FILE}: File too large; the judgements it holds are kept" in lines[0]
+    assert 0 < (run / JUDGE_FILE).stat().st_size <= 20_000
+    resumed = run_cli(capsys, *args)  # with room
+    assert resumed.code == 0, resumed.err
+    assert re.search(r"judged now, [1-9]\d* reused", " ".join(resumed.out.split()))
+    whole = tmp_path / "whole.jsonl"
+    assert run_cli(capsys, *args, "--out", str(whole)).code == 0
+    keys = [json.loads(line)["key"] for line in lines_of(run / JUDGE_FILE)]
+    assert sorted(keys) == sorted(json.loads(line)["key"] for line in lines_of(whole))

@@ -13,7 +13,7 @@ import pytest
 from uncobench_z3.construct import GROUPS_FILE, MANIFEST_FILE
 from uncobench_z3.evaluation import example_benchmark
 
-from .cli_helpers import reliable_run, run_cli
+from .cli_helpers import one_line, reliable_run, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +101,21 @@ def test_report_refuses_stats_of_a_changed_benchmark(
     shutil.copytree(tmp_path / "cut", copy)
     result = run_cli(capsys, "report", str(out), "--out", str(tmp_path / "rep"), "--no-plots")
     assert result.code == 2 and "content hash" in result.err
+
+
+@pytest.mark.parametrize(
+    ("manifest", "said"), [({}, "missing"), ({"content_hash": 5}, "not a string")]
+)
+def test_a_manifest_without_a_content_hash_says_so(
+    bench: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    manifest: dict,  # type: ignore[type-arg]
+    said: str,
+) -> None:
+    copy = tmp_path / "bench"
+    shutil.copytree(bench, copy)
+    (copy / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
+    line = one_line(run_cli(capsys, "stats", str(copy)))
+    assert f"holds no content hash of {GROUPS_FILE} (its content_hash is {said})" in line
+    assert "None" not in line and "differs" not in line

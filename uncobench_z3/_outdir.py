@@ -67,7 +67,9 @@ HOLDER_FILE = LOCK_FILE + ".json"
 
 
 def _holder_text(holder: dict[str, Any]) -> str:
-    command = str(holder.get("command", ""))[:120]
+    command = str(holder.get("command", ""))
+    if len(command) > 120:  # a long command line is cut, and shown to be
+        command = command[:120] + " ..."
     return (
         f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')} since "
         f"{holder.get('started', '?')} ({command})"
@@ -148,7 +150,12 @@ class OutputLock:
         # a holder file a killed writer was writing is the lock's own leftover: it goes here,
         # under the lock, for every kind of writer
         remove_stale_temps(self.folder, (HOLDER_FILE,))
-        write_text_atomic(self.holder_path, json.dumps(holder) + "\n")
+        try:
+            write_text_atomic(self.holder_path, json.dumps(holder) + "\n")
+        except BaseException:  # (a full disk): the writer fails, leaving nothing it created
+            self._discard_created()
+            self._lock.release()
+            raise
         return self
 
     def _holds_the_file(self) -> bool:

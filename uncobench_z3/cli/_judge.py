@@ -169,8 +169,10 @@ def judge_command(
     --judge-model an LLM judges the replies too (appending to judge.jsonl, resumable) and the
     agreement of the two judges is printed.
     """
-    if judge_model is None and (limit is not None or out is not None):
-        raise ConfigError("--limit and --out concern the LLM judge: name it with --judge-model")
+    if judge_model is None and (limit is not None or out is not None or no_cache):
+        raise ConfigError(
+            "--limit, --out and --no-cache concern the LLM judge: name it with --judge-model"
+        )
     # the judge model as called, the provider's defaults added (a bad setting fails now)
     called = (
         "" if judge_model is None else model_with_defaults(judge_model, not no_cache).describe()

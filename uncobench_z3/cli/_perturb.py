@@ -7,7 +7,11 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from .._outdir import LOCK_FILE
+from ..construct import GROUPS_FILE, MANIFEST_FILE
 from ..errors import ConfigError
+from ..evaluation import RUN_FILE, SAMPLES_FILE
+from ..report import HTML_FILE, METRICS_FILE
 from ..settings import DefectKind, parse_pin
 from ..settings import perturb as build_group
 from ..solver import SolverBudget, Verdict
@@ -16,6 +20,32 @@ from ._app import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, cli
 from ._options import timeout_ms_option
 from ._output import format_option, output_for
 from ._verify import print_report
+
+_MADE_FOLDERS = (
+    ("a benchmark folder", (MANIFEST_FILE, GROUPS_FILE)),
+    ("a run folder", (RUN_FILE, SAMPLES_FILE)),
+    ("a report folder", (HTML_FILE, METRICS_FILE)),
+)
+"""the folders this package makes, each with the files that together say it is one"""
+
+
+def check_group_out(out: Path) -> None:
+    """Refuse an ``--out`` inside a folder this package made: its lock file is there (every
+    writer of a folder leaves it), or the files of a benchmark, a run or a report are. A
+    group file written there replaces a benchmark's ``groups.jsonl`` (whose manifest then
+    refuses it), a run's or report's file, or is one more file where the writer of the
+    folder expects only its own. Any other file is replaced, as a command's output is."""
+    folder = out.parent
+    if not folder.is_dir():
+        return
+    names = {entry.name for entry in folder.iterdir()}
+    made = LOCK_FILE in names or any(set(files) <= names for _, files in _MADE_FOLDERS)
+    if not made:
+        return
+    kind = next((kind for kind, files in _MADE_FOLDERS if names & set(files)), "an output folder")
+    raise ConfigError(
+        f"{out} is inside {folder}, {kind} that uncobench made; choose an --out outside it"
+    )
 
 
 @cli.command()
@@ -75,6 +105,7 @@ def perturb(
         if len(texts) > 1:  # click would keep the last one silently
             raise ConfigError(f"--{kind} given {len(texts)} times: a group has one {kind} defect")
     pins = [parse_pin(kind, texts[0]) for kind, texts in named if texts]
+    check_group_out(out)
     spec = load_spec(spec_path)
     result = build_group(
         spec, seed=seed, budget=SolverBudget(timeout_ms=timeout_ms), source=spec_path, pins=pins

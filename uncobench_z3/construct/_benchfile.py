@@ -108,11 +108,18 @@ def manifest_problems(
     problems = []
     expected = manifest.get("content_hash")
     actual = sha256 if sha256 is not None else hashlib.sha256(text.encode()).hexdigest()
-    if expected != actual:
+    if not isinstance(expected, str):  # (not "differs from the manifest's (None)")
+        problems.append((
+            "content-hash",
+            f"the manifest holds no content hash of {GROUPS_FILE} (its content_hash is "
+            f"{'missing' if expected is None else 'not a string'}): it was not written by "
+            "`uncobench build`, or was edited",
+        ))  # fmt: skip
+    elif expected != actual:
         problems.append((
             "content-hash",
             f"the content hash of {GROUPS_FILE} ({actual[:12]}) differs from the manifest's "
-            f"({str(expected)[:12]}): the benchmark changed after it was built",
+            f"({expected[:12]}): the benchmark changed after it was built",
         ))  # fmt: skip
     stats = manifest.get("stats")
     wanted = stats.get("groups") if isinstance(stats, dict) else None

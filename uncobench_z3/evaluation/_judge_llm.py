@@ -49,7 +49,7 @@ from ._judge import (
     written_text,
 )
 from ._reply_judge import ReplyJudgement
-from ._runlog import SAMPLES_FILE, read_log
+from ._runlog import SAMPLES_FILE, LogNotWritten, read_log
 from ._sample import SampleRecord
 
 JUDGE_FILE = "judge.jsonl"
@@ -195,10 +195,15 @@ def read_judgements(path: Path, repair: bool = True) -> list[JudgeLine]:
 
 
 def _append(path: Path, line: JudgeLine) -> None:
-    with open_for_append(path) as handle:
-        handle.write(line.model_dump_json() + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with open_for_append(path) as handle:
+            handle.write(line.model_dump_json() + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        if exc.filename is not None:  # (opening names the file already)
+            raise
+        raise LogNotWritten.of(path, exc, "judgements") from exc
 
 
 class JudgeAgreement(_Frozen):
@@ -348,7 +353,13 @@ async def _judge(
                 role=ref.reply.role, judge_model=model.name,
                 programmatic=judge.judge(ref.reply), llm=verdict, error=error,
             )  # fmt: skip
-            _append(target, line)
+            if any(isinstance(failure, LogNotWritten) for failure in failures):
+                return  # (after a failed write, a line could follow a cut one)
+            try:
+                _append(target, line)
+            except LogNotWritten as exc:  # the judging stops, as on a model error
+                failures.append(exc)
+                return
             done[line.key] = line
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(queue)) or 1)))

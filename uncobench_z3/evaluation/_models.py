@@ -9,6 +9,7 @@ event loop because their HTTP clients belong to the loop that made them.
 from __future__ import annotations
 
 import asyncio
+import math
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -31,12 +32,18 @@ class CallPolicy:
     max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
 
     def __post_init__(self) -> None:
-        if self.timeout is not None and not self.timeout > 0:
-            raise ConfigError(f"--timeout must be more than 0 seconds, not {self.timeout:g}")
+        # (infinity is refused like nan: a wait without end is what these options bound)
+        if self.timeout is not None and not 0 < self.timeout < math.inf:
+            raise ConfigError(
+                f"--timeout must be a finite number of seconds more than 0, not {self.timeout:g}"
+            )
         if self.max_attempts < 1:
             raise ConfigError(f"--max-attempts must be at least 1, not {self.max_attempts}")
-        if not self.max_retry_wait >= 0:
-            raise ConfigError(f"--max-retry-wait must be 0 or more, not {self.max_retry_wait:g}")
+        if not 0 <= self.max_retry_wait < math.inf:
+            raise ConfigError(
+                "--max-retry-wait must be a finite number of seconds, 0 or more, not "
+                f"{self.max_retry_wait:g}"
+            )
 
 
 _DEFAULT_POLICY = CallPolicy()  # frozen: safe to share as the default

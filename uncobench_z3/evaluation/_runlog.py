@@ -197,9 +197,11 @@ def _epochs_held(previous: Any) -> int:
 
 def _mismatch(out: Path, previous: Any, config: Any) -> str:
     if not isinstance(previous, dict):
+        exists = (out / RUN_FILE).exists()  # (a run.json of [] or null is not "no run.json")
+        why = f"its {RUN_FILE} is not a JSON object" if exists else f"no {RUN_FILE}"
         return (
-            f"{out} holds samples of an unknown run (no {RUN_FILE}); use --restart to "
-            "set them aside or choose another --out"
+            f"{out} holds samples of an unknown run ({why}); use --restart to set them aside "
+            "or choose another --out"
         )
     old = previous.get("config", {})
     old = old if isinstance(old, dict) else {}
@@ -213,6 +215,24 @@ def _mismatch(out: Path, previous: Any, config: Any) -> str:
     )
 
 
+class LogNotWritten(OSError):
+    """A log (``samples.jsonl``, ``judge.jsonl``) could not be written (a full disk): the
+    command stops, with one line that names the log (``filename``) and says what it holds
+    is kept. Not a failure of the sample whose line it was, so no traceback is kept for it
+    in ``errors.log`` (which could not be written either)."""
+
+    @classmethod
+    def of(cls, path: Path, exc: OSError, held: str) -> LogNotWritten:
+        """The error of a write to ``path`` that failed with ``exc``; ``held``: what the log
+        holds (``samples``)."""
+        return cls(
+            exc.errno,
+            f"{exc.strerror or exc}; the {held} it holds are kept, run the same command to "
+            "resume once it can be written",
+            str(path),
+        )
+
+
 class SampleLog:
     """Appends whole lines, flushed and fsynced, from one writer thread.
 
@@ -222,18 +242,35 @@ class SampleLog:
     run is interrupted meanwhile: a cancelled writer finishes its batch and what is queued
     behind it before it ends, and ``close`` writes whatever is left. Opening terminates a
     last line that lacks its newline.
+
+    A write that fails (:class:`LogNotWritten`) fails every later one too, without writing:
+    it may have left part of its text, and a later line written after it (the disk having
+    room again) would be glued onto that part in the middle of the log, where resuming
+    refuses it. Stopped there, the log ends at worst in one torn line, which resuming sets
+    aside (its sample is done again).
     """
 
     def __init__(self, path: Path) -> None:
+        self._path = path
         self._handle: IO[str] = open_for_append(path)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="uncobench-log")
         self._pending: list[tuple[str, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._failed: LogNotWritten | None = None
 
     def _write(self, text: str) -> None:
-        self._handle.write(text)
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        if self._failed is not None:
+            raise self._failed
+        try:
+            self._handle.write(text)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        except OSError as exc:
+            self._failed = self._not_written(exc)
+            raise self._failed from exc
+
+    def _not_written(self, exc: OSError) -> LogNotWritten:
+        return LogNotWritten.of(self._path, exc, "samples")
 
     async def _flush(self) -> None:
         while self._pending:
@@ -298,7 +335,11 @@ class SampleLog:
     def close(self) -> None:
         self._executor.shutdown(wait=True)
         self._write_pending_now()  # lines handed over after the last writer ended
-        self._handle.close()
+        try:
+            self._handle.close()  # (flushes what a failed write left in its buffer)
+        except OSError as exc:
+            if self._failed is None:  # (a failed write's writers were told already)
+                raise self._not_written(exc) from exc
 
 
 def _settle(batch: list[tuple[str, asyncio.Future[None]]], error: BaseException | None) -> None:

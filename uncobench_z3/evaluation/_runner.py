@@ -66,6 +66,7 @@ from ._registry import check_agent_name, make_agent
 from ._runlog import (
     RUN_FILE,
     SAMPLES_FILE,
+    LogNotWritten,
     SampleLog,
     prepare_run_dir,
     remove_stale_run_temps,
@@ -452,6 +453,8 @@ def _failure(out: Path, failures: list[tuple[SampleJob, BaseException]]) -> Base
     job, exc = failures[0]
     if isinstance(exc, UncobenchError) and not isinstance(exc, RemoteFailure):
         return exc
+    if isinstance(exc, LogNotWritten):
+        return exc  # the log's, not the sample's: it names the log and says what is kept
     if not isinstance(exc, Exception):
         return exc  # not an error of the run's (a test's pytest.fail, a kill): as it is
     remote = getattr(exc, "remote_traceback", None)

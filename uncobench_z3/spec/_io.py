@@ -154,8 +154,11 @@ def _replace_atomically(target: Path, write: Callable[[BinaryIO], object]) -> No
             os.fsync(handle.fileno())
         os.chmod(tmp, with_umask(0o666))  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+            # a write's error (a full disk) names no file: the one that could not be written
+            raise OSError(exc.errno, exc.strerror, str(target)) from exc
         raise
 
 
