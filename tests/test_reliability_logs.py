@@ -11,7 +11,6 @@ import resource
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -203,15 +202,21 @@ def lines_of_bytes(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines()
 
 
-def _file_size_limit(limit: int) -> Callable[[], None]:
-    """A child's set-up: files it writes stop growing at ``limit`` bytes, as on a full disk
-    (a write past it fails with ``EFBIG`` after writing what fits, instead of a signal)."""
+def _on_a_full_disk(args: list[str], limit: int) -> subprocess.CompletedProcess[str]:
+    """``uncobench ARGS`` (this tree's code) in a child whose files stop growing at ``limit``
+    bytes, as on a full disk (a write past it fails with ``EFBIG`` after writing what fits,
+    instead of a signal)."""
 
     def limited() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
 
-    return limited
+    root = str(Path(uncobench_z3.__file__).parents[1])
+    return subprocess.run(
+        [sys.executable, "-c", "from uncobench_z3.cli import main; main()", *args],
+        capture_output=True, text=True, timeout=300, preexec_fn=limited,
+        env={**os.environ, "PYTHONPATH": root},
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -227,12 +232,7 @@ def test_a_log_that_cannot_be_written_is_one_line_naming_it_and_the_run_resumes(
     run = ["eval", str(bench), "--agent", "builtin/naive", "--agent", "builtin/careful",
            "--no-progress", "--workers", workers]  # fmt: skip
     args = [*run, "--out", str(out)]
-    root = str(Path(uncobench_z3.__file__).parents[1])  # (this tree's code in the child)
-    child = subprocess.run(
-        [sys.executable, "-c", "from uncobench_z3.cli import main; main()", *args],
-        capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(30_000),
-        env={**os.environ, "PYTHONPATH": root},
-    )  # fmt: skip
+    child = _on_a_full_disk(args, 30_000)
     assert child.returncode == 2, child.stderr
     assert "Traceback" not in child.stderr
     lines = child.stderr.strip().splitlines()
@@ -260,12 +260,7 @@ def test_a_judge_log_that_cannot_be_written_is_one_line_naming_it_and_the_judge_
     assert run_cli(capsys, "eval", str(bench), "--agent", "builtin/naive", "--out", str(run),
                    "--no-progress").code == 0  # fmt: skip
     args = ["judge", str(run), "--judge-model", "mock/echo", "--no-cache"]
-    root = str(Path(uncobench_z3.__file__).parents[1])  # (this tree's code in the child)
-    child = subprocess.run(
-        [sys.executable, "-c", "from uncobench_z3.cli import main; main()", *args],
-        capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(20_000),
-        env={**os.environ, "PYTHONPATH": root},
-    )  # fmt: skip
+    child = _on_a_full_disk(args, 20_000)
     assert child.returncode == 2, child.stderr
     lines = child.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in child.stderr, child.stderr
