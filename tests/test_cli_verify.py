@@ -100,6 +100,30 @@ def test_emit_smt2_writes_one_file_per_query(
     assert f"{len(files)} certificate file(s) written under {tmp_path}" in result.out
 
 
+def test_emit_smt2_keeps_every_certificate_of_inputs_sharing_a_task_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a group and its spec share a task id and their common queries: the folder holds both
+    group = ROOT / "examples" / "groups" / "mining_supervisor.group.json"
+    out = tmp_path / "both"
+    result = run_cli(capsys, "verify", str(group), str(EXAMPLE), "--emit-smt2", str(out))
+    alone = tmp_path / "group"
+    assert run_cli(capsys, "verify", str(group), "--emit-smt2", str(alone)).code == 0
+    assert result.code == 0
+    names = sorted(p.name for p in (alone / "mining_supervisor").iterdir())
+    assert sorted(p.name for p in (out / "mining_supervisor").iterdir()) == names
+    # another task under the same id would replace the first one's certificates: refused
+    data = json.loads(EXAMPLE.read_text())
+    data["records"][0]["value"] += 1  # another instance, still inside its domain
+    twin = tmp_path / "twin.json"
+    twin.write_text(json.dumps(data))
+    out = tmp_path / "twins"
+    result = run_cli(capsys, "verify", str(EXAMPLE), str(twin), "--emit-smt2", str(out))
+    assert result.code == 2 and "no certificate written" in result.out
+    assert "task id 'mining_supervisor' is also that of" in result.err
+    assert not out.exists()
+
+
 def test_emit_smt2_of_an_unreadable_input_claims_no_certificate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -254,6 +254,7 @@ def _verify_inputs(
     unreadable: list[str] = []
     errors: list[dict[str, str | None]] = []
     every_certificate: dict[str, dict[str, str]] = {}
+    certificate_source: dict[str, str] = {}  # task id -> the input whose certificates it has
     for path in expand_inputs(inputs):
         certificates: dict[str, dict[str, str]] | None = {} if emit else None
         try:
@@ -262,14 +263,41 @@ def _verify_inputs(
             evidence: Evidence = "full" if shown_in_full or emit else "verdict"
             with progress_bar("verifying", "groups", enabled=not no_progress) as bar:
                 found = verify_path(path, budget, certificates, bar.update, where, evidence)
+            _merge_certificates(every_certificate, certificate_source, certificates or {}, path)
         except SpecReadError as exc:
             unreadable.append(path)
             errors.append({"source": exc.path, "json_path": exc.json_path, "error": exc.detail})
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
             continue
         reports.extend(found)
-        every_certificate.update(certificates or {})
     return reports, unreadable, errors, every_certificate
+
+
+def _merge_certificates(
+    every: dict[str, dict[str, str]],
+    sources: dict[str, str],
+    found: dict[str, dict[str, str]],
+    path: str,
+) -> None:
+    """Add one input's certificates to those of the inputs before it.
+
+    Certificates are written as ``DIR/<task id>/<query>.smt2``, so two inputs with one task
+    id share a folder: the same query must then be the same text (a spec and its group), or
+    one input's certificate would silently replace the other's. Checked before ``every`` is
+    changed, so a refused input adds nothing."""
+    for task_id, files in found.items():
+        known = every.get(task_id, {})
+        for name, text in files.items():
+            if known.get(name, text) != text:
+                raise SpecReadError(
+                    path,
+                    f"task id {task_id!r} is also that of {sources[task_id]}, whose "
+                    f"certificate {name}.smt2 differs: --emit-smt2 writes one folder per "
+                    "task id",
+                )
+    for task_id, files in found.items():
+        every.setdefault(task_id, {}).update(files)
+        sources.setdefault(task_id, path)
 
 
 @cli.command()
