@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from decimal import Decimal
 from fractions import Fraction
 
@@ -22,6 +23,22 @@ def test_decimals_are_exact() -> None:
 def test_inexact_or_bad_numbers_are_rejected(raw: object) -> None:
     with pytest.raises(ValueParseError):
         parse_fraction(raw)
+
+
+@pytest.mark.parametrize(
+    "raw", ["1e20000000", Decimal("1e20000000"), "1e-101", "1e4999", 10**101, Decimal(10) ** 101]
+)
+def test_numbers_past_the_digit_bound_are_refused_at_once(raw: object) -> None:
+    # a short exponent text took half a minute to read exactly, and a value past 4,300
+    # digits could not be printed: refused as input, with the type it was read as
+    started = time.process_time()
+    with pytest.raises(ValueParseError, match="at most 100 digits"):
+        parse_value("decimal", raw)
+    with pytest.raises(ValueParseError, match="at most 100 digits"):
+        parse_value("int", raw)
+    assert time.process_time() - started < 1
+    assert parse_fraction("1e99") == 10**99 and parse_value("int", 10**100 - 1) == 10**100 - 1
+    assert parse_fraction("1e-100") == Fraction(1, 10**100)
 
 
 def test_typed_parsing() -> None:

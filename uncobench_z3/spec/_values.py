@@ -35,6 +35,33 @@ class ValueParseError(ValueError):
     """A raw scalar cannot be read as the expected type (message is user-facing)."""
 
 
+MAX_DIGITS = 100
+"""Digits a number may have before its decimal point, and after it: far more than any record
+needs, and it keeps every code, product and bound the solver writes short. Unbounded, a
+short text such as ``"1e20000000"`` took half a minute to read (longer exponents, hours),
+and a value past 4,300 digits could not be printed (an internal error, exit 4)."""
+_INT_BOUND = 10**MAX_DIGITS
+
+
+def _bounded(parsed: Decimal, raw: object) -> Decimal:
+    """``parsed`` (finite) if its digits are within :data:`MAX_DIGITS`, checked before the
+    exact conversion that a huge exponent makes slow."""
+    _, digits, exponent = parsed.as_tuple()
+    assert isinstance(exponent, int)  # finite
+    if len(digits) + exponent > MAX_DIGITS or -exponent > MAX_DIGITS:
+        raise ValueParseError(
+            f"expected at most {MAX_DIGITS} digits before and after the decimal point, "
+            f"got {_shown(raw)}"
+        )
+    return parsed
+
+
+def _shown(raw: object) -> str:
+    """A refused number's text for a message, a long one cut."""
+    text = repr(raw) if isinstance(raw, str) else str(raw)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
 def parse_fraction(raw: object) -> Fraction:
     """Read an exact rational from an int, a Decimal or a decimal string (never a float)."""
     if type(raw) is str:  # most decimals of a spec (records, bounds, steps), read once each
@@ -42,11 +69,14 @@ def parse_fraction(raw: object) -> Fraction:
     if isinstance(raw, bool):
         raise ValueParseError(f"expected a number, got the boolean {str(raw).lower()}")
     if isinstance(raw, int):
+        if not -_INT_BOUND < raw < _INT_BOUND:
+            # not printed: past 4,300 digits an int has no decimal text
+            raise ValueParseError(f"expected at most {MAX_DIGITS} digits before the decimal point")
         return Fraction(raw)
     if isinstance(raw, Decimal):
         if not raw.is_finite():
             raise ValueParseError(f"expected a finite number, got {raw}")
-        return Fraction(raw)
+        return Fraction(_bounded(raw, raw))
     if isinstance(raw, Fraction):
         return raw
     if isinstance(raw, str):
@@ -66,7 +96,7 @@ def _read_fraction_text(raw: str) -> Fraction:
         raise ValueParseError(f"expected a decimal number, got {raw!r}") from None
     if not parsed.is_finite():
         raise ValueParseError(f"expected a finite number, got {raw!r}")
-    return Fraction(parsed)
+    return Fraction(_bounded(parsed, raw))
 
 
 fraction_of_text = functools.lru_cache(maxsize=16384)(_read_fraction_text)
@@ -76,8 +106,8 @@ write about 11 decimals, each read through a Decimal, and the texts recur across
 
 
 def parse_int(raw: object) -> int:
-    if type(raw) is int:  # the common case, exact as it is (a bool is not an int here)
-        return raw
+    if type(raw) is int and -_INT_BOUND < raw < _INT_BOUND:
+        return raw  # the common case, exact as it is (a bool is not an int here)
     value = parse_fraction(raw)
     if value.denominator != 1:
         raise ValueParseError(f"expected an integer, got {format_fraction(value)}")
