@@ -105,6 +105,20 @@ def _refuted(report: VerificationReport) -> list[CheckResult]:
     return [c for c in report.checks if c.verdict == Verdict.REFUTED]
 
 
+def test_an_empty_core_says_no_record_matters() -> None:
+    # nobody can meet "at least 41 years" in a 0-40 domain: every role is refuted with an
+    # empty core, which read "the other roles' facts fix the answer ()"
+    data = load_spec(ROOT / "examples/mining_supervisor.json").model_dump(mode="json")
+    (condition,) = [c for c in data["conditions"] if c["fact"] == "hardrock_years"]
+    condition["value"] = 41
+    report = verify_spec(TaskSpec.model_validate(data))
+    refuted = _refuted(report)
+    assert len(refuted) == 6 and all(check.core == [] for check in refuted)
+    for check in refuted:
+        assert "no value of any record changes the answer" in check.summary
+        assert "()" not in check.summary
+
+
 def test_refuted_checks_carry_evidence_in_verdict_mode() -> None:
     unnecessary = verify_spec(load_spec(ROOT / "examples/invalid/unnecessary_role.json"))
     (check,) = _refuted(unnecessary)

@@ -297,15 +297,21 @@ class Checker:
         certs = self._keep(name, alone, f"hide role {role}; unsat = the other roles fix the answer")
         core = core_names(alone.core)
         if alone.core is None:  # the verdict was proved, the core not read (see hidden_query)
-            pinning = f"the core could not be read: {alone.reason or 'unknown'}"
+            unread = f"the core could not be read: {alone.reason or 'unknown'}"
+            why = f"the other roles' facts fix the answer ({unread})"
+        elif not core:
+            # no pinned fact is needed: no value of any record changes the answer (a
+            # condition no value of its domain meets, say), which "()" left unsaid
+            why = "no value of any record changes the answer (the conditions and domains fix it)"
         else:
             pinning = ", ".join(core[:4]) + (" ..." if len(core) > 4 else "")
+            why = f"the other roles' facts fix the answer ({pinning})"
         return CheckResult(
             name=name,
             kind="necessity",
             role=role,
             verdict=Verdict.REFUTED,
-            summary=f"{title} is not necessary: the other roles' facts fix the answer ({pinning})",
+            summary=f"{title} is not necessary: {why}",
             core=core,
             certificates=certs,
         )
