@@ -177,6 +177,10 @@ class TaskSolver:
         if status == z3.unknown and not timed_out:
             solver, reader = self._fallback_solver()
             status, timed_out = self._check(solver, literals)
+        if timed_out:
+            # interrupted at its deadline, Z3 can still answer sat with no model kept (the
+            # model read was an internal error): a query past its bound is unknown, always
+            status = z3.unknown
         result = QueryResult(
             name, _status(status), literals, list(extras), pinned=frozenset(pinned), goal=goal
         )
