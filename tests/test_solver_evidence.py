@@ -25,6 +25,7 @@ from uncobench_z3.solver import (
     TaskSolver,
     Verdict,
     VerificationReport,
+    prove_task,
     slot_var,
     verify_spec,
 )
@@ -117,6 +118,38 @@ def test_an_empty_core_says_no_record_matters() -> None:
     for check in refuted:
         assert "no value of any record changes the answer" in check.summary
         assert "()" not in check.summary
+
+
+def test_joint_necessity_keeps_its_verdict_when_its_evidence_runs_out_of_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Full evidence asks a proved joint hiding again for its model; when that second ask
+    # ran out of time the check read the missing model (an AssertionError, exit 4) instead
+    # of keeping the verdict without a completion, as a role necessary alone does.
+    ask = TaskSolver.query
+
+    def out_of_time(
+        self: TaskSolver,
+        name: str,
+        pinned: Any,
+        goal: str | None = None,
+        extras: Any = (),
+        want_core: bool = True,
+        want_model: bool = True,
+    ) -> QueryResult:
+        result = ask(self, name, pinned, goal, extras, want_core, want_model)
+        if "+" in name and want_model and result.status == "sat":  # a joint hiding's model
+            reason = "timeout: the query ran past 1 ms"
+            return replace(result, status="unknown", codes=None, solver_outcome=None, reason=reason)
+        return result
+
+    spec = load_spec(ROOT / "examples/healthcare_nurse_manager.json")
+    expected = _verdicts(verify_spec(spec))
+    monkeypatch.setattr(TaskSolver, "query", out_of_time)
+    report = prove_task(spec, evidence="full").report
+    assert _verdicts(report) == expected
+    joint = [c for c in report.checks if c.witness and c.witness.get("mode") == "jointly"]
+    assert joint and all("completion" not in c.witness for c in joint if c.witness)
 
 
 def test_refuted_checks_carry_evidence_in_verdict_mode() -> None:

@@ -353,8 +353,9 @@ class Checker:
                         result_without,
                         f"hide roles {sorted(without)} only; unsat = the answer stays fixed",
                     )
-                    outcome = self.ts.checked_outcome(result_with)
-                    changes = f"gives {describe_outcome(self.task, outcome)}"
+                    if result_with.codes is not None:  # None: asked again, out of budget
+                        outcome = self.ts.checked_outcome(result_with)
+                        changes = f"gives {describe_outcome(self.task, outcome)}"
                 witness.update(self._witness(result_with, with_role))
                 if self.full:
                     witness["without_role_core"] = core_names(result_without.core)
