@@ -116,6 +116,23 @@ def test_sample_draws_both_decisions_per_stage(bench: Path) -> None:
     assert len(everything) == 3 * GROUPS + len(rejected)
 
 
+def test_sample_lists_items_in_index_order_past_five_digits(bench: Path, tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    big.mkdir()
+    for name in (GROUPS_FILE, MANIFEST_FILE):
+        (big / name).write_bytes((bench / name).read_bytes())
+    stage = "logical_verification"
+    rejected = [
+        {"index": index, "domain": "mining", "operation": "sum", "scenario": "s", "stage": stage,
+         "reason": "rejected for the test"}
+        for index in (99_999, 100_000)
+    ]  # fmt: skip
+    (big / REJECTED_FILE).write_text("".join(json.dumps(r) + "\n" for r in rejected))
+    items, _ = sample_audit(big, per_stage=4, seed=0)
+    indices = [item.material["index"] for item in items if item.stage == stage]
+    assert indices == sorted(indices) and indices[-2:] == [99_999, 100_000]
+
+
 def test_sample_without_rejected_file(
     bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -93,3 +93,37 @@ async def test_guessing_agents_score_their_floors(
     mean_floor = total / len(outcomes)
     mean_score = Fraction(sum(sum(r) for r in outcomes.values()), len(seeds) * len(outcomes))
     assert abs(mean_score - mean_floor) < Fraction(1, 10)
+
+
+def test_targets_are_judged_by_the_exact_figures_not_the_rounded_ones() -> None:
+    """A mean floor of 35.001% shows as 35.0 and 17,999 of 19,999 candidates retained
+    (89.9995%) as 90.0: both miss their targets (<= 35%, >= 90%), whatever the rounded
+    figures say."""
+    from uncobench_z3.construct._candidate import CandidateOutcome
+    from uncobench_z3.construct._stats import benchmark_stats
+
+    spec = {
+        "domain": "mining",
+        "candidates": [],
+        "facts": [],
+        "roles": [],
+        "conditions": [{"op": ">="}],
+        "rule": {"operation": "sum", "label": "cost", "unit": "t", "rounding": {"mode": "up"}},
+    }
+    group = {
+        "id": "g",
+        "gold": {"eligible": False},
+        "settings": [],
+        "spec": spec,
+        "proofs": {"guessing_floors": {"optimist": {"reliable": "35001/100000"}}},
+    }
+    considered = [
+        CandidateOutcome.model_construct(retained=i < 17_999, stage=None, attempts=1, redrawn=())
+        for i in range(19_999)
+    ]
+    stats = benchmark_stats(considered, [group])
+    targets = {t["name"]: t for t in stats["validity"]["targets"]}
+    floor = targets["optimist accuracy in reliable (guessing floor)"]
+    assert (floor["value"], floor["met"]) == (35.0, False)
+    retained = targets["candidates retained"]
+    assert (retained["value"], retained["met"]) == (90.0, False)

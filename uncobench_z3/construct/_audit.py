@@ -175,7 +175,9 @@ def sample_audit(
         n_accepted, n_rejected = _shares(per_stage, len(accepted_pool), len(rejected_pool))
         rng = random.Random(f"audit:{seed}:{stage}")
         chosen = rng.sample(rejected_pool, n_rejected) + rng.sample(accepted_pool, n_accepted)
-        items += sorted(chosen, key=lambda item: item.item)
+        # in index order: by the index itself, since item ids sort as text past 99,999
+        # ("...:100000" before "...:99999")
+        items += sorted(chosen, key=lambda item: item.material["index"])
     return items, rejected is not None
 
 

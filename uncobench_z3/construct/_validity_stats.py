@@ -110,7 +110,11 @@ def _shares(counts: Counter[str], names: Iterable[str]) -> dict[str, dict[str, A
     }
 
 
-def validity_stats(groups: list[dict[str, Any]], retained_percent: float) -> dict[str, Any]:
+def validity_stats(
+    groups: list[dict[str, Any]], retained_percent: float, retained: Fraction
+) -> dict[str, Any]:
+    """The validity figures of ``groups``; ``retained`` is the exact share of candidates kept
+    (``retained_percent`` the same, rounded, as the pass rates show it)."""
     operators: Counter[str] = Counter()
     modes: Counter[str] = Counter()
     mixed_missing: dict[str, list[str]] = {}
@@ -125,33 +129,49 @@ def validity_stats(groups: list[dict[str, Any]], retained_percent: float) -> dic
     rounding = _rounding(groups)
     operator_shares = _shares(operators, OPERATORS)
     mode_shares = _shares(modes, ROUNDING_MODES)
+
+    def floor_mean(strategy: str, setting: str) -> Fraction:
+        return Fraction(floors.get(strategy, {}).get(setting, {}).get("mean", "0"))
+
+    # a target is met or not by the exact figure: the percentages shown are rounded, and a
+    # figure just past a limit (35.004%) would round onto it
     targets = [
         {
             "name": f"{strategy} accuracy in {setting} (guessing floor)",
             "value": floors.get(strategy, {}).get(setting, {}).get("percent", 0.0),
             "target": f"<= {limit}%",
-            "met": floors.get(strategy, {}).get(setting, {}).get("percent", 0.0) <= limit,
+            "met": 100 * floor_mean(strategy, setting) <= limit,
         }
         for strategy, setting, limit in FLOOR_TARGETS
     ]
+    operator_total, mode_total = sum(operators.values()), sum(modes.values())
     targets += [
         {
             "name": "least-used operator share of conditions",
             "value": min(r["percent"] for r in operator_shares.values()),
             "target": f">= {MIN_OPERATOR_PERCENT}%",
-            "met": all(r["percent"] >= MIN_OPERATOR_PERCENT for r in operator_shares.values()),
+            "met": bool(operator_total)
+            and all(
+                100 * Fraction(operators[n], operator_total) >= MIN_OPERATOR_PERCENT
+                for n in OPERATORS
+            ),
         },
         {
             "name": "least-used rounding mode share of rules",
             "value": min(r["percent"] for r in mode_shares.values()),
             "target": f">= {MIN_MODE_PERCENT}%",
-            "met": all(r["percent"] >= MIN_MODE_PERCENT for r in mode_shares.values()),
+            "met": bool(mode_total)
+            and all(
+                100 * Fraction(modes[n], mode_total) >= MIN_MODE_PERCENT for n in ROUNDING_MODES
+            ),
         },
         {
             "name": "numeric answers that rounding changes",
             "value": rounding["changed_percent"],
             "target": f">= {MIN_ROUNDING_CHANGES_PERCENT}%",
-            "met": rounding["changed_percent"] >= MIN_ROUNDING_CHANGES_PERCENT,
+            "met": bool(rounding["numeric_answers"])
+            and 100 * Fraction(rounding["changed"], rounding["numeric_answers"])
+            >= MIN_ROUNDING_CHANGES_PERCENT,
         },
         {
             "name": "half-way modes with an exact tie",
@@ -163,7 +183,7 @@ def validity_stats(groups: list[dict[str, Any]], retained_percent: float) -> dic
             "name": "candidates retained",
             "value": retained_percent,
             "target": f">= {MIN_RETAINED_PERCENT}%",
-            "met": retained_percent >= MIN_RETAINED_PERCENT,
+            "met": 100 * retained >= MIN_RETAINED_PERCENT,
         },
     ]
     return {
