@@ -420,6 +420,13 @@ def test_judge_command(
     assert "fidelity agreement" in result.out and "6 reply(ies) judged now" in result.out
     lines = [JudgeLine.model_validate_json(x) for x in out.read_text().splitlines()]
     assert len(lines) == 6 and all(line.judge_model == "mock/judge" for line in lines)
+    # the same model with other settings is another judge: its verdicts are not these
+    # (it used to "reuse" them and name itself as the judge that made them)
+    result = run_cli(capsys, "judge", str(run), "--judge-model", "mock/judge,temperature=1",
+                     "--limit", "6", "--out", str(out))  # fmt: skip
+    assert result.code != 0 and "holds judgements by mock/judge;" in result.err
+    assert "mock/judge,temperature=1" in result.err
+    assert len(out.read_text().splitlines()) == 6
 
 
 def test_a_local_judge_model_gets_the_providers_default_reply_limit(
