@@ -395,6 +395,18 @@ async def test_unusable_llm_answers_are_recorded_not_compared(
     assert agreement.mean_coverage_difference == Fraction(3, 4)  # 0.25 read as 1/4 exactly
 
 
+def test_the_llm_judges_coverage_is_the_decimal_it_wrote() -> None:
+    """More digits than a float holds are kept (the float's repr used to stand in for them)."""
+    from uncobench_z3.evaluation._judge_llm import parse_verdict
+
+    raw = '{"fidelity": true, "coverage": 0.66666666666666666667, "notes": ""}'
+    call = ToolCall(id="j", function="submit_judgement", arguments=json.loads(raw),
+                    raw_arguments=raw)  # fmt: skip
+    verdict, error = parse_verdict(ModelOutput(tool_calls=(call,)))
+    assert error is None and verdict is not None
+    assert verdict.coverage == Fraction(66666666666666666667, 10**20)
+
+
 def test_agreement_of_no_lines() -> None:
     agreement = judge_agreement([])
     assert agreement.compared == 0 and agreement.fidelity_agreement is None

@@ -169,7 +169,8 @@ def parse_verdict(output: ModelOutput) -> tuple[LLMVerdict | None, str | None]:
     if call.parse_error:
         return None, f"the arguments are not a JSON object: {call.parse_error}"
     try:
-        return LLMVerdict.model_validate(call.arguments), None
+        # the coverage as written (0.66666666666666666667), not as the float JSON parsing made
+        return LLMVerdict.model_validate(call.exact_arguments()), None
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "arguments"

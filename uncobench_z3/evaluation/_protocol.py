@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-from decimal import Decimal
 from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -208,27 +207,6 @@ def _text_or_none(value: Any) -> str | None:
     return json.dumps(value)
 
 
-def _plain_decimal(text: str) -> str:
-    """A JSON number's text without an exponent (``1e16`` -> ``10000000000000000``); one whose
-    plain form would run past 100 digits (``1e999999999``) stays as written."""
-    value = Decimal(text)
-    return format(value, "f") if abs(value.adjusted()) <= 100 else text
-
-
-def _written_number(call: ToolCall) -> Any:
-    """The ``number`` argument as the model wrote it: a JSON number with a fraction or an
-    exponent is read from its digits (``46.665000000000000001``, ``1e16``), not through the
-    binary float the parsed arguments hold, which may round it to another score."""
-    number = call.arguments.get("number")
-    if not isinstance(number, float) or call.raw_arguments is None:
-        return number
-    try:
-        exact = json.loads(call.raw_arguments, parse_float=_plain_decimal)
-    except ValueError:
-        return number
-    return exact.get("number", number) if isinstance(exact, dict) else number
-
-
 def action_from_tool_call(call: ToolCall) -> Action:
     """Map a model's tool call to an action; anything unusable becomes :class:`InvalidAction`."""
     raw = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
@@ -243,7 +221,8 @@ def action_from_tool_call(call: ToolCall) -> Action:
         return AnswerAction(
             decision=_text_or_none(args.get("decision")),
             candidate=_text_or_none(args.get("candidate")),
-            number=_text_or_none(_written_number(call)),
+            # (as written: a JSON number is not read through a binary float)
+            number=_text_or_none(call.exact_arguments().get("number")),
             unit=_text_or_none(args.get("unit")),
         )
     if call.function == ASK_TOOL:
