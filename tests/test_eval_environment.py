@@ -200,6 +200,24 @@ def test_numbers_in_answer_calls_become_text() -> None:
     assert isinstance(action, AnswerAction) and action.number == "60000.5"
 
 
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        # more digits than a float holds: 46.665 would round half-even to another score
+        ("46.665000000000000001", "46.665000000000000001"),
+        ("1e16", "10000000000000000"),  # (the float's "1e+16" reads as 1)
+        ("-5E-4", "-0.0005"),
+        ("60000", "60000"),
+        ("1e999999999", "inf"),  # no billion-digit plain form: the float
+    ],
+)
+def test_a_json_number_in_an_answer_call_is_read_as_written(written: str, read: str) -> None:
+    raw = f'{{"decision": "Select", "candidate": "Geelong Plant", "number": {written}}}'
+    call = ToolCall(id="c", function=ANSWER_TOOL, arguments=json.loads(raw), raw_arguments=raw)
+    action = action_from_tool_call(call)
+    assert isinstance(action, AnswerAction) and action.number == read
+
+
 def test_conversation_renders_as_chat_messages() -> None:
     env = Environment(MINING, "missed")
     env.step(ask(("security", "clearances")))

@@ -279,6 +279,34 @@ def test_connection_shares_add_up_to_the_limit(limit: int) -> None:
         assert sum(shares) == limit and min(shares) >= 1
 
 
+@pytest.mark.parametrize(
+    ("name", "slots"), [("mock/echo,max_connections=5", None), ("mock/echo", 5)]
+)
+def test_a_shards_model_calls_with_its_share_of_the_connections(
+    name: str, slots: int | None
+) -> None:
+    """The shards of a run together keep a model's limit: ``,max_connections=N`` or the
+    server's slots (each shard used to call with the whole limit, the run with N x shards)."""
+    from uncobench_z3.construct import ModelRef
+    from uncobench_z3.evaluation._models import CONNECTION_SHARE, close_models, shared_model
+
+    async def limit_of(shard: int) -> int:
+        token = CONNECTION_SHARE.set((shard, 2))
+        try:
+            model = shared_model(ModelRef.parse(name, cache=False))
+
+            async def parallel_slots() -> int | None:
+                return slots
+
+            model.provider.parallel_slots = parallel_slots  # type: ignore[method-assign]
+            return await model.connection_limit()
+        finally:
+            CONNECTION_SHARE.reset(token)
+            await close_models()
+
+    assert [asyncio.run(limit_of(shard)) for shard in (0, 1)] == [3, 2]
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """Every built-in agent on the example groups, two epochs, in one process."""

@@ -395,6 +395,18 @@ async def test_unusable_llm_answers_are_recorded_not_compared(
     assert agreement.mean_coverage_difference == Fraction(3, 4)  # 0.25 read as 1/4 exactly
 
 
+def test_the_llm_judges_coverage_is_the_decimal_it_wrote() -> None:
+    """More digits than a float holds are kept (the float's repr used to stand in for them)."""
+    from uncobench_z3.evaluation._judge_llm import parse_verdict
+
+    raw = '{"fidelity": true, "coverage": 0.66666666666666666667, "notes": ""}'
+    call = ToolCall(id="j", function="submit_judgement", arguments=json.loads(raw),
+                    raw_arguments=raw)  # fmt: skip
+    verdict, error = parse_verdict(ModelOutput(tool_calls=(call,)))
+    assert error is None and verdict is not None
+    assert verdict.coverage == Fraction(66666666666666666667, 10**20)
+
+
 def test_agreement_of_no_lines() -> None:
     agreement = judge_agreement([])
     assert agreement.compared == 0 and agreement.fidelity_agreement is None
@@ -420,6 +432,13 @@ def test_judge_command(
     assert "fidelity agreement" in result.out and "6 reply(ies) judged now" in result.out
     lines = [JudgeLine.model_validate_json(x) for x in out.read_text().splitlines()]
     assert len(lines) == 6 and all(line.judge_model == "mock/judge" for line in lines)
+    # the same model with other settings is another judge: its verdicts are not these
+    # (it used to "reuse" them and name itself as the judge that made them)
+    result = run_cli(capsys, "judge", str(run), "--judge-model", "mock/judge,temperature=1",
+                     "--limit", "6", "--out", str(out))  # fmt: skip
+    assert result.code != 0 and "holds judgements by mock/judge;" in result.err
+    assert "mock/judge,temperature=1" in result.err
+    assert len(out.read_text().splitlines()) == 6
 
 
 def test_a_local_judge_model_gets_the_providers_default_reply_limit(

@@ -120,6 +120,10 @@ def test_parse_reader_verdict() -> None:
     assert parse_reader_verdict('{"targeted": true, "reason": "x"}') is True
     assert parse_reader_verdict('Sure.\n```json\n{"targeted": false}\n```') is False
     assert parse_reader_verdict("yes") is None and parse_reader_verdict('{"targeted": 1}') is None
+    # a brace inside the reason, or a nested object, used to cut the object short (unread)
+    assert parse_reader_verdict('{"targeted": false, "reason": "asks about {the} rate"}') is False
+    assert parse_reader_verdict('{"reason": {"why": "names the fact"}, "targeted": true}') is True
+    assert parse_reader_verdict('{"a": 1} then {"targeted": true}') is True
 
 
 async def test_the_model_decides_and_both_readings_are_traced() -> None:

@@ -212,6 +212,10 @@ def test_silence_is_read_loosely_and_instructions_strictly() -> None:
 
     assert is_silence(None) and is_silence("") and is_silence(' "No reply." ')
     assert not is_silence("No, the reply is 12 years")
+    # a reply of digits, or of letters beyond a-z, is a reply (it used to count as silence:
+    # the agent saw nothing of what the model wrote)
+    assert not any(is_silence(text) for text in ("60000", "$1,250,000", "是的", "Да"))
+    assert is_silence("NO_REPLY") and is_silence("— no reply —")
     prompt_line = "Write every record you state on a line of its own, exactly as your records"
     assert repeats_instructions(f"Sure. {prompt_line} write it.")
     assert not repeats_instructions(

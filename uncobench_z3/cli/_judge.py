@@ -101,9 +101,19 @@ async def _run_llm_judge(
     concurrency: int,
 ) -> JudgeRun:
     model = make_judge_model(name, cache)
+    # the log names the judge with the settings it writes with (a different temperature or
+    # token limit is a different judge: refused, not mixed into the same agreement)
+    writer = model_with_defaults(name, cache).writer
     try:
         return await judge_run(
-            run, model, groups, limit=limit, seed=seed, out=out, concurrency=concurrency
+            run,
+            model,
+            groups,
+            limit=limit,
+            seed=seed,
+            out=out,
+            concurrency=concurrency,
+            judge_name=writer,
         )
     finally:
         await model.aclose()

@@ -134,11 +134,17 @@ class ModelRef:
             max_connections=self.max_connections,
         )
 
+    @property
+    def writer(self) -> str:
+        """The name with its generation settings and nothing else: what decides what the
+        model writes (the cache and ``max_connections`` only change how it is called)."""
+        return ",".join([self.name, *(f"{k}={v}" for k, v in self.settings)])
+
     def describe(self) -> str:
         extra = [] if self.cache else ["cache=false"]
         if self.max_connections is not None:
             extra.append(f"max_connections={self.max_connections}")
-        return ",".join([self.name, *(f"{k}={v}" for k, v in self.settings), *extra])
+        return ",".join([self.writer, *extra])
 
 
 def model_with_defaults(name: str, cache: bool = True) -> ModelRef:

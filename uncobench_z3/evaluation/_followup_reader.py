@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from string import Template
 
 from .._assets import asset_path
@@ -25,7 +24,7 @@ from ._colleagues import RecordBook
 from ._models import shared_model, trial_config
 
 PROMPT_FILE = "followup_reader.md"
-_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+_JSON = json.JSONDecoder()
 
 
 @functools.cache
@@ -35,13 +34,17 @@ def _prompt() -> Template:
 
 def parse_reader_verdict(text: str) -> bool | None:
     """``targeted`` from the model's answer (the first JSON object holding it), else None."""
-    for match in _OBJECT.finditer(text):
+    # each "{" may open the object: decoded from there to its own end, so a brace in its
+    # reason ("asks about {the rate}") or a nested object does not cut it short
+    start = text.find("{")
+    while start != -1:
         try:
-            data = json.loads(match.group(0))
+            data, _ = _JSON.raw_decode(text, start)
         except json.JSONDecodeError:
-            continue
+            data = None
         if isinstance(data, dict) and isinstance(data.get("targeted"), bool):
             return bool(data["targeted"])
+        start = text.find("{", start + 1)
     return None
 
 

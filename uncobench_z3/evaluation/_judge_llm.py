@@ -169,7 +169,8 @@ def parse_verdict(output: ModelOutput) -> tuple[LLMVerdict | None, str | None]:
     if call.parse_error:
         return None, f"the arguments are not a JSON object: {call.parse_error}"
     try:
-        return LLMVerdict.model_validate(call.arguments), None
+        # the coverage as written (0.66666666666666666667), not as the float JSON parsing made
+        return LLMVerdict.model_validate(call.exact_arguments()), None
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "arguments"
@@ -286,12 +287,15 @@ async def judge_run(
     seed: int = 0,
     out: str | Path | None = None,
     concurrency: int = 4,
+    judge_name: str | None = None,
 ) -> JudgeRun:
     """Ask ``model`` to judge the replies of a run (or a seeded sample of ``limit``).
 
     Lines already in the log (``out``, default ``<run_dir>/judge.jsonl``) are not redone; a
-    log written by another judge model is refused. A model error stops the judging with the
-    finished lines kept.
+    log written by another judge model is refused. ``judge_name`` names the judge in the log
+    (default: the model's name): the command passes the name with its generation settings,
+    so a judge called with other settings is another judge, refused rather than mixed in. A
+    model error stops the judging with the finished lines kept.
     """
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, not {limit}")
@@ -303,12 +307,15 @@ async def judge_run(
         raise ConfigError(f"{folder} holds no samples ({SAMPLES_FILE}); run `uncobench eval`")
     target = Path(out) if out is not None else folder / JUDGE_FILE
     with lock_output(target.parent, "judge"):
-        return await _judge(target, model, samples, groups, limit, seed, concurrency)
+        return await _judge(
+            target, model, judge_name or model.name, samples, groups, limit, seed, concurrency
+        )
 
 
 async def _judge(
     target: Path,
     model: Model,
+    judge_name: str,
     samples: list[SampleRecord],
     groups: Iterable[TaskGroup],
     limit: int | None,
@@ -317,11 +324,11 @@ async def _judge(
 ) -> JudgeRun:
     """The judging itself, inside the log folder's lock."""
     done = {line.key: line for line in read_judgements(target)}
-    others = sorted({line.judge_model for line in done.values()} - {model.name})
+    others = sorted({line.judge_model for line in done.values()} - {judge_name})
     if others:
         raise ResumeError(
             f"{target} holds judgements by {', '.join(others)}; choose another --out for "
-            f"{model.name}"
+            f"{judge_name}"
         )
     judges = GroupJudges(groups)
     queue = deque(
@@ -350,7 +357,7 @@ async def _judge(
                 setting=ref.sample.setting, agent=ref.sample.agent,
                 colleague=colleague_of(ref.sample),
                 colleague_mode=colleague_mode_of(ref.sample), round=ref.round, index=ref.index,
-                role=ref.reply.role, judge_model=model.name,
+                role=ref.reply.role, judge_model=judge_name,
                 programmatic=judge.judge(ref.reply), llm=verdict, error=error,
             )  # fmt: skip
             if any(isinstance(failure, LogNotWritten) for failure in failures):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..construct import ModelRef
 from ..errors import ConfigError
-from ..models import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_CONNECTIONS, GenerateConfig, Model
+from ..models import DEFAULT_MAX_ATTEMPTS, GenerateConfig, Model
 
 DEFAULT_MAX_RETRY_WAIT = 60.0
 
@@ -81,9 +81,9 @@ def shared_model(ref: ModelRef) -> Model:
         shard, shards = CONNECTION_SHARE.get()
         if shards > 1:
             # a shard is only made when every model's limit is known to exceed one (the
-            # runner asks each model first); a limit left to the provider counts as the default
-            limit = model.max_connections or DEFAULT_MAX_CONNECTIONS
-            model.max_connections = connection_share(limit, shard, shards)
+            # runner asks each model first); the share applies to the limit the model finds,
+            # its server's slots included
+            model.share_connections(lambda limit: connection_share(limit, shard, shards))
     return model
 
 

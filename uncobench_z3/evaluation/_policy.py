@@ -198,7 +198,9 @@ def is_silence(text: str | None) -> bool:
     """An empty reply, or :data:`SILENCE` (any case, quotes and punctuation around it)."""
     if text is None:
         return True
-    core = re.sub(r"[^a-z]+", " ", text.lower()).strip()
+    # only what is neither a letter nor a digit goes (a reply of just "60000" or "是的" says
+    # something; it is not an empty one)
+    core = re.sub(r"[\W_]+", " ", text.lower()).strip()
     return core in ("", SILENCE.lower())
 
 

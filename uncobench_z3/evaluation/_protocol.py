@@ -221,7 +221,8 @@ def action_from_tool_call(call: ToolCall) -> Action:
         return AnswerAction(
             decision=_text_or_none(args.get("decision")),
             candidate=_text_or_none(args.get("candidate")),
-            number=_text_or_none(args.get("number")),
+            # (as written: a JSON number is not read through a binary float)
+            number=_text_or_none(call.exact_arguments().get("number")),
             unit=_text_or_none(args.get("unit")),
         )
     if call.function == ASK_TOOL:

@@ -145,7 +145,8 @@ class Model:
         self.cache = cache
         self.max_connections = max_connections
         """the limit asked for (``None``: the provider's, see :meth:`connection_limit`)"""
-        self._connection_limit = max_connections
+        self._connection_limit: int | None = None
+        self._connection_share: Callable[[int], int] | None = None
         self.max_attempts = max_attempts
         self.max_retry_wait = max_retry_wait
         self.on_retry = on_retry
@@ -167,11 +168,25 @@ class Model:
 
     async def connection_limit(self) -> int:
         """How many calls of this model run at once: ``max_connections`` if given, else the
-        endpoint's parallel slots when the provider knows them, else the default (8)."""
+        endpoint's parallel slots when the provider knows them, else the default (8); of
+        that, the share :meth:`share_connections` gave, if any."""
         if self._connection_limit is None:
-            slots = await self.provider.parallel_slots()
-            self._connection_limit = slots or DEFAULT_MAX_CONNECTIONS
+            limit = (
+                self.max_connections
+                or await self.provider.parallel_slots()
+                or DEFAULT_MAX_CONNECTIONS
+            )
+            share = self._connection_share
+            self._connection_limit = limit if share is None else share(limit)
         return self._connection_limit
+
+    def share_connections(self, share: Callable[[int], int]) -> None:
+        """Call with ``share(limit)`` of the connections :meth:`connection_limit` finds: one
+        process's part of a limit that holds across several (an eval shard's). Given before
+        the first call; the limit may be the endpoint's, known only once it is asked."""
+        if self._connection_limit is not None:
+            raise RuntimeError("share_connections comes before the model's first call")
+        self._connection_share = share
 
     def __repr__(self) -> str:
         return f"Model({self.name!r})"

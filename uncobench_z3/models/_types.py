@@ -7,7 +7,9 @@ and stored as JSON without custom code.
 
 from __future__ import annotations
 
+import json
 import re
+from decimal import Decimal
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -56,6 +58,26 @@ class ToolCall(_Frozen):
     arguments: dict[str, Any] = Field(default_factory=dict)
     raw_arguments: str | None = None
     parse_error: str | None = None
+
+    def exact_arguments(self) -> dict[str, Any]:
+        """``arguments`` with each JSON number that has a fraction or an exponent as the plain
+        decimal text the model wrote (``46.665000000000000001``; ``1e16`` as
+        ``"10000000000000000"``), not the binary float ``arguments`` holds: for numbers that
+        are scored, which are exact."""
+        if self.raw_arguments is None:
+            return self.arguments
+        try:
+            exact = json.loads(self.raw_arguments, parse_float=_plain_decimal)
+        except ValueError:
+            return self.arguments
+        return exact if isinstance(exact, dict) else self.arguments
+
+
+def _plain_decimal(text: str) -> str | float:
+    """A JSON number's text without an exponent; past 100 digits (``1e999999999``, no number
+    a task holds, and slow to write out) the float it parses to."""
+    value = Decimal(text)
+    return format(value, "f") if abs(value.adjusted()) <= 100 else float(text)
 
 
 class ToolDef(_Frozen):
