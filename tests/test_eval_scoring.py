@@ -257,3 +257,22 @@ def test_a_prepared_group_scores_an_answer_as_the_parser_and_scorer_do(
         expected = score_answer(parse_answer(answer, key), group.gold, key)
         assert prepared.score(answer) == expected
         assert prepared.score(answer.model_copy()) == expected  # equal answers, equal scores
+
+
+def test_a_currency_code_written_against_the_number_is_read_as_a_code() -> None:
+    """A number with its currency code against it ("AUD60,000") is 60,000 AUD (the docs:
+    currency codes are understood), in a number field and in free text; it was read as "000"
+    (the digits after the thousands separator: the only place the number pattern could
+    start), scoring a right answer wrong as 0."""
+    key, gold = MINING
+    for answer in (
+        A("Appoint", "Marcus Vance", "AUD60,000"),
+        A("Appoint", "Marcus Vance", "USD60,000"),
+        "Decision: Appoint\nCandidate: Marcus Vance\nRelocation package: AUD60,000",
+        "Appoint Marcus Vance with a relocation package of AUD60,000.",
+    ):
+        parsed = parse_answer(answer, key)
+        assert parsed.number == "60000", answer
+        assert score_answer(parsed, gold, key).correct, answer
+    # digits after a thousands separator never start a number of their own
+    assert parse_answer(A("Appoint", "Marcus Vance", "X60,000"), key).number is None

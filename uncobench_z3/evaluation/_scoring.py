@@ -21,9 +21,10 @@ Parsing is deterministic and documented rule by rule:
   field mean no candidate. In free text the first candidate named after the positive
   decision phrase is taken (else the first named); after a negative decision only a labelled
   ``Candidate:`` line counts (names elsewhere are explanations).
-* **Number.** Currency signs and codes, units, thousands separators (``,`` ``'`` ``_``,
-  no-break and thin spaces; plain spaces too inside a number field) and a ``k`` /
-  ``thousand`` / ``million`` / ``billion`` suffix are understood; "null", "none", "n/a",
+* **Number.** Currency signs and codes (also against the number, "AUD60,000": any three
+  capitals in a number field, the rule's unit in free text), units, thousands separators
+  (``,`` ``'`` ``_``, no-break and thin spaces; plain spaces too inside a number field) and
+  a ``k`` / ``thousand`` / ``million`` / ``billion`` suffix are understood; "null", "none", "n/a",
   "-" mean no number. Decimal commas ("60.000,50") are not supported: ``,`` is always a
   thousands separator. In a number field: the first number after the last ``=`` if there is
   one, else the first number. In free text: the labelled line, else the first number after
@@ -68,10 +69,16 @@ _CURRENCY = "$€£¥₹"
 _SEPARATORS = ",'_\u00a0\u202f\u2009"
 _SCALE = {"k": 1000, "thousand": 1000, "million": 10**6, "bn": 10**9, "billion": 10**9}
 _NUMBER_TEXT = (
-    r"(?<![\w.])([-−]?)(\d{1,3}(?:[" + _SEPARATORS + r"]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    # (not inside a word, nor after a digit and a separator: "60,000" glued to a word,
+    # "AUD60,000", is no "000")
+    r"(?<![\w.])(?<!\d[" + _SEPARATORS + r"])"
+    r"([-−]?)(\d{1,3}(?:[" + _SEPARATORS + r"]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s*(k|thousand|million|bn|billion)\b)?"
 )
 _NUMBER = re.compile(_NUMBER_TEXT, re.IGNORECASE)
+_GLUED_CODE = re.compile(r"\b([A-Z]{3})(?=[-−]?\d)")
+"""a currency code written against its number ("AUD60,000"): a space is put between them"""
+_UNIT_CODE = re.compile(r"[A-Za-z]{3}\b")
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DATES = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2} (?:"
@@ -325,8 +332,9 @@ def parse_number_field(text: str) -> tuple[Fraction | None, bool]:
     stripped = text.strip()
     if _norm(stripped).strip() in _NULLS or stripped in ("—", "–"):
         return None, True
-    # inside a number field a plain space can only be a thousands separator
-    compact = re.sub(r"(?<=\d) (?=\d{3}\b)", "", stripped)
+    # inside a number field a plain space can only be a thousands separator, and three
+    # capitals before the number a currency code
+    compact = _GLUED_CODE.sub(r"\1 ", re.sub(r"(?<=\d) (?=\d{3}\b)", "", stripped))
     if "=" in compact:  # "45,000 + 15,000 = 60,000": the result follows the last "="
         compact = compact.rsplit("=", 1)[1]
     numbers = list(_NUMBER.finditer(compact))
@@ -337,6 +345,12 @@ def parse_number_field(text: str) -> tuple[Fraction | None, bool]:
 
 def _free_numbers(text: str, key: AnswerKey) -> list[tuple[re.Match[str], str]]:
     cleaned = _DATES.sub(" ", text)
+    # the rule's currency code against its number ("AUD60,000"); only the rule's, since in
+    # free text three capitals and digits are often a name ("ISO9001")
+    code = _UNIT_CODE.match(key.unit.strip())
+    if code:
+        glued = r"(?<![A-Za-z])(" + code[0] + r")(?=[-−]?\d)"
+        cleaned = re.sub(glued, r"\1 ", cleaned, flags=re.IGNORECASE)
     for name in key.candidates.values():
         cleaned = re.sub(re.escape(name), " ", cleaned, flags=re.IGNORECASE)
     return [(m, cleaned) for m in _NUMBER.finditer(cleaned)]
