@@ -131,6 +131,8 @@ CASES: list[tuple[str, tuple[AnswerKey, Answer], AnswerAction | str, bool]] = [
     ("null words", NURSE, A("Do not appoint", "none", "null"), True),
     ("shouting, n/a", NURSE, A("do NOT appoint", "N/A", "n/a"), True),
     ("contraction, dash", NURSE, A("Don't appoint", "", "-"), True),
+    ("can't is can not", NURSE, "We can't appoint anyone: nobody meets every condition.", True),
+    ("cannot is can not", NURSE, A("Cannot appoint", None, None), True),
     ("only 'none' as candidate", NURSE, A(None, "none", None), True),
     ("decision field 'none'", NURSE, A("none", None, None), True),
     ("a zero is not null", NURSE, A("Do not appoint", None, "0"), False),

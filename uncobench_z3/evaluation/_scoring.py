@@ -8,13 +8,13 @@ Parsing is deterministic and documented rule by rule:
   ``Amount:`` / ``Total:`` / ``Result:``; markdown bold and bullets ignored) wins over the
   rest of the text.
 * **Decision.** Case and punctuation are ignored, contractions expanded ("don't" -> "do
-  not"). The negative phrase of the task, "not <positive phrase>", "no eligible
-  candidate", "no candidate", "nobody", "no one", "none of the candidates" mean the negative
-  decision; the positive phrase (where it is not part of a negative one) the positive
-  decision. When both occur, the earliest wins. A field that is just "none", "null" or
-  "n/a" is negative. With no decision phrase at all, a named candidate implies the positive
-  decision and an explicitly empty candidate field the negative one (``decision_inferred``);
-  nothing at all leaves the decision unknown (wrong).
+  not", "can't" and "cannot" -> "can not"). The negative phrase of the task, "not <positive
+  phrase>", "no eligible candidate", "no candidate", "nobody", "no one", "none of the
+  candidates" mean the negative decision; the positive phrase (where it is not part of a
+  negative one) the positive decision. When both occur, the earliest wins. A field that is
+  just "none", "null" or "n/a" is negative. With no decision phrase at all, a named
+  candidate implies the positive decision and an explicitly empty candidate field the
+  negative one (``decision_inferred``); nothing at all leaves the decision unknown (wrong).
 * **Candidate.** By full name (any case), by id, or by a last name only one candidate has
   (capitalised, in free text); a candidate field may also hold any one word (3+ letters) of
   exactly one candidate's name ("Geelong"). "none", "null", "n/a", "nobody" or an empty
@@ -147,6 +147,7 @@ _answer_score = trusted_maker(AnswerScore)
 
 # -- text helpers -----------------------------------------------------------------------------
 _WONT_CANT = re.compile(r"\b(won|can)'t\b", re.IGNORECASE)
+_CANNOT = re.compile(r"\b(can)(not)\b", re.IGNORECASE)
 _NOT = re.compile(r"\b(\w+)n't\b", re.IGNORECASE)
 _OTHER_CHARACTERS = re.compile(r"[^0-9A-Za-z%]+")
 
@@ -158,8 +159,10 @@ def _norm_cased(text: str) -> str:
     """
     text = text.replace("’", "'").replace("‘", "'")
     if "'" in text:  # (a contraction has one)
-        text = _WONT_CANT.sub(lambda m: "will not" if m[1].lower() == "won" else "cannot", text)
+        text = _WONT_CANT.sub(lambda m: "will not" if m[1].lower() == "won" else "can not", text)
         text = _NOT.sub(r"\1 not", text)
+    # "cannot appoint" is "not <positive phrase>", as "do not appoint" is
+    text = _CANNOT.sub(r"\1 \2", text)
     return " " + " ".join(_OTHER_CHARACTERS.sub(" ", text).split()) + " "
 
 
