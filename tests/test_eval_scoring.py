@@ -131,6 +131,8 @@ CASES: list[tuple[str, tuple[AnswerKey, Answer], AnswerAction | str, bool]] = [
     ("null words", NURSE, A("Do not appoint", "none", "null"), True),
     ("shouting, n/a", NURSE, A("do NOT appoint", "N/A", "n/a"), True),
     ("contraction, dash", NURSE, A("Don't appoint", "", "-"), True),
+    ("can't is can not", NURSE, "We can't appoint anyone: nobody meets every condition.", True),
+    ("cannot is can not", NURSE, A("Cannot appoint", None, None), True),
     ("only 'none' as candidate", NURSE, A(None, "none", None), True),
     ("decision field 'none'", NURSE, A("none", None, None), True),
     ("a zero is not null", NURSE, A("Do not appoint", None, "0"), False),
@@ -257,3 +259,22 @@ def test_a_prepared_group_scores_an_answer_as_the_parser_and_scorer_do(
         expected = score_answer(parse_answer(answer, key), group.gold, key)
         assert prepared.score(answer) == expected
         assert prepared.score(answer.model_copy()) == expected  # equal answers, equal scores
+
+
+def test_a_currency_code_written_against_the_number_is_read_as_a_code() -> None:
+    """A number with its currency code against it ("AUD60,000") is 60,000 AUD (the docs:
+    currency codes are understood), in a number field and in free text; it was read as "000"
+    (the digits after the thousands separator: the only place the number pattern could
+    start), scoring a right answer wrong as 0."""
+    key, gold = MINING
+    for answer in (
+        A("Appoint", "Marcus Vance", "AUD60,000"),
+        A("Appoint", "Marcus Vance", "USD60,000"),
+        "Decision: Appoint\nCandidate: Marcus Vance\nRelocation package: AUD60,000",
+        "Appoint Marcus Vance with a relocation package of AUD60,000.",
+    ):
+        parsed = parse_answer(answer, key)
+        assert parsed.number == "60000", answer
+        assert score_answer(parsed, gold, key).correct, answer
+    # digits after a thousands separator never start a number of their own
+    assert parse_answer(A("Appoint", "Marcus Vance", "X60,000"), key).number is None

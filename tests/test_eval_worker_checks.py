@@ -203,3 +203,28 @@ def test_a_plans_job_copies_are_pydantics() -> None:
             == (job.key, job.epoch_seed)
         )
         assert made.model_dump() == plain.model_dump()
+
+
+def test_a_group_whose_gold_is_not_its_records_answer_is_refused(tmp_path: Path) -> None:
+    """A group stating a gold answer its records do not give (the shipped example, which
+    verify refutes) would score every right answer wrong, and its attribution would read
+    "the evidence left the answer open" of all the records: refused, one line, nothing
+    written, with one worker or two."""
+    from uncobench_z3.construct import load_groups
+
+    wrong = load_groups(Path("examples/groups/invalid/wrong_gold.group.json"))
+    groups = [*copies()[:3], *wrong]
+    with pytest.raises(ConfigError) as expected:
+        check_groups(groups)
+    assert str(expected.value) == (
+        f"group {wrong[0].id}: its gold answer (Appoint Marcus Vance: 55,000 AUD) is not the one"
+        " its records give (Appoint Marcus Vance: 60,000 AUD); `uncobench verify` it"
+    )
+    config = make_config("ex", groups, AGENTS)
+    for workers in (1, 2):
+        options = EvalOptions(concurrency=4, executor=ExecutorOptions(workers=workers))
+        out = tmp_path / f"run-{workers}"
+        with pytest.raises(ConfigError) as refused:
+            evaluate(groups, config, out, options)
+        assert str(refused.value) == str(expected.value)
+        assert not out.exists()

@@ -208,6 +208,24 @@ def test_misaligned_rule_clause_by_clause() -> None:
     assert not targeted(PAPER_TASK, PAPER_MIS, "Not the March one: Marcus's April clearance.")
 
 
+def test_another_context_said_to_be_right_is_no_mismatch() -> None:
+    """Asking for the other context again, as the right one, names another context only: not
+    targeted (it was read as a mismatch, the words meant for "is not what I need" taken
+    without their negation, and got the required context's value)."""
+    for text in (
+        "Marcus's clearance: the April 2026 assessment is correct, please resend it.",
+        "Marcus's clearance - the April 2026 assessment is what we need.",
+        "Marcus's clearance - the April 2026 assessment is valid, isn't it?",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_MIS, text), text
+    for text in (
+        "Marcus's clearance - the April 2026 assessment isn't what we need.",
+        "Marcus's clearance - the April 2026 assessment is not valid.",
+        "Marcus's clearance - the April 2026 assessment is outdated.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+
+
 def test_incomplete_rule_clause_by_clause() -> None:
     assert targeted(PAPER_TASK, PAPER_INC, "What is Marcus's exact hardrock experience?")
     assert targeted(PAPER_TASK, PAPER_INC, "You said 5 to 30 years. Which is it?")  # reference

@@ -517,6 +517,14 @@ def test_bad_task_parameters_fail_before_any_work(bench: Path) -> None:
             uncobench(**{"bench": str(bench), **options})  # type: ignore[arg-type]
 
 
+def test_a_group_no_episode_can_be_scored_by_fails_when_the_task_is_made() -> None:
+    """As ``uncobench eval`` refuses it: a group whose gold answer is not the one its records
+    give (which verify refutes) would score every right answer wrong."""
+    wrong = Path(__file__).parent.parent / "examples/groups/invalid/wrong_gold.group.json"
+    with pytest.raises(ConfigError, match="is not the one its records give"):
+        uncobench(bench=str(wrong), agent="builtin/careful")
+
+
 def test_arms_and_settings_choose_the_samples_the_runner_plans(
     bench: Path, groups: list[TaskGroup]
 ) -> None:

@@ -161,11 +161,12 @@ def _plain_norm_cased(text: str) -> str:
     text = text.replace("’", "'").replace("‘", "'")
     text = re.sub(
         r"\b(won|can)'t\b",
-        lambda m: "will not" if m[1].lower() == "won" else "cannot",
+        lambda m: "will not" if m[1].lower() == "won" else "can not",
         text,
         flags=re.IGNORECASE,
     )
     text = re.sub(r"\b(\w+)n't\b", r"\1 not", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(can)(not)\b", r"\1 \2", text, flags=re.IGNORECASE)
     return " " + " ".join(re.sub(r"[^0-9A-Za-z%]+", " ", text).split()) + " "
 
 
@@ -173,7 +174,9 @@ def _plain_norm_cased(text: str) -> str:
 @given(
     st.lists(
         st.one_of(
-            st.sampled_from(["won't", "can't", "Don't", "isn’t", "o'clock", "n't", "‘t", "'"]),
+            st.sampled_from(
+                ["won't", "can't", "Cannot", "Don't", "isn’t", "o'clock", "n't", "‘t", "'"]
+            ),
             st.text("aeinotw' ’‘%1", max_size=8),
         ),
         max_size=8,

@@ -55,7 +55,7 @@ from ._environment import (
 from ._errors import ErrorBudget, cap_record, error_counts
 from ._examples import example_benchmark, example_groups, write_benchmark
 from ._followup_reader import ModelFollowUpReader, parse_reader_verdict
-from ._inputs import typed_task
+from ._inputs import check_groups, typed_task
 from ._interventions import INTERVENTION_ARMS, InterventionArm, intervention_text
 from ._judge import (
     SCRIPTED_COLLEAGUE,
@@ -348,6 +348,7 @@ __all__ = [
     "cell_of",
     "cells",
     "check_agent_name",
+    "check_groups",
     "close_models",
     "colleague_mode_of",
     "colleague_of",

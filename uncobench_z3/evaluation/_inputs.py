@@ -2,11 +2,11 @@
 
 Reading a group checks it against the schema and its names against its task
 (:class:`~uncobench_z3.settings.TaskGroup`); what only playing it would meet - a spec that
-fails the structure checks or holds no records, a stored rendering that is not one - is
-refused here, one line naming the group and the first problem, before the run writes
-anything in its folder (it checks them holding the folder's lock, by itself or in its forked
-workers: :func:`~._runner.run_evaluation`): a run does not start, write ``run.json`` and stop
-on its first sample of such a group.
+fails the structure checks or holds no records, a gold answer its records do not give, a
+stored rendering that is not one - is refused here, one line naming the group and the first
+problem, before the run writes anything in its folder (it checks them holding the folder's
+lock, by itself or in its forked workers: :func:`~._runner.run_evaluation`): a run does not
+start, write ``run.json`` and stop on its first sample of such a group.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ..construct import RenderedTask
 from ..errors import ConfigError
 from ..settings import TaskGroup
-from ..spec import TypedTask, check_structure
+from ..spec import Answer, TypedTask, check_structure
 
 
 def typed_task(group: TaskGroup) -> TypedTask:
@@ -36,9 +36,22 @@ def typed_task(group: TaskGroup) -> TypedTask:
 
 def checked_task(group: TaskGroup) -> TypedTask:
     """The group's typed task, once it is known to be playable: a :class:`ConfigError` (one
-    line) when its spec fails the structure checks or holds no records, or the rendering it
-    stores is not one."""
+    line) when its spec fails the structure checks or holds no records, its gold answer is
+    not the one its records give, or the rendering it stores is not one."""
     task = typed_task(group)
+    # Every sample is scored against the stored gold, and its attribution reads the records:
+    # a gold they do not give (a group edited by hand; verify refutes it) would score right
+    # answers wrong and label them from evidence that settled another answer. Deciding the
+    # records exactly is a small part of the check (about 45 us a group).
+    outcome = task.outcome()
+    if outcome.kind == "ambiguous":
+        raise ConfigError(f"group {group.id}: its records make more than one candidate eligible")
+    computed = Answer.from_outcome(task, outcome)
+    if computed != group.gold:
+        raise ConfigError(
+            f"group {group.id}: its gold answer ({group.gold.text()}) is not the one its records"
+            f" give ({computed.text()}); `uncobench verify` it"
+        )
     if group.rendered is None:
         return task
     try:

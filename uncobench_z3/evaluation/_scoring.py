@@ -8,22 +8,23 @@ Parsing is deterministic and documented rule by rule:
   ``Amount:`` / ``Total:`` / ``Result:``; markdown bold and bullets ignored) wins over the
   rest of the text.
 * **Decision.** Case and punctuation are ignored, contractions expanded ("don't" -> "do
-  not"). The negative phrase of the task, "not <positive phrase>", "no eligible
-  candidate", "no candidate", "nobody", "no one", "none of the candidates" mean the negative
-  decision; the positive phrase (where it is not part of a negative one) the positive
-  decision. When both occur, the earliest wins. A field that is just "none", "null" or
-  "n/a" is negative. With no decision phrase at all, a named candidate implies the positive
-  decision and an explicitly empty candidate field the negative one (``decision_inferred``);
-  nothing at all leaves the decision unknown (wrong).
+  not", "can't" and "cannot" -> "can not"). The negative phrase of the task, "not <positive
+  phrase>", "no eligible candidate", "no candidate", "nobody", "no one", "none of the
+  candidates" mean the negative decision; the positive phrase (where it is not part of a
+  negative one) the positive decision. When both occur, the earliest wins. A field that is
+  just "none", "null" or "n/a" is negative. With no decision phrase at all, a named
+  candidate implies the positive decision and an explicitly empty candidate field the
+  negative one (``decision_inferred``); nothing at all leaves the decision unknown (wrong).
 * **Candidate.** By full name (any case), by id, or by a last name only one candidate has
   (capitalised, in free text); a candidate field may also hold any one word (3+ letters) of
   exactly one candidate's name ("Geelong"). "none", "null", "n/a", "nobody" or an empty
   field mean no candidate. In free text the first candidate named after the positive
   decision phrase is taken (else the first named); after a negative decision only a labelled
   ``Candidate:`` line counts (names elsewhere are explanations).
-* **Number.** Currency signs and codes, units, thousands separators (``,`` ``'`` ``_``,
-  no-break and thin spaces; plain spaces too inside a number field) and a ``k`` /
-  ``thousand`` / ``million`` / ``billion`` suffix are understood; "null", "none", "n/a",
+* **Number.** Currency signs and codes (also against the number, "AUD60,000": any three
+  capitals in a number field, the rule's unit in free text), units, thousands separators
+  (``,`` ``'`` ``_``, no-break and thin spaces; plain spaces too inside a number field) and
+  a ``k`` / ``thousand`` / ``million`` / ``billion`` suffix are understood; "null", "none", "n/a",
   "-" mean no number. Decimal commas ("60.000,50") are not supported: ``,`` is always a
   thousands separator. In a number field: the first number after the last ``=`` if there is
   one, else the first number. In free text: the labelled line, else the first number after
@@ -68,10 +69,16 @@ _CURRENCY = "$€£¥₹"
 _SEPARATORS = ",'_\u00a0\u202f\u2009"
 _SCALE = {"k": 1000, "thousand": 1000, "million": 10**6, "bn": 10**9, "billion": 10**9}
 _NUMBER_TEXT = (
-    r"(?<![\w.])([-−]?)(\d{1,3}(?:[" + _SEPARATORS + r"]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    # (not inside a word, nor after a digit and a separator: "60,000" glued to a word,
+    # "AUD60,000", is no "000")
+    r"(?<![\w.])(?<!\d[" + _SEPARATORS + r"])"
+    r"([-−]?)(\d{1,3}(?:[" + _SEPARATORS + r"]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s*(k|thousand|million|bn|billion)\b)?"
 )
 _NUMBER = re.compile(_NUMBER_TEXT, re.IGNORECASE)
+_GLUED_CODE = re.compile(r"\b([A-Z]{3})(?=[-−]?\d)")
+"""a currency code written against its number ("AUD60,000"): a space is put between them"""
+_UNIT_CODE = re.compile(r"[A-Za-z]{3}\b")
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DATES = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2} (?:"
@@ -140,6 +147,7 @@ _answer_score = trusted_maker(AnswerScore)
 
 # -- text helpers -----------------------------------------------------------------------------
 _WONT_CANT = re.compile(r"\b(won|can)'t\b", re.IGNORECASE)
+_CANNOT = re.compile(r"\b(can)(not)\b", re.IGNORECASE)
 _NOT = re.compile(r"\b(\w+)n't\b", re.IGNORECASE)
 _OTHER_CHARACTERS = re.compile(r"[^0-9A-Za-z%]+")
 
@@ -151,8 +159,10 @@ def _norm_cased(text: str) -> str:
     """
     text = text.replace("’", "'").replace("‘", "'")
     if "'" in text:  # (a contraction has one)
-        text = _WONT_CANT.sub(lambda m: "will not" if m[1].lower() == "won" else "cannot", text)
+        text = _WONT_CANT.sub(lambda m: "will not" if m[1].lower() == "won" else "can not", text)
         text = _NOT.sub(r"\1 not", text)
+    # "cannot appoint" is "not <positive phrase>", as "do not appoint" is
+    text = _CANNOT.sub(r"\1 \2", text)
     return " " + " ".join(_OTHER_CHARACTERS.sub(" ", text).split()) + " "
 
 
@@ -325,8 +335,9 @@ def parse_number_field(text: str) -> tuple[Fraction | None, bool]:
     stripped = text.strip()
     if _norm(stripped).strip() in _NULLS or stripped in ("—", "–"):
         return None, True
-    # inside a number field a plain space can only be a thousands separator
-    compact = re.sub(r"(?<=\d) (?=\d{3}\b)", "", stripped)
+    # inside a number field a plain space can only be a thousands separator, and three
+    # capitals before the number a currency code
+    compact = _GLUED_CODE.sub(r"\1 ", re.sub(r"(?<=\d) (?=\d{3}\b)", "", stripped))
     if "=" in compact:  # "45,000 + 15,000 = 60,000": the result follows the last "="
         compact = compact.rsplit("=", 1)[1]
     numbers = list(_NUMBER.finditer(compact))
@@ -337,6 +348,12 @@ def parse_number_field(text: str) -> tuple[Fraction | None, bool]:
 
 def _free_numbers(text: str, key: AnswerKey) -> list[tuple[re.Match[str], str]]:
     cleaned = _DATES.sub(" ", text)
+    # the rule's currency code against its number ("AUD60,000"); only the rule's, since in
+    # free text three capitals and digits are often a name ("ISO9001")
+    code = _UNIT_CODE.match(key.unit.strip())
+    if code:
+        glued = r"(?<![A-Za-z])(" + code[0] + r")(?=[-−]?\d)"
+        cleaned = re.sub(glued, r"\1 ", cleaned, flags=re.IGNORECASE)
     for name in key.candidates.values():
         cleaned = re.sub(re.escape(name), " ", cleaned, flags=re.IGNORECASE)
     return [(m, cleaned) for m in _NUMBER.finditer(cleaned)]

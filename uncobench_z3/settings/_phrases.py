@@ -176,13 +176,20 @@ MISMATCH = [
     + r" (?:zfact|figure|value|result|one|record|number)"
     + _GAP
     + r" (?:for|from|of|in|under|on|at) (?:the )?zoth\b",
+    # another context said to be wrong ("the April one is outdated"), or said not to be right
+    # ("... is not what I need"): said to be right ("the April one is what I need") it is no
+    # mismatch, so those words take a negation
     r"\bzoth(?: zfact)?(?: one| figure| value| result| record| entry| number| data| offer| "
     r"quote| report| survey| study| review| check)? (?:is|was|are|were|isn't|is not|was not|"
-    r"does not|doesn't|has been|have been) (?:now |also |probably )?(?:not )?(?:wrong|relevant|"
-    r"what i|what we|the one|needed|useful|applicable|valid|right|correct|current|the required|"
-    r"help|count|apply|matter|superseded|outdated|out of date|old|old news|too old|stale|"
-    r"obsolete|expired|no longer valid|no longer current|invalid|irrelevant|no good|not binding|"
-    r"indicative|replaced)\b",
+    r"does not|doesn't|has been|have been) (?:now |also |probably )?(?:not )?(?:wrong|"
+    r"superseded|outdated|out of date|old|old news|too old|stale|obsolete|expired|"
+    r"no longer valid|no longer current|invalid|irrelevant|no good|not binding|indicative|"
+    r"replaced)\b",
+    r"\bzoth(?: zfact)?(?: one| figure| value| result| record| entry| number| data| offer| "
+    r"quote| report| survey| study| review| check)? (?:(?:is|was|are|were|has been|have been) "
+    r"(?:now |also |probably )?not|isn't|is not|was not|does not|doesn't) "
+    r"(?:now |also |probably )?(?:relevant|what i|what we|the one|needed|useful|applicable|valid|"
+    r"right|correct|current|the required|help|count|apply|matter)\b",
     r"\b(?:based on|from|for|using|used|with|on) (?:the )?zoth\b[^|]*\b(?:but|however|yet|while|"
     r"whereas|though|although)\b",
     r"\b(?:not|no|never|nor|without|rather than|instead of|other than|except|excluding|"

@@ -122,11 +122,16 @@ MISMATCH: tuple[str | None, ...] = (
         "shared supplied taken team the they to took under used value you your zfact zoth"
     ),
     (
-        "also applicable apply are been binding check correct count current data date does entry "
-        "expired figure good has have help i indicative invalid irrelevant is longer matter needed "
-        "news no not now number obsolete of offer old one out outdated probably quote record "
-        "relevant replaced report required result review right stale study superseded survey the "
-        "too useful valid value was we were what wrong zfact zoth"
+        "also are been binding check current data date does entry expired figure good has have "
+        "indicative invalid irrelevant is longer news no not now number obsolete of offer old one "
+        "out outdated probably quote record replaced report result review stale study superseded "
+        "survey too valid value was were wrong zfact zoth"
+    ),
+    (
+        "also applicable apply are been check correct count current data does entry figure has "
+        "have help i is matter needed not now number offer one probably quote record relevant "
+        "report required result review right study survey the useful valid value was we were what "
+        "zfact zoth"
     ),
     "although based but for from however on the though used using whereas while with yet zoth",
     (

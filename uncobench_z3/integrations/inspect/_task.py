@@ -28,6 +28,7 @@ from ...evaluation import (
     Environment,
     InterventionArm,
     SampleJob,
+    check_groups,
     group_digest,
     make_config,
     plan_jobs,
@@ -166,6 +167,7 @@ def uncobench(
 
     jobs, unavailable = plan_jobs(groups, run, digests)
     chosen = groups[:limit] if limit is not None else groups
+    check_groups(chosen)  # (as eval: a group no episode can be played or scored from)
     config = EpisodeConfig(
         groups={g.id: g for g in chosen},
         digests={g.id: d for g, d in zip(groups, digests, strict=True) if g in chosen},
