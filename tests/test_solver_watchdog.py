@@ -78,3 +78,28 @@ def test_a_query_interrupted_at_its_deadline_is_unknown_whatever_z3_answered(
     solved = [check for check in report.checks if check.kind != "structure"]
     assert solved and all(check.verdict == Verdict.UNKNOWN for check in solved)
     assert all("timeout" in (check.reason or "") for check in solved)
+
+
+def test_instantiating_gives_up_on_a_query_interrupted_at_its_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The build's instantiation reads a model on sat too: interrupted as Z3 finishes, sat
+    # with no model was an internal error there as well. It gives up (the candidate is
+    # rejected with the reason), as on unknown.
+    from uncobench_z3.construct import (
+        InstantiationError,
+        SpecGenerator,
+        _instantiate,
+        instantiate,
+        load_library,
+    )
+
+    def interrupted(
+        solver: z3.Solver, literals: Sequence[z3.BoolRef], budget: SolverBudget
+    ) -> tuple[z3.CheckSatResult, bool]:
+        return z3.CheckSatResult(z3.Z3_L_TRUE), True
+
+    monkeypatch.setattr(_instantiate, "check_assumptions", interrupted)
+    draft = SpecGenerator(load_library(), 7).draft(0)
+    with pytest.raises(InstantiationError, match="ran past 2000 ms"):
+        instantiate(draft, 7)

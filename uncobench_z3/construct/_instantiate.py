@@ -290,7 +290,12 @@ class Instantiator:
         active = dict.fromkeys(targets)
         for _ in range(MAX_RELAXATIONS):
             literals = [z3.Bool(lit, solver.ctx) for lit in active]
-            status, _ = check_assumptions(solver, literals, self.budget)
+            status, timed_out = check_assumptions(solver, literals, self.budget)
+            if timed_out:
+                # interrupted at its deadline, Z3 can answer sat and keep no model to read
+                raise InstantiationError(
+                    f"the solver gave up: the query ran past {self.budget.timeout_ms} ms"
+                )
             if status == z3.sat:
                 return self._read(solver)
             if status != z3.unsat:
@@ -300,7 +305,11 @@ class Instantiator:
                 raise InstantiationError("the plan contradicts the fact domains")
             for literal in core[: max(1, len(core) // 2)]:
                 active.pop(literal, None)
-        status, _ = check_assumptions(solver, [], self.budget)
+        status, timed_out = check_assumptions(solver, [], self.budget)
+        if timed_out:
+            raise InstantiationError(
+                f"the solver gave up: the query ran past {self.budget.timeout_ms} ms"
+            )
         if status != z3.sat:
             raise InstantiationError("the plan contradicts the fact domains")
         return self._read(solver)
