@@ -429,6 +429,15 @@ def test_an_unreachable_ray_address_is_refused_at_once(
             assert error == [f"error: cannot reach Ray at 127.0.0.1:{port}: Connection refused"]
             assert not ray.is_initialized()
             assert not (tmp_path / "bench").exists()  # refused before any file was written
+    # nor an address of no form Ray knows: Ray's own notices came before its refusal
+    monkeypatch.setenv("RAY_ADDRESS", "garbage")
+    with pytest.raises(SystemExit) as stopped:
+        main(["build", "--groups", "1", "--out", str(tmp_path / "bench"), "--executor", "ray"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: not a Ray address: 'garbage' (expected host:port, ray://host:port, auto or local)"
+    ]
+    assert not ray.is_initialized() and not (tmp_path / "bench").exists()
 
 
 class _Broken:

@@ -80,12 +80,19 @@ def _environment_hook(values: dict[str, str]) -> Callable[[], None]:
 
 def check_reachable(address: str | None) -> None:
     """A :class:`ConfigError` now if ``address`` (else ``RAY_ADDRESS``), a ``host:port``,
-    accepts no connection: ``ray.init`` would wait for minutes, retrying, before it fails.
-    Ray's own forms (``auto``, ``local``, ``ray://`` client addresses) are left to Ray."""
+    accepts no connection: ``ray.init`` would wait for minutes, retrying, before it fails;
+    also if it is none of Ray's forms. Ray's own forms (``auto``, ``local``, ``ray://``
+    client addresses) are left to Ray."""
     target = address or os.environ.get("RAY_ADDRESS") or ""
     host, _, port = target.rpartition(":")
-    if not host or "://" in target or not port.isdigit():
+    if target in ("", "auto", "local") or "://" in target:
         return
+    if not host or not port.isdigit():
+        # Ray would refuse it too, but only after printing its own notices (two lines or
+        # more where the command promises one)
+        raise ConfigError(
+            f"not a Ray address: {target!r} (expected host:port, ray://host:port, auto or local)"
+        )
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT).close()
     except OSError as exc:
