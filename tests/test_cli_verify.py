@@ -124,6 +124,27 @@ def test_emit_smt2_keeps_every_certificate_of_inputs_sharing_a_task_id(
     assert not out.exists()
 
 
+def test_emit_smt2_into_a_folder_used_before_keeps_only_the_new_certificates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the group's 15 certificates, then its spec edited (8 queries): the group's other 7
+    # (its settings' validity) were left beside the new 8, of another instance
+    group = ROOT / "examples" / "groups" / "mining_supervisor.group.json"
+    out = tmp_path / "certificates"
+    assert run_cli(capsys, "verify", str(group), "--emit-smt2", str(out)).code == 0
+    data = json.loads(EXAMPLE.read_text())
+    data["records"][0]["value"] += 1
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    fresh = tmp_path / "fresh"
+    assert run_cli(capsys, "verify", str(edited), "--emit-smt2", str(fresh)).code == 0
+    assert run_cli(capsys, "verify", str(edited), "--emit-smt2", str(out)).code == 0
+    task = "mining_supervisor"
+    assert {p.name: p.read_text() for p in (out / task).iterdir()} == {
+        p.name: p.read_text() for p in (fresh / task).iterdir()
+    }
+
+
 def test_emit_smt2_of_an_unreadable_input_claims_no_certificate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -218,6 +218,7 @@ def verify(
                 for name, text in files.items():
                     write_text_atomic(contained(emit_dir, task_id, f"{name}.smt2"), text)
                     written += 1
+                _drop_other_certificates(contained(emit_dir, task_id), files)
     if out.is_json:
         out.json(verification_json(reports, errors))
     else:
@@ -236,6 +237,15 @@ def verify(
 def check_certificate_folder(folder: Path) -> None:
     """Refuse an ``--emit-smt2`` folder unless it is new, empty or one verify wrote."""
     check_output_folder(folder, (SMT2_MARKER,), "certificate folder", option="--emit-smt2")
+
+
+def _drop_other_certificates(folder: Path, kept: dict[str, str]) -> None:
+    """Remove the certificates in a task's folder that this verify did not write: those of
+    an earlier verify of the same task id (another version of the task, say) would
+    otherwise lie beside the new ones, with nothing to tell them apart."""
+    for path in folder.glob("*.smt2"):
+        if path.stem not in kept:
+            path.unlink(missing_ok=True)
 
 
 def _verify_inputs(
