@@ -242,3 +242,24 @@ async def test_a_model_writing_a_keys_first_words_is_not_masked_but_an_error_is(
     output = await model.generate([ChatMessage.user("hello")])
     assert output.text == f"{record}; [REDACTED]"
     assert redact(f"body cut at {key[:10]}") == "body cut at [REDACTED]"
+
+
+def test_model_text_keeps_words_after_key_labels_and_masks_credentials() -> None:
+    # what a model writes is read by the benchmark: a record's "Work authorization: approved"
+    # or "the bearer certificate" is a fact, not a key (they were masked, changing replies)
+    from uncobench_z3._secrets import redact_model_text
+
+    for text in (
+        "Work authorization: approved",
+        "The bearer certificate was issued 2026-03-01",
+        "api_key=not-needed for this server",
+    ):
+        assert redact_model_text(text) == text
+    masked = redact_model_text(
+        "Authorization: Bearer abc123def456ghi789, api_key=k3y-0f-s1xteen-chars,"
+        " sk-proj1234567890abcdef"
+    )
+    for secret in ("abc123def456ghi789", "k3y-0f-s1xteen-chars", "proj1234567890abcdef"):
+        assert secret not in masked
+    # what went wrong is masked as before, shapes alone
+    assert "approved" not in redact("Work authorization: approved")

@@ -73,7 +73,7 @@ def register_secret(value: str | None) -> None:
 def redact(text: str) -> str:
     """Return ``text`` with registered secrets, the fragments of them a cut can leave, and
     key-shaped strings masked: for what went wrong (error bodies, messages, tracebacks)."""
-    return _masked(text, fragments=True)
+    return _masked(text, model_text=False)
 
 
 def redact_model_text(text: str) -> str:
@@ -81,23 +81,39 @@ def redact_model_text(text: str) -> str:
     fragments: for what a model wrote, which the benchmark reads. A key's first or last
     eight characters can be ordinary words (a key "registered-..." and a record's "current
     certification register"), and masking them would change the colleagues' replies and the
-    agents' answers; a model that repeats a key repeats it whole."""
-    return _masked(text, fragments=False)
+    agents' answers; a model that repeats a key repeats it whole. For the same reason a
+    key-shaped string ("authorization: ...", "bearer ...") is masked only where its value
+    looks like a credential (16 characters or more, letters and digits)."""
+    return _masked(text, model_text=True)
 
 
-def _masked(text: str, fragments: bool) -> str:
+def _masked(text: str, model_text: bool) -> str:
     # Longest first, so a key that contains another registered key is masked whole.
     ordered = sorted(_known_secrets, key=len, reverse=True)
     for secret in ordered:
         text = text.replace(secret, REDACTED)
-    if fragments:
+    if not model_text:
         text = _mask_fragments(text, ordered)
     for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(
-            lambda match: (match.group(1) if match.groups() else "") + REDACTED,
-            text,
-        )
+        text = pattern.sub(lambda match: _masked_match(match, strict=model_text), text)
     return text
+
+
+def _masked_match(match: re.Match[str], strict: bool) -> str:
+    """A key-shaped match masked (its label, "Bearer ", kept). ``strict`` (what a model
+    wrote, which the benchmark reads) masks only a value shaped like a credential: a record's
+    "Work authorization: approved" or "the bearer certificate" is a fact to pass on."""
+    label = match.group(1) if match.groups() else ""
+    value = match.group(0)[len(label) :]
+    if strict and not _credential_like(value):
+        return match.group(0)
+    return label + REDACTED
+
+
+def _credential_like(value: str) -> bool:
+    """Long, with letters and digits: what generated keys and tokens are, and words, dates
+    and amounts are not."""
+    return len(value) >= 16 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _mask_fragments(text: str, secrets: Sequence[str]) -> str:
