@@ -573,3 +573,25 @@ def _eval_passes(monkeypatch: pytest.MonkeyPatch) -> Any:
     look up, so the one to patch."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     return importlib.import_module("_eval_passes")
+
+
+def test_cue_agents_score_only_by_luck_where_a_reply_is_defective(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/build.md's figures for the defect-location cue: the agents that bet on it instead of
+    # following a defective reply up are right often, but never with the evidence to be
+    # (justified accuracy catches them), and where no reply is defective they are careful
+    bench, out = tmp_path / "bench", tmp_path / "runs"
+    assert run_cli(capsys, "build", "--groups", "4", "--seed", "7", "--out", str(bench),
+                   "--workers", "1", "--no-progress").code == 0  # fmt: skip
+    args = ["eval", str(bench), "--agent", "cue/bet", "--agent", "cue/flip", "--out", str(out)]
+    assert "cue/flip" in _run("cue_shortcut.py", [*args, "--no-progress"], monkeypatch, capsys)
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert {s["agent"] for s in samples} == {"cue/bet", "cue/flip"}
+    defective = [s for s in samples if s["setting"] in ("misaligned", "incomplete", "mixed")]
+    assert any(s["correct"] for s in defective)
+    assert all(s["justification"]["label"] != "justified" for s in defective if s["correct"])
+    single = [s for s in defective if s["setting"] != "mixed"]  # (mixed has a silence, re-asked)
+    assert all(s["behaviour"]["targeted_follow_ups"] == 0 for s in single)
+    assert all(s["behaviour"]["generic_follow_ups"] == 0 for s in single)
+    assert all(s["correct"] for s in samples if s["setting"] in ("reliable", "missed"))
