@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from fractions import Fraction
@@ -15,6 +16,7 @@ from uncobench_z3.construct import (
     ModelRef,
     SpecGenerator,
     SpecRejected,
+    answer_matches,
     build_benchmark,
     check_rendering,
     generate_spec,
@@ -191,6 +193,14 @@ async def test_the_validator_reads_the_number_it_wrote() -> None:
         await validate_with_llm(get_model("mock/v3", outputs=answers), task, template, gold, 5)
         == []
     )
+
+
+@pytest.mark.parametrize("number", [0, "0", "0.00", None])
+def test_a_number_of_zero_matches_a_gold_of_zero(number: object) -> None:
+    task, _ = _instance()
+    gold = dataclasses.replace(task.outcome(), number=Fraction(0))
+    answer = {"decision": task.spec.decision.positive, "candidate": gold.candidate}
+    assert answer_matches(task, gold, {**answer, "number": number}) is (number is not None)
 
 
 async def test_a_generated_spec_is_checked_with_the_numbers_it_wrote() -> None:

@@ -370,7 +370,8 @@ def answer_matches(task: TypedTask, gold: Outcome, arguments: dict[str, Any]) ->
     assert gold.candidate is not None and gold.number is not None
     if name not in (task.candidate_name(gold.candidate).lower(), gold.candidate.lower()):
         return False
-    raw = re.sub(r"[^0-9.\-]", "", str(arguments.get("number") or ""))
+    written = arguments.get("number")  # (a JSON 0 is a number written, not a missing one)
+    raw = re.sub(r"[^0-9.\-]", "", "" if written is None else str(written))
     try:
         number = Fraction(raw)
     except (ValueError, ZeroDivisionError):
