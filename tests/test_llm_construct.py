@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from uncobench_z3.construct import (
     ModelRef,
     SpecGenerator,
     SpecRejected,
+    answer_matches,
     build_benchmark,
     check_rendering,
     generate_spec,
@@ -173,6 +176,44 @@ async def test_validator_needs_three_matching_runs() -> None:
         get_model("mock/v2", outputs=["just text"] * 3), task, template, task.outcome(), 5
     )
     assert unreadable and "no readable answer" in unreadable[0]
+
+
+async def test_the_validator_reads_the_number_it_wrote() -> None:
+    """-24.554999999999999999 rounds half up to the gold -24.55; its float's -24.555 does not."""
+    task, template = _instance()
+    gold = task.outcome()
+    assert (gold.number, task.rule.digits, task.rule.mode) == (Fraction(-491, 20), 2, "half_up")
+    raw = (
+        f'{{"decision": "{task.spec.decision.positive}", "candidate": "{gold.candidate}", '
+        '"number": -24.554999999999999999}'
+    )
+    call = ToolCall(id="v", function="submit_answer", arguments=json.loads(raw), raw_arguments=raw)
+    answers = [ModelOutput(tool_calls=(call,))] * 3
+    assert (
+        await validate_with_llm(get_model("mock/v3", outputs=answers), task, template, gold, 5)
+        == []
+    )
+
+
+@pytest.mark.parametrize("number", [0, "0", "0.00", None])
+def test_a_number_of_zero_matches_a_gold_of_zero(number: object) -> None:
+    task, _ = _instance()
+    gold = dataclasses.replace(task.outcome(), number=Fraction(0))
+    answer = {"decision": task.spec.decision.positive, "candidate": gold.candidate}
+    assert answer_matches(task, gold, {**answer, "number": number}) is (number is not None)
+
+
+async def test_a_generated_spec_is_checked_with_the_numbers_it_wrote() -> None:
+    """A maximum of 120000.00000000000000001 is no multiple of the step 500 (its float is)."""
+    draft = SpecGenerator(LIBRARY, 3).draft(0)
+    good = json.loads(draft.spec.model_dump_json(exclude={"records"}))
+    (index,) = [i for i, fact in enumerate(good["facts"]) if fact.get("max") == 120000]
+    good["facts"][index]["max"] = "WRITTEN"
+    raw = json.dumps(good).replace('"WRITTEN"', "120000.00000000000000001")
+    call = ToolCall(id="s", function="submit_spec", arguments=json.loads(raw), raw_arguments=raw)
+    model = get_model("mock/gen4", outputs=[ModelOutput(tool_calls=(call,))] * 2)
+    problem = f"$.facts[{index}].max: 120000.00000000000000001 is not a multiple of the step 500"
+    assert problem in await _rejects(model, draft)
 
 
 def test_build_with_llm_stages(tmp_path: Path) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from uncobench_z3.errors import ModelAPIError
@@ -11,12 +14,14 @@ from uncobench_z3.models import (
     Model,
     ModelPrice,
     ReasoningEffort,
+    ResponseCache,
     ToolCall,
     ToolDef,
     get_model,
 )
 from uncobench_z3.models.providers._anthropic import anthropic_messages
 from uncobench_z3.models.testing import (
+    HTTPReply,
     ScriptedTransport,
     anthropic_message,
     http_error,
@@ -143,6 +148,48 @@ async def test_tool_call_round_trip() -> None:
             "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "3 degrees"}],
         },
     ]
+
+
+async def test_tool_inputs_keep_the_numbers_the_body_writes(tmp_path: Path) -> None:
+    """The SDK hands over a tool's input parsed, 46.665000000000000001 as the float 46.665 (a
+    scored answer then rounds half-even the other way); the raw arguments keep the body's
+    digits for exact_arguments, and a cache hit replays them."""
+    first = {"number": "N1", "parts": ["N2", {"share": "N3"}], "unit": "2.50", "count": 7}
+    message = anthropic_message(
+        text="Done.",
+        tool_uses=[("toolu_1", "submit_answer", first), ("toolu_2", "wait", {"n": "N4"})],
+    )
+    written = {"N1": "46.665000000000000001", "N2": "1e16", "N3": "0.1", "N4": "-5E-4"}
+    body = json.dumps(message)
+    for placeholder, number in written.items():
+        body = body.replace(f'"{placeholder}"', number)
+    transport = ScriptedTransport(
+        "anthropic",
+        [HTTPReply(raw=body.encode(), headers={"content-type": "application/json"})],
+    )
+    model = get_model(
+        "anthropic/claude-test-model",
+        api_key=KEY,
+        http_client=transport.client(),
+        cache=ResponseCache(tmp_path),
+    )
+    miss = await model.generate([ChatMessage.user("x")])
+    hit = await model.generate([ChatMessage.user("x")])  # (one reply scripted: the cache's)
+    assert hit.from_cache and len(transport.requests) == 1
+    for output in (miss, hit):
+        answer, wait = output.tool_calls
+        assert answer.arguments["number"] == 46.665  # (the parsed input: floats)
+        assert answer.raw_arguments == (
+            '{"number": 46.665000000000000001, "parts": [1e16, {"share": 0.1}], '
+            '"unit": "2.50", "count": 7}'
+        )
+        assert answer.exact_arguments() == {
+            "number": "46.665000000000000001",
+            "parts": ["10000000000000000", {"share": "0.1"}],
+            "unit": "2.50",
+            "count": 7,
+        }
+        assert wait.exact_arguments() == {"n": "-0.0005"}
 
 
 def test_parallel_tool_results_and_a_following_user_turn_share_one_user_message() -> None:

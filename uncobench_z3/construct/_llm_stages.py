@@ -217,7 +217,8 @@ def _spec_problems(output: ModelOutput, draft: Draft) -> tuple[TaskSpec | None, 
     call = calls[0]
     if call.parse_error:
         return None, [f"$: the tool arguments are not JSON ({call.parse_error})"]
-    data = dict(call.arguments)
+    # the numbers as written (120000.00000000000000001 is no multiple of 500; its float is)
+    data = dict(call.exact_arguments())
     data.update({"id": draft.spec.id, "domain": draft.domain, "records": []})
     try:
         spec = TaskSpec.model_validate(json.loads(json.dumps(data), parse_float=str))
@@ -369,7 +370,8 @@ def answer_matches(task: TypedTask, gold: Outcome, arguments: dict[str, Any]) ->
     assert gold.candidate is not None and gold.number is not None
     if name not in (task.candidate_name(gold.candidate).lower(), gold.candidate.lower()):
         return False
-    raw = re.sub(r"[^0-9.\-]", "", str(arguments.get("number") or ""))
+    written = arguments.get("number")  # (a JSON 0 is a number written, not a missing one)
+    raw = re.sub(r"[^0-9.\-]", "", "" if written is None else str(written))
     try:
         number = Fraction(raw)
     except (ValueError, ZeroDivisionError):
@@ -401,11 +403,10 @@ async def validate_with_llm(
         ]
         if not calls:
             return [f"validator run {run + 1} gave no readable answer"]
-        if not answer_matches(task, gold, calls[0].arguments):
-            return [
-                f"validator run {run + 1} answered {json.dumps(calls[0].arguments)}, "
-                "not the gold answer"
-            ]
+        # the number as written, not the float JSON parsing made of it (scored numbers are exact)
+        answer = calls[0].exact_arguments()
+        if not answer_matches(task, gold, answer):
+            return [f"validator run {run + 1} answered {json.dumps(answer)}, not the gold answer"]
     return []
 
 

@@ -3,11 +3,16 @@
 System messages become the ``system`` parameter, tool results become ``tool_result``
 blocks in a user turn, and consecutive turns of one role are merged because the API
 requires user and assistant turns to alternate. ``reasoning_effort`` becomes
-``output_config.effort``; the API has no seed, so ``seed`` is not sent.
+``output_config.effort``; the API has no seed, so ``seed`` is not sent. A tool call's
+``raw_arguments`` is its input as the response body writes it: the SDK hands over the input
+parsed, each JSON number with a fraction a binary float (46.665000000000000001 as 46.665),
+so the body is read again with those numbers kept as their digits, which
+:meth:`ToolCall.exact_arguments` (a scored answer, the judge's coverage) reads.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from typing import Any
@@ -168,10 +173,12 @@ class AnthropicProvider(ModelProvider):
     ) -> ModelOutput:
         request = self.build_request(messages, tools, tool_choice, config)
         try:
-            create = self._client.messages.create
-            response = await create(
-                **sdk_keyword_arguments(create, request), timeout=config.timeout
-            )
+            # the raw response, for the body's numbers as written (see _written_inputs)
+            create = self._client.messages.with_raw_response.create
+            raw = await create(**sdk_keyword_arguments(create, request), timeout=config.timeout)
+            response = raw.parse()
+            if inspect.isawaitable(response):  # (a legacy raw response parses synchronously)
+                response = await response
         except anthropic.APIStatusError as error:
             raise ProviderCallError.from_status(
                 error.status_code, status_error_detail(error), error.response.headers
@@ -182,9 +189,11 @@ class AnthropicProvider(ModelProvider):
             raise ProviderCallError(f"connection error: {error.message}", retryable=True) from None
         except anthropic.AnthropicError as error:
             raise ProviderCallError(f"{type(error).__name__}: {error}", retryable=False) from None
-        return self._parse(response)
+        return self._parse(response, _written_inputs(raw.http_response.text))
 
-    def _parse(self, response: Any) -> ModelOutput:
+    def _parse(self, response: Any, written: list[tuple[Any, str]]) -> ModelOutput:
+        """``response`` as an output; ``written`` is each tool_use block's ``(id, input)``,
+        in order, with the input as the body writes it (see :func:`_written_inputs`)."""
         content = getattr(response, "content", None)
         usage: Any = getattr(response, "usage", None)
         if not isinstance(content, list) or not isinstance(
@@ -202,12 +211,16 @@ class AnthropicProvider(ModelProvider):
                 texts.append(block.text)
             elif block.type == "tool_use":
                 arguments = block.input
+                # the input as the body writes it; as parsed when the body's tool_use blocks
+                # do not line up with the SDK's (a body it read otherwise)
+                index = len(calls)
+                exact = index < len(written) and written[index][0] == block.id
                 calls.append(
                     ToolCall(
                         id=block.id,
                         function=block.name,
                         arguments=arguments if isinstance(arguments, dict) else {},
-                        raw_arguments=json.dumps(arguments),
+                        raw_arguments=written[index][1] if exact else json.dumps(arguments),
                         parse_error=None
                         if isinstance(arguments, dict)
                         else f"tool input must be a JSON object, got {type(arguments).__name__}",
@@ -230,6 +243,39 @@ class AnthropicProvider(ModelProvider):
     async def aclose(self) -> None:
         if self._owns_http_client:
             await self._client.close()
+
+
+class _Digits(str):
+    """A JSON number with a fraction or an exponent, as the body writes it."""
+
+
+def _written_inputs(body: str) -> list[tuple[Any, str]]:
+    """Each tool_use block's ``(id, input)`` in ``body``, the input as JSON text that keeps
+    every number as written (``json.dumps`` spacing, as the parsed input was written before);
+    none when the body is not a message."""
+    try:
+        message = json.loads(body, parse_float=_Digits)
+    except ValueError:
+        return []
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [
+        (block.get("id"), _json_text(block.get("input")))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    ]
+
+
+def _json_text(value: Any) -> str:
+    if isinstance(value, _Digits):
+        return str(value)
+    if isinstance(value, dict):
+        members = (f"{json.dumps(key)}: {_json_text(item)}" for key, item in value.items())
+        return "{" + ", ".join(members) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_json_text(item) for item in value) + "]"
+    return json.dumps(value)
 
 
 def create_anthropic_provider(model: str, **options: Any) -> AnthropicProvider:
