@@ -252,3 +252,15 @@ async def test_tool_call_ids_survive_unusual_characters() -> None:
     messages = transport.requests[0].json["messages"]
     assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Oslo"}'
     assert messages[2]["tool_call_id"] == "call:ä/1"
+
+
+async def test_tool_arguments_sent_as_an_object_are_read_as_its_text() -> None:
+    # the API sends the arguments as JSON text; some compatible servers send the object
+    # itself, which ended the sample with an attribute error (no retry, no invalid action)
+    body = openai_completion(tool_calls=[("call_3", "get_weather", "{}")])
+    body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = {"city": "Oslo"}
+    model = openai_model(ScriptedTransport("openai", [http_json(body)]))
+    output = await model.generate([ChatMessage.user("x")], tools=[WEATHER])
+    (call,) = output.tool_calls
+    assert (call.arguments, call.parse_error) == ({"city": "Oslo"}, None)
+    assert call.raw_arguments == '{"city": "Oslo"}'

@@ -304,7 +304,12 @@ class OpenAIProvider(ModelProvider):
             function = getattr(call, "function", None)
             if function is None:  # a non-function ("custom") tool call: not ours
                 continue
-            arguments, parse_error = parse_tool_arguments(function.arguments)
+            raw = function.arguments
+            if isinstance(raw, dict):
+                # some OpenAI-compatible servers send the object itself, not its JSON text
+                # (an attribute error that ended the sample): taken as the text it stands for
+                raw = json.dumps(raw)
+            arguments, parse_error = parse_tool_arguments(raw)
             if parse_error:
                 logger.info(
                     "%s: malformed arguments for %s: %s", self.name, function.name, parse_error
@@ -314,7 +319,7 @@ class OpenAIProvider(ModelProvider):
                     id=call.id,
                     function=function.name,
                     arguments=arguments,
-                    raw_arguments=function.arguments,
+                    raw_arguments=raw,
                     parse_error=parse_error,
                 )
             )
