@@ -226,6 +226,54 @@ def test_another_context_said_to_be_right_is_no_mismatch() -> None:
         assert targeted(PAPER_TASK, PAPER_MIS, text), text
 
 
+def test_another_context_said_to_be_the_right_one_is_no_mismatch() -> None:
+    """ "The April one is the right one" affirms the context the misaligned reply was for: the
+    words "right one" in it say nothing of a wrong context (they were read as a mismatch, and
+    the message targeted, though it names another context only)."""
+    for text in (
+        "The April 2026 assessment is the right one, please resend it.",
+        "Marcus's clearance: the April 2026 clearance is the correct one.",
+        "Marcus's clearance: the April 2026 assessment is definitely the right version.",
+        "The right one is the April 2026 assessment - resend Marcus's clearance.",
+        "The correct period is April 2026: please resend Marcus's clearance.",
+        "Marcus's clearance: the April 2026 assessment is the right one, not March.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_MIS, text), text
+    for text in (
+        "Marcus's clearance: the April 2026 assessment is not the right one.",
+        "Is the April 2026 assessment the right one for Marcus's clearance?",
+        "Marcus's clearance: the March 2026 assessment is the right one.",
+        "Marcus's clearance - please use the right assessment.",
+        "Marcus's clearance: the April one is outdated, the right one is March 2026.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+
+
+def test_precision_said_not_to_be_needed_asks_for_no_exact_value() -> None:
+    """A follow-up that says the exact value is not needed does not ask for it (Incomplete's
+    clause 3): the precision words inside "no need to be precise" were read as asking for
+    it. A question for one value, or precision asked for elsewhere, still asks."""
+    for text in (
+        "No need to be precise - Marcus's hardrock years?",
+        "Don't bother with exact figures; Marcus's hardrock years, roughly?",
+        "Needn't be exact: Marcus's hardrock years?",
+        "Precision isn't needed; roughly how many hardrock years for Marcus?",
+        "Exact figure not required - Marcus hardrock years ballpark?",
+        "I'm not after an exact figure, just Marcus's hardrock years roughly.",
+        "It doesn't matter if it's not exact: Marcus's hardrock years?",
+        "Marcus's hardrock years - a rough estimate is fine.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_INC, text), text
+    for text in (
+        "No need to be precise about the others, but what exactly are Marcus's hardrock years?",
+        "No need to be precise: does Marcus have at least 12 hardrock years?",
+        "No need for a range - I need Marcus's exact hardrock years.",
+        "There's no need for ranges, just give me Marcus's exact hardrock years.",
+        "Marcus's hardrock years: 5 to 30 is too wide, be precise.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_INC, text), text
+
+
 def test_incomplete_rule_clause_by_clause() -> None:
     assert targeted(PAPER_TASK, PAPER_INC, "What is Marcus's exact hardrock experience?")
     assert targeted(PAPER_TASK, PAPER_INC, "You said 5 to 30 years. Which is it?")  # reference

@@ -86,6 +86,48 @@ EXACT = [
     r"\bclarif(?:y|ication)\b",
     r"\b(?:down to|nail down|firm up|tighten)\b",
 ]
+#: Precision said not to be needed: "no need to be precise", "don't bother with exact
+#: figures", "the exact figure isn't required", "a rough estimate is fine". The exact phrases
+#: inside such a statement ("precise", "exact", "rough estimate") do not ask for the exact
+#: value (a question for one, "did he pass?", still does). What these cancel in a tagged text
+#: they cancel in the message as written (its candidate names and one-word fact names written
+#: as words), so they read no tag of a name and no word of any kind.
+_PRECISION = (
+    r"(?:exact|exactly|exactness|precise|precisely|precision|specific|specifics|specifically|"
+    r"accurate|accurately|accuracy|definite|definitive|single|actual)"
+    r"(?: to the (?:nearest )?(?:day|dollar|cent|year|month|week|unit|digit|decimal|point|"
+    r"percent))?"
+)
+_PRECISION_FILLER = (
+    r"(?: (?:to|for|be|being|get|getting|give|giving|have|know|knowing|find|finding|about|with|"
+    r"over|on|of|the|a|an|it|its|this|that|these|those|any|your|very|too|overly|super|"
+    r"perfectly|completely|totally|fully|entirely|absolutely|so|quite|figure|figures|number|"
+    r"numbers|value|values|you|me|us|here|now|yet|at|all|really|strictly))"
+)
+_PRECISION_NOUN = (
+    r"(?: (?:figure|figures|value|values|number|numbers|date|dates|amount|amounts|answer|"
+    r"answers|count|counts|detail|details|data|one|ones|result|results|level|levels|score|"
+    r"scores|rate|rates))?"
+)
+EXACT_CANCELLED = [
+    r"\b(?:no need|not need|not needed|need not|not necessary|unnecessary|not required|"
+    r"not essential|not important|no point|not bother|not worry|not fuss|not looking for|"
+    r"not after|not asking for|not expecting|not chasing|not have to|no requirement|"
+    r"rather than|instead of)" + _PRECISION_FILLER + r"{0,4} " + _PRECISION + r"\b",
+    r"\b" + _PRECISION + _PRECISION_NOUN + r"(?: (?:is|are|was|were|would be|will be))? "
+    r"(?:not|never) (?:really |strictly |absolutely |that )?(?:needed|necessary|required|"
+    r"essential|important|critical|crucial|expected|a priority|a must|the point)\b",
+    r"\b" + _PRECISION + _PRECISION_NOUN + r" (?:(?:does|do|did|would|will) not (?:really )?"
+    r"matter|(?:is|are) (?:unnecessary|unneeded|optional|no big deal)|unnecessary|unneeded|"
+    r"optional)\b",
+    r"\b(?:does|do|did|would|will) not matter (?:if|whether)(?: (?:it|its|it is|is|they|they are|"
+    r"are|the|figure|figures|number|value|answer|not|quite|100|percent|totally|completely|"
+    r"fully))* " + _PRECISION + r"\b",
+    r"\b(?:rough|ballpark|approximate|broad|wide|vague|loose|round)(?: (?:figure|number|"
+    r"estimate|range|idea|value|answer|guess|band|bracket|interval|window|spread)s?)? (?:is|are|"
+    r"will|would|should)(?: be)? (?:fine|ok|okay|enough|good enough|sufficient|adequate|"
+    r"acceptable|all i need|what i need|do)\b",
+]
 #: A yes/no question about one option ("Did he pass?") or a threshold ("Is it over 12?");
 #: "Can you send ...?" is a request, not a question about the value.
 _LEAD = r"(?:(?:so|and|but|ok|okay|well|also|then|hi|hey|sorry|right|now|just|quick question) )*"
@@ -148,6 +190,12 @@ _YOU_GAVE = (
     r"reported|pulled|shared|listed|supplied|returned|looked at|checked|picked|grabbed|gave me|"
     r"sent me|mentioned|cited|referred to|read|took|taken|attached|included)"
 )
+#: "the right period", "the correct one": asked for, it says the reply's was not
+_RIGHT_SCOPE = (
+    r"(?:right|correct|required|proper|relevant|requested) (?:period|context|version|site|year|"
+    r"month|quarter|assessment|edition|revision|cycle|register|table|schedule|report|survey|"
+    r"record|plan|policy|one|timeframe|time frame|source)"
+)
 MISMATCH = [
     r"\b" + _WRONG + _GAP + r" " + _SCOPE_NOUNS + r"\b",
     r"\b" + _WRONG + r" (?:zoth|zreq|zfact)\b",
@@ -156,9 +204,7 @@ MISMATCH = [
     r"\bnot (?:what|the one|the ones) (?:i|we) (?:asked|requested|need|needed|wanted|meant|"
     r"specified|was after|am after)\b",
     r"\bnot (?:what|the one) (?:was )?(?:asked|requested|needed|required)\b",
-    r"\b(?:right|correct|required|proper|relevant|requested) (?:period|context|version|site|year|"
-    r"month|quarter|assessment|edition|revision|cycle|register|table|schedule|report|survey|"
-    r"record|plan|policy|one|timeframe|time frame|source)\b",
+    r"\b" + _RIGHT_SCOPE + r"\b",
     # a reply described as being for another context: "that's the April one"
     r"\b(?:that|this|it|which|these|those|yours|the reply|your reply|your answer|the answer|"
     r"the figure|the value|the result|the record|the number|the date|(?:that|this|the|your) "
@@ -196,6 +242,23 @@ MISMATCH = [
     r"ignore|ignoring|discard|disregard|drop|forget|skip|scrap|not interested in)"
     r"(?: the| a| an| your| that| this| those| any)?(?: zfact)?(?: from| for| in| of| on| at)?"
     r"(?: the)? zoth\b",
+]
+
+#: Another context said to be the right one: "the April assessment is the right one", "the
+#: correct period is April". The mismatch phrases inside such a statement ("right one") do not
+#: say the reply was for the wrong context: it affirms the context the reply was for. What
+#: these cancel in a tagged text they cancel in the message as written (its candidate names
+#: and one-word fact names written as words), so no candidate tag is read, and the one word
+#: after the context ("the April 2026 clearance") is any word, "zfact" or the fact's name.
+MISMATCH_CANCELLED = [
+    r"\bzoth(?: zreq)?(?: (?!zcand\b)[^ |?]+)? (?:is|was|are|were|remains|seems|looks|must be|"
+    r"should be|would be|will be)(?: to be| like)?(?: (?:definitely|indeed|clearly|still|"
+    r"actually|really|certainly|also|surely|obviously|exactly|just))? (?:the |a |an |our |my )?"
+    + _RIGHT_SCOPE
+    + r"\b",
+    r"\b"
+    + _RIGHT_SCOPE
+    + r" (?:is|was|are|were|would be|should be|will be) (?:the |a |an )?zoth\b",
 ]
 
 # -- a reference to the (imprecise) reply itself ------------------------------------------------
