@@ -264,14 +264,45 @@ def test_precision_said_not_to_be_needed_asks_for_no_exact_value() -> None:
         "Marcus's hardrock years - a rough estimate is fine.",
     ):
         assert not targeted(PAPER_TASK, PAPER_INC, text), text
+    # said without a need ("no ... needed", "without being"), or a range said not too wide
+    for text in (
+        "I don't need it narrowed down - Marcus's hardrock years?",
+        "Without being exact, how many hardrock years does Marcus have?",
+        "No exact figure needed, Marcus's hardrock years roughly?",
+        "Marcus's hardrock years: a range is fine, no need to pin it down.",
+        "5 to 30 is not too wide - Marcus's hardrock years are fine.",
+        "Marcus's hardrock years: that range isn't too vague, thanks.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_INC, text), text
     for text in (
         "No need to be precise about the others, but what exactly are Marcus's hardrock years?",
         "No need to be precise: does Marcus have at least 12 hardrock years?",
         "No need for a range - I need Marcus's exact hardrock years.",
         "There's no need for ranges, just give me Marcus's exact hardrock years.",
         "Marcus's hardrock years: 5 to 30 is too wide, be precise.",
+        "Marcus's hardrock years: 5 to 30 is too wide.",
+        "Without the exact figure I cannot decide - Marcus's hardrock years?",
+        "Can you narrow down Marcus's hardrock years?",
     ):
         assert targeted(PAPER_TASK, PAPER_INC, text), text
+
+
+def test_another_context_said_not_to_be_wrong_is_no_mismatch() -> None:
+    """ "The April one is not outdated" says the context the misaligned reply was for is
+    right: it was read as the mismatch "the April one is outdated", its negation dropped."""
+    for text in (
+        "Marcus's clearance - the April 2026 assessment isn't outdated, please resend it.",
+        "The April 2026 assessment is not wrong; please resend Marcus's clearance.",
+        "Marcus's clearance: the April 2026 assessment is not superseded.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_MIS, text), text
+    for text in (
+        "Marcus's clearance - the April 2026 assessment is outdated.",
+        "Marcus's clearance - the April 2026 assessment is no longer valid.",
+        "Marcus's clearance - the April 2026 assessment is not valid.",
+        "Marcus's clearance - the April one is not binding.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
 
 
 def test_incomplete_rule_clause_by_clause() -> None:

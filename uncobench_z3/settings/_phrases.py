@@ -94,7 +94,8 @@ EXACT = [
 #: as words), so they read no tag of a name and no word of any kind.
 _PRECISION = (
     r"(?:exact|exactly|exactness|precise|precisely|precision|specific|specifics|specifically|"
-    r"accurate|accurately|accuracy|definite|definitive|single|actual)"
+    r"accurate|accurately|accuracy|definite|definitive|single|actual|"
+    r"narrow\w*(?: (?:it|that|this|them))?(?: down)?|pin\w*(?: (?:it|that|this|them))? down)"
     r"(?: to the (?:nearest )?(?:day|dollar|cent|year|month|week|unit|digit|decimal|point|"
     r"percent))?"
 )
@@ -114,6 +115,13 @@ EXACT_CANCELLED = [
     r"not essential|not important|no point|not bother|not worry|not fuss|not looking for|"
     r"not after|not asking for|not expecting|not chasing|not have to|no requirement|"
     r"rather than|instead of)" + _PRECISION_FILLER + r"{0,4} " + _PRECISION + r"\b",
+    # (not "without" alone: "without the exact figure we cannot decide" asks for it)
+    r"\bwithout (?:being|getting|going)(?: (?:too|overly|very|so|that))? " + _PRECISION + r"\b",
+    r"\bno " + _PRECISION + _PRECISION_NOUN + r"(?: is| are)? (?:needed|necessary|required|"
+    r"expected)\b",
+    # a range said not to be too wide: "5 to 30 is not too wide"
+    r"\b(?:not|never|hardly) (?:too|so|overly|that|very|a bit|rather|quite) (?:vague|broad|wide|"
+    r"rough|imprecise|fuzzy|loose)\b",
     r"\b" + _PRECISION + _PRECISION_NOUN + r"(?: (?:is|are|was|were|would be|will be))? "
     r"(?:not|never) (?:really |strictly |absolutely |that )?(?:needed|necessary|required|"
     r"essential|important|critical|crucial|expected|a priority|a must|the point)\b",
@@ -224,10 +232,11 @@ MISMATCH = [
     + r" (?:for|from|of|in|under|on|at) (?:the )?zoth\b",
     # another context said to be wrong ("the April one is outdated"), or said not to be right
     # ("... is not what I need"): said to be right ("the April one is what I need") it is no
-    # mismatch, so those words take a negation
+    # mismatch, so those words take a negation, and said not to be wrong ("the April one is
+    # not outdated") neither, so these take none
     r"\bzoth(?: zfact)?(?: one| figure| value| result| record| entry| number| data| offer| "
-    r"quote| report| survey| study| review| check)? (?:is|was|are|were|isn't|is not|was not|"
-    r"does not|doesn't|has been|have been) (?:now |also |probably )?(?:not )?(?:wrong|"
+    r"quote| report| survey| study| review| check)? (?:is|was|are|were|has been|have been) "
+    r"(?:now |also |probably )?(?:wrong|"
     r"superseded|outdated|out of date|old|old news|too old|stale|obsolete|expired|"
     r"no longer valid|no longer current|invalid|irrelevant|no good|not binding|indicative|"
     r"replaced)\b",

@@ -122,7 +122,7 @@ MISMATCH: tuple[str | None, ...] = (
         "shared supplied taken team the they to took under used value you your zfact zoth"
     ),
     (
-        "also are been binding check current data date does entry expired figure good has have "
+        "also are been binding check current data date entry expired figure good has have "
         "indicative invalid irrelevant is longer news no not now number obsolete of offer old one "
         "out outdated probably quote record replaced report result review stale study superseded "
         "survey too valid value was were wrong zfact zoth"
