@@ -305,6 +305,29 @@ def test_another_context_said_not_to_be_wrong_is_no_mismatch() -> None:
         assert targeted(PAPER_TASK, PAPER_MIS, text), text
 
 
+def test_the_required_context_said_to_be_wrong_is_rejected() -> None:
+    """A context said to be wrong by the words after it ("March 2026 is not what I need",
+    "the March one is superseded") is named to be rejected, as after "not": the required one
+    so named satisfies no clause (3), and the wrong-words of its clause say nothing of the
+    reply (it was named, and "not what I need" read as a mismatch: targeted)."""
+    for text in (
+        "Marcus's clearance: March 2026 is not what I need, I need April 2026.",
+        "Marcus's clearance: the March 2026 assessment is wrong, use April 2026.",
+        "The March 2026 assessment is outdated; send Marcus's April 2026 clearance.",
+        "Marcus's clearance: the March one is superseded, send the April one.",
+        "Marcus's clearance: the March 2026 assessment isn't the right one.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_MIS, text), text
+    reading = read_request(Vocabulary.of(PAPER_TASK), "the April one is outdated", "security")
+    assert [(m.context, m.negated) for m in reading.contexts] == [("April 2026 assessment", True)]
+    for text in (
+        "Marcus's clearance: the March 2026 assessment is not outdated.",
+        "Marcus's clearance: is the March 2026 assessment outdated?",
+        "Marcus's clearance: the April one is outdated, use the March 2026 assessment.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+
+
 def test_incomplete_rule_clause_by_clause() -> None:
     assert targeted(PAPER_TASK, PAPER_INC, "What is Marcus's exact hardrock experience?")
     assert targeted(PAPER_TASK, PAPER_INC, "You said 5 to 30 years. Which is it?")  # reference

@@ -198,6 +198,43 @@ _YOU_GAVE = (
     r"reported|pulled|shared|listed|supplied|returned|looked at|checked|picked|grabbed|gave me|"
     r"sent me|mentioned|cited|referred to|read|took|taken|attached|included)"
 )
+#: the words after a context that may stand before what is said of it ("the April *one* is")
+_NOUN_AFTER_CONTEXT = (
+    r"(?: one| figure| value| result| record| entry| number| data| offer| quote| report| survey| "
+    r"study| review| check)?"
+)
+_CONTEXT_NOUN = r"(?: zfact)?" + _NOUN_AFTER_CONTEXT
+#: a context said to be wrong, after its words: "(the April one) is outdated"
+_SAID_WRONG = (
+    r" (?:is|was|are|were|has been|have been) (?:now |also |probably )?(?:wrong|superseded|"
+    r"outdated|out of date|old|old news|too old|stale|obsolete|expired|no longer valid|"
+    r"no longer current|invalid|irrelevant|no good|not binding|indicative|replaced)"
+)
+#: a context said not to be right, after its words: "(the April one) is not what I need"
+_SAID_NOT_RIGHT = (
+    r" (?:(?:is|was|are|were|has been|have been) (?:now |also |probably )?not|isn't|is not|"
+    r"was not|does not|doesn't) (?:now |also |probably )?(?:relevant|what i|what we|the one|"
+    r"needed|useful|applicable|valid|right|correct|current|the required|help|count|apply|"
+    r"matter)"
+)
+#: a context said to be the wrong one, after its words: "(March) is the wrong assessment"
+_SAID_THE_WRONG = (
+    r" (?:is|was|are|were) (?:now |also |probably |clearly )?(?:the |a |an )?" + _WRONG
+)
+#: A context said to be wrong by the words after it ("the March one is outdated", "March 2026
+#: is not what I need"), matched on the words after the context's (each written after a
+#: space): a context so named is named to be rejected, as after "not".
+CONTEXT_REJECTED_AFTER = re.compile(
+    r"(?: (?:zreq|zoth))*"
+    + _CONTEXT_NOUN
+    + r"(?:"
+    + _SAID_WRONG
+    + r"|"
+    + _SAID_NOT_RIGHT
+    + r"|"
+    + _SAID_THE_WRONG
+    + r")\b"
+)
 #: "the right period", "the correct one": asked for, it says the reply's was not
 _RIGHT_SCOPE = (
     r"(?:right|correct|required|proper|relevant|requested) (?:period|context|version|site|year|"
@@ -234,17 +271,8 @@ MISMATCH = [
     # ("... is not what I need"): said to be right ("the April one is what I need") it is no
     # mismatch, so those words take a negation, and said not to be wrong ("the April one is
     # not outdated") neither, so these take none
-    r"\bzoth(?: zfact)?(?: one| figure| value| result| record| entry| number| data| offer| "
-    r"quote| report| survey| study| review| check)? (?:is|was|are|were|has been|have been) "
-    r"(?:now |also |probably )?(?:wrong|"
-    r"superseded|outdated|out of date|old|old news|too old|stale|obsolete|expired|"
-    r"no longer valid|no longer current|invalid|irrelevant|no good|not binding|indicative|"
-    r"replaced)\b",
-    r"\bzoth(?: zfact)?(?: one| figure| value| result| record| entry| number| data| offer| "
-    r"quote| report| survey| study| review| check)? (?:(?:is|was|are|were|has been|have been) "
-    r"(?:now |also |probably )?not|isn't|is not|was not|does not|doesn't) "
-    r"(?:now |also |probably )?(?:relevant|what i|what we|the one|needed|useful|applicable|valid|"
-    r"right|correct|current|the required|help|count|apply|matter)\b",
+    r"\bzoth" + _CONTEXT_NOUN + _SAID_WRONG + r"\b",
+    r"\bzoth" + _CONTEXT_NOUN + _SAID_NOT_RIGHT + r"\b",
     r"\b(?:based on|from|for|using|used|with|on) (?:the )?zoth\b[^|]*\b(?:but|however|yet|while|"
     r"whereas|though|although)\b",
     r"\b(?:not|no|never|nor|without|rather than|instead of|other than|except|excluding|"
@@ -268,6 +296,17 @@ MISMATCH_CANCELLED = [
     r"\b"
     + _RIGHT_SCOPE
     + r" (?:is|was|are|were|would be|should be|will be) (?:the |a |an )?zoth\b",
+    # the required context said to be wrong ("the March one is superseded, send the April
+    # one"): what the rest of its clause says is wrong is the required context
+    r"\bzreq(?: zreq| zoth)*(?: (?!zcand\b)[^ |?]+)?"
+    + _NOUN_AFTER_CONTEXT
+    + r"(?:"
+    + _SAID_WRONG
+    + r"|"
+    + _SAID_NOT_RIGHT
+    + r"|"
+    + _SAID_THE_WRONG
+    + r")\b[^|]*",
 ]
 
 # -- a reference to the (imprecise) reply itself ------------------------------------------------
