@@ -328,6 +328,29 @@ def test_the_required_context_said_to_be_wrong_is_rejected() -> None:
         assert targeted(PAPER_TASK, PAPER_MIS, text), text
 
 
+def test_a_question_about_the_range_asks_for_no_exact_value() -> None:
+    """A yes/no or elliptical question whose values are a range's bounds ("between 5 and
+    30?", "5 to 30, is that right?") asks about the imprecise reply, not for one value
+    (settings.md: "a yes/no question about one option or value"); it was read as asking."""
+    for text in (
+        "Are Marcus's hardrock years between 5 and 30?",
+        "Marcus's hardrock years: 5 to 30, is that right?",
+        "Is the 5 to 30 range right for Marcus's hardrock years?",
+        "Did you say 5 to 30 for Marcus's hardrock years?",
+        "Marcus's hardrock years - 5 to 30?",
+        "Marcus's hardrock years 5-30?",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_INC, text), text
+    for text in (
+        "Is it 12 years for Marcus?",
+        "Marcus's hardrock years: 12?",
+        "You said 5 to 30 - is it 12?",
+        "Marcus's hardrock years: 5 to 30 - is it nearer 5 or 30?",
+        "Did Marcus have more than 12 hardrock years?",
+    ):
+        assert targeted(PAPER_TASK, PAPER_INC, text), text
+
+
 def test_incomplete_rule_clause_by_clause() -> None:
     assert targeted(PAPER_TASK, PAPER_INC, "What is Marcus's exact hardrock experience?")
     assert targeted(PAPER_TASK, PAPER_INC, "You said 5 to 30 years. Which is it?")  # reference

@@ -141,14 +141,18 @@ EXACT_CANCELLED = [
 _LEAD = r"(?:(?:so|and|but|ok|okay|well|also|then|hi|hey|sorry|right|now|just|quick question) )*"
 #: An elliptical question about one value: "Peregrine certified to EXC3?", "Priya - passed?"
 #: (no question word; "can you send ...?" is a request).
+#: One option or value that a question is about, not a bound of a range: "between 5 and
+#: 30?", "5 to 30?", "5-30?" ask about the imprecise reply itself, not for one value.
+_ONE_VALUE = (
+    r"(?<!znum )(?<!znum to )(?<!znum and )(?<!zdate )(?<!zdate to )(?<!zdate and )"
+    r"\b(?:zmem|zdate|" + _NUM[3:] + r"\b(?!(?: to| and)? (?:zdate|" + _NUM[3:] + r"\b)"
+)
 ELLIPTICAL_QUESTION = re.compile(
     r"(?:^|\| )(?![^|?]*\b(?:what|which|how|when|where|who|whom|why|whose)\b)"
-    r"(?!(?:please )?(?:can|could|would|will|may) (?:you|u)\b)[^|?]*\b(?:zmem|zdate|"
-    + _NUM[3:]
-    + r"\b[^|?]*\?"
+    r"(?!(?:please )?(?:can|could|would|will|may) (?:you|u)\b)[^|?]*" + _ONE_VALUE + r"[^|?]*\?"
 )
 YES_NO_QUESTION = re.compile(
-    r"(?:^|\| )" + _LEAD + _AUX + r" (?!you\b|u\b)[^|?]*?\b(?:zmem|zdate|" + _NUM[3:] + r"\b[^|]*\?"
+    r"(?:^|\| )" + _LEAD + _AUX + r" (?!you\b|u\b)[^|?]*?" + _ONE_VALUE + r"[^|]*\?"
 )
 LEAD_WORDS = frozenset(
     [
