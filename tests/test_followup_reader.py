@@ -351,6 +351,21 @@ def test_a_question_about_the_range_asks_for_no_exact_value() -> None:
         assert targeted(PAPER_TASK, PAPER_INC, text), text
 
 
+def test_a_choice_said_not_to_be_needed_asks_for_no_exact_value() -> None:
+    """A choice said not to be needed ("no need to confirm whether he passed") does not ask
+    which option holds (it was read as asking, through "confirm whether")."""
+    for text in (
+        "Marcus's clearance: no need to confirm whether he passed.",
+        "Marcus's clearance: I don't need to know whether he passed, just the assessment date.",
+    ):
+        assert not targeted(TASK, INC, text), text
+    for text in (
+        "Can you confirm whether Marcus passed his clearance?",
+        "Marcus's clearance - please tell me whether he passed.",
+    ):
+        assert targeted(TASK, INC, text), text
+
+
 def test_incomplete_rule_clause_by_clause() -> None:
     assert targeted(PAPER_TASK, PAPER_INC, "What is Marcus's exact hardrock experience?")
     assert targeted(PAPER_TASK, PAPER_INC, "You said 5 to 30 years. Which is it?")  # reference

@@ -95,7 +95,8 @@ EXACT = [
 _PRECISION = (
     r"(?:exact|exactly|exactness|precise|precisely|precision|specific|specifics|specifically|"
     r"accurate|accurately|accuracy|definite|definitive|single|actual|"
-    r"narrow\w*(?: (?:it|that|this|them))?(?: down)?|pin\w*(?: (?:it|that|this|them))? down)"
+    r"narrow\w*(?: (?:it|that|this|them))?(?: down)?|pin\w*(?: (?:it|that|this|them))? down|"
+    r"(?:confirm|tell me|say|state|know|check|clarify) (?:whether|if|which))"
     r"(?: to the (?:nearest )?(?:day|dollar|cent|year|month|week|unit|digit|decimal|point|"
     r"percent))?"
 )
