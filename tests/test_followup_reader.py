@@ -287,6 +287,15 @@ def test_precision_said_not_to_be_needed_asks_for_no_exact_value() -> None:
         assert targeted(PAPER_TASK, PAPER_INC, text), text
 
 
+def test_another_context_said_to_be_wrong_after_any_scope_noun_is_a_mismatch() -> None:
+    """Another context said to be wrong after "table" or "schedule" ("the FY2025 table is
+    outdated") says the reply's context is wrong: the words between a context and what is
+    said of it were "one", "figure"... only (not targeted)."""
+    assert targeted(TASK, MIS, "Marcus's allowance: the FY2025 table is outdated.")
+    assert targeted(TASK, MIS, "Marcus's allowance: the FY2025 schedule is superseded.")
+    assert not targeted(TASK, MIS, "Marcus's allowance: the FY2025 table is not outdated.")
+
+
 def test_another_context_said_not_to_be_wrong_is_no_mismatch() -> None:
     """ "The April one is not outdated" says the context the misaligned reply was for is
     right: it was read as the mismatch "the April one is outdated", its negation dropped."""

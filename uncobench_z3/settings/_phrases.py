@@ -206,7 +206,7 @@ _YOU_GAVE = (
 #: the words after a context that may stand before what is said of it ("the April *one* is")
 _NOUN_AFTER_CONTEXT = (
     r"(?: one| figure| value| result| record| entry| number| data| offer| quote| report| survey| "
-    r"study| review| check)?"
+    r"study| review| check| " + _SCOPE_NOUNS + r")?"
 )
 _CONTEXT_NOUN = r"(?: zfact)?" + _NOUN_AFTER_CONTEXT
 #: a context said to be wrong, after its words: "(the April one) is outdated"
