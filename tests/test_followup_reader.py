@@ -282,6 +282,8 @@ def test_precision_said_not_to_be_needed_asks_for_no_exact_value() -> None:
         "Marcus's hardrock years: 5 to 30 is too wide, be precise.",
         "Marcus's hardrock years: 5 to 30 is too wide.",
         "Without the exact figure I cannot decide - Marcus's hardrock years?",
+        "You gave me a range instead of the exact figure - what are Marcus's hardrock years?",
+        "You sent a range rather than the precise number for Marcus's hardrock years.",
         "Can you narrow down Marcus's hardrock years?",
     ):
         assert targeted(PAPER_TASK, PAPER_INC, text), text

@@ -114,8 +114,12 @@ _PRECISION_NOUN = (
 EXACT_CANCELLED = [
     r"\b(?:no need|not need|not needed|need not|not necessary|unnecessary|not required|"
     r"not essential|not important|no point|not bother|not worry|not fuss|not looking for|"
-    r"not after|not asking for|not expecting|not chasing|not have to|no requirement|"
-    r"rather than|instead of)" + _PRECISION_FILLER + r"{0,4} " + _PRECISION + r"\b",
+    r"not after|not asking for|not expecting|not chasing|not have to|no requirement)"
+    # (not "rather than" or "instead of": "a range instead of the exact figure" asks for it)
+    + _PRECISION_FILLER
+    + r"{0,4} "
+    + _PRECISION
+    + r"\b",
     # (not "without" alone: "without the exact figure we cannot decide" asks for it)
     r"\bwithout (?:being|getting|going)(?: (?:too|overly|very|so|that))? " + _PRECISION + r"\b",
     r"\bno " + _PRECISION + _PRECISION_NOUN + r"(?: is| are)? (?:needed|necessary|required|"
