@@ -335,6 +335,7 @@ def test_the_required_context_said_to_be_wrong_is_rejected() -> None:
         "Marcus's clearance: the March 2026 assessment is not outdated.",
         "Marcus's clearance: is the March 2026 assessment outdated?",
         "Marcus's clearance: the April one is outdated, use the March 2026 assessment.",
+        "Marcus's clearance: the March 2026 assessment is a different one, so I need it.",
     ):
         assert targeted(PAPER_TASK, PAPER_MIS, text), text
 

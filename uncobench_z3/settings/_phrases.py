@@ -228,8 +228,12 @@ _SAID_NOT_RIGHT = (
 )
 #: a context said to be the wrong one, after its words: "(March) is the wrong assessment"
 _SAID_THE_WRONG = (
-    r" (?:is|was|are|were) (?:now |also |probably |clearly )?(?:the |a |an )?" + _WRONG
+    r" (?:is|was|are|were) (?:now |also |probably |clearly )?(?:the |a |an )?(?:wrong|incorrect|"
+    r"outdated|out of date|superseded|stale|obsolete|expired|not the right|not the correct|"
+    r"not the required|inappropriate|irrelevant)"
 )
+"""(not "different", "not the same", "unrelated": "March is a different one" may say the reply
+was not for it, not that it is wrong)"""
 #: A context said to be wrong by the words after it ("the March one is outdated", "March 2026
 #: is not what I need"), matched on the words after the context's (each written after a
 #: space): a context so named is named to be rejected, as after "not".
