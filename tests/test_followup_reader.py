@@ -226,6 +226,158 @@ def test_another_context_said_to_be_right_is_no_mismatch() -> None:
         assert targeted(PAPER_TASK, PAPER_MIS, text), text
 
 
+def test_another_context_said_to_be_the_right_one_is_no_mismatch() -> None:
+    """ "The April one is the right one" affirms the context the misaligned reply was for: the
+    words "right one" in it say nothing of a wrong context (they were read as a mismatch, and
+    the message targeted, though it names another context only)."""
+    for text in (
+        "The April 2026 assessment is the right one, please resend it.",
+        "Marcus's clearance: the April 2026 clearance is the correct one.",
+        "Marcus's clearance: the April 2026 assessment is definitely the right version.",
+        "The right one is the April 2026 assessment - resend Marcus's clearance.",
+        "The correct period is April 2026: please resend Marcus's clearance.",
+        "Marcus's clearance: the April 2026 assessment is the right one, not March.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_MIS, text), text
+    for text in (
+        "Marcus's clearance: the April 2026 assessment is not the right one.",
+        "Is the April 2026 assessment the right one for Marcus's clearance?",
+        "Marcus's clearance: the March 2026 assessment is the right one.",
+        "Marcus's clearance - please use the right assessment.",
+        "Marcus's clearance: the April one is outdated, the right one is March 2026.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+
+
+def test_precision_said_not_to_be_needed_asks_for_no_exact_value() -> None:
+    """A follow-up that says the exact value is not needed does not ask for it (Incomplete's
+    clause 3): the precision words inside "no need to be precise" were read as asking for
+    it. A question for one value, or precision asked for elsewhere, still asks."""
+    for text in (
+        "No need to be precise - Marcus's hardrock years?",
+        "Don't bother with exact figures; Marcus's hardrock years, roughly?",
+        "Needn't be exact: Marcus's hardrock years?",
+        "Precision isn't needed; roughly how many hardrock years for Marcus?",
+        "Exact figure not required - Marcus hardrock years ballpark?",
+        "I'm not after an exact figure, just Marcus's hardrock years roughly.",
+        "It doesn't matter if it's not exact: Marcus's hardrock years?",
+        "Marcus's hardrock years - a rough estimate is fine.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_INC, text), text
+    # said without a need ("no ... needed", "without being"), or a range said not too wide
+    for text in (
+        "I don't need it narrowed down - Marcus's hardrock years?",
+        "Without being exact, how many hardrock years does Marcus have?",
+        "No exact figure needed, Marcus's hardrock years roughly?",
+        "Marcus's hardrock years: a range is fine, no need to pin it down.",
+        "5 to 30 is not too wide - Marcus's hardrock years are fine.",
+        "Marcus's hardrock years: that range isn't too vague, thanks.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_INC, text), text
+    for text in (
+        "No need to be precise about the others, but what exactly are Marcus's hardrock years?",
+        "No need to be precise: does Marcus have at least 12 hardrock years?",
+        "No need for a range - I need Marcus's exact hardrock years.",
+        "There's no need for ranges, just give me Marcus's exact hardrock years.",
+        "Marcus's hardrock years: 5 to 30 is too wide, be precise.",
+        "Marcus's hardrock years: 5 to 30 is too wide.",
+        "Without the exact figure I cannot decide - Marcus's hardrock years?",
+        "You gave me a range instead of the exact figure - what are Marcus's hardrock years?",
+        "You sent a range rather than the precise number for Marcus's hardrock years.",
+        "Can you narrow down Marcus's hardrock years?",
+    ):
+        assert targeted(PAPER_TASK, PAPER_INC, text), text
+
+
+def test_another_context_said_to_be_wrong_after_any_scope_noun_is_a_mismatch() -> None:
+    """Another context said to be wrong after "table" or "schedule" ("the FY2025 table is
+    outdated") says the reply's context is wrong: the words between a context and what is
+    said of it were "one", "figure"... only (not targeted)."""
+    assert targeted(TASK, MIS, "Marcus's allowance: the FY2025 table is outdated.")
+    assert targeted(TASK, MIS, "Marcus's allowance: the FY2025 schedule is superseded.")
+    assert not targeted(TASK, MIS, "Marcus's allowance: the FY2025 table is not outdated.")
+
+
+def test_another_context_said_not_to_be_wrong_is_no_mismatch() -> None:
+    """ "The April one is not outdated" says the context the misaligned reply was for is
+    right: it was read as the mismatch "the April one is outdated", its negation dropped."""
+    for text in (
+        "Marcus's clearance - the April 2026 assessment isn't outdated, please resend it.",
+        "The April 2026 assessment is not wrong; please resend Marcus's clearance.",
+        "Marcus's clearance: the April 2026 assessment is not superseded.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_MIS, text), text
+    for text in (
+        "Marcus's clearance - the April 2026 assessment is outdated.",
+        "Marcus's clearance - the April 2026 assessment is no longer valid.",
+        "Marcus's clearance - the April 2026 assessment is not valid.",
+        "Marcus's clearance - the April one is not binding.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+
+
+def test_the_required_context_said_to_be_wrong_is_rejected() -> None:
+    """A context said to be wrong by the words after it ("March 2026 is not what I need",
+    "the March one is superseded") is named to be rejected, as after "not": the required one
+    so named satisfies no clause (3), and the wrong-words of its clause say nothing of the
+    reply (it was named, and "not what I need" read as a mismatch: targeted)."""
+    for text in (
+        "Marcus's clearance: March 2026 is not what I need, I need April 2026.",
+        "Marcus's clearance: the March 2026 assessment is wrong, use April 2026.",
+        "The March 2026 assessment is outdated; send Marcus's April 2026 clearance.",
+        "Marcus's clearance: the March one is superseded, send the April one.",
+        "Marcus's clearance: the March 2026 assessment isn't the right one.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_MIS, text), text
+    reading = read_request(Vocabulary.of(PAPER_TASK), "the April one is outdated", "security")
+    assert [(m.context, m.negated) for m in reading.contexts] == [("April 2026 assessment", True)]
+    for text in (
+        "Marcus's clearance: the March 2026 assessment is not outdated.",
+        "Marcus's clearance: is the March 2026 assessment outdated?",
+        "Marcus's clearance: the April one is outdated, use the March 2026 assessment.",
+        "Marcus's clearance: the March 2026 assessment is a different one, so I need it.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+
+
+def test_a_question_about_the_range_asks_for_no_exact_value() -> None:
+    """A yes/no or elliptical question whose values are a range's bounds ("between 5 and
+    30?", "5 to 30, is that right?") asks about the imprecise reply, not for one value
+    (settings.md: "a yes/no question about one option or value"); it was read as asking."""
+    for text in (
+        "Are Marcus's hardrock years between 5 and 30?",
+        "Marcus's hardrock years: 5 to 30, is that right?",
+        "Is the 5 to 30 range right for Marcus's hardrock years?",
+        "Did you say 5 to 30 for Marcus's hardrock years?",
+        "Marcus's hardrock years - 5 to 30?",
+        "Marcus's hardrock years 5-30?",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_INC, text), text
+    for text in (
+        "Is it 12 years for Marcus?",
+        "Marcus's hardrock years: 12?",
+        "You said 5 to 30 - is it 12?",
+        "Marcus's hardrock years: 5 to 30 - is it nearer 5 or 30?",
+        "Did Marcus have more than 12 hardrock years?",
+    ):
+        assert targeted(PAPER_TASK, PAPER_INC, text), text
+
+
+def test_a_choice_said_not_to_be_needed_asks_for_no_exact_value() -> None:
+    """A choice said not to be needed ("no need to confirm whether he passed") does not ask
+    which option holds (it was read as asking, through "confirm whether")."""
+    for text in (
+        "Marcus's clearance: no need to confirm whether he passed.",
+        "Marcus's clearance: I don't need to know whether he passed, just the assessment date.",
+    ):
+        assert not targeted(TASK, INC, text), text
+    for text in (
+        "Can you confirm whether Marcus passed his clearance?",
+        "Marcus's clearance - please tell me whether he passed.",
+    ):
+        assert targeted(TASK, INC, text), text
+
+
 def test_incomplete_rule_clause_by_clause() -> None:
     assert targeted(PAPER_TASK, PAPER_INC, "What is Marcus's exact hardrock experience?")
     assert targeted(PAPER_TASK, PAPER_INC, "You said 5 to 30 years. Which is it?")  # reference

@@ -26,6 +26,8 @@ from uncobench_z3.settings._screen import (
 )
 
 INVENTORIES = [*P.EXACT, *P.MISMATCH, *P.REPLY_REFERENCE, *P.ALL_CANDIDATES]
+#: the statements that cancel an intent's phrases inside them, by intent
+CANCELLING = {"exact": P.EXACT_CANCELLED, "mismatch": P.MISMATCH_CANCELLED, "reference": []}
 SINGLES = [
     P.ELLIPTICAL_QUESTION,
     P.YES_NO_QUESTION,
@@ -35,7 +37,7 @@ SINGLES = [
     P.LATEST,
     P.EARLIEST,
 ]
-PHRASES = [Phrase(p) for p in [*INVENTORIES, *SINGLES]]
+PHRASES = [Phrase(p) for p in [*INVENTORIES, *SINGLES, *P.EXACT_CANCELLED, *P.MISMATCH_CANCELLED]]
 #: the words the patterns are written with, the tags, and sentence marks
 VOCABULARY = sorted(
     {w for p in PHRASES for w in re.findall(r"[a-z0-9]+", p.pattern.pattern) if len(w) > 1}
@@ -150,29 +152,45 @@ def test_an_inventorys_first_pattern_is_the_first_pattern_that_matches(
 #: words a candidate's name or a one-word fact's name may be written as in the second text
 NAMES = [w for w in VOCABULARY if w.isalpha() and not w.startswith("z")]
 #: texts of the intents' patterns (a name may be one: "actual", "wrong period", "that range")
-INTENT_TEXTS = st.sampled_from([*P.EXACT, *P.MISMATCH, *P.REPLY_REFERENCE]).flatmap(
-    lambda pattern: st.from_regex(pattern, fullmatch=True)
-)
+INTENT_TEXTS = st.sampled_from(
+    [*P.EXACT, *P.MISMATCH, *P.REPLY_REFERENCE, *P.EXACT_CANCELLED, *P.MISMATCH_CANCELLED]
+).flatmap(lambda pattern: st.from_regex(pattern, fullmatch=True))
 TAGS = st.sampled_from(["zcand", "zfact"])
 
 
 def _plain_phrase_hits(joined: str, plain: str) -> tuple[object, ...]:
     """:class:`~uncobench_z3.settings._phrase_hits.PhraseHits` of the two texts, every pattern
     searched in turn (no screen, nothing remembered): the intents' first pattern, in order,
-    that matches either text, on ``joined`` first; all else in ``joined``."""
+    that matches either text, on ``joined`` first, outside the statements that cancel it in
+    that text; all else in ``joined``."""
 
-    def first(inventory: list[str], texts: tuple[str, ...]) -> tuple[int, re.Match[str]] | None:
+    def outside(pattern: str, text: str, cancelling: list[str]) -> re.Match[str] | None:
+        # the first match, at the first place where one starts, that lies within no
+        # cancelling statement (a statement cancels what lies within it)
+        spans = [hit.span() for c in cancelling for hit in re.finditer(c, text)]
+        if not spans:
+            return re.search(pattern, text)
+        compiled = re.compile(pattern)
+        for at in range(len(text) + 1):
+            hit = compiled.match(text, at)
+            if hit and not any(a <= hit.start() and hit.end() <= b for a, b in spans):
+                return hit
+        return None
+
+    def first(
+        inventory: list[str], texts: tuple[str, ...], cancelling: list[str]
+    ) -> tuple[int, re.Match[str]] | None:
         return next(
             (
                 (which, hit)
                 for pattern in inventory
                 for which, text in enumerate(texts)
-                if (hit := re.search(pattern, text))
+                if (hit := outside(pattern, text, cancelling))
             ),
             None,
         )
 
-    found_all = first(P.ALL_CANDIDATES, (joined,))
+    found_all = first(P.ALL_CANDIDATES, (joined,), [])
     pronoun = re.search(P.PRONOUNS, joined) or re.search(P.PLURAL_PRONOUNS, joined)
     intents = []
     for name, inventory in (
@@ -180,7 +198,7 @@ def _plain_phrase_hits(joined: str, plain: str) -> tuple[object, ...]:
         ("mismatch", P.MISMATCH),
         ("reference", P.REPLY_REFERENCE),
     ):
-        found = first(inventory, (joined, plain))
+        found = first(inventory, (joined, plain), CANCELLING[name])
         if found is not None:
             which, hit = found
             text = (joined, plain)[which]

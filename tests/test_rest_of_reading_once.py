@@ -69,10 +69,13 @@ def _phrase_hits_before(joined: str, plain: str) -> PH.PhraseHits:
     tagged = PH._tagged_hits(joined)
     in_plain = text_words(plain) if plain != joined else None
     intents = []
-    for (name, patterns), in_joined in zip(PH._INTENTS, tagged.intents, strict=True):
+    for (name, patterns), cancelling, in_joined in zip(
+        PH._INTENTS, PH._CANCELLING, tagged.intents, strict=True
+    ):
         if in_plain is not None:
             before = in_joined[0] if in_joined is not None else None
-            found_plain = first_pattern(patterns, plain, in_plain, before)
+            cancelled = PH.cancelled_spans(cancelling, plain, in_plain)
+            found_plain = first_pattern(patterns, plain, in_plain, before, None, cancelled)
             if found_plain is not None:
                 hit = found_plain[1]
                 intents.append((name, 1, PH._span(plain, hit.span()), hit.group(0)))

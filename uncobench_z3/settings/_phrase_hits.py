@@ -70,6 +70,13 @@ class PhraseHits:
 
 _INTENTS = (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE))
 """the intents' inventories, in :data:`~._request.INTENTS` order"""
+_CANCELLING = (
+    tuple(Phrase(p) for p in P.EXACT_CANCELLED),
+    tuple(Phrase(p) for p in P.MISMATCH_CANCELLED),
+    (),
+)
+"""for each intent (:data:`_INTENTS`), the statements inside which its phrases say nothing
+("no need to be precise": :data:`~._phrases.EXACT_CANCELLED`)"""
 _TOUCHES = (NameTouches(_T.EXACT), NameTouches(_T.MISMATCH), NameTouches(_T.REFERENCE))
 """for each intent, which of its patterns may match a message as written where its tagged
 text has no match (:func:`_find_phrase_hits`)"""
@@ -83,7 +90,8 @@ class _TaggedHits(NamedTuple):
     """:func:`text_words` of the tagged text"""
     intents: tuple[tuple[int, _Span, str] | None, ...]
     """for each intent (:data:`_INTENTS`), its inventory's first pattern that matches, if
-    any: (its place in the inventory, its span, the words matched)"""
+    any, outside the statements that cancel it (:func:`cancelled_spans`): (its place in the
+    inventory, its span, the words matched)"""
     alone: PhraseHits
     """the tagged text's :class:`PhraseHits`: the message's, unless the message as written
     finds an intent the tagged text does not (:func:`_find_phrase_hits`)"""
@@ -95,8 +103,9 @@ def _read_tagged(joined: str) -> _TaggedHits:
     found_all = first_pattern(_ALL, joined, in_joined)
     pronoun = _PRONOUNS.search(joined, in_joined) or _PLURAL_PRONOUNS.search(joined, in_joined)
     intents: list[tuple[int, _Span, str] | None] = []
-    for _, patterns in _INTENTS:
-        found_intent = first_pattern(patterns, joined, in_joined)
+    for (_, patterns), cancelling in zip(_INTENTS, _CANCELLING, strict=True):
+        cancelled = cancelled_spans(cancelling, joined, in_joined)
+        found_intent = first_pattern(patterns, joined, in_joined, cancelled=cancelled)
         if found_intent is None:
             intents.append(None)
         else:
@@ -151,8 +160,8 @@ def _find_phrase_hits(joined: str, plain: str, names: str | None = None) -> Phra
         words = names.split()
     intents = []
     found_in_plain = False
-    for (name, patterns), touches, in_joined in zip(
-        _INTENTS, _TOUCHES, tagged.intents, strict=True
+    for (name, patterns), touches, cancelling, in_joined in zip(
+        _INTENTS, _TOUCHES, _CANCELLING, tagged.intents, strict=True
     ):
         # (an intent whose first pattern matches ``joined`` has none before it to look for
         # in ``plain``: 144 of the 459 intents of the first pass's 153 pairs of texts)
@@ -166,7 +175,8 @@ def _find_phrase_hits(joined: str, plain: str, names: str | None = None) -> Phra
             if only is None or only:
                 if in_plain is None:
                     in_plain = text_words(plain)
-                found_plain = first_pattern(patterns, plain, in_plain, before, only)
+                cancelled = cancelled_spans(cancelling, plain, in_plain)
+                found_plain = first_pattern(patterns, plain, in_plain, before, only, cancelled)
                 if found_plain is not None:
                     hit = found_plain[1]
                     intents.append((name, 1, _span(plain, hit.span()), hit.group(0)))
@@ -228,6 +238,22 @@ def _may_match_plain(
             if not phrase.strings or plain is None or phrase.could_match_text(plain):
                 left.add(k)
     return left
+
+
+def cancelled_spans(
+    cancelling: tuple[Phrase, ...], text: str, words: frozenset[str]
+) -> tuple[tuple[int, int], ...]:
+    """The spans (characters ``start:end``) of ``text`` (with its :func:`text_words`) that
+    the statements ``cancelling`` an intent (:data:`_CANCELLING`) cover: the intent's
+    phrases inside one say nothing. What they cover in a tagged text they cover in its
+    message as written (:mod:`._phrases`), so that a pattern that misses the tagged text
+    still misses the other unless it reads a name (:class:`NameTouches`)."""
+    if not cancelling:
+        return ()
+    spans: list[tuple[int, int]] = []
+    for phrase in cancelling:
+        spans.extend(hit.span() for hit in phrase.finditer(text, words))
+    return tuple(spans)
 
 
 def _span(text: str, span: tuple[int, int]) -> _Span:

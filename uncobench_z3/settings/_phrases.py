@@ -86,19 +86,78 @@ EXACT = [
     r"\bclarif(?:y|ication)\b",
     r"\b(?:down to|nail down|firm up|tighten)\b",
 ]
+#: Precision said not to be needed: "no need to be precise", "don't bother with exact
+#: figures", "the exact figure isn't required", "a rough estimate is fine". The exact phrases
+#: inside such a statement ("precise", "exact", "rough estimate") do not ask for the exact
+#: value (a question for one, "did he pass?", still does). What these cancel in a tagged text
+#: they cancel in the message as written (its candidate names and one-word fact names written
+#: as words), so they read no tag of a name and no word of any kind.
+_PRECISION = (
+    r"(?:exact|exactly|exactness|precise|precisely|precision|specific|specifics|specifically|"
+    r"accurate|accurately|accuracy|definite|definitive|single|actual|"
+    r"narrow\w*(?: (?:it|that|this|them))?(?: down)?|pin\w*(?: (?:it|that|this|them))? down|"
+    r"(?:confirm|tell me|say|state|know|check|clarify) (?:whether|if|which))"
+    r"(?: to the (?:nearest )?(?:day|dollar|cent|year|month|week|unit|digit|decimal|point|"
+    r"percent))?"
+)
+_PRECISION_FILLER = (
+    r"(?: (?:to|for|be|being|get|getting|give|giving|have|know|knowing|find|finding|about|with|"
+    r"over|on|of|the|a|an|it|its|this|that|these|those|any|your|very|too|overly|super|"
+    r"perfectly|completely|totally|fully|entirely|absolutely|so|quite|figure|figures|number|"
+    r"numbers|value|values|you|me|us|here|now|yet|at|all|really|strictly))"
+)
+_PRECISION_NOUN = (
+    r"(?: (?:figure|figures|value|values|number|numbers|date|dates|amount|amounts|answer|"
+    r"answers|count|counts|detail|details|data|one|ones|result|results|level|levels|score|"
+    r"scores|rate|rates))?"
+)
+EXACT_CANCELLED = [
+    r"\b(?:no need|not need|not needed|need not|not necessary|unnecessary|not required|"
+    r"not essential|not important|no point|not bother|not worry|not fuss|not looking for|"
+    r"not after|not asking for|not expecting|not chasing|not have to|no requirement)"
+    # (not "rather than" or "instead of": "a range instead of the exact figure" asks for it)
+    + _PRECISION_FILLER
+    + r"{0,4} "
+    + _PRECISION
+    + r"\b",
+    # (not "without" alone: "without the exact figure we cannot decide" asks for it)
+    r"\bwithout (?:being|getting|going)(?: (?:too|overly|very|so|that))? " + _PRECISION + r"\b",
+    r"\bno " + _PRECISION + _PRECISION_NOUN + r"(?: is| are)? (?:needed|necessary|required|"
+    r"expected)\b",
+    # a range said not to be too wide: "5 to 30 is not too wide"
+    r"\b(?:not|never|hardly) (?:too|so|overly|that|very|a bit|rather|quite) (?:vague|broad|wide|"
+    r"rough|imprecise|fuzzy|loose)\b",
+    r"\b" + _PRECISION + _PRECISION_NOUN + r"(?: (?:is|are|was|were|would be|will be))? "
+    r"(?:not|never) (?:really |strictly |absolutely |that )?(?:needed|necessary|required|"
+    r"essential|important|critical|crucial|expected|a priority|a must|the point)\b",
+    r"\b" + _PRECISION + _PRECISION_NOUN + r" (?:(?:does|do|did|would|will) not (?:really )?"
+    r"matter|(?:is|are) (?:unnecessary|unneeded|optional|no big deal)|unnecessary|unneeded|"
+    r"optional)\b",
+    r"\b(?:does|do|did|would|will) not matter (?:if|whether)(?: (?:it|its|it is|is|they|they are|"
+    r"are|the|figure|figures|number|value|answer|not|quite|100|percent|totally|completely|"
+    r"fully))* " + _PRECISION + r"\b",
+    r"\b(?:rough|ballpark|approximate|broad|wide|vague|loose|round)(?: (?:figure|number|"
+    r"estimate|range|idea|value|answer|guess|band|bracket|interval|window|spread)s?)? (?:is|are|"
+    r"will|would|should)(?: be)? (?:fine|ok|okay|enough|good enough|sufficient|adequate|"
+    r"acceptable|all i need|what i need|do)\b",
+]
 #: A yes/no question about one option ("Did he pass?") or a threshold ("Is it over 12?");
 #: "Can you send ...?" is a request, not a question about the value.
 _LEAD = r"(?:(?:so|and|but|ok|okay|well|also|then|hi|hey|sorry|right|now|just|quick question) )*"
 #: An elliptical question about one value: "Peregrine certified to EXC3?", "Priya - passed?"
 #: (no question word; "can you send ...?" is a request).
+#: One option or value that a question is about, not a bound of a range: "between 5 and
+#: 30?", "5 to 30?", "5-30?" ask about the imprecise reply itself, not for one value.
+_ONE_VALUE = (
+    r"(?<!znum )(?<!znum to )(?<!znum and )(?<!zdate )(?<!zdate to )(?<!zdate and )"
+    r"\b(?:zmem|zdate|" + _NUM[3:] + r"\b(?!(?: to| and)? (?:zdate|" + _NUM[3:] + r"\b)"
+)
 ELLIPTICAL_QUESTION = re.compile(
     r"(?:^|\| )(?![^|?]*\b(?:what|which|how|when|where|who|whom|why|whose)\b)"
-    r"(?!(?:please )?(?:can|could|would|will|may) (?:you|u)\b)[^|?]*\b(?:zmem|zdate|"
-    + _NUM[3:]
-    + r"\b[^|?]*\?"
+    r"(?!(?:please )?(?:can|could|would|will|may) (?:you|u)\b)[^|?]*" + _ONE_VALUE + r"[^|?]*\?"
 )
 YES_NO_QUESTION = re.compile(
-    r"(?:^|\| )" + _LEAD + _AUX + r" (?!you\b|u\b)[^|?]*?\b(?:zmem|zdate|" + _NUM[3:] + r"\b[^|]*\?"
+    r"(?:^|\| )" + _LEAD + _AUX + r" (?!you\b|u\b)[^|?]*?" + _ONE_VALUE + r"[^|]*\?"
 )
 LEAD_WORDS = frozenset(
     [
@@ -148,6 +207,53 @@ _YOU_GAVE = (
     r"reported|pulled|shared|listed|supplied|returned|looked at|checked|picked|grabbed|gave me|"
     r"sent me|mentioned|cited|referred to|read|took|taken|attached|included)"
 )
+#: the words after a context that may stand before what is said of it ("the April *one* is")
+_NOUN_AFTER_CONTEXT = (
+    r"(?: one| figure| value| result| record| entry| number| data| offer| quote| report| survey| "
+    r"study| review| check| " + _SCOPE_NOUNS + r")?"
+)
+_CONTEXT_NOUN = r"(?: zfact)?" + _NOUN_AFTER_CONTEXT
+#: a context said to be wrong, after its words: "(the April one) is outdated"
+_SAID_WRONG = (
+    r" (?:is|was|are|were|has been|have been) (?:now |also |probably )?(?:wrong|superseded|"
+    r"outdated|out of date|old|old news|too old|stale|obsolete|expired|no longer valid|"
+    r"no longer current|invalid|irrelevant|no good|not binding|indicative|replaced)"
+)
+#: a context said not to be right, after its words: "(the April one) is not what I need"
+_SAID_NOT_RIGHT = (
+    r" (?:(?:is|was|are|were|has been|have been) (?:now |also |probably )?not|isn't|is not|"
+    r"was not|does not|doesn't) (?:now |also |probably )?(?:relevant|what i|what we|the one|"
+    r"needed|useful|applicable|valid|right|correct|current|the required|help|count|apply|"
+    r"matter)"
+)
+#: a context said to be the wrong one, after its words: "(March) is the wrong assessment"
+_SAID_THE_WRONG = (
+    r" (?:is|was|are|were) (?:now |also |probably |clearly )?(?:the |a |an )?(?:wrong|incorrect|"
+    r"outdated|out of date|superseded|stale|obsolete|expired|not the right|not the correct|"
+    r"not the required|inappropriate|irrelevant)"
+)
+"""(not "different", "not the same", "unrelated": "March is a different one" may say the reply
+was not for it, not that it is wrong)"""
+#: A context said to be wrong by the words after it ("the March one is outdated", "March 2026
+#: is not what I need"), matched on the words after the context's (each written after a
+#: space): a context so named is named to be rejected, as after "not".
+CONTEXT_REJECTED_AFTER = re.compile(
+    r"(?: (?:zreq|zoth))*"
+    + _CONTEXT_NOUN
+    + r"(?:"
+    + _SAID_WRONG
+    + r"|"
+    + _SAID_NOT_RIGHT
+    + r"|"
+    + _SAID_THE_WRONG
+    + r")\b"
+)
+#: "the right period", "the correct one": asked for, it says the reply's was not
+_RIGHT_SCOPE = (
+    r"(?:right|correct|required|proper|relevant|requested) (?:period|context|version|site|year|"
+    r"month|quarter|assessment|edition|revision|cycle|register|table|schedule|report|survey|"
+    r"record|plan|policy|one|timeframe|time frame|source)"
+)
 MISMATCH = [
     r"\b" + _WRONG + _GAP + r" " + _SCOPE_NOUNS + r"\b",
     r"\b" + _WRONG + r" (?:zoth|zreq|zfact)\b",
@@ -156,9 +262,7 @@ MISMATCH = [
     r"\bnot (?:what|the one|the ones) (?:i|we) (?:asked|requested|need|needed|wanted|meant|"
     r"specified|was after|am after)\b",
     r"\bnot (?:what|the one) (?:was )?(?:asked|requested|needed|required)\b",
-    r"\b(?:right|correct|required|proper|relevant|requested) (?:period|context|version|site|year|"
-    r"month|quarter|assessment|edition|revision|cycle|register|table|schedule|report|survey|"
-    r"record|plan|policy|one|timeframe|time frame|source)\b",
+    r"\b" + _RIGHT_SCOPE + r"\b",
     # a reply described as being for another context: "that's the April one"
     r"\b(?:that|this|it|which|these|those|yours|the reply|your reply|your answer|the answer|"
     r"the figure|the value|the result|the record|the number|the date|(?:that|this|the|your) "
@@ -178,24 +282,44 @@ MISMATCH = [
     + r" (?:for|from|of|in|under|on|at) (?:the )?zoth\b",
     # another context said to be wrong ("the April one is outdated"), or said not to be right
     # ("... is not what I need"): said to be right ("the April one is what I need") it is no
-    # mismatch, so those words take a negation
-    r"\bzoth(?: zfact)?(?: one| figure| value| result| record| entry| number| data| offer| "
-    r"quote| report| survey| study| review| check)? (?:is|was|are|were|isn't|is not|was not|"
-    r"does not|doesn't|has been|have been) (?:now |also |probably )?(?:not )?(?:wrong|"
-    r"superseded|outdated|out of date|old|old news|too old|stale|obsolete|expired|"
-    r"no longer valid|no longer current|invalid|irrelevant|no good|not binding|indicative|"
-    r"replaced)\b",
-    r"\bzoth(?: zfact)?(?: one| figure| value| result| record| entry| number| data| offer| "
-    r"quote| report| survey| study| review| check)? (?:(?:is|was|are|were|has been|have been) "
-    r"(?:now |also |probably )?not|isn't|is not|was not|does not|doesn't) "
-    r"(?:now |also |probably )?(?:relevant|what i|what we|the one|needed|useful|applicable|valid|"
-    r"right|correct|current|the required|help|count|apply|matter)\b",
+    # mismatch, so those words take a negation, and said not to be wrong ("the April one is
+    # not outdated") neither, so these take none
+    r"\bzoth" + _CONTEXT_NOUN + _SAID_WRONG + r"\b",
+    r"\bzoth" + _CONTEXT_NOUN + _SAID_NOT_RIGHT + r"\b",
     r"\b(?:based on|from|for|using|used|with|on) (?:the )?zoth\b[^|]*\b(?:but|however|yet|while|"
     r"whereas|though|although)\b",
     r"\b(?:not|no|never|nor|without|rather than|instead of|other than|except|excluding|"
     r"ignore|ignoring|discard|disregard|drop|forget|skip|scrap|not interested in)"
     r"(?: the| a| an| your| that| this| those| any)?(?: zfact)?(?: from| for| in| of| on| at)?"
     r"(?: the)? zoth\b",
+]
+
+#: Another context said to be the right one: "the April assessment is the right one", "the
+#: correct period is April". The mismatch phrases inside such a statement ("right one") do not
+#: say the reply was for the wrong context: it affirms the context the reply was for. What
+#: these cancel in a tagged text they cancel in the message as written (its candidate names
+#: and one-word fact names written as words), so no candidate tag is read, and the one word
+#: after the context ("the April 2026 clearance") is any word, "zfact" or the fact's name.
+MISMATCH_CANCELLED = [
+    r"\bzoth(?: zreq)?(?: (?!zcand\b)[^ |?]+)? (?:is|was|are|were|remains|seems|looks|must be|"
+    r"should be|would be|will be)(?: to be| like)?(?: (?:definitely|indeed|clearly|still|"
+    r"actually|really|certainly|also|surely|obviously|exactly|just))? (?:the |a |an |our |my )?"
+    + _RIGHT_SCOPE
+    + r"\b",
+    r"\b"
+    + _RIGHT_SCOPE
+    + r" (?:is|was|are|were|would be|should be|will be) (?:the |a |an )?zoth\b",
+    # the required context said to be wrong ("the March one is superseded, send the April
+    # one"): what the rest of its clause says is wrong is the required context
+    r"\bzreq(?: zreq| zoth)*(?: (?!zcand\b)[^ |?]+)?"
+    + _NOUN_AFTER_CONTEXT
+    + r"(?:"
+    + _SAID_WRONG
+    + r"|"
+    + _SAID_NOT_RIGHT
+    + r"|"
+    + _SAID_THE_WRONG
+    + r")\b[^|]*",
 ]
 
 # -- a reference to the (imprecise) reply itself ------------------------------------------------

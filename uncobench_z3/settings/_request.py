@@ -41,6 +41,7 @@ from ._request_words import (
     _negated,
     _note,
     _original,
+    _rejected_after,
     _Said,
     _span,
     _to_read,
@@ -384,7 +385,8 @@ def _rest_of_reading(
                     ref[0],
                     ref[1],
                     ref[1] == task.facts[ref[0]].context,
-                    _negated(words, said[1][m.indexes[0]]),
+                    _negated(words, said[1][m.indexes[0]])
+                    or _rejected_after(words, said[1][m.indexes[-1]]),
                     _span(text, tokens, m.indexes),
                 )
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from . import _phrases as P
 from ._matching import Match
 from ._phrase_hits import _Ordered, _Span
 from ._words import END, START, Token
@@ -155,3 +156,16 @@ def _negated(words: list[str], at: int) -> bool:
 
 
 _ENDS_NEGATION = frozenset(["|", "?", "but", "zreq"])
+
+
+def _rejected_after(words: list[str], at: int) -> bool:
+    """The context whose words end at position ``at`` said to be wrong by the words after it
+    ("the March one is superseded", "March 2026 is not what I need": named to be rejected,
+    as after "not")."""
+    after = words[at + 1 : at + _WORDS_AFTER]
+    return P.CONTEXT_REJECTED_AFTER.match(" " + " ".join(after)) is not None
+
+
+_WORDS_AFTER = 12
+"""the words after a context read for what is said of it (more than any statement of
+:data:`~._phrases.CONTEXT_REJECTED_AFTER` reads)"""

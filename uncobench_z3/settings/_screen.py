@@ -156,12 +156,15 @@ def first_pattern(
     words: frozenset[str],
     before: int | None = None,
     only: AbstractSet[int] | None = None,
+    cancelled: tuple[tuple[int, int], ...] = (),
 ) -> tuple[int, re.Match[str]] | None:
     """The inventory's first pattern (its place in :attr:`Inventory.phrases`, and its match)
     that matches ``text`` (with its :func:`text_words`), among the patterns placed before
     ``before`` when given, and among ``only`` when given (the caller knows the others miss:
     :meth:`NameTouches.may_match`). Only the text's candidates
-    (:meth:`Inventory.candidates`) are screened further and searched."""
+    (:meth:`Inventory.candidates`) are screened further and searched. A match that lies
+    within one of the spans ``cancelled`` (characters ``start:end`` of ``text``) is no match:
+    the pattern's first other is taken (:func:`search_outside`)."""
     listed = inventory.phrases
     candidates = inventory.candidates(words)
     if only is not None:
@@ -176,9 +179,30 @@ def first_pattern(
         else:
             if phrase.strings and not phrase.could_match_text(text):
                 continue
-            hit = phrase.pattern.search(text)
+            if cancelled:
+                hit = search_outside(phrase.pattern, text, cancelled)
+            else:
+                hit = phrase.pattern.search(text)
             if hit:
                 return k, hit
+    return None
+
+
+def search_outside(
+    pattern: re.Pattern[str], text: str, cancelled: tuple[tuple[int, int], ...]
+) -> re.Match[str] | None:
+    """The first match of ``pattern`` in ``text`` that does not lie within one of the spans
+    ``cancelled`` (each match tried, from each position: a match inside a span may hide one
+    that starts inside it and ends after)."""
+    at = 0
+    while at <= len(text):
+        hit = pattern.search(text, at)
+        if hit is None:
+            return None
+        start, end = hit.span()
+        if not any(low <= start and end <= high for low, high in cancelled):
+            return hit
+        at = start + 1
     return None
 
 

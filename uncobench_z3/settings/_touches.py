@@ -122,16 +122,29 @@ MISMATCH: tuple[str | None, ...] = (
         "shared supplied taken team the they to took under used value you your zfact zoth"
     ),
     (
-        "also are been binding check current data date does entry expired figure good has have "
-        "indicative invalid irrelevant is longer news no not now number obsolete of offer old one "
-        "out outdated probably quote record replaced report result review stale study superseded "
-        "survey too valid value was were wrong zfact zoth"
+        "also are assessment assessments audit basis batch been binding certificate check column "
+        "context contexts current cycle data dataset date dates document documents draft edition "
+        "entries entry expired figure figures file files frame good has have indicative inspection "
+        "invalid irrelevant is issue iteration list longer month months news no not now number "
+        "numbers obsolete of offer old one ones out outdated period periods plan plans policy "
+        "probably quarter quarters quotation quote rate rates reading readings record records "
+        "reference register registers release replaced report reports result results review "
+        "revision revisions round row run schedule schedules scope score scores series sheet site "
+        "sites snapshot source sources stale study superseded survey surveys table tables test "
+        "tests time timeframe too valid value values version versions was were wrong year years "
+        "zfact zoth"
     ),
     (
-        "also applicable apply are been check correct count current data does entry figure has "
-        "have help i is matter needed not now number offer one probably quote record relevant "
-        "report required result review right study survey the useful valid value was we were what "
-        "zfact zoth"
+        "also applicable apply are assessment assessments audit basis batch been certificate check "
+        "column context contexts correct count current cycle data dataset date dates document "
+        "documents does draft edition entries entry figure figures file files frame has have help "
+        "i inspection is issue iteration list matter month months needed not now number numbers "
+        "offer one ones period periods plan plans policy probably quarter quarters quotation quote "
+        "rate rates reading readings record records reference register registers release relevant "
+        "report reports required result results review revision revisions right round row run "
+        "schedule schedules scope score scores series sheet site sites snapshot source sources "
+        "study survey surveys table tables test tests the time timeframe useful valid value values "
+        "version versions was we were what year years zfact zoth"
     ),
     "although based but for from however on the though used using whereas while with yet zoth",
     (
