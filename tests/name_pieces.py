@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from pathlib import Path
 from typing import Any
 
 from uncobench_z3.settings import _touches
@@ -309,5 +310,13 @@ def module_text() -> str:
     return "\n".join(out) + "\n"
 
 
+def write_module() -> None:
+    """Write :mod:`uncobench_z3.settings._touches` again (:func:`module_text`). The whole text
+    is made before the file is opened: the package's import reads the table, so a shell's
+    ``> _touches.py``, which empties the file first, left it empty and the derivation failing."""
+    text = module_text()
+    Path(_touches.__file__).write_text(text, encoding="utf-8")
+
+
 if __name__ == "__main__":
-    print(module_text(), end="")
+    write_module()

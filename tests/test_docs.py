@@ -10,6 +10,7 @@ import re
 import shlex
 import subprocess
 import sys
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 from tests.cli_helpers import run_cli
 from uncobench_z3.cli import cli
 from uncobench_z3.cli._app import _register
+from uncobench_z3.report import MetricsDocument
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -189,6 +191,71 @@ def test_the_checker_catches_what_the_cli_lacks() -> None:
     assert problems_of(("eval", "bench/", "--setting", "sometimes", "--agent", "a", "--out", "o"))
     assert problems_of(("schema", "extra"))
     assert problems_of(("demo", "--groups", "20", "--out", "demo/", "--force")) == []
+
+
+def _commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, click.Command]]:
+    """Every command under ``group``, by its path (``audit sample``), subcommands of groups."""
+    found = []
+    for name in sorted(group.list_commands(click.Context(group))):
+        command = group.get_command(click.Context(group), name)
+        assert command is not None
+        if isinstance(command, click.Group):
+            found += _commands(command, (*path, name))
+        else:
+            found.append((" ".join((*path, name)), command))
+    return found
+
+
+def _pages_text() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in [README, *DOCS])
+
+
+def test_every_option_is_documented_somewhere() -> None:
+    """An option only ``--help`` names is one a reader of the manual never learns of."""
+    _register()
+    text = _pages_text()
+    missing = [
+        f"uncobench {name} {opt}"
+        for name, command in _commands(cli)
+        for param in command.params
+        if isinstance(param, click.Option)
+        for opt in param.opts[:1]
+        if opt.startswith("--")
+        and opt != "--help"
+        and not re.search(rf"{re.escape(opt)}(?![\w-])", text)
+    ]
+    assert missing == []
+
+
+def test_the_cli_page_names_every_command_with_format() -> None:
+    """docs/cli.md lists the commands that take ``--format``: every one, and only those."""
+    _register()
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    listed = re.search(r"is on every command that prints tables: (.+?);", text, re.S)
+    assert listed is not None
+    named = set(re.findall(r"`([a-z -]+)`", listed.group(1)))
+    with_format = {
+        name
+        for name, command in _commands(cli)
+        if any("--format" in p.opts for p in command.params)
+    }
+    assert named == with_format
+
+
+def test_the_metrics_json_table_names_every_field() -> None:
+    """docs/evaluation.md's metrics.json table: each key's row names every field its entries
+    hold (a field left out is one a reader of the file cannot look up)."""
+    text = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    missing = []
+    for key, field in MetricsDocument.model_fields.items():
+        row = re.search(rf"^\| `{key}` \|(.+)$", text, re.M)
+        kinds = (field.annotation, *typing.get_args(field.annotation))  # X, list[X], X | None
+        entry = next((a for a in kinds if hasattr(a, "model_fields")), None)
+        if row is None or entry is None:
+            continue
+        named = set(re.findall(r"`([a-z_]+)`", row.group(1)))
+        missing += [f"{key}.{name}" for name in entry.model_fields if name not in named]
+    assert missing == []
 
 
 def test_readme_is_a_short_front_door_with_a_screenshot() -> None:

@@ -8,13 +8,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import runpy
+import sys
 from pathlib import Path
 from unittest.mock import patch
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.name_pieces import name_pieces, table
+from tests.name_pieces import module_text, name_pieces, table
 from tests.test_phrase_screen import INTENT_TEXTS, VOCABULARY, _plain_phrase_hits
 from tests.test_reader_fast_paths import FILLERS, ROOT, _words
 from uncobench_z3.evaluation import typed_task
@@ -90,6 +93,22 @@ def test_the_package_s_table_is_the_one_derived_from_the_patterns() -> None:
         "MISMATCH": _touches.MISMATCH,
         "REFERENCE": _touches.REFERENCE,
     }
+
+
+def test_the_documented_command_writes_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/development.md: "python -m tests.name_pieces" writes the table again; it printed it,
+    # and the shell redirect a reader would add emptied the package's file before the derivation
+    # imported it (here the module's file is a copy, so the package's is never written)
+    target = tmp_path / "_touches.py"
+    monkeypatch.setattr(_touches, "__file__", str(target))
+    # run as a script is, not beside the imported module (runpy warns of the two otherwise)
+    monkeypatch.delitem(sys.modules, "tests.name_pieces")
+    runpy.run_module("tests.name_pieces", run_name="__main__")
+    assert target.read_text(encoding="utf-8") == module_text()
+    assert module_text() == Path(_touches.__spec__.origin).read_text(encoding="utf-8")
+    assert capsys.readouterr().out == ""
 
 
 def test_the_pieces_of_a_few_patterns() -> None:

@@ -330,7 +330,7 @@ def test_demo_reuses_rebuilds_and_refuses(
     smaller = run_cli(capsys, *demo, "--groups", "1")
     assert smaller.code == 0, smaller.err
     assert "1. reused" in smaller.out and "the demo uses the first 1" in smaller.out
-    assert "results" in smaller.out and "15 sample(s) run" in smaller.out  # 3 agents x 5
+    assert "results" in smaller.out and "0 sample(s) run, 15 reused" in smaller.out  # 3 x 5
     larger = run_cli(capsys, *demo, "--groups", "3")  # the demo's own benchmark: rebuilt
     assert larger.code == 0 and "1. built" in larger.out
     (tmp_path / "demo.json").unlink()  # now it is somebody else's benchmark
@@ -338,6 +338,25 @@ def test_demo_reuses_rebuilds_and_refuses(
     assert refused.code == 2 and "--force" in refused.err and "Traceback" not in refused.err
     forced = run_cli(capsys, *demo, "--groups", "3", "--force")
     assert forced.code == 0 and "1. built" in forced.out
+
+
+def test_demo_run_again_redoes_no_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same demo again (as after Ctrl-C: "run the same command to resume"), or one with
+    fewer groups, plays no sample its log holds; it used to set the whole log aside and play
+    every sample again. A rebuilt benchmark's first groups are the same groups: theirs stay."""
+    demo = ("demo", "--out", str(tmp_path), "--no-progress")
+    first = run_cli(capsys, *demo, "--groups", "2")
+    assert first.code == 0, first.err
+    held = len((tmp_path / "run" / "samples.jsonl").read_text().splitlines())
+    again = run_cli(capsys, *demo, "--groups", "2")
+    assert again.code == 0 and f"0 sample(s) run, {held} reused" in again.out, again.out
+    smaller = run_cli(capsys, *demo, "--groups", "1")
+    assert smaller.code == 0 and "0 sample(s) run, 15 reused" in smaller.out  # 3 agents x 5
+    larger = run_cli(capsys, *demo, "--groups", "3")  # rebuilt: its first group is the same
+    assert larger.code == 0 and "1. built" in larger.out
+    assert re.search(r"[1-9]\d* sample\(s\) run, 15 reused", larger.out), larger.out
 
 
 HOSTILE = "<img src=x onerror=alert(1)> [a](javascript:alert(1)) **b**"

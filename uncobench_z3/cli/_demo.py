@@ -122,7 +122,10 @@ def _demo(out: Path, groups: int, force: bool, no_progress: bool) -> int:
     proved = verify_demo_benchmark(bench, not no_progress)
     output.say(f"[bold]2. verified[/] {proved} group(s): every check proved")
     output.say("[bold]3. evaluating[/] " + ", ".join(DEMO_AGENTS))
-    options = EvalOptions(restart=True, progress=not no_progress)
+    # --force, not --restart: the log's samples that still apply are kept (a run again, after
+    # Ctrl-C, or with fewer groups, whose configuration differs in its limit, plays none of
+    # them again); a rebuilt benchmark's other groups' samples are set aside
+    options = EvalOptions(force=True, progress=not no_progress)
     run_eval(EvalRequest(str(bench), DEMO_AGENTS, out / "run", limit=groups, options=options),
              output)  # fmt: skip
     from ..report import write_report
