@@ -234,20 +234,13 @@ _SAID_THE_WRONG = (
 )
 """(not "different", "not the same", "unrelated": "March is a different one" may say the reply
 was not for it, not that it is wrong)"""
+#: any of the three ways of saying a context is not the one ("... is outdated", "... is not
+#: what I need", "... is the wrong one")
+_SAID_NOT_IT = r"(?:" + _SAID_WRONG + r"|" + _SAID_NOT_RIGHT + r"|" + _SAID_THE_WRONG + r")"
 #: A context said to be wrong by the words after it ("the March one is outdated", "March 2026
 #: is not what I need"), matched on the words after the context's (each written after a
 #: space): a context so named is named to be rejected, as after "not".
-CONTEXT_REJECTED_AFTER = re.compile(
-    r"(?: (?:zreq|zoth))*"
-    + _CONTEXT_NOUN
-    + r"(?:"
-    + _SAID_WRONG
-    + r"|"
-    + _SAID_NOT_RIGHT
-    + r"|"
-    + _SAID_THE_WRONG
-    + r")\b"
-)
+CONTEXT_REJECTED_AFTER = re.compile(r"(?: (?:zreq|zoth))*" + _CONTEXT_NOUN + _SAID_NOT_IT + r"\b")
 #: "the right period", "the correct one": asked for, it says the reply's was not
 _RIGHT_SCOPE = (
     r"(?:right|correct|required|proper|relevant|requested) (?:period|context|version|site|year|"
@@ -313,13 +306,8 @@ MISMATCH_CANCELLED = [
     # one"): what the rest of its clause says is wrong is the required context
     r"\bzreq(?: zreq| zoth)*(?: (?!zcand\b)[^ |?]+)?"
     + _NOUN_AFTER_CONTEXT
-    + r"(?:"
-    + _SAID_WRONG
-    + r"|"
-    + _SAID_NOT_RIGHT
-    + r"|"
-    + _SAID_THE_WRONG
-    + r")\b[^|]*",
+    + _SAID_NOT_IT
+    + r"\b[^|]*",
 ]
 
 # -- a reference to the (imprecise) reply itself ------------------------------------------------
