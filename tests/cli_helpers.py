@@ -19,6 +19,13 @@ class CliResult:
     err: str
 
 
+INTERRUPTIBLE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+"""Code a Python child runs first when its test interrupts it (SIGINT): a suite started as a
+background job without job control (``pytest ... &`` in a script) inherits SIGINT ignored,
+which a child keeps (Python then installs no KeyboardInterrupt, and the test waits on a child
+that never stops), as the tests' processes inherit an ignored SIGHUP under ``nohup``."""
+
+
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
     capsys.readouterr()
     try:

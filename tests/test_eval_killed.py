@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import INTERRUPTIBLE, run_cli
 from tests.kill_helpers import run_killed
 from uncobench_z3._outdir import HOLDER_FILE
 from uncobench_z3.cli._app import EXIT_INTERRUPTED, INTERRUPTED_MESSAGE
@@ -174,8 +174,9 @@ def test_ctrl_c_is_exit_130_with_the_readmes_line_and_the_same_command_resumes(
 
     with FaultServer(script) as server:
         env = {**os.environ, "FAULT_BASE_URL": server.base_url}
+        command = INTERRUPTIBLE + "from uncobench_z3.cli import main; main()"
         process = subprocess.Popen(
-            [sys.executable, "-c", "from uncobench_z3.cli import main; main()", *args],
+            [sys.executable, "-c", command, *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
         try:

@@ -23,6 +23,7 @@ import faulthandler, os, signal, sys, time
 from pathlib import Path
 faulthandler.register(signal.SIGUSR1, all_threads=True)  # where it stands, if it hangs
 signal.signal(signal.SIGHUP, signal.{{hangup}})
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (see cli_helpers.INTERRUPTIBLE)
 from uncobench_z3.models.providers import _local
 _local._requirements = lambda model: Path("stand-in.gguf")
 _local.server_command = lambda model, gguf, port, owner: [

@@ -32,7 +32,7 @@ from uncobench_z3.report import (
 from uncobench_z3.report._tables import wrong_examples
 from uncobench_z3.settings import SETTING_NAMES
 
-from .cli_helpers import run_cli
+from .cli_helpers import INTERRUPTIBLE, run_cli
 from .report_runs import AGENTS, EVIL_AGENT
 
 
@@ -276,7 +276,7 @@ def test_view_writes_the_report_serves_it_and_prints_the_url(
     temporary.mkdir()
     env = {**os.environ, "COLUMNS": "200", "TMPDIR": str(temporary)}
     process = subprocess.Popen(
-        [sys.executable, "-c", "from uncobench_z3.cli import main; main()", "view",
+        [sys.executable, "-c", INTERRUPTIBLE + "from uncobench_z3.cli import main; main()", "view",
          str(report_runs / "arms"),
          "--no-browser"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
