@@ -28,28 +28,29 @@ def two_nodes() -> Iterator[int]:
     if ray.is_initialized():
         ray.shutdown()
     # The cluster's nodes and the driver agree on authentication, as a deployed cluster and
-    # its drivers do: with a token on the machine (~/.ray/auth_token, which any local
-    # ray.init() of Ray 2.59+ writes) the driver turns token mode on (_ray.connect), the
-    # nodes this fixture starts did not, and the shards' actors never ran (seen on
-    # 2026-12-07: "Missing authorization header", every actor creation cancelled).
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_AUTH_MODE", "disabled")
-        memory = 100 * 1024 * 1024
-        cluster = Cluster(
-            initialize_head=True, head_node_args={"num_cpus": 1, "object_store_memory": memory}
-        )
-        try:
-            cluster.add_node(num_cpus=1, object_store_memory=memory)
-            cluster.wait_for_nodes(timeout=120)
-            connect(cluster.address)
-        except Exception as exc:  # a machine too small for a second node
-            cluster.shutdown()
-            pytest.skip(f"two Ray nodes could not start here: {type(exc).__name__}: {exc}")
-        try:
-            yield len([node for node in ray.nodes() if node["Alive"]])
-        finally:
-            ray.shutdown()
-            cluster.shutdown()
+    # its drivers do: where a token exists (~/.ray/auth_token, which any local ray.init() of
+    # Ray 2.59+ writes) the driver turns token mode on (_ray.connect; an earlier test's
+    # connection leaves RAY_AUTH_MODE=token in this process), so the nodes start in it too.
+    # Nodes started without it cancelled every shard actor ("Missing authorization header").
+    from uncobench_z3._ray import _send_a_token_if_one_exists
+
+    _send_a_token_if_one_exists()
+    memory = 100 * 1024 * 1024
+    cluster = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 1, "object_store_memory": memory}
+    )
+    try:
+        cluster.add_node(num_cpus=1, object_store_memory=memory)
+        cluster.wait_for_nodes(timeout=120)
+        connect(cluster.address)
+    except Exception as exc:  # a machine too small for a second node
+        cluster.shutdown()
+        pytest.skip(f"two Ray nodes could not start here: {type(exc).__name__}: {exc}")
+    try:
+        yield len([node for node in ray.nodes() if node["Alive"]])
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
 
 
 def test_two_nodes_build_and_evaluate_like_one_process(two_nodes: int, tmp_path: Path) -> None:
