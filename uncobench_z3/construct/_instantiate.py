@@ -290,12 +290,7 @@ class Instantiator:
         active = dict.fromkeys(targets)
         for _ in range(MAX_RELAXATIONS):
             literals = [z3.Bool(lit, solver.ctx) for lit in active]
-            status, timed_out = check_assumptions(solver, literals, self.budget)
-            if timed_out:
-                # interrupted at its deadline, Z3 can answer sat and keep no model to read
-                raise InstantiationError(
-                    f"the solver gave up: the query ran past {self.budget.timeout_ms} ms"
-                )
+            status = self._check(solver, literals)
             if status == z3.sat:
                 return self._read(solver)
             if status != z3.unsat:
@@ -305,14 +300,19 @@ class Instantiator:
                 raise InstantiationError("the plan contradicts the fact domains")
             for literal in core[: max(1, len(core) // 2)]:
                 active.pop(literal, None)
-        status, timed_out = check_assumptions(solver, [], self.budget)
+        if self._check(solver, []) != z3.sat:
+            raise InstantiationError("the plan contradicts the fact domains")
+        return self._read(solver)
+
+    def _check(self, solver: z3.Solver, literals: list[z3.BoolRef]) -> z3.CheckSatResult:
+        """``solver.check(*literals)`` under the budget; an :class:`InstantiationError` if the
+        watchdog interrupted it (at its deadline Z3 can answer sat and keep no model to read)."""
+        status, timed_out = check_assumptions(solver, literals, self.budget)
         if timed_out:
             raise InstantiationError(
                 f"the solver gave up: the query ran past {self.budget.timeout_ms} ms"
             )
-        if status != z3.sat:
-            raise InstantiationError("the plan contradicts the fact domains")
-        return self._read(solver)
+        return status
 
     def _typical(self, fact_key: str) -> tuple[object, object] | None:
         hint = self.draft.hints.get(fact_key)

@@ -7,7 +7,6 @@ and stored in the manifest; ``uncobench stats`` prints them.
 from __future__ import annotations
 
 from collections import Counter
-from fractions import Fraction
 from typing import Any
 
 from ._candidate import CandidateOutcome
@@ -77,7 +76,6 @@ def benchmark_stats(
     total = len(groups)
     all_domains = sorted(domains)
     rates = pass_rates(considered)
-    retained = Fraction(rates["retained"], rates["candidates"] or 1)
     return {
         "pass_rates": rates,
         "groups": total,
@@ -96,5 +94,5 @@ def benchmark_stats(
         "defects_by_role": {k: dict(v.most_common()) for k, v in sorted(by_role.items())},
         "defects_by_fact_type": {k: dict(sorted(v.items())) for k, v in sorted(by_type.items())},
         "naturalness": naturalness_stats(groups),
-        "validity": validity_stats(groups, rates["retained_percent"], retained),
+        "validity": validity_stats(groups, rates),
     }

@@ -110,11 +110,10 @@ def _shares(counts: Counter[str], names: Iterable[str]) -> dict[str, dict[str, A
     }
 
 
-def validity_stats(
-    groups: list[dict[str, Any]], retained_percent: float, retained: Fraction
-) -> dict[str, Any]:
-    """The validity figures of ``groups``; ``retained`` is the exact share of candidates kept
-    (``retained_percent`` the same, rounded, as the pass rates show it)."""
+def validity_stats(groups: list[dict[str, Any]], rates: dict[str, Any]) -> dict[str, Any]:
+    """The validity figures of ``groups``; ``rates`` are the build's pass rates
+    (:func:`~._stats.pass_rates`), whose share of candidates kept is a target."""
+    retained = Fraction(rates["retained"], rates["candidates"] or 1)
     operators: Counter[str] = Counter()
     modes: Counter[str] = Counter()
     mixed_missing: dict[str, list[str]] = {}
@@ -181,7 +180,7 @@ def validity_stats(
         },
         {
             "name": "candidates retained",
-            "value": retained_percent,
+            "value": rates["retained_percent"],
             "target": f">= {MIN_RETAINED_PERCENT}%",
             "met": 100 * retained >= MIN_RETAINED_PERCENT,
         },

@@ -189,11 +189,11 @@ class AnthropicProvider(ModelProvider):
             raise ProviderCallError(f"connection error: {error.message}", retryable=True) from None
         except anthropic.AnthropicError as error:
             raise ProviderCallError(f"{type(error).__name__}: {error}", retryable=False) from None
-        return self._parse(response, _written_inputs(raw.http_response.text))
+        return self._parse(response, raw.http_response.text)
 
-    def _parse(self, response: Any, written: list[tuple[Any, str]]) -> ModelOutput:
-        """``response`` as an output; ``written`` is each tool_use block's ``(id, input)``,
-        in order, with the input as the body writes it (see :func:`_written_inputs`)."""
+    def _parse(self, response: Any, body: str) -> ModelOutput:
+        """``response`` as an output; ``body`` is the response's text, read again for the
+        tool_use blocks' inputs as it writes them (:func:`_written_inputs`), when it has any."""
         content = getattr(response, "content", None)
         usage: Any = getattr(response, "usage", None)
         if not isinstance(content, list) or not isinstance(
@@ -206,6 +206,7 @@ class AnthropicProvider(ModelProvider):
             )
         texts: list[str] = []
         calls: list[ToolCall] = []
+        written: list[tuple[Any, str]] | None = None  # (a reply without tool calls: unread)
         for block in content:
             if block.type == "text":
                 texts.append(block.text)
@@ -213,6 +214,8 @@ class AnthropicProvider(ModelProvider):
                 arguments = block.input
                 # the input as the body writes it; as parsed when the body's tool_use blocks
                 # do not line up with the SDK's (a body it read otherwise)
+                if written is None:
+                    written = _written_inputs(body)
                 index = len(calls)
                 exact = index < len(written) and written[index][0] == block.id
                 calls.append(
