@@ -21,6 +21,7 @@ from uncobench_z3.evaluation import (
     Conversation,
     SampleJob,
     SampleRecord,
+    _sample,
     epoch_seed,
     evaluate,
     example_benchmark,
@@ -35,7 +36,8 @@ from uncobench_z3.evaluation import (
 )
 from uncobench_z3.evaluation._registry import configuration_name
 from uncobench_z3.evaluation._run_sample import play_sample
-from uncobench_z3.settings import TaskGroup, group_digest
+from uncobench_z3.settings import READER_RULES, TaskGroup, _phrases, group_digest
+from uncobench_z3.settings._reader_rules import reader_rules_digest
 
 AGENTS = ["builtin/naive", "builtin/careful"]
 
@@ -380,6 +382,7 @@ def _key_by_json_dumps(job: SampleJob, *optional: str) -> str:
     (``optional``: the fields its arguments other than the defaults add)."""
     fields = [job.group_hash or group_digest(job.group), job.setting]
     fields += [configuration_name(job.agent), job.seed, job.budget, f"epoch={job.epoch}"]
+    fields.append(f"rules={READER_RULES}")
     return hashlib.sha256(json.dumps([*fields, *optional]).encode()).hexdigest()
 
 
@@ -510,6 +513,31 @@ def test_a_run_directory_from_before_epochs_is_not_resumed_silently(
     (tmp_path / RUN_FILE).write_text(json.dumps(meta))
     with pytest.raises(ResumeError, match="before epochs"):
         evaluate(groups, config, tmp_path)
+
+
+def test_the_readers_rules_hash_follows_its_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert reader_rules_digest() == READER_RULES
+    monkeypatch.setattr(_phrases, "EXACT", _phrases.EXACT[1:])  # "exact" no longer asks for it
+    assert reader_rules_digest() != READER_RULES
+
+
+def test_a_run_is_not_resumed_across_a_change_of_the_readers_rules(
+    groups: list[TaskGroup], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Samples read under other follow-up rules (an earlier version's) are refused, not mixed
+    into one log with samples read under this version's; ``force`` sets them aside."""
+    config = make_config("bench", groups, ["builtin/careful"], limit=1)
+    earlier = "0" * 16
+    monkeypatch.setattr(_sample, "_RULES", f"rules={earlier}")
+    monkeypatch.setattr(_sample, "_RULES_FIELD", json.dumps(f"rules={earlier}"))
+    evaluate(groups, config.model_copy(update={"followup_rules": earlier}), tmp_path)
+    monkeypatch.undo()
+    with pytest.raises(ResumeError, match=r"changed: followup_rules \(this version reads"):
+        evaluate(groups, config, tmp_path)
+    with pytest.raises(ResumeError, match="followup_rules"):
+        evaluate(groups, config.model_copy(update={"epochs": 2}), tmp_path)  # nor extended
+    kept = evaluate(groups, config, tmp_path, force=True)
+    assert (kept.reused, kept.ran) == (0, 5)
 
 
 def test_run_json_records_how_each_agent_samples(groups: list[TaskGroup], tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..construct import ModelRef, model_with_defaults
 from ..errors import ConfigError
-from ..settings import SETTING_NAMES, SettingName, TaskGroup, group_digest
+from ..settings import READER_RULES, SETTING_NAMES, SettingName, TaskGroup, group_digest
 from ._colleagues import FollowUpReader
 from ._environment import ColleagueMode
 from ._interventions import INTERVENTION_ARMS, InterventionArm
@@ -47,6 +47,9 @@ class RunConfig(BaseModel):
     followup_reader: FollowUpReader = "rules"
     colleague_mode: ColleagueMode = "phrase"
     """with a colleague model: ``phrase`` the scripted replies, or write them (``policy``)"""
+    followup_rules: str = READER_RULES
+    """the follow-up reader's rules (:data:`~uncobench_z3.settings.READER_RULES`): what decides
+    whether a follow-up is targeted, so a run does not resume across a change of them"""
 
     def digest(self) -> str:
         # fields left at their defaults stay out of the hash, so earlier runs still resume;

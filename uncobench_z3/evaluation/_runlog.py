@@ -195,6 +195,12 @@ def _epochs_held(previous: Any) -> int:
     return epochs if isinstance(epochs, int) else 1
 
 
+_CHANGED = {
+    "followup_rules": "followup_rules (this version reads follow-ups by other rules than the run's)"
+}
+"""how a changed field is named where its name alone does not say what changed"""
+
+
 def _mismatch(out: Path, previous: Any, config: Any) -> str:
     if not isinstance(previous, dict):
         exists = (out / RUN_FILE).exists()  # (a run.json of [] or null is not "no run.json")
@@ -206,7 +212,9 @@ def _mismatch(out: Path, previous: Any, config: Any) -> str:
     old = previous.get("config", {})
     old = old if isinstance(old, dict) else {}
     new = config.model_dump(mode="json")
-    changed = [k for k in new if k not in ("benchmark", "epochs") and old.get(k) != new[k]]
+    changed = [
+        _CHANGED.get(k, k) for k in new if k not in ("benchmark", "epochs") and old.get(k) != new[k]
+    ]
     if not changed and "epochs" not in old:
         changed = ["sample identity (written before epochs existed)"]
     return (

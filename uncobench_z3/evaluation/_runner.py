@@ -4,12 +4,14 @@ A run directory holds ``run.json`` (the configuration, its SHA-256, and which gr
 which setting) and ``samples.jsonl`` (one :class:`SampleRecord` a line, appended as each
 sample finishes: the whole line in one write, then flush and fsync). Running the same
 command again resumes: samples already in the log are not redone. The configuration hash
-covers the benchmark's content, the agents, the settings, the seed, the budget, the limit
-and the main agent's instructions;
+covers the benchmark's content, the agents, the settings, the seed, the budget, the limit,
+the main agent's instructions and the follow-up reader's rules
+(:data:`~uncobench_z3.settings.READER_RULES`);
 a directory written with another configuration is refused (:class:`ResumeError`) unless
 ``restart`` (the old log is set aside as ``samples.discarded-<n>.jsonl`` and everything
 runs again) or ``force`` (samples whose job key - group content, setting, agent, seed,
-budget - belongs to the new configuration are kept; the others are set aside).
+budget, epoch, the reader's rules - belongs to the new configuration are kept; the others
+are set aside).
 
 The log's mechanics (repair after a crash, bad lines, error samples) are in :mod:`._runlog`.
 

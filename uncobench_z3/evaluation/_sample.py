@@ -36,7 +36,7 @@ from .._kept_property import kept_property
 from .._memo import remember
 from .._plain_reads import plain_reads
 from ..models import ModelUsage
-from ..settings import DefectKind, SettingName, TaskGroup, group_digest
+from ..settings import READER_RULES, DefectKind, SettingName, TaskGroup, group_digest
 from ..spec import Answer
 from ._attribution import Attribution, Justification
 from ._behaviour import Behaviour, PolicyKeeping
@@ -186,17 +186,22 @@ class SampleJob(BaseModel):
             # a key's 48,000 instructions)
             text = (
                 f"[{_json_text(group_hash)}, {_json_text(setting)}, {_json_text(agent)}, "
-                f'{seed}, {budget}, "epoch={epoch}"'
+                f'{seed}, {budget}, "epoch={epoch}", {_RULES_FIELD}'
                 # (the defaults give no extra field: no comprehension, a call of its own)
                 + ("".join([f", {_json_text(field)}" for field in extra]) if extra else "")
                 + "]"
             )
         else:
-            text = json.dumps([group_hash, setting, agent, seed, budget, f"epoch={epoch}", *extra])
+            fields = [group_hash, setting, agent, seed, budget, f"epoch={epoch}", _RULES]
+            text = json.dumps([*fields, *extra])
         return hashlib.sha256(text.encode()).hexdigest()
 
 
 _json_text: Callable[[str], str] = json.encoder.encode_basestring_ascii
+_RULES = f"rules={READER_RULES}"
+"""every key's field for the follow-up reader's rules: a sample read under other rules (an
+earlier version's) is another sample, set aside by ``--force``, not resumed"""
+_RULES_FIELD = _json_text(_RULES)
 
 
 class SampleError(BaseModel):

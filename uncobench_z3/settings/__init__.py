@@ -48,6 +48,7 @@ from ._model import (
 )
 from ._perturb import DefectBalance, Perturbation, perturb
 from ._pins import Pin, parse_pin, pinned_defects
+from ._reader_rules import READER_RULES
 from ._request import INTENTS, ContextMention, ParsedMessage, Request, parse_message, read_request
 from ._shared import same_defect, shared_defects
 from ._stated import face_value, face_value_of, range_midpoint, stated_imprecision, stated_value
@@ -62,6 +63,7 @@ __all__ = [
     "GROUP_SCHEMA_VERSION",
     "INTENTS",
     "MAX_GOLD_CHANCE",
+    "READER_RULES",
     "SETTING_NAMES",
     "STRATEGIES",
     "CandidateSign",
