@@ -27,6 +27,7 @@ from uncobench_z3.evaluation import (
     validity_cells,
 )
 from uncobench_z3.evaluation import evaluate as run_config
+from uncobench_z3.evaluation._llm_agent import untooled_action
 from uncobench_z3.models import (
     CACHE_DIR_ENV,
     ChatMessage,
@@ -112,6 +113,25 @@ def test_text_protocol_parsing() -> None:
     answer = parse_text_action("ANSWER\nDecision: Appoint\nCandidate: Ann\nNumber: 60,000 AUD")
     assert isinstance(answer, AnswerAction) and "60,000" in (answer.text or "")
     assert isinstance(parse_text_action("I am thinking..."), InvalidAction)
+
+
+def test_reasoning_that_mentions_an_answer_is_not_one() -> None:
+    """After other text, a line starting with "Answer:" is an answer only in the protocol's
+    form (the word alone, or the answer's fields follow): reasoning does not end the episode."""
+    reasoning = "I lack finance's figure.\nAnswer: it depends on it, so I will ask them next."
+    for text in (reasoning, reasoning.replace("Answer:", "ANSWER -")):
+        assert isinstance(parse_text_action(text), InvalidAction)
+        assert isinstance(untooled_action(text), InvalidAction)
+    assert "ANSWER alone on a line" in str(parse_text_action(reasoning).reason)
+    formed = (
+        "Everyone has replied, so:\nANSWER\nDecision: Appoint\nCandidate: Ann\nNumber: 60,000 AUD",
+        "Done.\nAnswer: Decision: Appoint, Candidate: Ann, Number: 60,000 AUD",
+        "Done.\nAnswer:\n- **Decision:** Appoint\n- **Candidate:** Ann",
+        "Answer: appoint Ann at 60,000 AUD",  # a message that starts with it is the action
+    )
+    for text in formed:
+        answer = parse_text_action(text)
+        assert isinstance(answer, AnswerAction) and "Ann" in (answer.text or ""), text
 
 
 def test_agent_names_carry_settings() -> None:

@@ -50,8 +50,18 @@ Number: <the number with its unit, or null>
 """.strip()
 
 
+_ANSWER_FIELD = re.compile(r"^\W*(?:decision|candidate|number)\W*:", re.IGNORECASE | re.MULTILINE)
+"""a line of the protocol's answer (markdown bold and bullets allowed, as the scoring reads)"""
+
+
 def parse_text_action(text: str) -> Action:
-    """Read one action of the plain-text protocol."""
+    """Read one action of the plain-text protocol.
+
+    A message that starts with ``ANSWER`` is an answer, whatever follows. After other text
+    (a model's reasoning), a line starting with ``ANSWER`` is one only in the protocol's
+    form: the word alone, or followed by ``Decision:`` / ``Candidate:`` / ``Number:`` lines;
+    reasoning that says "Answer: it depends on finance's figures" does not end the episode.
+    """
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     asks = []
     for line in lines:
@@ -62,14 +72,17 @@ def parse_text_action(text: str) -> Action:
         return AskAction(requests=tuple(asks))
     if any(re.fullmatch(r"WAIT\.?", line, re.IGNORECASE) for line in lines):
         return WaitAction()
+    mentioned = False
     for i, line in enumerate(lines):
         if re.match(r"^ANSWER\b", line, re.IGNORECASE):
             body = "\n".join([line[len("ANSWER") :].lstrip(" :"), *lines[i + 1 :]]).strip()
-            return AnswerAction(text=body or None)
-    return InvalidAction(
-        reason="no action found: reply with ASK <role id>: <question>, WAIT, or ANSWER",
-        raw=text[:2000],
-    )
+            if i == 0 or not line[len("ANSWER") :].strip(" :.") or _ANSWER_FIELD.search(body):
+                return AnswerAction(text=body or None)
+            mentioned = True
+    reason = "no action found: reply with ASK <role id>: <question>, WAIT, or ANSWER"
+    if mentioned:
+        reason += " (after other text: ANSWER alone on a line, then Decision:, Candidate:, Number:)"
+    return InvalidAction(reason=reason, raw=text[:2000])
 
 
 def text_messages(conversation: Conversation) -> list[ChatMessage]:
