@@ -11,6 +11,7 @@ from uncobench_z3.models import (
     ChatMessage,
     GenerateConfig,
     ModelOutput,
+    ModelPrice,
     StoredOutput,
     ToolCall,
     ToolDef,
@@ -55,6 +56,30 @@ async def test_a_server_that_ignores_max_tokens_is_cut_off_client_side() -> None
     assert output.text == "w " * 5
     assert output.stop_reason == "max_tokens" and output.client_truncated
     assert output.usage.output_tokens == 5  # the chunks read stand in for tokens
+
+
+async def test_a_reply_cut_before_its_usage_leaves_its_prompt_tokens_unknown_not_0() -> None:
+    """The usage chunk comes last, so a reply cut past max_tokens never reads it: its prompt
+    tokens are unreported (not a prompt of 0 tokens) and its cost unknown; a usage the server
+    sent with the chunks read is kept."""
+    price = ModelPrice(1.0, 2.0)
+    rambling = openai_chunks(["w "] * 50, usage=(40, 50))
+    with_usage = [{**chunk, "usage": rambling[-1]["usage"]} for chunk in rambling[:-1]]
+    finished = openai_chunks(["a", "b"], finish_reason="stop", usage=(40, 2))
+    replies = [http_stream(rambling), http_stream(with_usage), http_stream(finished)]
+    model = _model(ScriptedTransport("openai", replies), price=price)
+    config = GenerateConfig(max_tokens=5)
+    cut = await model.generate([ChatMessage.user("ramble")], config=config)
+    assert cut.client_truncated and cut.usage.unreported_input_calls == 1
+    assert (cut.usage.input_tokens, cut.usage.output_tokens, cut.usage.cost_usd) == (0, 5, None)
+    counted = await model.generate([ChatMessage.user("ramble")], config=config)
+    assert counted.client_truncated and not counted.usage.unreported_input_calls
+    assert (counted.usage.input_tokens, counted.usage.output_tokens) == (40, 5)
+    whole = await model.generate([ChatMessage.user("x")], config=config)
+    assert (whole.usage.input_tokens, whole.usage.cost_usd) == (40, (40 + 2 * 2) / 1_000_000)
+    assert "unreported" not in whole.usage.model_dump_json()  # records written before read alike
+    total = cut.usage + counted.usage + whole.usage
+    assert (total.input_tokens, total.unreported_input_calls, total.cost_usd) == (80, 1, None)
 
 
 async def test_a_server_that_honours_max_tokens_is_read_whole() -> None:

@@ -208,6 +208,11 @@ class ModelUsage(_Frozen):
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
     cost_usd: float | None = None
+    unreported_input_calls: int = Field(default=0, ge=0, exclude_if=lambda calls: calls == 0)
+    """calls whose prompt tokens the server did not report (a streamed reply cut off past
+    ``max_tokens`` before its usage chunk, a server that sends none): ``input_tokens`` holds
+    none of theirs, so it is a lower bound and the cost unknown, not a prompt of 0 tokens
+    (left out of the JSON when 0: records written before it read the same)"""
 
     @property
     def total_tokens(self) -> int:
@@ -216,9 +221,9 @@ class ModelUsage(_Frozen):
     def __add__(self, other: ModelUsage) -> ModelUsage:
         # An empty usage is the identity, so summing from ModelUsage() keeps a known cost;
         # otherwise one unknown cost makes the total unknown rather than understated.
-        if self.total_tokens == 0 and self.cost_usd is None:
+        if self.total_tokens == 0 and self.cost_usd is None and not self.unreported_input_calls:
             return other
-        if other.total_tokens == 0 and other.cost_usd is None:
+        if other.total_tokens == 0 and other.cost_usd is None and not other.unreported_input_calls:
             return self
         cost = (
             None
@@ -229,6 +234,7 @@ class ModelUsage(_Frozen):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cost_usd=cost,
+            unreported_input_calls=self.unreported_input_calls + other.unreported_input_calls,
         )
 
 

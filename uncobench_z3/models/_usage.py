@@ -82,9 +82,13 @@ def price_for(
 
 
 def priced(usage: ModelUsage, price: ModelPrice | None) -> ModelUsage:
-    """``usage`` with its cost filled in from ``price`` (``None`` when unknown)."""
-    cost = price.cost(usage.input_tokens, usage.output_tokens) if price else None
-    return usage.model_copy(update={"cost_usd": cost})
+    """``usage`` with its cost filled in from ``price`` (``None`` when unknown: no price, or
+    input tokens the server did not report)."""
+    if price is None or usage.unreported_input_calls:
+        return usage.model_copy(update={"cost_usd": None})
+    return usage.model_copy(
+        update={"cost_usd": price.cost(usage.input_tokens, usage.output_tokens)}
+    )
 
 
 _usage_by_model: dict[str, ModelUsage] = {}

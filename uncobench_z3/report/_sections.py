@@ -81,7 +81,7 @@ def _usage_table(data: ReportData) -> Table | None:
     if not totals:
         return None
     rows = [
-        [part, who, f"{u.input_tokens:,}", f"{u.output_tokens:,}",
+        [part, who, _input_tokens(u), f"{u.output_tokens:,}",
          "–" if u.cost_usd is None else f"{u.cost_usd:.4f}"]
         for (part, who), u in sorted(totals.items())
     ]  # fmt: skip
@@ -89,6 +89,13 @@ def _usage_table(data: ReportData) -> Table | None:
                  "Tokens and list-price cost spent by language models. Rows marked (cached) are "
                  "answers served from the response cache: what they cost when first made, not "
                  "spent again.")  # fmt: skip
+
+
+def _input_tokens(usage: ModelUsage) -> str:
+    """The input tokens, and the calls whose prompt the server did not count (a lower bound)."""
+    if not usage.unreported_input_calls:
+        return f"{usage.input_tokens:,}"
+    return f">= {usage.input_tokens:,} ({usage.unreported_input_calls:,} call(s) not reported)"
 
 
 def _errors_table(data: ReportData) -> Table | None:

@@ -330,6 +330,7 @@ class OpenAIProvider(ModelProvider):
             usage=ModelUsage(
                 input_tokens=usage.prompt_tokens if usage else 0,
                 output_tokens=usage.completion_tokens if usage else 0,
+                unreported_input_calls=0 if usage else 1,
             ),
             stop_reason=_STOP_REASONS.get(choice.finish_reason or "", "unknown"),
             model=completion.model or self.model,
@@ -411,6 +412,9 @@ class _StreamedReply:
                 input_tokens=usage.prompt_tokens if usage else 0,
                 # without a usage chunk, the chunks read stand in for the tokens
                 output_tokens=usage.completion_tokens if usage and not self.cut else self.chunks,
+                # a reply cut off past max_tokens ends before the usage chunk most servers
+                # send last: its prompt tokens are unknown, not 0
+                unreported_input_calls=0 if usage else 1,
             ),
             stop_reason=stop,
             model=self.model or model,
