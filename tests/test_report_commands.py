@@ -129,6 +129,27 @@ def test_leaderboard_command(
     assert json.loads(as_json.out)["rows"][0]["agent"] == "builtin/careful"
 
 
+def test_report_leaderboard_and_compare_follow_linked_runs_once(
+    report_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of links to runs is read through its links (they were passed over without a
+    word), each run once: a second link to it, or a link back up (a loop), adds nothing."""
+    picked = tmp_path / "picked"
+    (picked / "deep").mkdir(parents=True)
+    (picked / "first").symlink_to(report_runs / "first")
+    (picked / "second").symlink_to(report_runs / "first")
+    (picked / "deep" / "up").symlink_to(picked)
+    (run,) = open_report_data(picked).runs
+    assert run.path == picked / "first"
+    board = run_cli(capsys, "leaderboard", str(picked), "--out", str(tmp_path / "b"), "--json")
+    assert board.code == 0, board.err
+    assert {row["agent"] for row in json.loads(board.out)["rows"]} >= {"builtin/careful"}
+    report = run_cli(capsys, "report", str(picked), "--out", str(tmp_path / "r"), "--no-figures")
+    assert report.code == 0, report.err
+    compared = run_cli(capsys, "compare", str(picked), "--a", AGENTS[0], "--b", AGENTS[1])
+    assert compared.code == 0, compared.err
+
+
 def _broken_runs(report_runs: Path, root: Path) -> Path:
     broken = root / "runs" / "broken"
     broken.mkdir(parents=True)

@@ -11,6 +11,7 @@ the samples' summaries, not their conversations.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,9 +141,24 @@ class ReportData:
 
 
 def find_run_dirs(path: Path) -> list[Path]:
+    """The run folders at or under ``path``, in order, following symbolic links (a folder of
+    links to runs is one way to pick them: ``Path.rglob`` passed over them without a word)
+    but entering each real folder once, so a link back up (a loop) or a second link to a
+    run adds nothing."""
     if (path / RUN_FILE).exists():
         return [path]
-    return sorted(p.parent for p in path.rglob(RUN_FILE))
+    found: list[Path] = []
+    entered: set[Path] = set()
+    for root, dirs, files in os.walk(path, followlinks=True):
+        real = Path(root).resolve()
+        if real in entered:
+            dirs.clear()
+            continue
+        entered.add(real)
+        dirs.sort()
+        if RUN_FILE in files:
+            found.append(Path(root))
+    return sorted(found)
 
 
 def _manifest(benchmark: str, base: Path) -> tuple[dict[str, Any] | None, Path | None]:
