@@ -538,6 +538,12 @@ def test_a_run_is_not_resumed_across_a_change_of_the_readers_rules(
         evaluate(groups, config.model_copy(update={"epochs": 2}), tmp_path)  # nor extended
     kept = evaluate(groups, config, tmp_path, force=True)
     assert (kept.reused, kept.ran) == (0, 5)
+    meta = json.loads((tmp_path / RUN_FILE).read_text())
+    del meta["config"]["followup_rules"]  # as a version before the rules were recorded wrote it
+    meta["config_hash"] = "written-by-an-earlier-version"
+    (tmp_path / RUN_FILE).write_text(json.dumps(meta))
+    with pytest.raises(ResumeError, match=r"followup_rules \(an earlier version's run"):
+        evaluate(groups, config, tmp_path)
 
 
 def test_run_json_records_how_each_agent_samples(groups: list[TaskGroup], tmp_path: Path) -> None:

@@ -195,10 +195,13 @@ def _epochs_held(previous: Any) -> int:
     return epochs if isinstance(epochs, int) else 1
 
 
-_CHANGED = {
-    "followup_rules": "followup_rules (this version reads follow-ups by other rules than the run's)"
-}
-"""how a changed field is named where its name alone does not say what changed"""
+def _changed(name: str, old: dict[str, Any]) -> str:
+    """A changed field's name, and what it means where the name alone does not say."""
+    if name != "followup_rules":
+        return name
+    if name not in old:
+        return f"{name} (an earlier version's run, which does not record the rules it read by)"
+    return f"{name} (this version reads follow-ups by other rules than the run's)"
 
 
 def _mismatch(out: Path, previous: Any, config: Any) -> str:
@@ -213,7 +216,7 @@ def _mismatch(out: Path, previous: Any, config: Any) -> str:
     old = old if isinstance(old, dict) else {}
     new = config.model_dump(mode="json")
     changed = [
-        _CHANGED.get(k, k) for k in new if k not in ("benchmark", "epochs") and old.get(k) != new[k]
+        _changed(k, old) for k in new if k not in ("benchmark", "epochs") and old.get(k) != new[k]
     ]
     if not changed and "epochs" not in old:
         changed = ["sample identity (written before epochs existed)"]
