@@ -5,12 +5,14 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.sample_helpers import jobs_planned, typed_tasks_made
+from uncobench_z3._assets import asset_path
 from uncobench_z3.construct import load_groups
 from uncobench_z3.errors import ConfigError, ResumeError, UncobenchError
 from uncobench_z3.evaluation import (
@@ -21,6 +23,7 @@ from uncobench_z3.evaluation import (
     Conversation,
     SampleJob,
     SampleRecord,
+    _plan,
     _sample,
     epoch_seed,
     evaluate,
@@ -544,6 +547,27 @@ def test_a_run_is_not_resumed_across_a_change_of_the_readers_rules(
     (tmp_path / RUN_FILE).write_text(json.dumps(meta))
     with pytest.raises(ResumeError, match=r"followup_rules \(an earlier version's run"):
         evaluate(groups, config, tmp_path)
+
+
+def test_a_run_is_not_resumed_across_a_change_of_a_colleague_prompt(
+    groups: list[TaskGroup], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a colleague model is told changes its replies as the main agent's instructions
+    change the agent's: a run extended after its prompt changed would hold epochs of both."""
+    run = tmp_path / "run"
+    made = {"settings": ["reliable"], "limit": 1, "colleague": "mock/echo,cache=false"}
+    config = make_config("bench", groups, ["builtin/careful"], **made)  # type: ignore[arg-type]
+    assert make_config("bench", groups, ["builtin/careful"]).prompts_hash == ""  # scripted
+    evaluate(groups, config, run)
+    prompts = tmp_path / "evaluators"
+    shutil.copytree(asset_path("evaluators"), prompts)
+    with (prompts / "colleague.md").open("a", encoding="utf-8") as prompt:
+        prompt.write("Answer in French.\n")
+    monkeypatch.setattr(_plan, "asset_path", lambda name: tmp_path / name)
+    changed = make_config("bench", groups, ["builtin/careful"], epochs=2, **made)  # type: ignore[arg-type]
+    assert changed.prompts_hash != config.prompts_hash
+    with pytest.raises(ResumeError, match="changed: prompts_hash"):
+        evaluate(groups, changed, run)
 
 
 def test_run_json_records_how_each_agent_samples(groups: list[TaskGroup], tmp_path: Path) -> None:

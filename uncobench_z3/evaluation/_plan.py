@@ -13,12 +13,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .._assets import asset_path
 from ..construct import ModelRef, model_with_defaults
 from ..errors import ConfigError
 from ..settings import READER_RULES, SETTING_NAMES, SettingName, TaskGroup, group_digest
 from ._colleagues import FollowUpReader
 from ._environment import ColleagueMode
-from ._interventions import INTERVENTION_ARMS, InterventionArm
+from ._followup_reader import PROMPT_FILE as READER_PROMPT
+from ._interventions import INTERVENTION_ARMS, INTERVENTIONS_FILE, InterventionArm
+from ._policy import PHRASE_PROMPT, POLICY_PROMPT
 from ._protocol import DEFAULT_BUDGET, default_instructions
 from ._registry import configuration_name, is_model_agent
 from ._sample import JOB_IDENTITY, SampleJob
@@ -47,6 +50,9 @@ class RunConfig(BaseModel):
     followup_reader: FollowUpReader = "rules"
     colleague_mode: ColleagueMode = "phrase"
     """with a colleague model: ``phrase`` the scripted replies, or write them (``policy``)"""
+    prompts_hash: str = ""
+    """SHA-256 of the other evaluator prompts the run reads (:func:`prompts_digest`): what a
+    colleague model or the follow-up reader is told, and the intervention arms' texts"""
     followup_rules: str = READER_RULES
     """the follow-up reader's rules (:data:`~uncobench_z3.settings.READER_RULES`): what decides
     whether a follow-up is targeted, so a run does not resume across a change of them"""
@@ -63,6 +69,7 @@ class RunConfig(BaseModel):
         if self.interventions == ("none",):
             fields.pop("interventions")
         for name, default in (
+            ("prompts_hash", ""),
             ("missed_wait", None),
             ("followup_reader", "rules"),
             ("colleague_mode", "phrase"),
@@ -70,6 +77,30 @@ class RunConfig(BaseModel):
             if fields.get(name) == default:
                 fields.pop(name)
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def prompts_digest(
+    colleague: str,
+    colleague_mode: ColleagueMode,
+    followup_reader: FollowUpReader,
+    interventions: Sequence[InterventionArm],
+) -> str:
+    """SHA-256 (16 hex digits) of the evaluator prompts a run reads besides the main agent's
+    instructions: the colleague model's (``phrase`` or ``policy``), the follow-up reader's,
+    the intervention arms' texts; "" for a run that reads none (scripted colleagues, no arm),
+    so that such runs keep their hash. A run does not resume across a change of them."""
+    names = []
+    if colleague != "scripted":
+        names.append(POLICY_PROMPT if colleague_mode == "policy" else PHRASE_PROMPT)
+    if followup_reader == "model":
+        names.append(READER_PROMPT)
+    if any(arm != "none" for arm in interventions):
+        names.append(INTERVENTIONS_FILE)
+    if not names:
+        return ""
+    folder = asset_path("evaluators")
+    text = "".join(f"{name}\n{(folder / name).read_text(encoding='utf-8')}\n" for name in names)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def benchmark_digest(groups: Sequence[TaskGroup], digests: Sequence[str] | None = None) -> str:
@@ -123,6 +154,7 @@ def make_config(
     unknown = [s for s in chosen if s not in SETTING_NAMES]
     if unknown:
         raise ConfigError(f"unknown setting(s) {unknown}; choose from {list(SETTING_NAMES)}")
+    arms = tuple(a for a in INTERVENTION_ARMS if a in set(interventions or ("none",))) or ("none",)
     return RunConfig(
         benchmark=str(benchmark),
         benchmark_hash=benchmark_digest(groups, digests),
@@ -133,8 +165,8 @@ def make_config(
         limit=limit,
         instructions_hash=hashlib.sha256(default_instructions().encode()).hexdigest()[:16],
         colleague=_check_colleague(colleague),
-        interventions=tuple(a for a in INTERVENTION_ARMS if a in set(interventions or ("none",)))
-        or ("none",),
+        interventions=arms,
+        prompts_hash=prompts_digest(colleague, colleague_mode, followup_reader, arms),
         epochs=epochs,
         missed_wait=missed_wait,
         followup_reader=followup_reader,

@@ -5,7 +5,7 @@ which setting) and ``samples.jsonl`` (one :class:`SampleRecord` a line, appended
 sample finishes: the whole line in one write, then flush and fsync). Running the same
 command again resumes: samples already in the log are not redone. The configuration hash
 covers the benchmark's content, the agents, the settings, the seed, the budget, the limit,
-the main agent's instructions and the follow-up reader's rules
+the main agent's instructions, the other prompts it reads and the follow-up reader's rules
 (:data:`~uncobench_z3.settings.READER_RULES`);
 a directory written with another configuration is refused (:class:`ResumeError`) unless
 ``restart`` (the old log is set aside as ``samples.discarded-<n>.jsonl`` and everything
