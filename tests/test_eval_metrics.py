@@ -17,6 +17,7 @@ from uncobench_z3.evaluation import (
     AskAction,
     Attribution,
     Behaviour,
+    Comparison,
     Environment,
     Justification,
     RoleRequest,
@@ -301,6 +302,29 @@ def test_paired_comparison_uses_majorities_mcnemar_and_holm() -> None:
     assert not reliable.significant
     ci = reliable.difference_ci
     assert ci is not None and ci[0] <= reliable.difference <= ci[1]
+
+
+def test_a_comparison_does_not_depend_on_which_agent_comes_first() -> None:
+    # the report compares agents in the order its logs first show them, which a run with
+    # concurrency (or a shuffled log) changes: B minus A must mirror A minus B, interval too
+    samples = [
+        *outcomes("missed", {f"g{i}": f"{(7 * i * i + 3 * i) % 8:03b}" for i in range(20)}, "A"),
+        *outcomes("missed", {f"g{i}": f"{(5 * i + 1) % 8:03b}" for i in range(20)}, "B"),
+    ]
+    forward = only_comparison(compare_agents(samples, [("A", "B")]))
+    backward = only_comparison(compare_agents(list(reversed(samples))))
+    assert (backward.a, backward.b) == ("B", "A")
+    assert forward.difference_ci is not None and backward.difference_ci is not None
+    assert backward.difference_ci == (-forward.difference_ci[1], -forward.difference_ci[0])
+    assert backward.difference == -forward.difference  # type: ignore[operator]
+    assert (backward.a_only, backward.b_only) == (forward.b_only, forward.a_only)
+    assert (backward.accuracy_a, backward.accuracy_b) == (forward.accuracy_b, forward.accuracy_a)
+    assert backward.p_holm == forward.p_holm
+
+
+def only_comparison(comparisons: list[Comparison]) -> Comparison:
+    assert len(comparisons) == 1
+    return comparisons[0]
 
 
 def test_every_pair_of_agents_is_compared() -> None:

@@ -517,6 +517,16 @@ def test_bad_task_parameters_fail_before_any_work(bench: Path) -> None:
             uncobench(**{"bench": str(bench), **options})  # type: ignore[arg-type]
 
 
+def test_task_parameters_of_the_wrong_type_are_named(bench: Path) -> None:
+    # `-T limit=abc` reaches the task as the string 'abc' (inspect reads -T values as YAML),
+    # `-T budget=true` as True: each is one ConfigError naming its parameter, not a
+    # TypeError from a comparison nor a run of one round
+    for name, value in (("limit", "abc"), ("budget", "ten"), ("budget", True),
+                        ("seed", "x"), ("missed_wait", 1.5), ("colleague", 5)):  # fmt: skip
+        with pytest.raises(ConfigError, match=name):
+            uncobench(bench=str(bench), **{name: value})  # type: ignore[arg-type]
+
+
 def test_a_group_no_episode_can_be_scored_by_fails_when_the_task_is_made() -> None:
     """As ``uncobench eval`` refuses it: a group whose gold answer is not the one its records
     give (which verify refutes) would score every right answer wrong."""

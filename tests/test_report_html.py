@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from uncobench_z3.errors import ConfigError
-from uncobench_z3.evaluation import BEHAVIOUR_CLASSES, ValidityCell, compute_metrics, pooled
+from uncobench_z3.evaluation import (
+    BEHAVIOUR_CLASSES,
+    ValidityCell,
+    compute_metrics,
+    configuration_of,
+    pooled,
+)
 from uncobench_z3.report import (
     METRICS_FILE,
     PAPER_SECTIONS,
@@ -27,11 +33,13 @@ from uncobench_z3.report import (
 )
 from uncobench_z3.report import _plotting as plotting
 from uncobench_z3.report._html import asset
-from uncobench_z3.report._tables import interval_text
-from uncobench_z3.report._viewer import decode
+from uncobench_z3.report._load import BenchmarkGroups
+from uncobench_z3.report._tables import accuracy_table, interval_text
+from uncobench_z3.report._viewer import TraceViewer, decode
 from uncobench_z3.stats import percent_text
 
 from .report_runs import AGENTS, EVIL_AGENT, EVIL_ANSWER
+from .test_eval_metrics import outcomes
 
 SETTINGS = ["reliable", "misaligned", "incomplete", "missed", "mixed"]
 
@@ -231,6 +239,28 @@ def test_the_viewer_holds_every_sample_with_rounds_and_solver_notes(
     evil = [e for row, e in zip(index["rows"], entries, strict=True)
             if index["agents"][row[0]] == EVIL_AGENT]  # fmt: skip
     assert evil[0]["ans"] == EVIL_ANSWER  # raw in the data, set as text by the page
+
+
+def test_the_viewer_offers_the_configurations_the_tables_show(report_runs: Path) -> None:
+    # an agent run with another budget is a row of its own in every table: the viewer's agent
+    # filter must tell its samples apart too, not mix both runs under the bare name
+    sample = next(s for s in load_report_data(report_runs / "first").samples)
+    other = sample.model_copy(update={"budget": sample.budget + 7})
+    viewer = TraceViewer(BenchmarkGroups())
+    viewer(sample, [])
+    viewer(other, [])
+    index = decode(viewer.payload().index)
+    assert set(index["agents"]) == {configuration_of(sample), configuration_of(other)}
+    assert len(index["agents"]) == 2
+
+
+def test_a_cell_whose_groups_ran_different_epochs_states_its_samples() -> None:
+    # a run of another seed on some groups pooled with a run of all: 3 trials in all, but
+    # g2 ran one of them; "n=2x3" would claim six samples where there are four
+    table = accuracy_table(compute_metrics(outcomes("reliable", {"g1": "110", "g2": "1"})))
+    assert table.rows[0][1].endswith("n=4 (2 groups, up to 3 epochs)")
+    balanced = accuracy_table(compute_metrics(outcomes("reliable", {"g1": "110", "g2": "011"})))
+    assert balanced.rows[0][1].endswith("n=2x3")
 
 
 def test_markdown_links_figures_that_exist(report: tuple[str, str, Path]) -> None:

@@ -77,6 +77,12 @@ def _compare(
     theirs: dict[GroupKey, dict[Trial, SampleRecord]],
     config: BootstrapConfig,
 ) -> Comparison:
+    if b < a:
+        # a pair is resampled one way round whichever agent a log shows first (the report
+        # takes them in that order, which concurrency changes): units sort and the label
+        # seeds differently with the agents swapped, which would give B minus A another
+        # interval than the mirror of A minus B
+        return _mirrored(_compare(b, a, setting, arm, theirs, mine, config))
     common = [g for g in mine if g in theirs]
     shares = [(_share(mine[g]), _share(theirs[g])) for g in common]
     units = [(left, right, left - right) for left, right in shares]
@@ -118,6 +124,23 @@ def _compare(
         p_value=p_value,
         p_holm=p_value,
         significant=False,
+    )
+
+
+def _mirrored(c: Comparison) -> Comparison:
+    """``c`` from its other agent's side: B minus A, with the mirrored interval."""
+    interval = None if c.difference_ci is None else (-c.difference_ci[1], -c.difference_ci[0])
+    return c.model_copy(
+        update={
+            "a": c.b,
+            "b": c.a,
+            "accuracy_a": c.accuracy_b,
+            "accuracy_b": c.accuracy_a,
+            "difference": None if c.difference is None else -c.difference,
+            "difference_ci": interval,
+            "a_only": c.b_only,
+            "b_only": c.a_only,
+        }
     )
 
 

@@ -14,6 +14,7 @@ from ..stats import decimal_text
 from ._interventions import InterventionPanel
 from ._tables import (
     Table,
+    cell_n,
     interval_text,
     number,
     optional,
@@ -146,7 +147,7 @@ def mixed_table(metrics: list[SettingMetrics]) -> Table:
             *(f"{percent(m.accuracy)}" if m else "–" for m in
               (found.get((agent, s)) for s in ("misaligned", "incomplete", "missed"))),
             "–" if lowest is None else setting_title(lowest.setting), gap,
-            f"{mixed.n_groups}x{mixed.epochs}",
+            cell_n(mixed),
         ])  # fmt: skip
     return Table(
         ["agent", "Mixed", "Misaligned", "Incomplete", "Missed", "hardest single defect",
@@ -167,7 +168,7 @@ def interventions_table(panels: Sequence[InterventionPanel]) -> Table:
                 f"{percent(m.accuracy)} {interval_text(m.accuracy_ci)}",
                 "–" if m.accuracy is None or base is None
                 else decimal_text(100 * (m.accuracy - base), 1, sign=True),
-                percent(base), f"{p.common_groups}x{m.epochs}", str(m.delivered),
+                percent(base), cell_n(m), str(m.delivered),
                 str(p.dropped_groups),
             ])  # fmt: skip
     return Table(

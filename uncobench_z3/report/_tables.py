@@ -62,6 +62,15 @@ def number(value: Fraction | None, digits: int = 2) -> str:
     return "–" if value is None else decimal_text(value, digits)
 
 
+def cell_n(m: SettingMetrics) -> str:
+    """A cell's n: groups x epochs, or its samples and groups when its groups ran different
+    numbers of epochs (runs of another seed or limit pooled, error samples left out), where
+    groups x epochs would count trials no group ran."""
+    if m.samples == m.n_groups * m.epochs:
+        return f"{m.n_groups}x{m.epochs}"
+    return f"{m.samples} ({m.n_groups} groups, up to {m.epochs} epochs)"
+
+
 def plain(metrics: list[SettingMetrics]) -> list[SettingMetrics]:
     """The cells of the plain evaluation (intervention arm none)."""
     return [m for m in metrics if m.arm == "none"]
@@ -106,8 +115,7 @@ def accuracy_table(metrics: list[SettingMetrics]) -> Table:
             row.append(
                 "–"
                 if m is None
-                else f"{percent(m.accuracy)} {interval_text(m.accuracy_ci)} "
-                f"n={m.n_groups}x{m.epochs}"
+                else f"{percent(m.accuracy)} {interval_text(m.accuracy_ci)} n={cell_n(m)}"
             )
         rows.append(row)
     return Table(
@@ -115,7 +123,7 @@ def accuracy_table(metrics: list[SettingMetrics]) -> Table:
         rows,
         "Accuracy (decision, candidate and number all right): the mean over groups of each "
         "group's share of correct epochs, with a 95% bootstrap interval over groups; "
-        "n = groups x epochs.",
+        "n = groups x epochs (samples, where groups ran different numbers of epochs).",
     )
 
 

@@ -2,15 +2,15 @@
 each gzip-compressed and base64-encoded into the HTML page, decoded in the browser only
 when a sample of that chunk is opened (``DecompressionStream('gzip')``).
 
-The index is one row per sample (agent, setting, arm, outcome, label, epoch, group,
-rounds), the categories as lists the rows point into. Samples are ordered by group,
-setting, agent, arm and epoch: the attempts at one task sit together (to compare them), and a
-chunk holds neighbours whose colleagues' texts repeat, which gzip folds (3.5 times smaller
-than ordering by agent on a real run). A sample's entry holds, per round: each request and
-reply (with the defect it carried, the follow-up kind, whether it stayed pending or arrived
-after a wait), the answer, errors, the intervention text, the solver's note (determined yet,
-records still open), and any other field a newer trace carries (shown as data). Every text
-is data: the page sets it with ``textContent``, never as markup.
+The index is one row per sample (agent as the tables label it, setting, arm, outcome, label,
+epoch, group, rounds), the categories as lists the rows point into. Samples are ordered by
+group, setting, agent, arm and epoch: the attempts at one task sit together (to compare
+them), and a chunk holds neighbours whose colleagues' texts repeat, which gzip folds (3.5
+times smaller than ordering by agent on a real run). A sample's entry holds, per round: each
+request and reply (with the defect it carried, the follow-up kind, whether it stayed pending
+or arrived after a wait), the answer, errors, the intervention text, the solver's note
+(determined yet, records still open), and any other field a newer trace carries (shown as
+data). Every text is data: the page sets it with ``textContent``, never as markup.
 """
 
 from __future__ import annotations
@@ -22,7 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evaluation import INTERVENTION_ARMS, RoundNote, SampleRecord, is_error
+from ..evaluation import (
+    INTERVENTION_ARMS,
+    RoundNote,
+    SampleRecord,
+    configuration_of,
+    is_error,
+)
 from ..settings import SETTING_NAMES
 from ._load import BenchmarkGroups, ViewReply, ViewRound
 from ._tables import answer_text, gold_text
@@ -127,6 +133,9 @@ class TraceViewer:
             "r": rounds,
         }  # fmt: skip
         label = "" if is_error(sample) else _label(sample)
+        # the tables' row label: an agent run with another budget or colleagues is a row
+        # of its own there, and a choice of its own in the viewer's filter
+        agent = configuration_of(sample)
         settings = {name: i for i, name in enumerate(SETTING_NAMES)}
         arms = {name: i for i, name in enumerate(INTERVENTION_ARMS)}
         self.entries.append(
@@ -135,14 +144,14 @@ class TraceViewer:
                     sample.group_id,
                     settings.get(sample.setting, 99),
                     sample.setting,
-                    sample.agent,
+                    agent,
                     arms.get(sample.intervention, 99),
                     sample.intervention,
                     sample.epoch,
                     sample.seed,
                 ),
                 row=(
-                    sample.agent,
+                    agent,
                     sample.setting,
                     sample.intervention,
                     str(sample.result),

@@ -55,6 +55,26 @@ def _choices(value: str, known: Sequence[str], what: str) -> list[str]:
     return [k for k in known if k in chosen]
 
 
+_OPTIONAL = frozenset({"bench", "limit", "missed_wait", "agent"})
+"""parameters whose default is None"""
+
+
+def _typed(numbers: dict[str, object], texts: dict[str, object]) -> None:
+    """``-T`` values arrive as inspect reads them, as YAML (``abc`` a string, ``true`` a
+    boolean): one that is not of its parameter's kind is refused naming the parameter, not
+    met later by a TypeError (or, as True, taken for 1)."""
+    for name, value in numbers.items():
+        if value is None and name in _OPTIONAL:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{name} must be a whole number, not {value!r}")
+    for name, value in texts.items():
+        if value is None and name in _OPTIONAL:
+            continue
+        if not isinstance(value, str):
+            raise ConfigError(f"{name} must be text, not {value!r}")
+
+
 def _check(
     budget: int,
     limit: int | None,
@@ -155,6 +175,11 @@ def uncobench(
             policy, judged against the scripted reference), as ``uncobench eval
             --colleague-mode``.
     """
+    _typed(
+        {"budget": budget, "limit": limit, "missed_wait": missed_wait, "seed": seed},
+        {"bench": bench, "setting": setting, "arm": arm, "colleague": colleague,
+         "agent": agent, "tool_choice": tool_choice, "colleague_mode": colleague_mode},
+    )  # fmt: skip
     _check(budget, limit, colleague, agent, tool_choice, missed_wait, colleague_mode)
     settings = cast("list[SettingName]", _choices(setting, SETTING_NAMES, "setting"))
     arms = cast("list[InterventionArm]", _choices(arm, INTERVENTION_ARMS, "arm"))
