@@ -108,9 +108,11 @@ def test_the_planned_jobs_are_the_jobs_made_one_by_one(groups: list[TaskGroup]) 
     for job in jobs:
         made = SampleJob.make(job.group, job.setting, job.agent, 7, 9,
                               digests[groups.index(job.group)], "scripted", job.intervention,
-                              epoch=job.epoch, missed_wait=1)  # fmt: skip
+                              epoch=job.epoch, missed_wait=1,
+                              prompts=_plan.sample_prompts(config, job.agent))  # fmt: skip
         assert job == made and job.model_fields_set == made.model_fields_set
         assert job.key == made.key and job.group is made.group
+    assert {j.prompts for j in jobs} == {f"prompts:{config.prompts_hash}"}  # the arms' texts
     # without digests passed, each job carries its group's own content hash
     assert all(j.group_hash == group_digest(j.group) for j in plan_jobs(groups, config)[0])
 
@@ -568,6 +570,27 @@ def test_a_run_is_not_resumed_across_a_change_of_a_colleague_prompt(
     assert changed.prompts_hash != config.prompts_hash
     with pytest.raises(ResumeError, match="changed: prompts_hash"):
         evaluate(groups, changed, run)
+
+
+def test_force_sets_aside_a_model_agents_samples_written_under_other_instructions(
+    groups: list[TaskGroup], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--force`` keeps the samples that still apply: a built-in agent's (it reads no
+    instructions), not a model agent's written under instructions since changed, which
+    were kept before while run.json took the new instructions' hash."""
+    agents = ["builtin/careful", "mock/echo,cache=false"]
+    made: dict[str, Any] = {"settings": ["reliable"], "limit": 1}
+    first = evaluate(groups, make_config("bench", groups, agents, **made), tmp_path)
+    assert (first.ran, first.reused) == (2, 0)
+    told = _plan.default_instructions() + "\nAlways ask the finance desk first.\n"
+    monkeypatch.setattr(_plan, "default_instructions", lambda: told)
+    changed = make_config("bench", groups, agents, **made)
+    with pytest.raises(ResumeError, match="changed: instructions_hash"):
+        evaluate(groups, changed, tmp_path)
+    forced = evaluate(groups, changed, tmp_path, force=True)
+    assert (forced.ran, forced.reused) == (1, 1)  # the model agent's sample runs again
+    keys = [job.key for job in plan_jobs(groups, changed)[0]]
+    assert sorted(r.key for r in read_log(tmp_path / SAMPLES_FILE)[0]) == sorted(keys)
 
 
 def test_run_json_records_how_each_agent_samples(groups: list[TaskGroup], tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ the main agent's instructions, the other prompts it reads and the follow-up read
 a directory written with another configuration is refused (:class:`ResumeError`) unless
 ``restart`` (the old log is set aside as ``samples.discarded-<n>.jsonl`` and everything
 runs again) or ``force`` (samples whose job key - group content, setting, agent, seed,
-budget, epoch, the reader's rules - belongs to the new configuration are kept; the others
-are set aside).
+budget, epoch, the reader's rules, the prompts it reads (:func:`~._plan.sample_prompts`) -
+belongs to the new configuration are kept; the others are set aside).
 
 The log's mechanics (repair after a crash, bad lines, error samples) are in :mod:`._runlog`.
 

@@ -107,6 +107,9 @@ class SampleJob(BaseModel):
     """filled by :meth:`make` (hashing once per group, not once per job)"""
     epoch: int = 1
     """1-based"""
+    prompts: str = ""
+    """the evaluator prompts the sample reads (:func:`~._plan.sample_prompts`): the main
+    agent's instructions for a model agent, the run's other prompts; "" when it reads none"""
 
     @classmethod
     def make(
@@ -123,6 +126,7 @@ class SampleJob(BaseModel):
         missed_wait: int | None = None,
         followup_reader: FollowUpReader = "rules",
         colleague_mode: ColleagueMode = "phrase",
+        prompts: str = "",
     ) -> SampleJob:
         digest = group_hash or group_digest(group)
         return cls(
@@ -138,6 +142,7 @@ class SampleJob(BaseModel):
             colleague_mode=colleague_mode,
             group_hash=digest,
             epoch=epoch,
+            prompts=prompts,
         )
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
@@ -178,6 +183,9 @@ class SampleJob(BaseModel):
             extra.append(f"followup_reader={reader}")
         if (mode := self.colleague_mode) != "phrase":
             extra.append(f"colleague_mode={mode}")
+        if prompts := self.prompts:
+            # a sample written under other prompts is another sample: --force sets it aside
+            extra.append(f"prompts={prompts}")
         agent = configuration_name_of(self.agent)
         setting = self.setting
         if type(seed) is int and type(budget) is int and type(epoch) is int:
