@@ -106,13 +106,18 @@ def test_the_planned_jobs_are_the_jobs_made_one_by_one(groups: list[TaskGroup]) 
     )
     assert {j.intervention for j in jobs} == {"none", "existence", "diagnosis"}
     for job in jobs:
+        prompts = _plan.sample_prompts(config, job.agent, job.intervention)
         made = SampleJob.make(job.group, job.setting, job.agent, 7, 9,
                               digests[groups.index(job.group)], "scripted", job.intervention,
                               epoch=job.epoch, missed_wait=1,
-                              prompts=_plan.sample_prompts(config, job.agent))  # fmt: skip
+                              prompts=prompts)  # fmt: skip
         assert job == made and job.model_fields_set == made.model_fields_set
         assert job.key == made.key and job.group is made.group
-    assert {j.prompts for j in jobs} == {f"prompts:{config.prompts_hash}"}  # the arms' texts
+    # an arm's samples read its texts; the plain arm's read no prompt: their keys stay
+    assert {j.prompts for j in jobs if j.intervention == "none"} == {""}
+    assert {j.prompts for j in jobs if j.intervention != "none"} == {
+        f"prompts:{config.prompts_hash}"
+    }
     # without digests passed, each job carries its group's own content hash
     assert all(j.group_hash == group_digest(j.group) for j in plan_jobs(groups, config)[0])
 

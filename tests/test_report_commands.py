@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,7 @@ from uncobench_z3.report import (
     intervention_panels,
     load_report_data,
     open_report_data,
+    rank_rows,
     serve_report,
     write_leaderboard,
     write_report,
@@ -111,6 +113,25 @@ def test_the_leaderboard_does_not_depend_on_the_order_of_the_log(
     ordered = _copied_groups(report_runs / "first", tmp_path / "ordered", 12, reverse=False)
     reversed_ = _copied_groups(report_runs / "first", tmp_path / "reversed", 12, reverse=True)
     assert build_leaderboard([ordered]).rows == build_leaderboard([reversed_]).rows
+
+
+def test_equal_figures_share_a_rank_and_no_figure_comes_last() -> None:
+    half, third = Fraction(1, 2), Fraction(1, 3)
+    rows: list[dict[str, Any]] = [
+        {"agent": agent, "accuracy": accuracy, "justified_accuracy": justified}
+        for agent, accuracy, justified in [
+            ("none", None, None),
+            ("zero", Fraction(0), Fraction(0)),
+            ("b", half, third),
+            ("a", half, third),
+            ("c", half, Fraction(1, 4)),
+            ("top", Fraction(1), third),
+        ]
+    ]
+    rank_rows(rows)
+    assert [(row["rank"], row["agent"]) for row in rows] == [
+        (1, "top"), (2, "a"), (2, "b"), (4, "c"), (5, "zero"), (6, "none"),
+    ]  # fmt: skip
 
 
 def test_leaderboard_command(

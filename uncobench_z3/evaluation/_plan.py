@@ -103,17 +103,22 @@ def prompts_digest(
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def sample_prompts(config: RunConfig, agent: str) -> str:
-    """What the evaluator prompts a sample of ``agent`` reads come to, for its job key: the
-    main agent's instructions (:attr:`RunConfig.instructions_hash`) if a model plays the
-    agent, and the run's other prompts (:attr:`RunConfig.prompts_hash`); "" for a built-in
-    agent with scripted colleagues, whose keys stay as they were. Without it ``--force``
-    kept samples written under old instructions and stamped the new ones on the run."""
+def sample_prompts(config: RunConfig, agent: str, arm: InterventionArm) -> str:
+    """What the evaluator prompts one sample reads come to, for its job key: the main agent's
+    instructions (:attr:`RunConfig.instructions_hash`) if a model plays ``agent``, a colleague
+    model's and the follow-up reader's prompts, and the intervention texts if ``arm`` is one
+    (:func:`prompts_digest`); "" for a built-in agent with scripted colleagues and no arm,
+    whose keys stay as they were. Without it ``--force`` kept a model agent's samples written
+    under instructions since changed, and stamped the new instructions on the run."""
     parts = []
     if is_model_agent(agent):
         parts.append(f"instructions:{config.instructions_hash}")
-    if config.prompts_hash:
-        parts.append(f"prompts:{config.prompts_hash}")
+    if config.prompts_hash and (
+        read := prompts_digest(
+            config.colleague, config.colleague_mode, config.followup_reader, (arm,)
+        )
+    ):
+        parts.append(f"prompts:{read}")
     return "+".join(parts)
 
 
@@ -233,7 +238,11 @@ def plan_jobs(
     # rest in ``config``). Validating each job ran the group's reference checks again: 0.32 s
     # of a run's start at 6,144 jobs, before any sample could begin.
     first: SampleJob | None = None
-    prompts = {agent: sample_prompts(config, agent) for agent in config.agents}
+    prompts = {
+        (agent, arm): sample_prompts(config, agent, arm)
+        for agent in config.agents
+        for arm in config.interventions
+    }
     for index, group in enumerate(chosen):
         digest = digests[index] if digests is not None else group_digest(group)
         for setting in config.settings:
@@ -257,7 +266,7 @@ def plan_jobs(
                             missed_wait=config.missed_wait,
                             followup_reader=config.followup_reader,
                             colleague_mode=config.colleague_mode,
-                            prompts=prompts[agent],
+                            prompts=prompts[agent, arm],
                         )
                         jobs.append(first)
                         continue
@@ -267,7 +276,7 @@ def plan_jobs(
                         "agent": agent,
                         "intervention": arm,
                         "group_hash": digest,
-                        "prompts": prompts[agent],
+                        "prompts": prompts[agent, arm],
                     }
                     jobs.append(job_copy(first, update))
     # every epoch repeats the same plan; all of epoch 1 comes first

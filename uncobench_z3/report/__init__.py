@@ -23,6 +23,7 @@ from ._leaderboard import (
     Leaderboard,
     LeaderboardRow,
     build_leaderboard,
+    rank_rows,
     write_leaderboard,
 )
 from ._load import (
@@ -106,6 +107,7 @@ __all__ = [
     "metrics_document",
     "open_report_data",
     "pass_k_table",
+    "rank_rows",
     "read_metrics",
     "read_runs",
     "read_samples",

@@ -150,10 +150,7 @@ def build_leaderboard(paths: Sequence[str | Path], config: BootstrapConfig | Non
                          for m in cells if m.agent == agent},
             "missing": [s for s in settings if s not in has[agent]],
         })  # fmt: skip
-    rows.sort(key=lambda r: (-(r["accuracy"] or -1), -(r["justified_accuracy"] or -1),
-                             str(r["agent"])))  # fmt: skip
-    for rank, row in enumerate(rows, start=1):
-        row["rank"] = rank
+    rank_rows(rows)
     return Leaderboard.model_validate({
         "schema": "uncobench-leaderboard", "benchmark_hash": benchmark,
         "runs": [str(r.path) for r in data.runs], "settings": settings,
@@ -161,6 +158,24 @@ def build_leaderboard(paths: Sequence[str | Path], config: BootstrapConfig | Non
         "bootstrap": BootstrapInfo(samples=config.samples, seed=config.seed, level=config.level),
         "rows": rows,
     })  # fmt: skip
+
+
+def rank_rows(rows: list[dict[str, Any]]) -> None:
+    """Sort ``rows`` best first (overall, then justified accuracy; no figure last; a tie by
+    name) and rank them: rows with equal figures share a rank, and the next rank counts them
+    (1, 1, 3). Before, a tie got consecutive ranks, so the name's order looked like a result;
+    and an accuracy of 0 ranked with rows that have no figure."""
+
+    def worst_last(value: Fraction | None) -> tuple[bool, Fraction]:
+        return (value is None, -value if value is not None else Fraction(0))
+
+    def figures(row: dict[str, Any]) -> tuple[tuple[bool, Fraction], ...]:
+        return worst_last(row["accuracy"]), worst_last(row["justified_accuracy"])
+
+    rows.sort(key=lambda row: (*figures(row), str(row["agent"])))
+    for place, row in enumerate(rows, start=1):
+        tied = place > 1 and figures(rows[place - 2]) == figures(row)
+        row["rank"] = rows[place - 2]["rank"] if tied else place
 
 
 def _score(value: Fraction | None, interval: Interval | None) -> str:
@@ -192,7 +207,7 @@ def leaderboard_table(board: Leaderboard) -> Table:
         "over groups of each group's share of correct samples, with a 95% percentile "
         f"bootstrap interval over groups ({board.bootstrap.samples} resamples, seed "
         f"{board.bootstrap.seed}); per setting: the report's accuracy and interval. Sorted by "
-        "overall, then justified accuracy.",
+        "overall, then justified accuracy; equal figures share a rank.",
     )
 
 
