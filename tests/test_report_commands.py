@@ -115,6 +115,25 @@ def test_the_leaderboard_does_not_depend_on_the_order_of_the_log(
     assert build_leaderboard([ordered]).rows == build_leaderboard([reversed_]).rows
 
 
+def test_one_trial_under_two_keys_is_refused_naming_what_can_differ(
+    report_runs: Path, tmp_path: Path
+) -> None:
+    """A run of an earlier version beside one of this version: the same trial under another
+    key (the key holds the follow-up reader's rules, the record does not). The message said
+    only --missed-wait or --followup-reader, which such runs never used."""
+    earlier = tmp_path / "runs" / "earlier"
+    shutil.copytree(report_runs / "first", earlier)
+    log = earlier / "samples.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    for line in lines:
+        line["key"] = line["key"][::-1]  # another key for the same trial
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    shutil.copytree(report_runs / "first", tmp_path / "runs" / "now")
+    with pytest.raises(ConfigError, match="follow-up reader rules differ") as raised:
+        build_leaderboard([tmp_path / "runs"])
+    assert "\n" not in str(raised.value)
+
+
 def test_equal_figures_share_a_rank_and_no_figure_comes_last() -> None:
     half, third = Fraction(1, 2), Fraction(1, 3)
     rows: list[dict[str, Any]] = [

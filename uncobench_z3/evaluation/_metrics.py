@@ -330,10 +330,12 @@ def by_group_and_trial(
     """Scored samples by group (:func:`group_of`) and trial.
 
     ``samples`` are one cell's, read once a key (a key read twice is one sample). Two of one
-    group and trial with other keys differ in a setting the cell's label does not show
-    (records of a log written before they held ``--missed-wait`` and ``--followup-reader``,
-    read without their run): a :class:`~uncobench_z3.errors.ConfigError`, rather than one
-    of them dropped from the figures (and still counted among the cell's samples)."""
+    group and trial with other keys differ in something the cell's label does not show: runs
+    of versions whose follow-up reader rules differ (the key holds them, the record does
+    not), a model agent's instructions or another prompt changed between two runs, or
+    records of a log written before they held ``--missed-wait`` and ``--followup-reader``,
+    read without their run. That is a :class:`~uncobench_z3.errors.ConfigError`, rather than
+    one of them dropped from the figures (and still counted among the cell's samples)."""
     out: dict[GroupKey, dict[Trial, SampleRecord]] = {}
     for sample in samples:
         if is_scored(sample):
@@ -343,8 +345,9 @@ def by_group_and_trial(
                     f"samples {kept.key[:12]} and {sample.key[:12]} ({configuration_of(sample)},"
                     f" {sample.group_id}, {sample.setting}, seed {sample.seed}, epoch"
                     f" {sample.epoch}) are one trial run two ways their records do not tell"
-                    " apart (--missed-wait or --followup-reader, in logs written before"
-                    " records held them): report those runs apart"
+                    " apart (by versions whose follow-up reader rules differ, under prompts"
+                    " changed between runs, or with --missed-wait or --followup-reader in logs"
+                    " written before records held them): report those runs apart"
                 )
     return out
 
