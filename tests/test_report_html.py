@@ -32,11 +32,12 @@ from uncobench_z3.report import (
     write_report,
 )
 from uncobench_z3.report import _plotting as plotting
+from uncobench_z3.report._analysis_tables import mixed_table, single_defects_on_mixed_groups
 from uncobench_z3.report._html import asset
 from uncobench_z3.report._load import BenchmarkGroups
-from uncobench_z3.report._tables import accuracy_table, interval_text
+from uncobench_z3.report._tables import accuracy_table, interval_text, setting_title
 from uncobench_z3.report._viewer import TraceViewer, decode
-from uncobench_z3.stats import percent_text
+from uncobench_z3.stats import decimal_text, percent_text
 
 from .report_runs import AGENTS, EVIL_AGENT, EVIL_ANSWER
 from .test_eval_metrics import outcomes
@@ -211,6 +212,29 @@ def test_interventions_compare_arms_on_the_groups_common_to_all(
     again = {(m.setting, m.arm): m for m in compute_metrics(chosen)}
     assert panel.reliable == again[("reliable", "none")]
     assert panel.cells == [again[("misaligned", arm)] for arm in panel.arms]
+
+
+def test_mixed_is_set_against_the_single_defects_on_its_own_groups(report_runs: Path) -> None:
+    """The healthcare group has no Mixed setting: the single defects beside Mixed are measured
+    on the mining group only (the cells' own definition, on the restricted samples), and so
+    are the hardest of them and the gap. Before, they were the cells over both groups."""
+    singles = ("misaligned", "incomplete", "missed")
+    samples = load_report_data(report_runs / "first").samples
+    mixed_groups = {s.group_id for s in samples if s.setting == "mixed"}
+    assert mixed_groups == {"mining_supervisor"}
+    same = single_defects_on_mixed_groups(samples)
+    kept = [s for s in samples if s.group_id in mixed_groups]
+    again = {(m.agent, m.setting): m.accuracy for m in compute_metrics(kept)}
+    assert same == {k: v for k, v in again.items() if k[1] in singles}
+    assert len(same) == 3 * len(AGENTS)
+    everything = compute_metrics(samples)
+    assert any(m.accuracy != again[m.agent, m.setting] for m in everything if m.setting in singles)
+    for row in mixed_table(everything, same).rows:
+        hardest = min(singles, key=lambda s: same[row[0], s])
+        mixed = again[row[0], "mixed"]
+        assert mixed is not None
+        gap = decimal_text(100 * (mixed - same[row[0], hardest]), 1, sign=True)
+        assert row[5:7] == [setting_title(hardest), gap]
 
 
 def test_the_viewer_holds_every_sample_with_rounds_and_solver_notes(

@@ -6,10 +6,20 @@ appear when the metrics carry them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 
-from ..evaluation import ATTRIBUTION_LABELS, SettingMetrics
+from ..evaluation import (
+    ATTRIBUTION_LABELS,
+    GroupKey,
+    SampleRecord,
+    SettingMetrics,
+    by_group_and_trial,
+    cells,
+    configuration_of,
+    group_of,
+    is_scored,
+)
 from ..stats import decimal_text
 from ._interventions import InterventionPanel
 from ._tables import (
@@ -130,31 +140,76 @@ def missed_cost_table(metrics: list[SettingMetrics]) -> Table:
                  "Reliable mean (exact differences, rounded for display).")  # fmt: skip
 
 
-def mixed_table(metrics: list[SettingMetrics]) -> Table:
-    cells = plain(metrics)
-    found = {(row_label(m), m.setting): m for m in cells}
+SINGLE_DEFECTS = ("misaligned", "incomplete", "missed")
+
+
+def single_defects_on_mixed_groups(
+    samples: Iterable[SampleRecord],
+) -> dict[tuple[str, str], Fraction]:
+    """(configuration, single-defect setting) -> its accuracy on the groups where that
+    configuration has a scored Mixed sample (arm none; the mean over groups of each group's
+    share of correct trials, as ``accuracy``). Groups without a Mixed setting (those whose
+    answer is "no eligible candidate") are easier or harder than the rest, so Mixed against a
+    single defect over all groups compares other tasks."""
+    plain_scored = [s for s in samples if s.intervention == "none" and is_scored(s)]
+    mixed: dict[str, set[GroupKey]] = {}
+    for sample in plain_scored:
+        if sample.setting == "mixed":
+            mixed.setdefault(configuration_of(sample), set()).add(group_of(sample))
+    chosen = [
+        s
+        for s in plain_scored
+        if s.setting in SINGLE_DEFECTS and group_of(s) in mixed.get(configuration_of(s), ())
+    ]
+    accuracies = {}
+    for (label, setting, _arm), cell in cells(chosen).items():
+        groups = by_group_and_trial(cell)
+        shares = [Fraction(sum(t.correct for t in g.values()), len(g)) for g in groups.values()]
+        accuracies[label, setting] = sum(shares, Fraction(0)) / len(shares)
+    return accuracies
+
+
+def mixed_table(
+    metrics: list[SettingMetrics], same_groups: Mapping[tuple[str, str], Fraction] | None = None
+) -> Table:
+    """Mixed beside each single defect. With ``same_groups``
+    (:func:`single_defects_on_mixed_groups`) the single defects, the hardest of them and the
+    gap are on the Mixed groups; without, on all groups (as ``metrics.json``'s cells)."""
+    cells_ = plain(metrics)
+    found = {(row_label(m), m.setting): m for m in cells_}
     rows = []
-    for agent in dict.fromkeys(row_label(m) for m in cells if m.setting == "mixed"):
+    for agent in dict.fromkeys(row_label(m) for m in cells_ if m.setting == "mixed"):
         mixed = found[(agent, "mixed")]
-        singles = [found[(agent, s)] for s in ("misaligned", "incomplete", "missed")
-                   if (agent, s) in found and found[(agent, s)].accuracy is not None]  # fmt: skip
-        lowest = min(singles, key=lambda m: m.accuracy or 0, default=None)
+        singles: dict[str, Fraction | None] = {}
+        for setting in SINGLE_DEFECTS:
+            cell = found.get((agent, setting))
+            if same_groups is not None:
+                singles[setting] = same_groups.get((agent, setting))
+            elif cell is not None:
+                singles[setting] = cell.accuracy
+        known = {s: a for s, a in singles.items() if a is not None}
+        hardest = min(known, key=lambda s: known[s], default=None)
         gap = "–"
-        if lowest is not None and mixed.accuracy is not None and lowest.accuracy is not None:
-            gap = decimal_text(100 * (mixed.accuracy - lowest.accuracy), 1, sign=True)
+        if hardest is not None and mixed.accuracy is not None:
+            gap = decimal_text(100 * (mixed.accuracy - known[hardest]), 1, sign=True)
         rows.append([
             agent, f"{percent(mixed.accuracy)} {interval_text(mixed.accuracy_ci)}",
-            *(f"{percent(m.accuracy)}" if m else "–" for m in
-              (found.get((agent, s)) for s in ("misaligned", "incomplete", "missed"))),
-            "–" if lowest is None else setting_title(lowest.setting), gap,
+            *(percent(singles[s]) if s in singles else "–" for s in SINGLE_DEFECTS),
+            "–" if hardest is None else setting_title(hardest), gap,
             cell_n(mixed),
         ])  # fmt: skip
+    where = (
+        "the single defects on the same groups (those with a Mixed sample of the agent), so "
+        "the gap compares the same tasks; the accuracy table has them over all groups"
+        if same_groups is not None
+        else "the single defects over all groups"
+    )
     return Table(
         ["agent", "Mixed", "Misaligned", "Incomplete", "Missed", "hardest single defect",
          "Mixed minus hardest (pp)", "n (Mixed)"],
         rows,
         "Mixed puts all three defects in one task, on different roles; groups without a "
-        "Mixed setting are not in its n.",
+        f"Mixed setting are not in its n. Beside it: {where}.",
     )  # fmt: skip
 
 

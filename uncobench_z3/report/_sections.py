@@ -19,6 +19,7 @@ from ._analysis_tables import (
     interventions_table,
     missed_cost_table,
     mixed_table,
+    single_defects_on_mixed_groups,
 )
 from ._dataset import domains_table, operations_table, other_stats_tables, pass_rate_table
 from ._load import ReportData
@@ -171,7 +172,8 @@ def build_sections(inputs: SectionInputs) -> list[Section]:
     sections.append(Section(
         "mixed", "Mixed against the single defects",
         "" if "mixed" in settings else "No Mixed samples in these runs (`--setting mixed`).",
-        [mixed_table(metrics)], ["mixed"]))  # fmt: skip
+        [mixed_table(metrics, single_defects_on_mixed_groups(inputs.data.samples))],
+        ["mixed"]))  # fmt: skip
     sections.append(Section(
         "interventions", "Causal interventions",
         "" if document.interventions else "No intervention arms in these runs: `uncobench eval "
