@@ -5,6 +5,7 @@ Ray starts. Skipped, saying why, where Ray is not installed."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -210,3 +211,32 @@ def _session(pid: int) -> int | None:
         return os.getsid(pid)
     except OSError:  # gone, or not ours to ask
         return None
+
+
+@pytest.mark.skipif(
+    signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
+    reason="SIGINT is not Python's KeyboardInterrupt in this process",
+)
+def test_ctrl_c_while_ray_starts_in_an_event_loop_ends_the_command() -> None:
+    # eval connects inside asyncio.run, whose SIGINT handler only cancels the task at its
+    # next await: given the signal again, the command went on to use the Ray it had stopped
+    from uncobench_z3._ray import _interrupt_once_started
+
+    class StartingRay:
+        stopped = False
+
+        def shutdown(self) -> None:
+            self.stopped = True
+
+    starting = StartingRay()
+    used: list[bool] = []
+
+    async def connect_then_use() -> None:
+        with _interrupt_once_started(starting):
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C while ray.init runs
+        used.append(starting.stopped)  # RayExecutor asks the cluster for its CPUs
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(connect_then_use())
+    assert starting.stopped
+    assert used == []

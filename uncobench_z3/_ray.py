@@ -153,7 +153,10 @@ def _interrupt_once_started(ray: Any) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
         if interrupted:
             ray.shutdown()
-            signal.raise_signal(signal.SIGINT)  # to the handler that was in place
+            # not the signal again, to the handler that was in place: asyncio's (eval
+            # connects in its event loop) only cancels the task at its next await, and the
+            # command went on to ask the Ray just stopped (an internal error, exit 4)
+            raise KeyboardInterrupt
 
 
 def _send_a_token_if_one_exists(address: str | None) -> None:
