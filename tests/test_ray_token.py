@@ -140,6 +140,29 @@ def test_an_address_reaches_a_head_that_requires_the_token(
     assert run.stdout.split()[-2:] == ["42", "42"]
 
 
+def test_a_head_that_requires_the_token_refuses_none_or_another_in_one_line(
+    head_requiring_a_token: tuple[str, Path], tmp_path: Path
+) -> None:
+    # ray.init printed Ray's warning every second for 20 s, then "cannot start or reach Ray"
+    address, _ = head_requiring_a_token
+    build = ["build", "--groups", "2", "--out", str(tmp_path / "bench"), "--no-progress"]
+    for more in ({}, {"RAY_AUTH_TOKEN": "0" * 64}):
+        run = subprocess.run(
+            [sys.executable, "-c", "from uncobench_z3.cli import run; run()", *build,
+             "--executor", "ray", "--ray-address", address],
+            env=_environment(tmp_path, **more),  # a home without the head's token
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )  # fmt: skip
+        assert run.returncode == 2, run.stderr[-2000:]
+        assert not (tmp_path / "bench").exists()
+        said = [line for line in run.stderr.splitlines() if "WARNING" not in line]  # Ray's
+        assert len(said) == 1, run.stderr[-2000:]
+        assert said[0].startswith(f"error: the Ray cluster at {address} requires Ray's token")
+
+
 def test_an_address_reaches_a_head_without_authentication_from_a_home_with_a_token(
     head_without_authentication: tuple[str, Path],
 ) -> None:

@@ -171,8 +171,9 @@ def _send_a_token_if_one_exists(address: str | None) -> None:
     authentication every actor's creation was cancelled ("Missing authorization header";
     eval's shards "lost their worker"). So a cluster named by address (``address``, else
     ``RAY_ADDRESS``) is asked first (:func:`_asks_for_a_token`) and gets the token only if
-    it asks for one. A cluster found on this machine (no address, ``auto``) follows Ray's
-    own rule, this one unasked. Ray's own function, not a copy of its rule (it is private
+    it asks for one; a :class:`ConfigError` if it asks and this process has none or
+    another. A cluster found on this machine (no address, ``auto``) follows Ray's own
+    rule, this one unasked. Ray's own function, not a copy of its rule (it is private
     to Ray: absent before 2.59)."""
     try:
         from ray._private.authentication.authentication_token_setup import (
@@ -181,9 +182,22 @@ def _send_a_token_if_one_exists(address: str | None) -> None:
     except ImportError:  # a Ray without token authentication
         return
     target = address or os.environ.get("RAY_ADDRESS") or ""
-    named = target not in ("", "auto") and "://" not in target
-    if not named or _asks_for_a_token(target):  # (a RAY_AUTH_MODE of yours is obeyed)
+    if target in ("", "auto") or "://" in target:
         maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+        return
+    if not _asks_for_a_token(target):
+        return
+    # (a RAY_AUTH_MODE of yours is obeyed); asked again with the token, the cluster tells
+    # a wrong one at once, where ray.init printed Ray's warning every second for 20 s and
+    # then said it could not connect
+    if not maybe_enable_token_auth_if_token_available(warn_if_disabled=False) or (
+        _asks_for_a_token(target)
+    ):
+        raise ConfigError(
+            f"the Ray cluster at {target} requires Ray's token and was given none or another"
+            " (give it the head's, from `ray get-auth-token` there, in RAY_AUTH_TOKEN,"
+            " RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token)"
+        )
 
 
 def _asks_for_a_token(address: str) -> bool:
