@@ -1,13 +1,18 @@
 """The Ray executor on a real local Ray (``ray.init(num_cpus=2)``): a build that writes the
 same bytes as a local one, verify's verdicts, eval's samples, a killed shard actor that loses
-and duplicates nothing, and API keys that reach the workers but no file. Skipped, saying
-why, where Ray is not installed."""
+and duplicates nothing, API keys that reach the workers but no file, and Ctrl-C while a local
+Ray starts. Skipped, saying why, where Ray is not installed."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -140,3 +145,98 @@ def test_keys_reach_the_workers_but_no_file(local_ray: str) -> None:
         ["grep", "-rl", SECRET, local_ray], capture_output=True, text=True, check=False
     )
     assert leaks.stdout == ""
+
+
+INTERRUPTED_WHILE_RAY_STARTS = """
+import os, signal, sys
+import ray, ray._private.node
+from uncobench_z3._ray import connect
+
+started = ray._private.node.Node.start_ray_processes
+
+
+def start_then_ctrl_c(node):
+    started(node)
+    os.killpg(0, signal.SIGINT)  # Ctrl-C: to the whole process group, Ray's processes too
+
+
+ray._private.node.Node.start_ray_processes = start_then_ctrl_c
+try:
+    connect(None, num_cpus=1)
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="lists processes from /proc")
+def test_ctrl_c_while_a_local_ray_starts_leaves_none_of_its_processes(tmp_path: Path) -> None:
+    # Raised inside ray.init, the interrupt left the Ray's dashboard and runtime-env agents
+    # running after the command (or crashed it: exit 139)
+    home = tmp_path / "home"
+    home.mkdir()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_WHILE_RAY_STARTS],
+        env={**environment, "HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its session: what it started, and only that
+    )
+    try:
+        _, stderr = driver.communicate(timeout=180)
+        time.sleep(3)  # (what the driver stopped, given the time to go)
+        left = {pid: _command(pid) for pid in _processes() if _session(pid) == driver.pid}
+    finally:
+        for pid in _processes():
+            if _session(pid) == driver.pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+    assert driver.returncode == 130, stderr[-2000:]
+    assert left == {}
+
+
+def _processes() -> list[int]:
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+
+
+def _command(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes()[:200].decode(errors="replace")
+    return "(gone)"
+
+
+def _session(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:  # gone, or not ours to ask
+        return None
+
+
+@pytest.mark.skipif(
+    signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
+    reason="SIGINT is not Python's KeyboardInterrupt in this process",
+)
+def test_ctrl_c_while_ray_starts_in_an_event_loop_ends_the_command() -> None:
+    # eval connects inside asyncio.run, whose SIGINT handler only cancels the task at its
+    # next await: given the signal again, the command went on to use the Ray it had stopped
+    from uncobench_z3._ray import _interrupt_once_started
+
+    class StartingRay:
+        stopped = False
+
+        def shutdown(self) -> None:
+            self.stopped = True
+
+    starting = StartingRay()
+    used: list[bool] = []
+
+    async def connect_then_use() -> None:
+        with _interrupt_once_started(starting):
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C while ray.init runs
+        used.append(starting.stopped)  # RayExecutor asks the cluster for its CPUs
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(connect_then_use())
+    assert starting.stopped
+    assert used == []

@@ -34,7 +34,7 @@ def two_nodes() -> Iterator[int]:
     # Nodes started without it cancelled every shard actor ("Missing authorization header").
     from uncobench_z3._ray import _send_a_token_if_one_exists
 
-    _send_a_token_if_one_exists()
+    _send_a_token_if_one_exists(None)  # (no address: the rule alone, no cluster to ask yet)
     memory = 100 * 1024 * 1024
     cluster = Cluster(
         initialize_head=True, head_node_args={"num_cpus": 1, "object_store_memory": memory}

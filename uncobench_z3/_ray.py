@@ -5,7 +5,9 @@ Imported only when ``--executor ray`` is chosen; Ray is the optional extra ``[ra
 **Connecting.** An address (``--ray-address``) is connected to; without one, Ray's own rules
 apply: ``RAY_ADDRESS``, else a cluster already running on this machine (``ray start
 --head``), else a local Ray started for this command and stopped after it. A program that
-initialised Ray itself keeps its connection (and its own runtime environment).
+initialised Ray itself keeps its connection (and its own runtime environment). A cluster
+named by address gets this machine's Ray token only if it asks for one
+(:func:`_send_a_token_if_one_exists`); Ctrl-C while Ray starts takes effect once it has.
 
 **Keys.** API keys and endpoints (environment variables named ``*_API_KEY``,
 ``*_BASE_URL``, ``UNCOBENCH_*``) reach the workers through the job's runtime environment
@@ -25,8 +27,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import socket
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -108,42 +112,114 @@ def connect(address: str | None, **init: Any) -> bool:
         return False
     check_reachable(address)
     if address != "local":
-        _send_a_token_if_one_exists()
+        _send_a_token_if_one_exists(address)
     environment = forwarded_environment()
     runtime_env = (
         {"worker_process_setup_hook": _environment_hook(environment)} if environment else None
     )
     try:
-        ray.init(
-            address=address,
-            runtime_env=runtime_env,
-            logging_level=logging.WARNING,
-            log_to_driver=False,  # one progress bar on the driver; results carry the errors
-            include_dashboard=False,
-            **init,
-        )
+        with _interrupt_once_started(ray):
+            ray.init(
+                address=address,
+                runtime_env=runtime_env,
+                logging_level=logging.WARNING,
+                log_to_driver=False,  # one progress bar on the driver; results carry the errors
+                include_dashboard=False,
+                **init,
+            )
     except (ConnectionError, ValueError, RuntimeError) as exc:
         where = address or os.environ.get("RAY_ADDRESS") or "this machine"
         raise ConfigError(f"cannot start or reach Ray ({where}): {exc}") from None
     return True
 
 
-def _send_a_token_if_one_exists() -> None:
+@contextlib.contextmanager
+def _interrupt_once_started(ray: Any) -> Iterator[None]:
+    """Ctrl-C while Ray starts or connects takes effect when it has, and disconnects (a Ray
+    started for the command stops). Raised inside ``ray.init``, the KeyboardInterrupt left
+    a half-started local Ray's agents running after the command (``ray::DashboardAgent``,
+    ``ray::RuntimeEnvAgent``) or crashed the interpreter on its way out (exit 139).
+    Outside the main thread, or where SIGINT is ignored, nothing changes."""
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    ):
+        yield
+        return
+    interrupted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _: interrupted.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if interrupted:
+            ray.shutdown()
+            # not the signal again, to the handler that was in place: asyncio's (eval
+            # connects in its event loop) only cancels the task at its next await, and the
+            # command went on to ask the Ray just stopped (an internal error, exit 4)
+            raise KeyboardInterrupt
+
+
+def _send_a_token_if_one_exists(address: str | None) -> None:
     """Ray's rule for ``ray start --head``, applied to connecting: token authentication on
     where a token exists (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH``, ``~/.ray/auth_token``)
     and ``RAY_AUTH_MODE`` says nothing. Since Ray 2.59 a head started where a token exists
     (a local ``ray.init()``, as a build with ``--executor ray`` and no cluster does, writes
     one) requires it, but ``ray.init(address=...)`` sends it only in token mode: the
     connection failed with ``InvalidAuthToken`` after 20 s of retries (ray-project/ray
-    pull 64755's review says so). A cluster without authentication ignores the token. Ray's
-    own function, not a copy of its rule (it is private to Ray: absent before 2.59)."""
+    pull 64755's review says so). Token mode is two-way, though: the driver then also
+    refuses the cluster's own calls that carry no token, and on a cluster without
+    authentication every actor's creation was cancelled ("Missing authorization header";
+    eval's shards "lost their worker"). So a cluster named by address (``address``, else
+    ``RAY_ADDRESS``) is asked first (:func:`_asks_for_a_token`) and gets the token only if
+    it asks for one; a :class:`ConfigError` if it asks and this process has none or
+    another. A cluster found on this machine (no address, ``auto``) follows Ray's own
+    rule, this one unasked. Ray's own function, not a copy of its rule (it is private
+    to Ray: absent before 2.59)."""
     try:
         from ray._private.authentication.authentication_token_setup import (
             maybe_enable_token_auth_if_token_available,
         )
     except ImportError:  # a Ray without token authentication
         return
-    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    target = address or os.environ.get("RAY_ADDRESS") or ""
+    if target in ("", "auto") or "://" in target:
+        maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+        return
+    if not _asks_for_a_token(target):
+        return
+    # (a RAY_AUTH_MODE of yours is obeyed); asked again with the token, the cluster tells
+    # a wrong one at once, where ray.init printed Ray's warning every second for 20 s and
+    # then said it could not connect
+    if not maybe_enable_token_auth_if_token_available(warn_if_disabled=False) or (
+        _asks_for_a_token(target)
+    ):
+        raise ConfigError(
+            f"the Ray cluster at {target} requires Ray's token and was given none or another"
+            " (give it the head's, from `ray get-auth-token` there, in RAY_AUTH_TOKEN,"
+            " RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token)"
+        )
+
+
+def _asks_for_a_token(address: str) -> bool:
+    """Whether the Ray cluster at ``address`` (``host:port``) requires Ray's token: its
+    GCS is asked without one (unless this process is in token mode already). The request
+    names another cluster, so a GCS that lets it through refuses it for that
+    (``WrongClusterID``) and nothing is read (asked for its own cluster id, Ray's client
+    prints a warning when the token is refused). A :class:`ConfigError` if no GCS answers
+    (a port of another service): ``ray.init`` retried for minutes, printing Ray's
+    warnings."""
+    from ray._raylet import GcsClient  # type: ignore[attr-defined]  # (not in Ray's stub)
+    from ray.exceptions import AuthenticationError, RayError
+
+    try:
+        GcsClient(address=address, cluster_id="ab" * 28).internal_kv_get(
+            b"uncobench", None, timeout=REACH_TIMEOUT
+        )
+    except AuthenticationError as exc:
+        return "InvalidAuthToken" in str(exc)
+    except RayError as exc:  # its RpcError: no answer in time
+        raise ConfigError(f"no Ray cluster answers at {address}: {exc}") from None
+    return False
 
 
 def _unwrapped(exc: BaseException) -> BaseException:
