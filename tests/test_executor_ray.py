@@ -196,6 +196,26 @@ def test_ctrl_c_while_a_local_ray_starts_leaves_none_of_its_processes(tmp_path: 
     assert left == {}
 
 
+def test_a_second_ctrl_c_while_ray_starts_interrupts_at_once() -> None:
+    # a ray.init that retries (a cluster that went away) would hold the first for minutes
+    from uncobench_z3._ray import _interrupt_once_started
+
+    class StuckRay:
+        stopped = False
+
+        def shutdown(self) -> None:
+            self.stopped = True
+
+    stuck = StuckRay()
+    reached: list[str] = []
+    with pytest.raises(KeyboardInterrupt), _interrupt_once_started(stuck):
+        signal.raise_signal(signal.SIGINT)
+        reached.append("held")
+        signal.raise_signal(signal.SIGINT)
+        reached.append("went on")
+    assert reached == ["held"] and stuck.stopped  # (the Ray it may have started, stopped)
+
+
 def _processes() -> list[int]:
     return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
 

@@ -138,15 +138,23 @@ def _interrupt_once_started(ray: Any) -> Iterator[None]:
     """Ctrl-C while Ray starts or connects takes effect when it has, and disconnects (a Ray
     started for the command stops). Raised inside ``ray.init``, the KeyboardInterrupt left
     a half-started local Ray's agents running after the command (``ray::DashboardAgent``,
-    ``ray::RuntimeEnvAgent``) or crashed the interpreter on its way out (exit 139).
-    Outside the main thread, or where SIGINT is ignored, nothing changes."""
+    ``ray::RuntimeEnvAgent``) or crashed the interpreter on its way out (exit 139). A
+    second Ctrl-C interrupts at once, as before (a ``ray.init`` that retries does not
+    return for minutes). Outside the main thread, or where SIGINT is ignored, nothing
+    changes."""
     if threading.current_thread() is not threading.main_thread() or (
         signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     ):
         yield
         return
     interrupted: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, _: interrupted.append(signum))
+
+    def hold(signum: int, _frame: object) -> None:
+        if interrupted:  # a second Ctrl-C: Ray is not starting, it is stuck (retrying)
+            raise KeyboardInterrupt
+        interrupted.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
     try:
         yield
     finally:
