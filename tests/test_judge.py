@@ -441,6 +441,23 @@ def test_judge_command(
     assert len(out.read_text().splitlines()) == 6
 
 
+def test_a_run_with_fewer_samples_than_planned_is_judged_with_a_note(
+    run: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """eval still writing the run (or interrupted): the table is of the samples it holds, and
+    says so; it read as the whole run's."""
+    partial = tmp_path / "partial"
+    shutil.copytree(run, partial)
+    lines = (partial / SAMPLES_FILE).read_text().splitlines(keepends=True)
+    (partial / SAMPLES_FILE).write_text("".join(lines[:7]))
+    result = run_cli(capsys, "judge", str(partial), "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["programmatic"]  # stdout stays one JSON document
+    assert f"holds 7 of its {len(lines)} planned samples" in result.err
+    whole = run_cli(capsys, "judge", str(run), "--format", "plain")
+    assert whole.code == 0 and "planned" not in whole.out + whole.err
+
+
 def test_a_local_judge_model_gets_the_providers_default_reply_limit(
     run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

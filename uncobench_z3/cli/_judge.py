@@ -17,6 +17,7 @@ from ..evaluation import (
     GroupJudges,
     JudgeAgreement,
     JudgeRun,
+    SampleRecord,
     UnreadableStatement,
     ValidityCell,
     benchmark_digest,
@@ -132,6 +133,21 @@ def _check_same_benchmark(run: Path, benchmark: Path, digest: str) -> None:
         )
 
 
+def _unfinished(run: Path, samples: list[SampleRecord]) -> str | None:
+    """A note when the run holds fewer samples than its ``run.json`` plans: ``eval`` still
+    writing it (the programmatic judge reads without its lock) or interrupted. The table
+    looked like the whole run's."""
+    meta = load_json(run / RUN_FILE)
+    planned = meta.get("samples") if isinstance(meta, dict) else None
+    held = len({sample.key for sample in samples})
+    if type(planned) is not int or not 0 < held < planned:
+        return None
+    return (
+        f"{run} holds {held} of its {planned} planned samples (a run still being written, or "
+        "interrupted): the figures are of those"
+    )
+
+
 @cli.command("judge")
 @click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
@@ -202,6 +218,8 @@ def judge_command(
             _run_llm_judge(run, judge_model, groups, not no_cache, limit, seed, out, concurrency)
         )
     output = output_for(output_format, as_json)
+    if (unfinished := _unfinished(run, samples)) is not None:
+        output.say(f"[yellow]note:[/] {escape(unfinished)}")  # (stderr with --json)
     if output.is_json:
         data: dict[str, object] = {
             "programmatic": [cell.model_dump(mode="json") for cell in validity]
