@@ -13,6 +13,7 @@ from uncobench_z3.models import (
     Model,
     ModelOutput,
     ResponseCache,
+    ToolCall,
     ToolDef,
     ToolFunction,
     cache_key,
@@ -158,6 +159,20 @@ async def test_cache_true_uses_the_env_directory(
 def test_default_directory_is_under_the_user_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
     assert default_cache_dir() == Path.home() / ".cache" / "uncobench-z3" / "models"
+
+
+def test_a_cached_tool_call_keeps_its_arguments_order(tmp_path: Path) -> None:
+    """The arguments come back as the model wrote them: a sample's trace from the cache is
+    the trace first written (the entry was stored with its keys sorted)."""
+    arguments = {"roles": ["hr"], "message": "hi", "answer": {"number": 1, "decision": "x"}}
+    output = ModelOutput(tool_calls=(ToolCall(id="c1", function="ask", arguments=arguments),))
+    cache = ResponseCache(tmp_path)
+    cache.put("ab" * 32, "mock/m", output)
+    again = cache.get("ab" * 32)
+    assert again is not None and again.from_cache
+    read = again.tool_calls[0].arguments
+    assert list(read) == ["roles", "message", "answer"]
+    assert list(read["answer"]) == ["number", "decision"]
 
 
 def test_damaged_entry_is_a_miss_and_is_overwritten(tmp_path: Path) -> None:

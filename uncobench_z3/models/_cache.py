@@ -129,7 +129,11 @@ class ResponseCache:
             )
             try:
                 with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                    json.dump(entry, handle, sort_keys=True)
+                    # in the output's own order: sorted, a tool call's arguments came back
+                    # from the cache in another order than the model wrote them, and a
+                    # sample's trace read from the cache differed from the one first written
+                    # (the digest is of the canonical, sorted text either way)
+                    json.dump(entry, handle)
                 os.replace(temporary, path)
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)
