@@ -38,6 +38,7 @@ from ._request_words import (
     _fact_from_contexts,
     _facts_from_weak_words,
     _in_context,
+    _named_and_left_out,
     _negated,
     _note,
     _original,
@@ -156,7 +157,13 @@ class _MadeOnDemand:
                 name=name,
                 obj=request,
             )
-        made = dict(zip(_MADE_ON_DEMAND, _rest_of_reading(rest, held["pronoun"]), strict=True))
+        made = dict(
+            zip(
+                _MADE_ON_DEMAND,
+                _rest_of_reading(rest, held["pronoun"], held["candidates"]),
+                strict=True,
+            )
+        )
         made.update(held)
         # (a new dict set at once: a reader of the old one meanwhile reads it as unmade)
         _set_attribute(request, "__dict__", {field: made[field] for field in _FIELDS})
@@ -282,6 +289,16 @@ def read_request(
     if not named and focus is not None and focus in task.candidates and hits.pronoun:
         pronoun = focus
         named.append(focus)
+    all_candidates = hits.all_candidates is not None
+    if hits.excluded and named:  # (a candidate named to be left out: few messages)
+        kept, out = _named_and_left_out(matches, hits.excluded, stretch_positions(layout, written))
+        if out:  # "not Marcus - Priya's years": Priya; "all but Marcus", "not Marcus": the others
+            named = (
+                kept
+                if kept and not all_candidates
+                else [c for c in task.candidates if c not in out]
+            )
+            all_candidates = False
     # (a comprehension is a call: each below is made only when it has something to read;
     # most readings name no member and no weak word)
     facts = set(strong)
@@ -302,7 +319,7 @@ def read_request(
             "text": text,
             "role": role,
             "candidates": tuple(filter(named.__contains__, task.candidates)) if named else (),
-            "all_candidates": hits.all_candidates is not None,
+            "all_candidates": all_candidates,
             "pronoun": pronoun,
             "facts": tuple(filter(facts.__contains__, task.facts)) if facts else (),
             "members": tuple(dict.fromkeys(members)) if len(members) > 1 else tuple(members),
@@ -341,10 +358,11 @@ tokens' positions and the message as written are written from:
 
 
 def _rest_of_reading(
-    rest: _Rest, pronoun: str | None
+    rest: _Rest, pronoun: str | None, candidates: tuple[str, ...]
 ) -> tuple[tuple[ContextMention, ...], frozenset[str], dict[str, tuple[str, ...]]]:
     """A reading's contexts, intents and evidence, read from what :func:`read_request` kept
-    (``rest``) in the order it reads them (the evidence is noted in that order). Made on
+    (``rest``) in the order it reads them (the evidence is noted in that order; a candidate
+    named to be left out, not among the reading's ``candidates``, under "excluded"). Made on
     demand: the colleagues decide most requests by the records they concern alone (the
     first pass over 80 built groups decides 160 of its 723 readings as follow-ups, which read
     the rest; making it for all was 12-15 M of the pass's 1,201-1,205 M instructions)."""
@@ -360,7 +378,9 @@ def _rest_of_reading(
     # -- candidates --------------------------------------------------------------------------
     for m in matches:
         if m.kind == "candidate":
-            _note(evidence, f"candidate:{m.ref[0]}", _span(text, tokens, m.indexes))
+            named = m.ref[0]
+            item = f"candidate:{named}" if named in candidates else f"excluded:{named}"
+            _note(evidence, item, _span(text, tokens, m.indexes))
     if hits.all_candidates is not None:
         _note(evidence, "all candidates", _original(said, hits.all_candidates))
     if pronoun is not None and hits.pronoun:

@@ -144,18 +144,52 @@ def _to_read(matches: tuple[Match, ...]) -> list[Match]:
     return out
 
 
+def _named_and_left_out(
+    matches: tuple[Match, ...], excluded: tuple[_Span, ...], position: list[int]
+) -> tuple[list[str], list[str]]:
+    """The candidates a message names, in order, other than to leave them out, and those it
+    names only to leave out ("not Marcus - I need Priya's years": Priya, and Marcus).
+    ``excluded``: the words that leave one out (:attr:`~._phrase_hits.PhraseHits.excluded`),
+    each ending at the candidate's tag; ``position``: the places of the message's tokens in
+    its tagged words."""
+    at = {span[3] - 1 for span in excluded}
+    kept: list[str] = []
+    out: list[str] = []
+    for m in matches:
+        if m.kind == "candidate":
+            (out if position[m.indexes[0]] in at else kept).append(m.ref[0])
+    return kept, [c for c in out if c not in kept]
+
+
 def _negated(words: list[str], at: int) -> bool:
     """A negator within the four words before position ``at`` of the same sentence (read
-    back from ``at``: a sentence's end, "but" or a required context ends the look)."""
-    for word in reversed(words[max(0, at - 4) : at]):
+    back from ``at``: a sentence's end, "but" or a required context ends the look), that
+    negates no verb of getting on the way ("I did not get the March one", "you never sent
+    March": the context is missing, not rejected; "do not use April" still rejects it)."""
+    start = max(0, at - 4)
+    for k in range(at - 1, start - 1, -1):
+        word = words[k]
         if word in _NEGATORS:
-            return True
-        if word in _ENDS_NEGATION:
+            return not (k > 0 and words[k - 1] in _DID and words[k + 1] in _SENT)
+        if word in _ENDS_NEGATION or word in _GOT:
             return False
     return False
 
 
 _ENDS_NEGATION = frozenset(["|", "?", "but", "zreq"])
+_GOT = P.word_set(
+    """
+    get gets got gotten getting receive received receiving have has had having see saw seen
+    find found hear heard sent gave given provided supplied shared included quoted used
+    checked pulled mentioned reported returned attached listed cited
+    """
+)
+"""verbs of getting or of a reply given: negated, they say a context is missing ("I have not
+seen the March one", "you have not sent March"), and the negator before them rejects none"""
+_SENT = P.word_set("send give provide supply share include quote use check pull mention")
+_DID = frozenset(["did", "have", "has", "had"])
+"""(with :data:`_SENT`) "you did not send the March one": a reply not given, as of
+:data:`_GOT`; "do not send April" rejects it"""
 
 
 def _rejected_after(words: list[str], at: int) -> bool:
