@@ -38,6 +38,7 @@ from ._request_words import (
     _fact_from_contexts,
     _facts_from_weak_words,
     _in_context,
+    _may_say_of_contexts,
     _named_and_left_out,
     _negated,
     _note,
@@ -389,6 +390,7 @@ def _rest_of_reading(
     facts: set[str] = set()
     weak: list[tuple[str, str]] = []
     mentions: list[ContextMention] = []
+    said_of = _may_say_of_contexts(words)  # (most readings: no context is said to be wrong)
     for m in _to_read(matches):
         kind, ref = m.kind, m.ref
         if kind == "fact" and m.weak:
@@ -406,7 +408,7 @@ def _rest_of_reading(
                     ref[1],
                     ref[1] == task.facts[ref[0]].context,
                     _negated(words, said[1][m.indexes[0]])
-                    or _rejected_after(words, said[1][m.indexes[-1]]),
+                    or (said_of and _rejected_after(words, said[1][m.indexes[-1]])),
                     _span(text, tokens, m.indexes),
                 )
             )
