@@ -409,6 +409,26 @@ def test_a_candidate_named_to_be_left_out_is_not_concerned() -> None:
         assert targeted(PAPER_TASK, PAPER_INC, text), text
 
 
+def test_a_fact_named_to_be_left_out_is_not_named() -> None:
+    """A fact named only to be left out ("Forget the allowance - what is Marcus's availability
+    date?") is not one the follow-up names (it was, and the message followed up and targeted
+    the allowance's defect). "Forget Marcus's allowance" may leave out either: neither."""
+    for text in (
+        "Forget the allowance - what is Marcus's availability date in the FY2026 table?",
+        "Not the field allowance but Marcus's availability date, from the FY2026 table please.",
+    ):
+        reading = read_request(VOCAB, text, "operations")
+        assert reading.facts == ("available_from",), text
+        assert reading.evidence["excluded:field_allowance"], text
+        assert not targeted(TASK, MIS, text), text
+    for text in (
+        "Marcus's allowance from the FY2026 table, not the FY2025 one.",
+        "Forget Marcus's allowance in the FY2025 table - what is it in FY2026?",
+        "Don't forget the allowance: Marcus's, FY2026 table.",
+    ):
+        assert targeted(TASK, MIS, text), text
+
+
 def test_a_mismatch_said_not_to_be_one_is_no_mismatch() -> None:
     """ "It's not a mismatch", "that isn't the wrong year" say the reply's context is right:
     their mismatch words were read as saying it is wrong (targeted). Asked as a question

@@ -219,7 +219,7 @@ def _plain_phrase_hits(joined: str, plain: str) -> tuple[object, ...]:
         tuple(
             sorted(
                 PH._span(joined, h.span())
-                for pattern in P.CANDIDATE_EXCLUDED
+                for pattern in P.EXCLUDED
                 for h in re.finditer(pattern, joined)
             )
         ),

@@ -21,7 +21,7 @@ _REFERENCE = phrases(P.REPLY_REFERENCE)
 _ALL = phrases(P.ALL_CANDIDATES)
 _PRONOUNS = Phrase(P.PRONOUNS)
 _PLURAL_PRONOUNS = Phrase(P.PLURAL_PRONOUNS)
-_EXCLUDED = tuple(Phrase(p) for p in P.CANDIDATE_EXCLUDED)
+_EXCLUDED = tuple(Phrase(p) for p in P.EXCLUDED)
 _LATEST = Phrase(P.LATEST)
 _EARLIEST = Phrase(P.EARLIEST)
 _QUESTIONS = (Phrase(P.YES_NO_QUESTION), Phrase(P.COMPARISON), Phrase(P.ELLIPTICAL_QUESTION))
@@ -68,8 +68,8 @@ class PhraseHits:
     yes_no: bool
     """a yes/no question naming a fact (:func:`_yes_no_about`)"""
     excluded: tuple[_Span, ...]
-    """the words that name a candidate to be left out ("not Marcus":
-    :data:`~._phrases.CANDIDATE_EXCLUDED`), each ending at the candidate's tag"""
+    """the words that name a candidate or a fact to be left out ("not Marcus":
+    :data:`~._phrases.EXCLUDED`), each ending at the candidate's or the fact's tag"""
 
 
 _INTENTS = (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE))

@@ -370,16 +370,23 @@ ALL_CANDIDATES = [
 #: A singular personal pronoun: resolved to the candidate in focus, if there is one.
 PRONOUNS = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself)\b")
 PLURAL_PRONOUNS = re.compile(r"\b(?:they|them|their|theirs)\b")
-#: A candidate named to be left out ("not Marcus - I need Priya's years", "Priya rather than
-#: Marcus", "everyone except Marcus", "forget Marcus"): each match ends at the candidate's tag.
-#: Not before a context ("rather than Marcus's April one" rejects the context), nor "not" but
-#: before a clause's end, another candidate or "but" ("not Marcus's April one" rejects a
-#: context; "why not Marcus?", "don't forget Marcus" leave no one out). Two patterns, each
-#: screened by its own words and "zcand" (:mod:`._screen`).
-CANDIDATE_EXCLUDED = [
+#: A candidate or a fact named to be left out ("not Marcus - I need Priya's years", "Priya
+#: rather than Marcus", "everyone except Marcus", "forget the allowance, his availability
+#: date?"): each match ends at the candidate's or the fact's tag. Not before a context
+#: ("rather than Marcus's April one" rejects the context) or, for a candidate, a fact ("forget
+#: Marcus's allowance" may leave out either), nor "not" but before a clause's end, another
+#: candidate or "but" ("not Marcus's April one" rejects a context; "why not Marcus?", "don't
+#: forget Marcus" leave no one out). Each pattern is screened by its own words and its tag
+#: (:mod:`._screen`).
+_LEAVE_OUT = (
     r"(?<!not )(?<!never )\b(?:rather than|instead of|other than|except|excepting|excluding|"
-    r"forget|ignore|skip|never mind)(?: for| about)? zcand\b(?! (?:zoth|zreq)\b)",
+    r"forget|ignore|skip|never mind)"
+)
+EXCLUDED = [
+    _LEAVE_OUT + r"(?: for| about)? zcand\b(?! (?:zoth|zreq|zfact)\b)",
     r"(?<!why )\bnot(?: for| about)? zcand\b(?= \|| zcand\b| but\b| zfact but\b)",
+    _LEAVE_OUT + r"(?: the| his| her| their| your| its)? zfact\b(?! (?:zoth|zreq)\b)",
+    r"(?<!why )\bnot(?: the| his| her| their| your| its)? zfact\b(?= \|| but\b)",
 ]
 
 # -- periods named by their order --------------------------------------------------------------

@@ -35,6 +35,8 @@ from ._matching import Match, find_matches_and_doubles, one_reading
 from ._message import _tokens_and_values
 from ._phrase_hits import _tagged_hits, phrase_hits, tagged_phrase_hits
 from ._request_words import (
+    CANDIDATES,
+    FACTS,
     _fact_from_contexts,
     _facts_from_weak_words,
     _in_context,
@@ -161,7 +163,7 @@ class _MadeOnDemand:
         made = dict(
             zip(
                 _MADE_ON_DEMAND,
-                _rest_of_reading(rest, held["pronoun"], held["candidates"]),
+                _rest_of_reading(rest, held["pronoun"], held["candidates"], held["facts"]),
                 strict=True,
             )
         )
@@ -292,7 +294,8 @@ def read_request(
         named.append(focus)
     all_candidates = hits.all_candidates is not None
     if hits.excluded and named:  # (a candidate named to be left out: few messages)
-        kept, out = _named_and_left_out(matches, hits.excluded, stretch_positions(layout, written))
+        position = stretch_positions(layout, written)
+        kept, out = _named_and_left_out(CANDIDATES, matches, hits.excluded, position)
         if out:  # "not Marcus - Priya's years": Priya; "all but Marcus", "not Marcus": the others
             named = (
                 kept
@@ -312,6 +315,9 @@ def read_request(
     if named_contexts and not facts & role_facts:  # (else the contexts' words name no fact)
         worded = [(m.ref[0], _span(text, tokens, m.indexes)) for m in named_contexts]
         _fact_from_contexts(facts, role_facts, worded, None)
+    if hits.excluded and facts:  # "forget the allowance - his availability date?"
+        position = stretch_positions(layout, written)
+        facts.difference_update(_named_and_left_out(FACTS, matches, hits.excluded, position)[1])
     # (made as :func:`made_frozen` makes one, but for the fields :class:`_MadeOnDemand`
     # makes from what is kept under _REST when one is first read)
     request = _new(Request)
@@ -359,11 +365,12 @@ tokens' positions and the message as written are written from:
 
 
 def _rest_of_reading(
-    rest: _Rest, pronoun: str | None, candidates: tuple[str, ...]
+    rest: _Rest, pronoun: str | None, candidates: tuple[str, ...], facts_named: tuple[str, ...]
 ) -> tuple[tuple[ContextMention, ...], frozenset[str], dict[str, tuple[str, ...]]]:
     """A reading's contexts, intents and evidence, read from what :func:`read_request` kept
-    (``rest``) in the order it reads them (the evidence is noted in that order; a candidate
-    named to be left out, not among the reading's ``candidates``, under "excluded"). Made on
+    (``rest``) in the order it reads them (the evidence is noted in that order; a candidate or
+    a fact named to be left out, not among the reading's ``candidates`` or ``facts_named``,
+    under "excluded"). Made on
     demand: the colleagues decide most requests by the records they concern alone (the
     first pass over 80 built groups decides 160 of its 723 readings as follow-ups, which read
     the rest; making it for all was 12-15 M of the pass's 1,201-1,205 M instructions)."""
@@ -395,6 +402,8 @@ def _rest_of_reading(
         kind, ref = m.kind, m.ref
         if kind == "fact" and m.weak:
             weak.append((ref[0], _span(text, tokens, m.indexes)))
+        elif kind == "fact" and ref[0] not in facts_named:  # (named to be left out)
+            _note(evidence, f"excluded:{ref[0]}", _span(text, tokens, m.indexes))
         elif kind == "fact":
             facts.add(ref[0])
             _note(evidence, f"fact:{ref[0]}", _span(text, tokens, m.indexes))

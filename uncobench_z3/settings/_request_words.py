@@ -145,20 +145,28 @@ def _to_read(matches: tuple[Match, ...]) -> list[Match]:
 
 
 def _named_and_left_out(
-    matches: tuple[Match, ...], excluded: tuple[_Span, ...], position: list[int]
+    kinds: frozenset[str],
+    matches: tuple[Match, ...],
+    excluded: tuple[_Span, ...],
+    position: list[int],
 ) -> tuple[list[str], list[str]]:
-    """The candidates a message names, in order, other than to leave them out, and those it
-    names only to leave out ("not Marcus - I need Priya's years": Priya, and Marcus).
-    ``excluded``: the words that leave one out (:attr:`~._phrase_hits.PhraseHits.excluded`),
-    each ending at the candidate's tag; ``position``: the places of the message's tokens in
-    its tagged words."""
+    """The candidates (or facts) a message names by matches of ``kinds``, in order, other than
+    to leave them out, and those it names only to leave out ("not Marcus - I need Priya's
+    years": Priya, and Marcus). ``excluded``: the words that leave one out
+    (:attr:`~._phrase_hits.PhraseHits.excluded`), each ending at the candidate's or the fact's
+    tag; ``position``: the places of the message's tokens in its tagged words."""
     at = {span[3] - 1 for span in excluded}
     kept: list[str] = []
     out: list[str] = []
     for m in matches:
-        if m.kind == "candidate":
+        if m.kind in kinds:
             (out if position[m.indexes[0]] in at else kept).append(m.ref[0])
     return kept, [c for c in out if c not in kept]
+
+
+CANDIDATES = frozenset(["candidate"])
+FACTS = frozenset(["fact", "member"])
+"""the matches that name a candidate, and a fact (a member names its fact)"""
 
 
 def _negated(words: list[str], at: int) -> bool:
