@@ -485,16 +485,17 @@ def test_a_negator_before_a_verb_of_getting_rejects_no_context() -> None:
 def test_options_said_not_to_matter_ask_for_no_exact_value() -> None:
     """ "Passed or failed - either is fine" does not ask which option holds (the options were
     read as the question "passed or failed?"), nor does "no need to confirm whether he passed
-    or failed"; "Did he pass or fail?" and "passed or failed? Either way, tell me" ask."""
+    or failed"; "Did he pass or fail?", "passed or failed? Either way, tell me" and "it doesn't
+    matter if it's a range, I need to know whether Marcus passed or failed" ask."""
     for text in (
         "Marcus's clearance: passed or failed - either is fine.",
         "Marcus's clearance: either passed or failed is fine.",
         "Passed or failed, I don't mind - Marcus's clearance date please.",
         "Marcus's clearance: whether he passed or failed doesn't matter.",
         "Marcus's clearance - I don't care whether he passed or failed, just send the date.",
-        "It doesn't matter whether Marcus passed or failed his clearance.",
-        "No need to confirm whether Marcus passed or failed his clearance.",
-        "I don't need to know whether Marcus passed or failed the clearance.",
+        "Marcus's clearance: it doesn't matter whether he passed or failed.",
+        "Marcus's clearance: no need to confirm whether he passed or failed.",
+        "Marcus's clearance: I don't need to know whether he passed or failed.",
     ):
         assert not targeted(TASK, INC, text), text
     for text in (
@@ -502,6 +503,8 @@ def test_options_said_not_to_matter_ask_for_no_exact_value() -> None:
         "Did Marcus pass or fail his clearance?",
         "Marcus's clearance: passed or failed - which?",
         "No need to be formal: did Marcus pass or fail his clearance?",
+        "It doesn't matter if it's a range, I need to know whether Marcus passed or failed his "
+        "clearance.",
     ):
         assert targeted(TASK, INC, text), text
 

@@ -93,9 +93,10 @@ EXACT = [
 #: they cancel in the message as written (its candidate names and one-word fact names written
 #: as words), so they read no tag of a name, and words of any kind only as runs of them (the
 #: names' words as written are as many as their tags or more).
-#: The options of a reply named as a choice: "(whether) he passed or failed", the words
-#: before them any of the clause's but "but".
-_OPTIONS = r"(?:(?!but\b)[^ |?]+ )*?zmem or(?: [^ |?]+)* zmem"
+#: The options of a reply named as a choice: "(whether) he passed or failed" (not "whether
+#: Marcus passed...": a name's words, any of them, would take any words before the options,
+#: "it does not matter if it is a range I need to know whether Marcus passed or failed").
+_OPTIONS = r"(?:(?:he|she|they|it) )?zmem or(?: [^ |?]+)* zmem"
 _PRECISION = (
     r"(?:exact|exactly|exactness|precise|precisely|precision|specific|specifics|specifically|"
     r"accurate|accurately|accuracy|definite|definitive|single|actual|"
