@@ -447,6 +447,7 @@ def test_a_mismatch_said_not_to_be_one_is_no_mismatch() -> None:
         "Marcus's clearance: it's not the right assessment.",
         "Marcus's clearance: it's not the wrong year, it's the wrong assessment.",
         "Marcus's clearance: I am not confused, you sent April.",
+        "No, wrong assessment - Marcus's clearance please.",
         "Marcus's clearance: wrong assessment?",
     ):
         assert targeted(PAPER_TASK, PAPER_MIS, text), text

@@ -303,6 +303,8 @@ MISMATCH = [
     r"(?: the)? zoth\b",
 ]
 
+_MIXED_UP = r"(?:mismatch\w*|mis ?match\w*|mix ?up|mixed up|confused)"
+"""the words of :data:`MISMATCH` for a mix-up (said not to be one in :data:`MISMATCH_CANCELLED`)"""
 #: Another context said to be the right one: "the April assessment is the right one", "the
 #: correct period is April". The mismatch phrases inside such a statement ("right one") do not
 #: say the reply was for the wrong context: it affirms the context the reply was for. What
@@ -325,11 +327,12 @@ MISMATCH_CANCELLED = [
     + _SAID_NOT_IT
     + r"\b[^|]*",
     # a mismatch said not to be one, in a statement ("it's not a mismatch", "that isn't the
-    # wrong year", "nothing wrong with the period"; "isn't that the wrong year?" still asks)
-    r"\b(?:not|no|never|nothing|hardly)(?: (?:a|an|the|any|really|actually|so|too|at all))* "
+    # wrong year", "nothing wrong with the period", "no mismatch"; "isn't that the wrong
+    # year?" still asks, and "No, wrong assessment" - its comma not read - still says it)
+    r"\b(?:(?:not|never|nothing|hardly)(?: (?:a|an|the|any|really|actually|so|too|at all))* "
     r"(?:" + _WRONG + r"(?:(?: (?!" + _WRONG + r"\b)\w+){0,3} " + _SCOPE_NOUNS + r"\b|"
-    r" (?!zcand\b)[^ |?]+)?|"
-    r"mismatch\w*|mis ?match\w*|mix ?up|mixed up|confused)(?![^|]*\?)",
+    r" (?!zcand\b)[^ |?]+)?|" + _MIXED_UP + r")|no(?: (?:real|actual))? " + _MIXED_UP + r")"
+    r"(?![^|]*\?)",
 ]
 
 # -- a reference to the (imprecise) reply itself ------------------------------------------------
