@@ -303,7 +303,7 @@ MISMATCH = [
     r"(?: the)? zoth\b",
 ]
 
-_MIXED_UP = r"(?:mismatch\w*|mis ?match\w*|mix ?up|mixed up|confused)"
+_MIXED_UP = r"(?:mis ?match(?:es|ed|ing)?|mix ?up|mixed up|confused)"
 """the words of :data:`MISMATCH` for a mix-up (said not to be one in :data:`MISMATCH_CANCELLED`)"""
 #: Another context said to be the right one: "the April assessment is the right one", "the
 #: correct period is April". The mismatch phrases inside such a statement ("right one") do not
@@ -329,10 +329,17 @@ MISMATCH_CANCELLED = [
     # a mismatch said not to be one, in a statement ("it's not a mismatch", "that isn't the
     # wrong year", "nothing wrong with the period", "no mismatch"; "isn't that the wrong
     # year?" still asks, and "No, wrong assessment" - its comma not read - still says it)
-    r"\b(?:(?:not|never|nothing|hardly)(?: (?:a|an|the|any|really|actually|so|too|at all))* "
-    r"(?:" + _WRONG + r"(?:(?: (?!" + _WRONG + r"\b)\w+){0,3} " + _SCOPE_NOUNS + r"\b|"
-    r" (?!zcand\b)[^ |?]+)?|" + _MIXED_UP + r")|no(?: (?:real|actual))? " + _MIXED_UP + r")"
-    r"(?![^|]*\?)",
+    r"\b(?:not|never|nothing|hardly) (?:(?:a|an|the|any|really|actually|so|too|at all) )*"
+    r"\b(?:"
+    + _WRONG
+    + r"|"
+    + _MIXED_UP
+    + r")\b(?:(?: (?!"
+    + _WRONG
+    + r"\b)\w+){0,3} "
+    + _SCOPE_NOUNS
+    + r"\b| (?!zcand\b)[^ |?]+)?(?![^|]*\?)",
+    r"\bno (?:(?:real|actual) )?" + _MIXED_UP + r"(?![^|]*\?)",
 ]
 
 # -- a reference to the (imprecise) reply itself ------------------------------------------------
