@@ -378,6 +378,138 @@ def test_a_choice_said_not_to_be_needed_asks_for_no_exact_value() -> None:
         assert targeted(TASK, INC, text), text
 
 
+def test_a_candidate_named_to_be_left_out_is_not_concerned() -> None:
+    """A candidate named only to be left out ("Not Marcus - I need Priya's ...") is not one
+    the follow-up concerns (it was read as naming him, and targeted his defect)."""
+    for text in (
+        "Not Marcus - I need Priya's exact hardrock years.",
+        "Priya, not Marcus: exact hardrock years?",
+        "I need Priya's exact hardrock years, not Marcus's.",
+        "Not Marcus's hardrock years but Priya's exact ones.",
+        "For Priya rather than Marcus, what are the exact hardrock years?",
+        "Forget Marcus: Priya's exact hardrock years?",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_INC, text), text
+        reading = read_request(Vocabulary.of(PAPER_TASK), text, "hr")
+        assert reading.candidates == ("natarajan",), text
+    # named to be left out alone, the follow-up concerns the others
+    for text in ("Not Marcus: what are the exact hardrock years?",
+                 "All candidates except Marcus: exact hardrock years?"):  # fmt: skip
+        reading = read_request(Vocabulary.of(PAPER_TASK), text, "hr")
+        assert (reading.candidates, reading.all_candidates) == (("natarajan", "ruiz"), False)
+        assert reading.evidence["excluded:vance"] == ("Marcus",)
+        assert not targeted(PAPER_TASK, PAPER_INC, text), text
+    for text in (
+        "Marcus, not Priya: exact hardrock years?",
+        "Why not Marcus? His exact hardrock years, please.",
+        "Don't forget Marcus: his exact hardrock years?",
+        "Not Marcus's April clearance - his exact hardrock years?",
+        "Marcus's exact hardrock years, not Priya's.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_INC, text), text
+
+
+def test_a_fact_named_to_be_left_out_is_not_named() -> None:
+    """A fact named only to be left out ("Forget the allowance - what is Marcus's availability
+    date?") is not one the follow-up names (it was, and the message followed up and targeted
+    the allowance's defect). "Forget Marcus's allowance" may leave out either: neither."""
+    for text in (
+        "Forget the allowance - what is Marcus's availability date in the FY2026 table?",
+        "Not the field allowance but Marcus's availability date, from the FY2026 table please.",
+    ):
+        reading = read_request(VOCAB, text, "operations")
+        assert reading.facts == ("available_from",), text
+        assert reading.evidence["excluded:field_allowance"], text
+        assert not targeted(TASK, MIS, text), text
+    for text in (
+        "Marcus's allowance from the FY2026 table, not the FY2025 one.",
+        "Forget Marcus's allowance in the FY2025 table - what is it in FY2026?",
+        "Don't forget the allowance: Marcus's, FY2026 table.",
+    ):
+        assert targeted(TASK, MIS, text), text
+
+
+def test_a_mismatch_said_not_to_be_one_is_no_mismatch() -> None:
+    """ "It's not a mismatch", "that isn't the wrong year" say the reply's context is right:
+    their mismatch words were read as saying it is wrong (targeted). Asked as a question
+    ("isn't that the wrong assessment?") the words still say it."""
+    for text in (
+        "It's not a mismatch; what is Marcus's clearance?",
+        "That isn't the wrong year. What is Marcus's clearance result?",
+        "Marcus's clearance: that's not the wrong assessment, thanks.",
+        "Marcus's clearance - no mismatch there.",
+        "Marcus's clearance: there's nothing wrong with the period.",
+        "Marcus's clearance: you haven't mixed up the years, just resend it.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_MIS, text), text
+    for text in (
+        "Isn't that the wrong assessment for Marcus's clearance?",
+        "Marcus's clearance: it's not the right assessment.",
+        "Marcus's clearance: it's not the wrong year, it's the wrong assessment.",
+        "Marcus's clearance: I am not confused, you sent April.",
+        "No, wrong assessment - Marcus's clearance please.",
+        "Marcus's clearance: wrong assessment?",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+
+
+def test_a_negator_before_a_verb_of_getting_rejects_no_context() -> None:
+    """ "I did not get the March one" says the required context is missing, not wrong: the
+    negator of the verb was read as rejecting the context four words on (not targeted), and
+    so was "March 2026 is not what I got". "Do not use April" still rejects April."""
+    for text in (
+        "I did not get the March 2026 clearance for Marcus - please send it.",
+        "You haven't sent Marcus's March 2026 clearance yet.",
+        "I don't have the March 2026 assessment for Marcus's clearance; please send it.",
+        "Marcus's clearance: I never received the March 2026 result.",
+        "You didn't send the March 2026 assessment for Marcus's clearance.",
+        "Marcus's clearance: March 2026 is not what I got.",
+        "Marcus's clearance: the March 2026 assessment is not what I received, you sent the "
+        "wrong one.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+    vocabulary = Vocabulary.of(PAPER_TASK)
+    for text in ("Marcus's clearance: don't use the April one.",
+                 "Marcus's clearance - I did not ask for April."):  # fmt: skip
+        reading = read_request(vocabulary, text, "security")
+        assert [(m.context, m.negated) for m in reading.contexts] == [
+            ("April 2026 assessment", True)
+        ]
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+    for text in (
+        "Marcus's clearance: March 2026 is not what I need, I need April 2026.",
+        "Marcus's clearance: the March 2026 assessment is not what I'm after.",
+    ):
+        assert not targeted(PAPER_TASK, PAPER_MIS, text), text
+
+
+def test_options_said_not_to_matter_ask_for_no_exact_value() -> None:
+    """ "Passed or failed - either is fine" does not ask which option holds (the options were
+    read as the question "passed or failed?"), nor does "no need to confirm whether he passed
+    or failed"; "Did he pass or fail?", "passed or failed? Either way, tell me" and "it doesn't
+    matter if it's a range, I need to know whether Marcus passed or failed" ask."""
+    for text in (
+        "Marcus's clearance: passed or failed - either is fine.",
+        "Marcus's clearance: either passed or failed is fine.",
+        "Passed or failed, I don't mind - Marcus's clearance date please.",
+        "Marcus's clearance: whether he passed or failed doesn't matter.",
+        "Marcus's clearance - I don't care whether he passed or failed, just send the date.",
+        "Marcus's clearance: it doesn't matter whether he passed or failed.",
+        "Marcus's clearance: no need to confirm whether he passed or failed.",
+        "Marcus's clearance: I don't need to know whether he passed or failed.",
+    ):
+        assert not targeted(TASK, INC, text), text
+    for text in (
+        "Marcus's clearance: passed or failed? Either way, tell me.",
+        "Did Marcus pass or fail his clearance?",
+        "Marcus's clearance: passed or failed - which?",
+        "No need to be formal: did Marcus pass or fail his clearance?",
+        "It doesn't matter if it's a range, I need to know whether Marcus passed or failed his "
+        "clearance.",
+    ):
+        assert targeted(TASK, INC, text), text
+
+
 def test_incomplete_rule_clause_by_clause() -> None:
     assert targeted(PAPER_TASK, PAPER_INC, "What is Marcus's exact hardrock experience?")
     assert targeted(PAPER_TASK, PAPER_INC, "You said 5 to 30 years. Which is it?")  # reference

@@ -216,6 +216,13 @@ def _plain_phrase_hits(joined: str, plain: str) -> tuple[object, ...]:
         tuple(intents),
         tuple(questions),
         PH._yes_no_about(joined),
+        tuple(
+            sorted(
+                PH._span(joined, h.span())
+                for pattern in P.EXCLUDED
+                for h in re.finditer(pattern, joined)
+            )
+        ),
     )
 
 

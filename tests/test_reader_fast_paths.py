@@ -31,7 +31,9 @@ from uncobench_z3.settings import Vocabulary
 from uncobench_z3.settings import _matching as M
 from uncobench_z3.settings import _message as MS
 from uncobench_z3.settings import _phrase_hits as PH
+from uncobench_z3.settings import _phrases as P
 from uncobench_z3.settings import _request as RQ
+from uncobench_z3.settings import _request_words as RW
 from uncobench_z3.settings import _tagging as T
 from uncobench_z3.settings import _values as VA
 from uncobench_z3.settings import _vocabulary as V
@@ -1144,3 +1146,28 @@ def test_a_word_read_as_a_fact_and_a_context_is_read_once() -> None:
     apart = [M.Match(verified, (3,)), M.Match(other, (4,)), M.Match(years, (5,))]
     assert M.one_reading(apart) == apart
     assert M.one_reading(apart) is not apart
+
+
+_SAID_WORDS = st.sampled_from(
+    sorted(
+        P.word_set(
+            "zreq zoth zfact zcand one time frame table is was are were has have been does not "
+            "now the a wrong outdated old right what i we need got | ? please"
+        )
+    )
+)
+_SAID = st.from_regex(P.CONTEXT_REJECTED_AFTER, fullmatch=True).map(str.split)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_SAID_WORDS.map(lambda word: [word]), _SAID), max_size=10))
+def test_a_context_said_to_be_wrong_after_it_is_the_pattern_s_reading(
+    pieces: list[list[str]],
+) -> None:
+    """The screens of the words after a context (a word that starts a statement in the
+    message, and within four words of the context's tags) skip no match of the pattern."""
+    words = [word for piece in pieces for word in piece]
+    for at in range(len(words)):
+        after = " " + " ".join(words[at + 1 : at + RW._WORDS_AFTER])
+        expected = P.CONTEXT_REJECTED_AFTER.match(after) is not None
+        assert (RW._may_say_of_contexts(words) and RW._rejected_after(words, at)) == expected

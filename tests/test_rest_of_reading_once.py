@@ -90,6 +90,7 @@ def _phrase_hits_before(joined: str, plain: str) -> PH.PhraseHits:
         intents=tuple(intents),
         questions=tagged.alone.questions,
         yes_no=tagged.alone.yes_no,
+        excluded=tagged.alone.excluded,
     )
 
 

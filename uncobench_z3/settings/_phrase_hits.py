@@ -21,6 +21,7 @@ _REFERENCE = phrases(P.REPLY_REFERENCE)
 _ALL = phrases(P.ALL_CANDIDATES)
 _PRONOUNS = Phrase(P.PRONOUNS)
 _PLURAL_PRONOUNS = Phrase(P.PLURAL_PRONOUNS)
+_EXCLUDED = tuple(Phrase(p) for p in P.EXCLUDED)
 _LATEST = Phrase(P.LATEST)
 _EARLIEST = Phrase(P.EARLIEST)
 _QUESTIONS = (Phrase(P.YES_NO_QUESTION), Phrase(P.COMPARISON), Phrase(P.ELLIPTICAL_QUESTION))
@@ -66,6 +67,9 @@ class PhraseHits:
     """the questions asking for one exact value (:data:`_QUESTIONS`, each pattern's first)"""
     yes_no: bool
     """a yes/no question naming a fact (:func:`_yes_no_about`)"""
+    excluded: tuple[_Span, ...]
+    """the words that name a candidate or a fact to be left out ("not Marcus":
+    :data:`~._phrases.EXCLUDED`), each ending at the candidate's or the fact's tag"""
 
 
 _INTENTS = (("exact", _EXACT), ("mismatch", _MISMATCH), ("reference", _REFERENCE))
@@ -130,6 +134,11 @@ def _read_tagged(joined: str) -> _TaggedHits:
         ),
         questions=tuple(questions),
         yes_no=_yes_no_about(joined),
+        excluded=tuple(
+            sorted(
+                [_span(joined, h.span()) for p in _EXCLUDED for h in p.finditer(joined, in_joined)]
+            )
+        ),
     )
     return _new_tuple(_TaggedHits, (in_joined, tuple(intents), alone))
 

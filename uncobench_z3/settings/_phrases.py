@@ -91,12 +91,18 @@ EXACT = [
 #: inside such a statement ("precise", "exact", "rough estimate") do not ask for the exact
 #: value (a question for one, "did he pass?", still does). What these cancel in a tagged text
 #: they cancel in the message as written (its candidate names and one-word fact names written
-#: as words), so they read no tag of a name and no word of any kind.
+#: as words), so they read no tag of a name, and words of any kind only as runs of them (the
+#: names' words as written are as many as their tags or more).
+#: The options of a reply named as a choice: "(whether) he passed or failed" (not "whether
+#: Marcus passed...": a name's words, any of them, would take any words before the options,
+#: "it does not matter if it is a range I need to know whether Marcus passed or failed").
+_OPTIONS = r"(?:(?:he|she|they|it) )?zmem or(?: [^ |?]+)* zmem"
 _PRECISION = (
     r"(?:exact|exactly|exactness|precise|precisely|precision|specific|specifics|specifically|"
     r"accurate|accurately|accuracy|definite|definitive|single|actual|"
     r"narrow\w*(?: (?:it|that|this|them))?(?: down)?|pin\w*(?: (?:it|that|this|them))? down|"
-    r"(?:confirm|tell me|say|state|know|check|clarify) (?:whether|if|which))"
+    r"(?:confirm|tell me|say|state|know|check|clarify) (?:whether|if|which)(?: " + _OPTIONS + r")?|"
+    r"(?:whether|if) " + _OPTIONS + r")"
     r"(?: to the (?:nearest )?(?:day|dollar|cent|year|month|week|unit|digit|decimal|point|"
     r"percent))?"
 )
@@ -112,14 +118,11 @@ _PRECISION_NOUN = (
     r"scores|rate|rates))?"
 )
 EXACT_CANCELLED = [
+    # (not "rather than" or "instead of": "a range instead of the exact figure" asks for it)
     r"\b(?:no need|not need|not needed|need not|not necessary|unnecessary|not required|"
     r"not essential|not important|no point|not bother|not worry|not fuss|not looking for|"
-    r"not after|not asking for|not expecting|not chasing|not have to|no requirement)"
-    # (not "rather than" or "instead of": "a range instead of the exact figure" asks for it)
-    + _PRECISION_FILLER
-    + r"{0,4} "
-    + _PRECISION
-    + r"\b",
+    r"not after|not asking for|not expecting|not chasing|not have to|no requirement|not care|"
+    r"not mind)" + _PRECISION_FILLER + r"{0,4} " + _PRECISION + r"\b",
     # (not "without" alone: "without the exact figure we cannot decide" asks for it)
     r"\bwithout (?:being|getting|going)(?: (?:too|overly|very|so|that))? " + _PRECISION + r"\b",
     r"\bno " + _PRECISION + _PRECISION_NOUN + r"(?: is| are)? (?:needed|necessary|required|"
@@ -133,13 +136,19 @@ EXACT_CANCELLED = [
     r"\b" + _PRECISION + _PRECISION_NOUN + r" (?:(?:does|do|did|would|will) not (?:really )?"
     r"matter|(?:is|are) (?:unnecessary|unneeded|optional|no big deal)|unnecessary|unneeded|"
     r"optional)\b",
-    r"\b(?:does|do|did|would|will) not matter (?:if|whether)(?: (?:it|its|it is|is|they|they are|"
-    r"are|the|figure|figures|number|value|answer|not|quite|100|percent|totally|completely|"
-    r"fully))* " + _PRECISION + r"\b",
+    r"\b(?:does|do|did|would|will) not matter (?:if|whether)(?:(?: (?:it|its|it is|is|they|"
+    r"they are|are|the|figure|figures|number|value|answer|not|quite|100|percent|totally|"
+    r"completely|fully))* " + _PRECISION + r"| " + _OPTIONS + r")\b",
     r"\b(?:rough|ballpark|approximate|broad|wide|vague|loose|round)(?: (?:figure|number|"
     r"estimate|range|idea|value|answer|guess|band|bracket|interval|window|spread)s?)? (?:is|are|"
     r"will|would|should)(?: be)? (?:fine|ok|okay|enough|good enough|sufficient|adequate|"
     r"acceptable|all i need|what i need|do)\b",
+    # a choice between the options said not to matter: "passed or failed - either is fine",
+    # "pass or fail, I don't mind" (not after a question: "pass or fail? Either way, tell me")
+    r"\bzmem or(?: [^ |?]+)* zmem(?: \|)?(?: (?:it|that|i|we))? (?:(?:either|whichever|any|"
+    r"both)(?: one| of them| option| answer| result| way)? (?:is|are|will|would|should)(?: be)? "
+    r"(?:fine|ok|okay|good|enough|acceptable|do)|(?:is|are|would be|will be) (?:fine|ok|okay|"
+    r"acceptable|good enough)|(?:do|does|would|will) not (?:mind|care|matter))\b",
 ]
 #: A yes/no question about one option ("Did he pass?") or a threshold ("Is it over 12?");
 #: "Can you send ...?" is a request, not a question about the value.
@@ -219,12 +228,19 @@ _SAID_WRONG = (
     r"outdated|out of date|old|old news|too old|stale|obsolete|expired|no longer valid|"
     r"no longer current|invalid|irrelevant|no good|not binding|indicative|replaced)"
 )
+#: what a context said not to be is asked for: "(March) is not what I need" (not "... what I
+#: got", which says the reply was not for it)
+_WHAT_I_NEED = (
+    r"what (?:i|we) (?:\w+ )?(?:need|needed|asked|"
+    r"requested|want|wanted|meant|mean|specified|require|required|expected|expect|like|prefer|"
+    r"after|looking|in mind)"
+)
 #: a context said not to be right, after its words: "(the April one) is not what I need"
 _SAID_NOT_RIGHT = (
     r" (?:(?:is|was|are|were|has been|have been) (?:now |also |probably )?not|isn't|is not|"
-    r"was not|does not|doesn't) (?:now |also |probably )?(?:relevant|what i|what we|the one|"
-    r"needed|useful|applicable|valid|right|correct|current|the required|help|count|apply|"
-    r"matter)"
+    r"was not|does not|doesn't) (?:now |also |probably )?(?:" + _WHAT_I_NEED + r"|relevant|"
+    r"the one|needed|useful|applicable|valid|right|correct|current|the required|help|count|"
+    r"apply|matter)"
 )
 #: a context said to be the wrong one, after its words: "(March) is the wrong assessment"
 _SAID_THE_WRONG = (
@@ -287,6 +303,8 @@ MISMATCH = [
     r"(?: the)? zoth\b",
 ]
 
+_MIXED_UP = r"(?:mis ?match(?:es|ed|ing)?|mix ?up|mixed up|confused)"
+"""the words of :data:`MISMATCH` for a mix-up (said not to be one in :data:`MISMATCH_CANCELLED`)"""
 #: Another context said to be the right one: "the April assessment is the right one", "the
 #: correct period is April". The mismatch phrases inside such a statement ("right one") do not
 #: say the reply was for the wrong context: it affirms the context the reply was for. What
@@ -308,6 +326,20 @@ MISMATCH_CANCELLED = [
     + _NOUN_AFTER_CONTEXT
     + _SAID_NOT_IT
     + r"\b[^|]*",
+    # a mismatch said not to be one, in a statement ("it's not a mismatch", "that isn't the
+    # wrong year", "nothing wrong with the period", "no mismatch"; "isn't that the wrong
+    # year?" still asks, and "No, wrong assessment" - its comma not read - still says it)
+    r"\b(?:not|never|nothing|hardly) (?:(?:a|an|the|any|really|actually|so|too|at all) )*"
+    r"\b(?:"
+    + _WRONG
+    + r"|"
+    + _MIXED_UP
+    + r")\b(?:(?: (?!"
+    + _WRONG
+    + r"\b)\w+){0,3} "
+    + _SCOPE_NOUNS
+    + r"\b| (?!zcand\b)[^ |?]+)?(?![^|]*\?)",
+    r"\bno (?:(?:real|actual) )?" + _MIXED_UP + r"(?![^|]*\?)",
 ]
 
 # -- a reference to the (imprecise) reply itself ------------------------------------------------
@@ -349,6 +381,24 @@ ALL_CANDIDATES = [
 #: A singular personal pronoun: resolved to the candidate in focus, if there is one.
 PRONOUNS = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself)\b")
 PLURAL_PRONOUNS = re.compile(r"\b(?:they|them|their|theirs)\b")
+#: A candidate or a fact named to be left out ("not Marcus - I need Priya's years", "Priya
+#: rather than Marcus", "everyone except Marcus", "forget the allowance, his availability
+#: date?"): each match ends at the candidate's or the fact's tag. Not before a context
+#: ("rather than Marcus's April one" rejects the context) or, for a candidate, a fact ("forget
+#: Marcus's allowance" may leave out either), nor "not" but before a clause's end, another
+#: candidate or "but" ("not Marcus's April one" rejects a context; "why not Marcus?", "don't
+#: forget Marcus" leave no one out). Each pattern is screened by its own words and its tag
+#: (:mod:`._screen`).
+_LEAVE_OUT = (
+    r"(?<!not )(?<!never )\b(?:rather than|instead of|other than|except|excepting|excluding|"
+    r"forget|ignore|skip|never mind)"
+)
+EXCLUDED = [
+    _LEAVE_OUT + r"(?: for| about)? zcand\b(?! (?:zoth|zreq|zfact)\b)",
+    r"(?<!why )\bnot(?: for| about)? zcand\b(?= \|| zcand\b| but\b| zfact but\b)",
+    _LEAVE_OUT + r"(?: the| his| her| their| your| its)? zfact\b(?! (?:zoth|zreq)\b)",
+    r"(?<!why )\bnot(?: the| his| her| their| your| its)? zfact\b(?= \|| but\b)",
+]
 
 # -- periods named by their order --------------------------------------------------------------
 #: Words that name a period by its order. They name one of a fact's contexts when one of

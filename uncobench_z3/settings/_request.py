@@ -35,9 +35,13 @@ from ._matching import Match, find_matches_and_doubles, one_reading
 from ._message import _tokens_and_values
 from ._phrase_hits import _tagged_hits, phrase_hits, tagged_phrase_hits
 from ._request_words import (
+    CANDIDATES,
+    FACTS,
     _fact_from_contexts,
     _facts_from_weak_words,
     _in_context,
+    _may_say_of_contexts,
+    _named_and_left_out,
     _negated,
     _note,
     _original,
@@ -156,7 +160,13 @@ class _MadeOnDemand:
                 name=name,
                 obj=request,
             )
-        made = dict(zip(_MADE_ON_DEMAND, _rest_of_reading(rest, held["pronoun"]), strict=True))
+        made = dict(
+            zip(
+                _MADE_ON_DEMAND,
+                _rest_of_reading(rest, held["pronoun"], held["candidates"], held["facts"]),
+                strict=True,
+            )
+        )
         made.update(held)
         # (a new dict set at once: a reader of the old one meanwhile reads it as unmade)
         _set_attribute(request, "__dict__", {field: made[field] for field in _FIELDS})
@@ -282,6 +292,17 @@ def read_request(
     if not named and focus is not None and focus in task.candidates and hits.pronoun:
         pronoun = focus
         named.append(focus)
+    all_candidates = hits.all_candidates is not None
+    if hits.excluded and named:  # (a candidate named to be left out: few messages)
+        position = stretch_positions(layout, written)
+        kept, out = _named_and_left_out(CANDIDATES, matches, hits.excluded, position)
+        if out:  # "not Marcus - Priya's years": Priya; "all but Marcus", "not Marcus": the others
+            named = (
+                kept
+                if kept and not all_candidates
+                else [c for c in task.candidates if c not in out]
+            )
+            all_candidates = False
     # (a comprehension is a call: each below is made only when it has something to read;
     # most readings name no member and no weak word)
     facts = set(strong)
@@ -294,6 +315,9 @@ def read_request(
     if named_contexts and not facts & role_facts:  # (else the contexts' words name no fact)
         worded = [(m.ref[0], _span(text, tokens, m.indexes)) for m in named_contexts]
         _fact_from_contexts(facts, role_facts, worded, None)
+    if hits.excluded and facts:  # "forget the allowance - his availability date?"
+        position = stretch_positions(layout, written)
+        facts.difference_update(_named_and_left_out(FACTS, matches, hits.excluded, position)[1])
     # (made as :func:`made_frozen` makes one, but for the fields :class:`_MadeOnDemand`
     # makes from what is kept under _REST when one is first read)
     request = _new(Request)
@@ -302,7 +326,7 @@ def read_request(
             "text": text,
             "role": role,
             "candidates": tuple(filter(named.__contains__, task.candidates)) if named else (),
-            "all_candidates": hits.all_candidates is not None,
+            "all_candidates": all_candidates,
             "pronoun": pronoun,
             "facts": tuple(filter(facts.__contains__, task.facts)) if facts else (),
             "members": tuple(dict.fromkeys(members)) if len(members) > 1 else tuple(members),
@@ -341,10 +365,12 @@ tokens' positions and the message as written are written from:
 
 
 def _rest_of_reading(
-    rest: _Rest, pronoun: str | None
+    rest: _Rest, pronoun: str | None, candidates: tuple[str, ...], facts_named: tuple[str, ...]
 ) -> tuple[tuple[ContextMention, ...], frozenset[str], dict[str, tuple[str, ...]]]:
     """A reading's contexts, intents and evidence, read from what :func:`read_request` kept
-    (``rest``) in the order it reads them (the evidence is noted in that order). Made on
+    (``rest``) in the order it reads them (the evidence is noted in that order; a candidate or
+    a fact named to be left out, not among the reading's ``candidates`` or ``facts_named``,
+    under "excluded"). Made on
     demand: the colleagues decide most requests by the records they concern alone (the
     first pass over 80 built groups decides 160 of its 723 readings as follow-ups, which read
     the rest; making it for all was 12-15 M of the pass's 1,201-1,205 M instructions)."""
@@ -360,7 +386,9 @@ def _rest_of_reading(
     # -- candidates --------------------------------------------------------------------------
     for m in matches:
         if m.kind == "candidate":
-            _note(evidence, f"candidate:{m.ref[0]}", _span(text, tokens, m.indexes))
+            named = m.ref[0]
+            item = f"candidate:{named}" if named in candidates else f"excluded:{named}"
+            _note(evidence, item, _span(text, tokens, m.indexes))
     if hits.all_candidates is not None:
         _note(evidence, "all candidates", _original(said, hits.all_candidates))
     if pronoun is not None and hits.pronoun:
@@ -369,10 +397,13 @@ def _rest_of_reading(
     facts: set[str] = set()
     weak: list[tuple[str, str]] = []
     mentions: list[ContextMention] = []
+    said_of = _may_say_of_contexts(words)  # (most readings: no context is said to be wrong)
     for m in _to_read(matches):
         kind, ref = m.kind, m.ref
         if kind == "fact" and m.weak:
             weak.append((ref[0], _span(text, tokens, m.indexes)))
+        elif kind == "fact" and ref[0] not in facts_named:  # (named to be left out)
+            _note(evidence, f"excluded:{ref[0]}", _span(text, tokens, m.indexes))
         elif kind == "fact":
             facts.add(ref[0])
             _note(evidence, f"fact:{ref[0]}", _span(text, tokens, m.indexes))
@@ -386,7 +417,7 @@ def _rest_of_reading(
                     ref[1],
                     ref[1] == task.facts[ref[0]].context,
                     _negated(words, said[1][m.indexes[0]])
-                    or _rejected_after(words, said[1][m.indexes[-1]]),
+                    or (said_of and _rejected_after(words, said[1][m.indexes[-1]])),
                     _span(text, tokens, m.indexes),
                 )
             )

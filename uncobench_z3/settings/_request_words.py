@@ -144,18 +144,68 @@ def _to_read(matches: tuple[Match, ...]) -> list[Match]:
     return out
 
 
+def _named_and_left_out(
+    kinds: frozenset[str],
+    matches: tuple[Match, ...],
+    excluded: tuple[_Span, ...],
+    position: list[int],
+) -> tuple[list[str], list[str]]:
+    """The candidates (or facts) a message names by matches of ``kinds``, in order, other than
+    to leave them out, and those it names only to leave out ("not Marcus - I need Priya's
+    years": Priya, and Marcus). ``excluded``: the words that leave one out
+    (:attr:`~._phrase_hits.PhraseHits.excluded`), each ending at the candidate's or the fact's
+    tag; ``position``: the places of the message's tokens in its tagged words."""
+    at = {span[3] - 1 for span in excluded}
+    kept: list[str] = []
+    out: list[str] = []
+    for m in matches:
+        if m.kind in kinds:
+            (out if position[m.indexes[0]] in at else kept).append(m.ref[0])
+    return kept, [c for c in out if c not in kept]
+
+
+CANDIDATES = frozenset(["candidate"])
+FACTS = frozenset(["fact", "member"])
+"""the matches that name a candidate, and a fact (a member names its fact)"""
+
+
 def _negated(words: list[str], at: int) -> bool:
     """A negator within the four words before position ``at`` of the same sentence (read
-    back from ``at``: a sentence's end, "but" or a required context ends the look)."""
-    for word in reversed(words[max(0, at - 4) : at]):
+    back from ``at``: a sentence's end, "but" or a required context ends the look), that
+    negates no verb of getting on the way ("I did not get the March one", "you never sent
+    March": the context is missing, not rejected; "do not use April" still rejects it)."""
+    start = max(0, at - 4)
+    for k in range(at - 1, start - 1, -1):
+        word = words[k]
         if word in _NEGATORS:
-            return True
-        if word in _ENDS_NEGATION:
+            return not (k > 0 and words[k - 1] in _DID and words[k + 1] in _SENT)
+        if word in _ENDS_NEGATION or word in _GOT:
             return False
     return False
 
 
 _ENDS_NEGATION = frozenset(["|", "?", "but", "zreq"])
+_GOT = P.word_set(
+    """
+    get gets got gotten getting receive received receiving have has had having see saw seen
+    find found hear heard sent gave given provided supplied shared included quoted used
+    checked pulled mentioned reported returned attached listed cited
+    """
+)
+"""verbs of getting or of a reply given: negated, they say a context is missing ("I have not
+seen the March one", "you have not sent March"), and the negator before them rejects none"""
+_SENT = P.word_set("send give provide supply share include quote use check pull mention")
+_DID = frozenset(["did", "have", "has", "had"])
+"""(with :data:`_SENT`) "you did not send the March one": a reply not given, as of
+:data:`_GOT`; "do not send April" rejects it"""
+
+
+def _may_say_of_contexts(words: list[str]) -> bool:
+    """Whether the tagged words may say of a context that it is wrong by the words after it
+    (:func:`_rejected_after`): they have a word that starts such a statement ("is", "was"...;
+    most have none, and no context of theirs is read for one: 360 of the first pass over 80
+    built groups, 2.6 M of its instructions)."""
+    return not _SAID_VERBS.isdisjoint(words)
 
 
 def _rejected_after(words: list[str], at: int) -> bool:
@@ -163,9 +213,21 @@ def _rejected_after(words: list[str], at: int) -> bool:
     ("the March one is superseded", "March 2026 is not what I need": named to be rejected,
     as after "not")."""
     after = words[at + 1 : at + _WORDS_AFTER]
+    tags = 0
+    while tags < len(after) and after[tags] in _CONTEXT_TAGS:
+        tags += 1
+    # (what is said of it starts with "is", "was", "has been", "does not"... after the
+    # context's other tags and at most three words, "zfact time frame is": else the pattern
+    # is not tried)
+    if _SAID_VERBS.isdisjoint(after[tags : tags + 4]):
+        return False
     return P.CONTEXT_REJECTED_AFTER.match(" " + " ".join(after)) is not None
 
 
 _WORDS_AFTER = 12
 """the words after a context read for what is said of it (more than any statement of
 :data:`~._phrases.CONTEXT_REJECTED_AFTER` reads)"""
+_CONTEXT_TAGS = frozenset(["zreq", "zoth"])
+_SAID_VERBS = P.word_set("is was are were has have does isn't doesn't")
+"""the first words of every statement of :data:`~._phrases.CONTEXT_REJECTED_AFTER`
+(``_SAID_NOT_IT``)"""

@@ -135,16 +135,18 @@ MISMATCH: tuple[str | None, ...] = (
         "zfact zoth"
     ),
     (
-        "also applicable apply are assessment assessments audit basis batch been certificate check "
-        "column context contexts correct count current cycle data dataset date dates document "
-        "documents does draft edition entries entry figure figures file files frame has have help "
-        "i inspection is issue iteration list matter month months needed not now number numbers "
-        "offer one ones period periods plan plans policy probably quarter quarters quotation quote "
-        "rate rates reading readings record records reference register registers release relevant "
-        "report reports required result results review revision revisions right round row run "
-        "schedule schedules scope score scores series sheet site sites snapshot source sources "
-        "study survey surveys table tables test tests the time timeframe useful valid value values "
-        "version versions was we were what year years zfact zoth"
+        "after also applicable apply are asked assessment assessments audit basis batch been "
+        "certificate check column context contexts correct count current cycle data dataset date "
+        "dates document documents does draft edition entries entry expect expected figure figures "
+        "file files frame has have help i in inspection is issue iteration like list looking "
+        "matter mean meant mind month months need needed not now number numbers offer one ones "
+        "period periods plan plans policy prefer probably quarter quarters quotation quote rate "
+        "rates reading readings record records reference register registers release relevant "
+        "report reports requested require required result results review revision revisions right "
+        "round row run schedule schedules scope score scores series sheet site sites snapshot "
+        "source sources specified study survey surveys table tables test tests the time timeframe "
+        "useful valid value values version versions want wanted was we were what year years zfact "
+        "zoth"
     ),
     "although based but for from however on the though used using whereas while with yet zoth",
     (
