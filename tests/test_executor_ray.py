@@ -196,26 +196,6 @@ def test_ctrl_c_while_a_local_ray_starts_leaves_none_of_its_processes(tmp_path: 
     assert left == {}
 
 
-def test_a_second_ctrl_c_while_ray_starts_interrupts_at_once() -> None:
-    # a ray.init that retries (a cluster that went away) would hold the first for minutes
-    from uncobench_z3._ray import _interrupt_once_started
-
-    class StuckRay:
-        stopped = False
-
-        def shutdown(self) -> None:
-            self.stopped = True
-
-    stuck = StuckRay()
-    reached: list[str] = []
-    with pytest.raises(KeyboardInterrupt), _interrupt_once_started(stuck):
-        signal.raise_signal(signal.SIGINT)
-        reached.append("held")
-        signal.raise_signal(signal.SIGINT)
-        reached.append("went on")
-    assert reached == ["held"] and stuck.stopped  # (the Ray it may have started, stopped)
-
-
 def _processes() -> list[int]:
     return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
 
@@ -242,13 +222,7 @@ def test_ctrl_c_while_ray_starts_in_an_event_loop_ends_the_command() -> None:
     # next await: given the signal again, the command went on to use the Ray it had stopped
     from uncobench_z3._ray import _interrupt_once_started
 
-    class StartingRay:
-        stopped = False
-
-        def shutdown(self) -> None:
-            self.stopped = True
-
-    starting = StartingRay()
+    starting = StoppedRay()
     used: list[bool] = []
 
     async def connect_then_use() -> None:
@@ -260,3 +234,30 @@ def test_ctrl_c_while_ray_starts_in_an_event_loop_ends_the_command() -> None:
         asyncio.run(connect_then_use())
     assert starting.stopped
     assert used == []
+
+
+@pytest.mark.skipif(
+    signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
+    reason="SIGINT is not Python's KeyboardInterrupt in this process",
+)
+def test_a_second_ctrl_c_while_ray_starts_interrupts_at_once() -> None:
+    # a ray.init that retries (a cluster that went away) would hold the first for minutes
+    from uncobench_z3._ray import _interrupt_once_started
+
+    stuck = StoppedRay()
+    reached: list[str] = []
+    with pytest.raises(KeyboardInterrupt), _interrupt_once_started(stuck):
+        signal.raise_signal(signal.SIGINT)
+        reached.append("held")
+        signal.raise_signal(signal.SIGINT)
+        reached.append("went on")
+    assert reached == ["held"] and stuck.stopped  # (the Ray it may have started, stopped)
+
+
+class StoppedRay:
+    """Stands for the ``ray`` module while it starts: records its ``shutdown``."""
+
+    stopped = False
+
+    def shutdown(self) -> None:
+        self.stopped = True
