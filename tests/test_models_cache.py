@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,45 @@ async def test_a_repeat_is_served_from_the_cache_within_its_trial_only(tmp_path:
     assert again.from_cache and len(provider.calls) == 1
     other = await model.generate(MESSAGES, trial=8)
     assert not other.from_cache and len(provider.calls) == 2
+
+
+async def test_identical_calls_at_once_ask_the_model_once(tmp_path: Path) -> None:
+    """A request already being asked is waited for, then served from the cache: a sampling
+    model answered each of two concurrent identical calls anew, so the intervention arms of
+    one sample, played at once, began from different histories (docs/interventions.md)."""
+    drawn = iter(range(100))
+
+    async def sampling(messages: list[ChatMessage], tools: list[ToolDef]) -> str:
+        await asyncio.sleep(0.01)  # a provider call takes time
+        return f"draw {next(drawn)}"  # another call, another sample
+
+    provider = MockProvider("mock/sampling", sampling)
+    model = Model(provider, cache=ResponseCache(tmp_path))
+    answers = await asyncio.gather(*(model.generate(MESSAGES, trial=3) for _ in range(5)))
+    assert len(provider.calls) == 1 and {a.text for a in answers} == {"draw 0"}
+    assert [a.from_cache for a in answers] == [False, True, True, True, True]
+    assert model.cache_hits == 4
+    # other requests are not held up by one another
+    apart = await asyncio.gather(*(model.generate(MESSAGES, trial=t) for t in (4, 5)))
+    assert {a.text for a in apart} == {"draw 1", "draw 2"} and len(provider.calls) == 3
+
+
+async def test_a_failed_call_leaves_the_waiting_one_to_ask(tmp_path: Path) -> None:
+    calls = iter([RuntimeError("down"), "second answer"])
+
+    async def flaky(messages: list[ChatMessage], tools: list[ToolDef]) -> str:
+        await asyncio.sleep(0.01)
+        outcome = next(calls)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    model = Model(MockProvider("mock/flaky", flaky), cache=ResponseCache(tmp_path), max_attempts=1)
+    first, second = await asyncio.gather(
+        model.generate(MESSAGES), model.generate(MESSAGES), return_exceptions=True
+    )
+    assert isinstance(first, Exception)
+    assert isinstance(second, ModelOutput) and second.text == "second answer"
 
 
 def test_timeout_does_not_change_the_key() -> None:

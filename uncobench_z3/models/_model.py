@@ -161,6 +161,10 @@ class Model:
         self._semaphores: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, asyncio.Semaphore
         ] = weakref.WeakKeyDictionary()
+        self._asking: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, asyncio.Event]
+        ] = weakref.WeakKeyDictionary()
+        """per event loop: cache key -> set when the request asked under it has finished"""
 
     @property
     def name(self) -> str:
@@ -214,33 +218,54 @@ class Model:
         choice = resolve_tool_choice(tool_choice, tool_list)
         settings = self.config.merged(config)
 
-        key: str | None = None
-        if self.cache is not None:
-            key = cache_key(
-                self.name,
-                self.provider.cache_identity,
-                message_list,
-                tool_list,
-                choice,
-                settings,
-                trial,
-            )
-            cached = self.cache.get(key)
-            if cached is not None:
-                self.cache_hits += 1
-                logger.debug("%s: cache hit %s", self.name, key[:12])
-                # (an entry written before answers were redacted is redacted now, so a hit
-                # says exactly what the miss that wrote it said)
-                return _redacted_output(cached)
+        if self.cache is None:
+            return await self._asked(message_list, tool_list, choice, settings)
+        key = cache_key(
+            self.name,
+            self.provider.cache_identity,
+            message_list,
+            tool_list,
+            choice,
+            settings,
+            trial,
+        )
+        # An identical request already being asked is waited for, not asked again: at
+        # temperature > 0 two calls answer differently, and the arms of one sample (played at
+        # once) would no longer share the history before their intervention
+        # (docs/interventions.md). Then it is a cache hit, as if played one after the other.
+        asking = self._asking.setdefault(asyncio.get_running_loop(), {})
+        while (waiting := asking.get(key)) is not None:
+            await waiting.wait()
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.cache_hits += 1
+            logger.debug("%s: cache hit %s", self.name, key[:12])
+            # (an entry written before answers were redacted is redacted now, so a hit
+            # says exactly what the miss that wrote it said)
+            return _redacted_output(cached)
+        asking[key] = asked = asyncio.Event()
+        try:
+            output = await self._asked(message_list, tool_list, choice, settings)
+            self.cache.put(key, self.name, output)
+        finally:
+            del asking[key]
+            asked.set()
+        return output
 
-        output = await self._generate_with_retries(message_list, tool_list, choice, settings)
+    async def _asked(
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolDef],
+        tool_choice: ToolMode | ToolFunction | None,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        """The provider's answer (retried), redacted and priced; its usage counted."""
+        output = await self._generate_with_retries(messages, tools, tool_choice, config)
         output = _redacted_output(output).model_copy(
             update={"usage": priced(output.usage, self.price), "from_cache": False}
         )
         self.usage += output.usage
         record_usage(self.name, output.usage)
-        if self.cache is not None and key is not None:
-            self.cache.put(key, self.name, output)
         return output
 
     async def _generate_with_retries(
