@@ -194,6 +194,8 @@ class Environment:
         self.style = style
         self.intervention: InterventionArm = intervention
         self.intervention_delivered = False
+        self._told: set[str] = set()
+        """the kinds of defect the intervention has told of (each once, when it first shows)"""
         self.role_names = prepared.role_names
         self._prepared = prepared
         self.briefing = prepared.briefing(budget, instructions)
@@ -451,15 +453,19 @@ class Environment:
         return observation
 
     def _intervention(self, replies: list[ReplyRecord]) -> str | None:
-        """The intervention text, once: with the first round in which a defect shows."""
-        if self.intervention == "none" or self.intervention_delivered:
+        """The intervention's text for the defects that show for the first time in this
+        round (each defect's once; Mixed has three, which an agent may meet in different
+        rounds); the first text says that a follow-up is needed, the arm's existence."""
+        if self.intervention == "none":
             return None
         shown = {kind for reply in replies for kind in reply.defects}
-        if not shown:
+        if not shown or shown <= self._told:
             return None
+        new = [d for d in self.defects if d.kind in shown and d.kind not in self._told]
+        self._told |= shown
+        first = not self.intervention_delivered
         self.intervention_delivered = True
-        defects = [d for d in self.defects if d.kind in shown]
-        return intervention_text(self.intervention, self.task, defects, self.style)
+        return intervention_text(self.intervention, self.task, new, self.style, first=first)
 
 
 def exhaust_context(environment: Environment, error: ContextWindowError) -> None:

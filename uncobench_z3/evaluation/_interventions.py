@@ -1,12 +1,15 @@
 """Causal interventions: five nested arms that tell the agent progressively more about a defect.
 
-``none`` says nothing; ``existence`` that some reply needs a follow-up; ``location`` which
-reply; ``diagnosis`` what is wrong with it; ``action`` what to do about it. Each arm says
-everything the previous one says. The text is delivered once, with the observation of the
-round in which a defect first shows (a defective reply, or a silence), so the task, the
-records, the history up to that point, the tools, the decoding and the budget are the same
-in every arm; the answer is never revealed. (For language-model agents, keep the response
-cache on so that the history before the intervention is identical across arms.)
+``none`` says nothing; ``existence`` that some request needs a follow-up; ``location`` which
+one; ``diagnosis`` what is wrong with its reply; ``action`` what to do about it. Each arm says
+everything the previous one says. A defect is told of once, with the observation of the
+round in which it first shows (a defective reply, or a silence), so the task, the records,
+the history up to that point, the tools, the decoding and the budget are the same in every
+arm; the answer is never revealed. Mixed's three defects may show in different rounds: each
+is told of when it shows (``existence`` says its sentence once, with the first), so what an
+arm tells does not depend on the order in which the agent asks. (For language-model agents,
+keep the response cache on so that the history before the intervention is identical across
+arms.)
 """
 
 from __future__ import annotations
@@ -61,14 +64,21 @@ def _fields(task: TypedTask, defect: Defect, style: Style) -> dict[str, str]:
 
 
 def intervention_text(
-    arm: InterventionArm, task: TypedTask, defects: Sequence[Defect], style: Style
+    arm: InterventionArm,
+    task: TypedTask,
+    defects: Sequence[Defect],
+    style: Style,
+    first: bool = True,
 ) -> str | None:
-    """What the ``arm`` tells the agent about ``defects`` (None for the ``none`` arm)."""
-    if arm == "none" or not defects:
+    """What the ``arm`` tells the agent about ``defects`` (None for the ``none`` arm): the
+    ``first`` text of an episode opens with the existence sentence, a later one (a defect
+    of Mixed met after another) with ``existence_again``, and the ``existence`` arm says
+    nothing more after its first."""
+    if arm == "none" or not defects or (arm == "existence" and not first):
         return None
     texts = intervention_texts()
     level = INTERVENTION_ARMS.index(arm)
-    parts = [str(texts["existence"])]
+    parts = [str(texts["existence" if first else "existence_again"])]
     for defect in defects:
         fields = _fields(task, defect, style)
         for name in INTERVENTION_ARMS[2 : level + 1]:
