@@ -517,6 +517,7 @@ def test_a_reply_left_out_leaves_out_no_candidate_and_no_fact() -> None:
     for text in (
         "Rather than Marcus's range, I need the exact years of hardrock experience.",
         "Never mind Marcus's estimate - exact hardrock years, please.",
+        "Ignore Marcus's earlier answer - how many hardrock years exactly?",
         "Instead of the hardrock years range, please give Marcus's exact figure.",
     ):
         reading = read_request(Vocabulary.of(PAPER_TASK), text, "hr")
@@ -544,6 +545,13 @@ def test_a_candidate_left_out_and_then_referred_to_is_concerned() -> None:
     ):
         assert targeted(PAPER_TASK, PAPER_MIS, text), text
     text = "All fine except the allowance for Marcus - it's the FY2025 figure; I need FY2026."
+    assert targeted(TASK, MIS, text), text
+    for text in (
+        "Priya's clearance is fine, but not Marcus's: I need his March 2026 result.",
+        "Priya and Tomas look right, not Marcus - his clearance is from the wrong assessment.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+    text = "Priya's allowance checks out, but not Marcus's: please send his FY2026 figure."
     assert targeted(TASK, MIS, text), text
     # left out, and "he" another candidate in focus, or no pronoun: still left out
     text = "Not Marcus: what are her exact hardrock years?"

@@ -392,24 +392,40 @@ PLURAL_PRONOUNS = re.compile(r"\b(?:they|them|their|theirs)\b")
 #: candidate or "but" ("not Marcus's April one" rejects a context; "why not Marcus?", "don't
 #: forget Marcus" leave no one out), nor before the words of a reply about it ("rather than
 #: Marcus's range", "instead of the allowance you sent": the reply is left out, not what it is
-#: about), nor "except" after what is said to be fine ("all fine except the allowance",
-#: "I have everything except Marcus": the one left is the one asked about). Each pattern is
-#: screened by its own words and its tag (:mod:`._screen`).
+#: about), nor "except" or "(but) not" after what is said to be fine ("all fine except the
+#: allowance", "I have everything except Marcus", "Priya's is fine, but not Marcus's": the
+#: one left is the one asked about). Each pattern is screened by its own words and its tag
+#: (:mod:`._screen`).
+_SAID_FINE = ("fine", "good", "ok", "okay", "clear", "right", "correct", "exact", "out")
+"""the last words of a statement that something is fine ("checks out", "looks right")"""
+
+
+def _not_after_fine(word: str) -> str:
+    """Lookbehinds (after ``word``) that a statement that something is fine does not stand
+    just before ``word``, or before "but" before it."""
+    return "".join(f"(?<!{fine} {word})(?<!{fine} but {word})" for fine in _SAID_FINE)
+
+
 _LEAVE_OUT = (
     r"(?<!not )(?<!never )\b(?:rather than|instead of|other than|except|excepting|excluding|"
-    r"forget|ignore|skip|never mind)\b(?<!fine except)(?<!good except)(?<!ok except)"
-    r"(?<!okay except)(?<!clear except)(?<!right except)(?<!correct except)"
-    r"(?<!everything except)"
+    r"forget|ignore|skip|never mind)\b" + _not_after_fine("except") + r"(?<!everything except)"
 )
-_OF_A_REPLY = r"(?:" + _RANGE_NOUNS + r"|options|answer|answers|reply|replies|response|you)"
+_OF_A_REPLY = (
+    r"(?:[^ |?]+ )?(?:" + _RANGE_NOUNS + r"|options|answer|answers|reply|replies|response|you)"
+)
+"""the words of a reply after a candidate or a fact ("Marcus's earlier answer")"""
 EXCLUDED = [
     _LEAVE_OUT + r"(?: for| about)? zcand\b(?! (?:zoth|zreq|zfact|" + _OF_A_REPLY + r")\b)",
-    r"(?<!why )\bnot(?: for| about)? zcand\b(?= \|| zcand\b| but\b| zfact but\b)",
+    r"(?<!why )\bnot\b"
+    + _not_after_fine("not")
+    + r"(?: for| about)? zcand\b(?= \|| zcand\b| but\b| zfact but\b)",
     _LEAVE_OUT
     + r"(?: the| his| her| their| your| its)? zfact\b(?! (?:zoth|zreq|"
     + _OF_A_REPLY
     + r")\b)",
-    r"(?<!why )\bnot(?: the| his| her| their| your| its)? zfact\b(?= \|| but\b)",
+    r"(?<!why )\bnot\b"
+    + _not_after_fine("not")
+    + r"(?: the| his| her| their| your| its)? zfact\b(?= \|| but\b)",
 ]
 
 # -- periods named by their order --------------------------------------------------------------
