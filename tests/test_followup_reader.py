@@ -525,6 +525,11 @@ def test_a_reply_left_out_leaves_out_no_candidate_and_no_fact() -> None:
         assert targeted(PAPER_TASK, PAPER_INC, text), text
     text = "Rather than the allowance you sent, I need Marcus's FY2026 table value."
     assert targeted(TASK, MIS, text), text
+    # what follows is no reply: still left out
+    text = "Instead of Marcus, could you check Priya's exact hardrock years?"
+    assert read_request(Vocabulary.of(PAPER_TASK), text, "hr").candidates == ("natarajan",)
+    text = "Instead of the allowance, could you send Marcus's availability date from FY2026?"
+    assert read_request(VOCAB, text, "operations").facts == ("available_from",)
 
 
 def test_a_candidate_left_out_and_then_referred_to_is_concerned() -> None:

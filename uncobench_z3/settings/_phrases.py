@@ -411,16 +411,18 @@ _LEAVE_OUT = (
     r"forget|ignore|skip|never mind)\b" + _not_after_fine("except") + r"(?<!everything except)"
 )
 _OF_A_REPLY = (
-    r"(?:[^ |?]+ )?(?:" + _RANGE_NOUNS + r"|options|answer|answers|reply|replies|response|you)"
+    r"(?:[^ |?]+ )?(?:" + _RANGE_NOUNS + r"|options|answer|answers|reply|replies|response)"
 )
-"""the words of a reply after a candidate or a fact ("Marcus's earlier answer")"""
+"""the words of a reply after a candidate or a fact ("Marcus's earlier answer"; after a fact,
+"you" too: "the allowance you sent". Not after a candidate: "instead of Marcus, could you
+check Priya" leaves him out)"""
 EXCLUDED = [
     _LEAVE_OUT + r"(?: for| about)? zcand\b(?! (?:zoth|zreq|zfact|" + _OF_A_REPLY + r")\b)",
     r"(?<!why )\bnot\b"
     + _not_after_fine("not")
     + r"(?: for| about)? zcand\b(?= \|| zcand\b| but\b| zfact but\b)",
     _LEAVE_OUT
-    + r"(?: the| his| her| their| your| its)? zfact\b(?! (?:zoth|zreq|"
+    + r"(?: the| his| her| their| your| its)? zfact\b(?! (?:zoth|zreq|you|"
     + _OF_A_REPLY
     + r")\b)",
     r"(?<!why )\bnot\b"
