@@ -586,6 +586,7 @@ def test_the_options_as_the_answer_s_form_ask_which() -> None:
         "Could you confirm Marcus's March 2026 clearance result? Just passed or failed is fine.",
         "Marcus's clearance: a one-word answer (passed or failed) is fine.",
         "Marcus's clearance - only passed or failed is fine, no detail.",
+        "Marcus's clearance: passed or failed is fine as a one-word answer.",
     ):
         assert targeted(TASK, INC, text), text
     assert not targeted(TASK, INC, "Marcus's clearance: passed or failed is fine - either way.")

@@ -146,12 +146,12 @@ EXACT_CANCELLED = [
     # a choice between the options said not to matter: "passed or failed - either is fine",
     # "pass or fail, I don't mind" (not after a question: "pass or fail? Either way, tell me";
     # nor the options as the answer's form: "just passed or failed is fine", "a one-word
-    # answer, passed or failed, is fine" ask which)
+    # answer, passed or failed, is fine", "passed or failed is fine as an answer" ask which)
     r"\bzmem or(?<!just zmem or)(?<!only zmem or)(?<!simply zmem or)(?<!answer zmem or)"
     r"(?<!word zmem or)(?: [^ |?]+)* zmem(?: \|)?(?: (?:it|that|i|we))? (?:(?:either|whichever|any|"
     r"both)(?: one| of them| option| answer| result| way)? (?:is|are|will|would|should)(?: be)? "
     r"(?:fine|ok|okay|good|enough|acceptable|do)|(?:is|are|would be|will be) (?:fine|ok|okay|"
-    r"acceptable|good enough)|(?:do|does|would|will) not (?:mind|care|matter))\b",
+    r"acceptable|good enough)\b(?! as\b)|(?:do|does|would|will) not (?:mind|care|matter))\b",
 ]
 #: A yes/no question about one option ("Did he pass?") or a threshold ("Is it over 12?");
 #: "Can you send ...?" is a request, not a question about the value.
