@@ -510,6 +510,88 @@ def test_options_said_not_to_matter_ask_for_no_exact_value() -> None:
         assert targeted(TASK, INC, text), text
 
 
+def test_a_reply_left_out_leaves_out_no_candidate_and_no_fact() -> None:
+    """ "Rather than Marcus's range", "instead of the allowance you sent" leave out a reply,
+    not the candidate or the fact it is about: they were read as leaving out Marcus (the
+    follow-up concerned the others) or the fact (it named none), and were not targeted."""
+    for text in (
+        "Rather than Marcus's range, I need the exact years of hardrock experience.",
+        "Never mind Marcus's estimate - exact hardrock years, please.",
+        "Ignore Marcus's earlier answer - how many hardrock years exactly?",
+        "Instead of the hardrock years range, please give Marcus's exact figure.",
+    ):
+        reading = read_request(Vocabulary.of(PAPER_TASK), text, "hr")
+        assert (reading.candidates, reading.facts) == (("vance",), ("hardrock_years",)), text
+        assert targeted(PAPER_TASK, PAPER_INC, text), text
+    text = "Rather than the allowance you sent, I need Marcus's FY2026 table value."
+    assert targeted(TASK, MIS, text), text
+    # what follows is no reply: still left out
+    text = "Instead of Marcus, could you check Priya's exact hardrock years?"
+    assert read_request(Vocabulary.of(PAPER_TASK), text, "hr").candidates == ("natarajan",)
+    text = "Instead of the allowance, could you send Marcus's availability date from FY2026?"
+    assert read_request(VOCAB, text, "operations").facts == ("available_from",)
+
+
+def test_a_candidate_left_out_and_then_referred_to_is_concerned() -> None:
+    """A candidate "left out" whom the message then calls "he" or "his" is the one it is
+    about ("Everything is clear except Marcus: what are his exact years?"), and so is one
+    after "except" said of what is fine ("all fine except the allowance for Marcus"): both
+    were read as left out, and the follow-ups were not targeted."""
+    for text in (
+        "Everything is clear except Marcus: what are his exact hardrock years?",
+        "Other than Marcus, the rest is clear. For him, I need the exact hardrock years.",
+        "Got the exact hardrock years for everyone except Marcus - what are his?",
+        "All fine except Marcus: exact hardrock years, please.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_INC, text), text
+    for text in (
+        "All good except the clearance for Marcus - I need the March 2026 assessment, not April.",
+        "I have all the results except Marcus - his clearance in the March 2026 assessment?",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+    text = "All fine except the allowance for Marcus - it's the FY2025 figure; I need FY2026."
+    assert targeted(TASK, MIS, text), text
+    for text in (
+        "Priya's clearance is fine, but not Marcus's: I need his March 2026 result.",
+        "Priya and Tomas look right, not Marcus - his clearance is from the wrong assessment.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+    text = "Priya's allowance checks out, but not Marcus's: please send his FY2026 figure."
+    assert targeted(TASK, MIS, text), text
+    # left out, and "he" another candidate in focus, or no pronoun: still left out
+    text = "Not Marcus: what are her exact hardrock years?"
+    assert not targeted(PAPER_TASK, PAPER_INC, text, focus="natarajan"), text
+    assert not targeted(PAPER_TASK, PAPER_INC, "Everyone except Marcus: exact hardrock years?")
+
+
+def test_a_context_not_to_be_forgotten_is_not_rejected() -> None:
+    """ "Don't forget the March 2026 assessment" asks for it: the negated verb of leaving out
+    was read as rejecting the context (not targeted). "Forget April" still rejects April."""
+    for text in (
+        "Don't forget the clearance from March 2026 for Marcus.",
+        "Please don't ignore the March 2026 assessment: what was Marcus's clearance?",
+        "Marcus's clearance - never skip the March 2026 assessment.",
+    ):
+        assert targeted(PAPER_TASK, PAPER_MIS, text), text
+    reading = read_request(
+        Vocabulary.of(PAPER_TASK), "Marcus's clearance: forget April.", "security"
+    )
+    assert [(m.context, m.negated) for m in reading.contexts] == [("April 2026 assessment", True)]
+
+
+def test_the_options_as_the_answer_s_form_ask_which() -> None:
+    """ "Just passed or failed is fine" says a one-word answer will do: it asks which holds (it
+    was read as the options said not to matter, and the follow-up was not targeted)."""
+    for text in (
+        "Could you confirm Marcus's March 2026 clearance result? Just passed or failed is fine.",
+        "Marcus's clearance: a one-word answer (passed or failed) is fine.",
+        "Marcus's clearance - only passed or failed is fine, no detail.",
+        "Marcus's clearance: passed or failed is fine as a one-word answer.",
+    ):
+        assert targeted(TASK, INC, text), text
+    assert not targeted(TASK, INC, "Marcus's clearance: passed or failed is fine - either way.")
+
+
 def test_incomplete_rule_clause_by_clause() -> None:
     assert targeted(PAPER_TASK, PAPER_INC, "What is Marcus's exact hardrock experience?")
     assert targeted(PAPER_TASK, PAPER_INC, "You said 5 to 30 years. Which is it?")  # reference

@@ -144,11 +144,14 @@ EXACT_CANCELLED = [
     r"will|would|should)(?: be)? (?:fine|ok|okay|enough|good enough|sufficient|adequate|"
     r"acceptable|all i need|what i need|do)\b",
     # a choice between the options said not to matter: "passed or failed - either is fine",
-    # "pass or fail, I don't mind" (not after a question: "pass or fail? Either way, tell me")
-    r"\bzmem or(?: [^ |?]+)* zmem(?: \|)?(?: (?:it|that|i|we))? (?:(?:either|whichever|any|"
+    # "pass or fail, I don't mind" (not after a question: "pass or fail? Either way, tell me";
+    # nor the options as the answer's form: "just passed or failed is fine", "a one-word
+    # answer, passed or failed, is fine", "passed or failed is fine as an answer" ask which)
+    r"\bzmem or(?<!just zmem or)(?<!only zmem or)(?<!simply zmem or)(?<!answer zmem or)"
+    r"(?<!word zmem or)(?: [^ |?]+)* zmem(?: \|)?(?: (?:it|that|i|we))? (?:(?:either|whichever|any|"
     r"both)(?: one| of them| option| answer| result| way)? (?:is|are|will|would|should)(?: be)? "
     r"(?:fine|ok|okay|good|enough|acceptable|do)|(?:is|are|would be|will be) (?:fine|ok|okay|"
-    r"acceptable|good enough)|(?:do|does|would|will) not (?:mind|care|matter))\b",
+    r"acceptable|good enough)\b(?! as\b)|(?:do|does|would|will) not (?:mind|care|matter))\b",
 ]
 #: A yes/no question about one option ("Did he pass?") or a threshold ("Is it over 12?");
 #: "Can you send ...?" is a request, not a question about the value.
@@ -387,17 +390,44 @@ PLURAL_PRONOUNS = re.compile(r"\b(?:they|them|their|theirs)\b")
 #: ("rather than Marcus's April one" rejects the context) or, for a candidate, a fact ("forget
 #: Marcus's allowance" may leave out either), nor "not" but before a clause's end, another
 #: candidate or "but" ("not Marcus's April one" rejects a context; "why not Marcus?", "don't
-#: forget Marcus" leave no one out). Each pattern is screened by its own words and its tag
+#: forget Marcus" leave no one out), nor before the words of a reply about it ("rather than
+#: Marcus's range", "instead of the allowance you sent": the reply is left out, not what it is
+#: about), nor "except" or "(but) not" after what is said to be fine ("all fine except the
+#: allowance", "I have everything except Marcus", "Priya's is fine, but not Marcus's": the
+#: one left is the one asked about). Each pattern is screened by its own words and its tag
 #: (:mod:`._screen`).
+_SAID_FINE = ("fine", "good", "ok", "okay", "clear", "right", "correct", "exact", "out")
+"""the last words of a statement that something is fine ("checks out", "looks right")"""
+
+
+def _not_after_fine(word: str) -> str:
+    """Lookbehinds (after ``word``) that a statement that something is fine does not stand
+    just before ``word``, or before "but" before it."""
+    return "".join(f"(?<!{fine} {word})(?<!{fine} but {word})" for fine in _SAID_FINE)
+
+
 _LEAVE_OUT = (
     r"(?<!not )(?<!never )\b(?:rather than|instead of|other than|except|excepting|excluding|"
-    r"forget|ignore|skip|never mind)"
+    r"forget|ignore|skip|never mind)\b" + _not_after_fine("except") + r"(?<!everything except)"
 )
+_OF_A_REPLY = (
+    r"(?:[^ |?]+ )?(?:" + _RANGE_NOUNS + r"|options|answer|answers|reply|replies|response)"
+)
+"""the words of a reply after a candidate or a fact ("Marcus's earlier answer"; after a fact,
+"you" too: "the allowance you sent". Not after a candidate: "instead of Marcus, could you
+check Priya" leaves him out)"""
 EXCLUDED = [
-    _LEAVE_OUT + r"(?: for| about)? zcand\b(?! (?:zoth|zreq|zfact)\b)",
-    r"(?<!why )\bnot(?: for| about)? zcand\b(?= \|| zcand\b| but\b| zfact but\b)",
-    _LEAVE_OUT + r"(?: the| his| her| their| your| its)? zfact\b(?! (?:zoth|zreq)\b)",
-    r"(?<!why )\bnot(?: the| his| her| their| your| its)? zfact\b(?= \|| but\b)",
+    _LEAVE_OUT + r"(?: for| about)? zcand\b(?! (?:zoth|zreq|zfact|" + _OF_A_REPLY + r")\b)",
+    r"(?<!why )\bnot\b"
+    + _not_after_fine("not")
+    + r"(?: for| about)? zcand\b(?= \|| zcand\b| but\b| zfact but\b)",
+    _LEAVE_OUT
+    + r"(?: the| his| her| their| your| its)? zfact\b(?! (?:zoth|zreq|you|"
+    + _OF_A_REPLY
+    + r")\b)",
+    r"(?<!why )\bnot\b"
+    + _not_after_fine("not")
+    + r"(?: the| his| her| their| your| its)? zfact\b(?= \|| but\b)",
 ]
 
 # -- periods named by their order --------------------------------------------------------------

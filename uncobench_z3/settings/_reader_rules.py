@@ -18,7 +18,7 @@ from types import ModuleType
 
 from . import _phrases, _request_words, _vocabulary, _vocabulary_entries, _words
 
-READING_CODE = 1
+READING_CODE = 2
 """raise it when the reading of a follow-up changes other than through the tables"""
 
 _TABLE_MODULES = (_phrases, _request_words, _vocabulary, _vocabulary_entries, _words)

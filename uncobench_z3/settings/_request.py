@@ -296,6 +296,13 @@ def read_request(
     if hits.excluded and named:  # (a candidate named to be left out: few messages)
         position = stretch_positions(layout, written)
         kept, out = _named_and_left_out(CANDIDATES, matches, hits.excluded, position)
+        if (
+            out
+            and not kept
+            and focus in (None, *out)
+            and P.PRONOUNS.search(joined, hits.excluded[0][1])
+        ):
+            out = []  # "everything is clear except Marcus - his exact years?": "his" is him
         if out:  # "not Marcus - Priya's years": Priya; "all but Marcus", "not Marcus": the others
             named = (
                 kept

@@ -178,6 +178,8 @@ def _negated(words: list[str], at: int) -> bool:
     for k in range(at - 1, start - 1, -1):
         word = words[k]
         if word in _NEGATORS:
+            if k > 0 and word in _LEFT_OUT and words[k - 1] in _UNDONE:
+                return False  # "don't forget the March one", "never ignore March": wanted
             return not (k > 0 and words[k - 1] in _DID and words[k + 1] in _SENT)
         if word in _ENDS_NEGATION or word in _GOT:
             return False
@@ -185,6 +187,12 @@ def _negated(words: list[str], at: int) -> bool:
 
 
 _ENDS_NEGATION = frozenset(["|", "?", "but", "zreq"])
+_LEFT_OUT = frozenset(
+    ["ignore", "ignoring", "disregard", "discard", "drop", "forget", "skip", "scrap"]
+)
+_UNDONE = frozenset(["not", "never"])
+"""a negator of a verb of leaving out (:data:`_LEFT_OUT`) undoes it: "do not forget March"
+names March to be used"""
 _GOT = P.word_set(
     """
     get gets got gotten getting receive received receiving have has had having see saw seen
