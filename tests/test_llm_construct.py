@@ -156,6 +156,24 @@ async def test_renderer_keeps_values_and_check_catches_losses() -> None:
     )
 
 
+def test_every_lost_record_line_is_found() -> None:
+    """A record is kept only with its candidate, context and value together: each part found
+    somewhere in the role's text let a lost line pass (its value stood in another record,
+    ``5`` in ``15``), and so did verify's check of a model-rendered group."""
+    task, template = _instance()
+    for role, lines in template.records.items():
+        for k, line in enumerate(lines):
+            kept = "\n".join(lines[:k] + lines[k + 1 :])
+            assert surviving_problems(task, role, kept), f"{role}: lost {line!r} unnoticed"
+        # a list grouped under each candidate's name keeps every record
+        grouped = []
+        for candidate in task.candidates:
+            name = task.candidate_name(candidate)
+            grouped.append(f"{name}:")
+            grouped += [f"- {ln.replace(name, 'this one')}" for ln in lines if name in ln]
+        assert surviving_problems(task, role, "\n".join(grouped)) == []
+
+
 async def test_validator_needs_three_matching_runs() -> None:
     task, template = _instance()
     assert await validate_with_llm(get_model("fakellm/v"), task, template, task.outcome(), 5) == []
