@@ -29,6 +29,7 @@ from uncobench_z3.construct import (
     surviving_problems,
     validate_with_llm,
 )
+from uncobench_z3.construct import _pipeline as pipeline
 from uncobench_z3.errors import ConfigError
 from uncobench_z3.models import (
     ChatMessage,
@@ -257,3 +258,16 @@ def test_build_with_llm_stages(tmp_path: Path) -> None:
         forged = group.model_copy(update={"rendered": rendered})
         assert check_rendering(forged).verdict == Verdict.REFUTED
     assert re.search(r"generator", json.dumps(result.manifest["config"]))
+
+
+def test_a_generator_that_fails_every_spec_is_not_blamed_on_the_solver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build that keeps nothing named a solver budget whatever the rejection; a model
+    that never calls submit_spec is not helped by --rlimit."""
+    monkeypatch.setattr(pipeline, "MAX_CANDIDATES_PER_GROUP", 1)
+    monkeypatch.setattr(pipeline, "MIN_CANDIDATES", 0)
+    stages = LLMStages(generator=ModelRef("mock/echo", cache=False))
+    with pytest.raises(ConfigError, match="no submit_spec tool call") as caught:
+        build_benchmark(tmp_path / "b", groups=1, workers=1, stages=stages)
+    assert "--rlimit" not in str(caught.value)
