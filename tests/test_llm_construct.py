@@ -124,6 +124,27 @@ async def test_generator_repairs_once() -> None:
     assert "no submit_spec" in no_call
 
 
+async def test_the_repair_answers_every_call_of_the_turn() -> None:
+    """Two submit_spec calls in one turn: the repair answered the first alone, and a call
+    left without its result is a conversation the OpenAI and Anthropic APIs refuse (400)."""
+    draft = SpecGenerator(LIBRARY, 3).draft(0)
+    good = json.loads(draft.spec.model_dump_json(exclude={"records"}))
+    bad = {**good, "candidates": good["candidates"][:2]}
+    both = (
+        ToolCall(id="a1", function="submit_spec", arguments=bad),
+        ToolCall(id="a2", function="submit_spec", arguments=good),
+    )
+    again = ToolCall(id="b", function="submit_spec", arguments=good)
+    model = get_model(
+        "mock/gen5", outputs=[ModelOutput(tool_calls=both), ModelOutput(tool_calls=(again,))]
+    )
+    await generate_spec(model, draft, [])
+    sent = model.provider.calls[1].messages  # type: ignore[attr-defined]
+    answers = {m.tool_call_id: m.content for m in sent if m.role == "tool"}
+    assert set(answers) == {"a1", "a2"}
+    assert "exactly 3 candidates" in answers["a1"] and "Not read" in answers["a2"]
+
+
 async def _rejects(model, draft) -> str:  # type: ignore[no-untyped-def]
     with pytest.raises(SpecRejected) as caught:
         await generate_spec(model, draft, [])

@@ -245,6 +245,9 @@ def _spec_problems(output: ModelOutput, draft: Draft) -> tuple[TaskSpec | None, 
     return spec, [str(p) for p in found]
 
 
+_NOT_READ = "Not read: only the first submit_spec call of a turn is read."
+
+
 async def generate_spec(model: Model, draft: Draft, recent: list[str]) -> Draft:
     """Ask the model for a spec like ``draft`` (same domain, operation and plan)."""
     none_note = (
@@ -266,10 +269,16 @@ async def generate_spec(model: Model, draft: Draft, recent: list[str]) -> Draft:
     output = await model.generate(messages, tools=[tool], tool_choice="submit_spec")
     spec, problems = _spec_problems(output, draft)
     if problems:
-        call = output.tool_calls[0] if output.tool_calls else None
         repair = prompt("generators", "repair_spec.md").substitute(problems="\n".join(problems))
         messages.append(output.message)
-        messages.append(ChatMessage.tool(repair, call) if call else ChatMessage.user(repair))
+        if not output.tool_calls:
+            messages.append(ChatMessage.user(repair))
+        read = next((c for c in output.tool_calls if c.function == "submit_spec"), None)
+        # every call of the turn gets its result (the APIs refuse a conversation that leaves
+        # one without); the problems go with the call that was read
+        for call in output.tool_calls:
+            answer = repair if call is (read or output.tool_calls[0]) else _NOT_READ
+            messages.append(ChatMessage.tool(answer, call))
         output = await model.generate(messages, tools=[tool], tool_choice="submit_spec")
         spec, problems = _spec_problems(output, draft)
     if problems or spec is None:
