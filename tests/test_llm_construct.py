@@ -196,6 +196,17 @@ def test_every_lost_record_line_is_found() -> None:
         assert surviving_problems(task, role, "\n".join(grouped)) == []
 
 
+@pytest.mark.parametrize("stop", ["max_tokens", "content_filter"])
+async def test_a_question_cut_short_is_not_the_tasks(stop: str) -> None:
+    """A rephrased question cut at its token limit went into the task text agents read."""
+    task, template = _instance()
+    cut = ModelOutput(text="Please decide which of the three", stop_reason=stop)  # type: ignore[arg-type]
+    records = [ModelOutput(text="\n".join(lines)) for lines in template.records.values()]
+    model = get_model("mock/cut", outputs=[cut, *records])
+    rendered, problems = await render_with_llm(model, task, template)
+    assert problems == [] and rendered.task_text == template.task_text
+
+
 async def test_validator_needs_three_matching_runs() -> None:
     task, template = _instance()
     assert await validate_with_llm(get_model("fakellm/v"), task, template, task.outcome(), 5) == []

@@ -374,8 +374,10 @@ async def render_with_llm(
     question_prompt = prompt("generators", "render_question.md").substitute(
         question=task.spec.question
     )
-    question = (await model.generate([ChatMessage.user(question_prompt)])).text.strip()
-    if not question or "\n\n" in question:
+    asked = await model.generate([ChatMessage.user(question_prompt)])
+    question = asked.text.strip()
+    # (a reply cut at its token limit, or by a content filter, is no whole question)
+    if not question or "\n\n" in question or asked.stop_reason in ("max_tokens", "content_filter"):
         question = task.spec.question
     records: dict[str, list[str]] = {}
     problems: list[str] = []
