@@ -218,6 +218,18 @@ def test_an_audit_with_verdicts_is_not_overwritten(bench: Path, tmp_path: Path) 
     assert audit_agreement(read_audit(out))[-1].judged == 0
 
 
+def test_an_empty_audit_file_is_written(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only verdicts are protected: an empty file (``touch``, ``mktemp``) was refused as an
+    audit file that "holds no audit items; make some with `uncobench audit sample`"."""
+    out = tmp_path / "audit.jsonl"
+    out.write_text("")
+    result = run_cli(capsys, "audit", "sample", str(bench), "--per-stage", "2", "--out", str(out))
+    assert result.code == 0, result
+    assert len(read_audit(out)) == len(sample_audit(bench, per_stage=2)[0])
+
+
 def test_record_unknown_item(
     bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

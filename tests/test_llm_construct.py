@@ -29,6 +29,7 @@ from uncobench_z3.construct import (
     surviving_problems,
     validate_with_llm,
 )
+from uncobench_z3.construct import _pipeline as pipeline
 from uncobench_z3.errors import ConfigError
 from uncobench_z3.models import (
     ChatMessage,
@@ -123,6 +124,27 @@ async def test_generator_repairs_once() -> None:
     assert "no submit_spec" in no_call
 
 
+async def test_the_repair_answers_every_call_of_the_turn() -> None:
+    """Two submit_spec calls in one turn: the repair answered the first alone, and a call
+    left without its result is a conversation the OpenAI and Anthropic APIs refuse (400)."""
+    draft = SpecGenerator(LIBRARY, 3).draft(0)
+    good = json.loads(draft.spec.model_dump_json(exclude={"records"}))
+    bad = {**good, "candidates": good["candidates"][:2]}
+    both = (
+        ToolCall(id="a1", function="submit_spec", arguments=bad),
+        ToolCall(id="a2", function="submit_spec", arguments=good),
+    )
+    again = ToolCall(id="b", function="submit_spec", arguments=good)
+    model = get_model(
+        "mock/gen5", outputs=[ModelOutput(tool_calls=both), ModelOutput(tool_calls=(again,))]
+    )
+    await generate_spec(model, draft, [])
+    sent = model.provider.calls[1].messages  # type: ignore[attr-defined]
+    answers = {m.tool_call_id: m.content for m in sent if m.role == "tool"}
+    assert set(answers) == {"a1", "a2"}
+    assert "exactly 3 candidates" in answers["a1"] and "Not read" in answers["a2"]
+
+
 async def _rejects(model, draft) -> str:  # type: ignore[no-untyped-def]
     with pytest.raises(SpecRejected) as caught:
         await generate_spec(model, draft, [])
@@ -154,6 +176,35 @@ async def test_renderer_keeps_values_and_check_catches_losses() -> None:
     assert any(
         p.startswith("fact lost in rendering") for p in surviving_problems(task, role, damaged)
     )
+
+
+def test_every_lost_record_line_is_found() -> None:
+    """A record is kept only with its candidate, context and value together: each part found
+    somewhere in the role's text let a lost line pass (its value stood in another record,
+    ``5`` in ``15``), and so did verify's check of a model-rendered group."""
+    task, template = _instance()
+    for role, lines in template.records.items():
+        for k, line in enumerate(lines):
+            kept = "\n".join(lines[:k] + lines[k + 1 :])
+            assert surviving_problems(task, role, kept), f"{role}: lost {line!r} unnoticed"
+        # a list grouped under each candidate's name keeps every record
+        grouped = []
+        for candidate in task.candidates:
+            name = task.candidate_name(candidate)
+            grouped.append(f"{name}:")
+            grouped += [f"- {ln.replace(name, 'this one')}" for ln in lines if name in ln]
+        assert surviving_problems(task, role, "\n".join(grouped)) == []
+
+
+@pytest.mark.parametrize("stop", ["max_tokens", "content_filter"])
+async def test_a_question_cut_short_is_not_the_tasks(stop: str) -> None:
+    """A rephrased question cut at its token limit went into the task text agents read."""
+    task, template = _instance()
+    cut = ModelOutput(text="Please decide which of the three", stop_reason=stop)  # type: ignore[arg-type]
+    records = [ModelOutput(text="\n".join(lines)) for lines in template.records.values()]
+    model = get_model("mock/cut", outputs=[cut, *records])
+    rendered, problems = await render_with_llm(model, task, template)
+    assert problems == [] and rendered.task_text == template.task_text
 
 
 async def test_validator_needs_three_matching_runs() -> None:
@@ -239,3 +290,16 @@ def test_build_with_llm_stages(tmp_path: Path) -> None:
         forged = group.model_copy(update={"rendered": rendered})
         assert check_rendering(forged).verdict == Verdict.REFUTED
     assert re.search(r"generator", json.dumps(result.manifest["config"]))
+
+
+def test_a_generator_that_fails_every_spec_is_not_blamed_on_the_solver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build that keeps nothing named a solver budget whatever the rejection; a model
+    that never calls submit_spec is not helped by --rlimit."""
+    monkeypatch.setattr(pipeline, "MAX_CANDIDATES_PER_GROUP", 1)
+    monkeypatch.setattr(pipeline, "MIN_CANDIDATES", 0)
+    stages = LLMStages(generator=ModelRef("mock/echo", cache=False))
+    with pytest.raises(ConfigError, match="no submit_spec tool call") as caught:
+        build_benchmark(tmp_path / "b", groups=1, workers=1, stages=stages)
+    assert "--rlimit" not in str(caught.value)

@@ -192,7 +192,8 @@ def _line(data: dict[str, Any]) -> str:
 def write_audit(path: str | Path, items: Sequence[AuditItem], force: bool = False) -> None:
     """Write a new audit file; one holding human verdicts is kept unless ``force``."""
     target = Path(path)
-    if target.exists() and not force:
+    # (an empty file, made by ``touch`` or ``mktemp``, holds nothing to keep)
+    if target.exists() and not force and read_utf8(target).strip():
         judged = [item.item for item in read_audit(target) if item.human is not None]
         if judged:
             raise ConfigError(

@@ -245,6 +245,9 @@ def _spec_problems(output: ModelOutput, draft: Draft) -> tuple[TaskSpec | None, 
     return spec, [str(p) for p in found]
 
 
+_NOT_READ = "Not read: only the first submit_spec call of a turn is read."
+
+
 async def generate_spec(model: Model, draft: Draft, recent: list[str]) -> Draft:
     """Ask the model for a spec like ``draft`` (same domain, operation and plan)."""
     none_note = (
@@ -266,10 +269,16 @@ async def generate_spec(model: Model, draft: Draft, recent: list[str]) -> Draft:
     output = await model.generate(messages, tools=[tool], tool_choice="submit_spec")
     spec, problems = _spec_problems(output, draft)
     if problems:
-        call = output.tool_calls[0] if output.tool_calls else None
         repair = prompt("generators", "repair_spec.md").substitute(problems="\n".join(problems))
         messages.append(output.message)
-        messages.append(ChatMessage.tool(repair, call) if call else ChatMessage.user(repair))
+        if not output.tool_calls:
+            messages.append(ChatMessage.user(repair))
+        read = next((c for c in output.tool_calls if c.function == "submit_spec"), None)
+        # every call of the turn gets its result (the APIs refuse a conversation that leaves
+        # one without); the problems go with the call that was read
+        for call in output.tool_calls:
+            answer = repair if call is (read or output.tool_calls[0]) else _NOT_READ
+            messages.append(ChatMessage.tool(answer, call))
         output = await model.generate(messages, tools=[tool], tool_choice="submit_spec")
         spec, problems = _spec_problems(output, draft)
     if problems or spec is None:
@@ -306,27 +315,57 @@ def value_variants(task: TypedTask, fact_key: str, value: Value) -> list[str]:
 
 
 def surviving_problems(task: TypedTask, role: str, text: str) -> list[str]:
-    """Every record of ``role`` must keep its candidate, context and value in ``text``."""
-    lowered = text.lower()
+    """Every record of ``role`` must keep its candidate, context and value together in
+    ``text``: on one line, which may take its candidate or context from the nearest line above
+    that names one (a heading of a list grouped by candidate or by context). Each part found
+    anywhere in the text would not do: a lost record's value usually stands in another record
+    (``5`` in ``15`` or in a date), and its candidate and context always do."""
+    lines = [line.lower() for line in text.splitlines() if line.strip()]
+    names = {candidate: task.candidate_name(candidate).lower() for candidate in task.candidates}
+    records = [
+        (candidate, key, context, value)
+        for candidate in task.candidates
+        for key in task.facts_of(role)
+        for context, value in [
+            (task.facts[key].context, task.values[(candidate, key)]),
+            *sorted(task.alternatives.get((candidate, key), {}).items()),
+        ]
+    ]
+    contexts = {context.lower() for _, _, context, _ in records}
+    # what each line speaks of: the candidates and contexts it names, else the nearest above's
+    scopes: list[tuple[set[str], set[str]]] = []
+    about: set[str] = set()
+    within: set[str] = set()
+    for line in lines:
+        about = {c for c, name in names.items() if name in line} or about
+        within = {context for context in contexts if context in line} or within
+        scopes.append((about, within))
     problems = []
-    for candidate in task.candidates:
-        name = task.candidate_name(candidate)
-        for key in task.facts_of(role):
-            fact = task.facts[key]
-            records = [(fact.context, task.values[(candidate, key)])]
-            records += sorted(task.alternatives.get((candidate, key), {}).items())
-            for context, value in records:
-                missing = [part for part, present in (
-                    ("candidate", name.lower() in lowered),
-                    ("context", context.lower() in lowered),
-                    ("value", any(v.lower() in lowered for v in value_variants(task, key, value))),
-                ) if not present]  # fmt: skip
-                if missing:
-                    problems.append(
-                        f"fact lost in rendering: {name}'s {fact.label} ({context}): "
-                        f"{', '.join(missing)} missing"
-                    )
+    for candidate, key, context, value in records:
+        written = [_written(v) for v in value_variants(task, key, value)]
+        if any(
+            candidate in about and context.lower() in within and pattern.search(line)
+            for line, (about, within) in zip(lines, scopes, strict=True)
+            for pattern in written
+        ):
+            continue
+        missing = [part for part, present in (
+            ("candidate", any(names[candidate] in line for line in lines)),
+            ("context", any(context.lower() in line for line in lines)),
+            ("value", any(pattern.search(line) for pattern in written for line in lines)),
+        ) if not present]  # fmt: skip
+        fact = task.facts[key]
+        problems.append(
+            f"fact lost in rendering: {task.candidate_name(candidate)}'s {fact.label} ({context}): "
+            + (f"{', '.join(missing)} missing" if missing else "not with its candidate and context")
+        )
     return problems
+
+
+def _written(variant: str) -> re.Pattern[str]:
+    """A value as written, not as part of a longer number or word (``5`` is not in ``15``,
+    ``5.5`` or ``5th``)."""
+    return re.compile(rf"(?<![\w.]){re.escape(variant.lower())}(?![\w]|[.,]\d)")
 
 
 async def render_with_llm(
@@ -335,8 +374,10 @@ async def render_with_llm(
     question_prompt = prompt("generators", "render_question.md").substitute(
         question=task.spec.question
     )
-    question = (await model.generate([ChatMessage.user(question_prompt)])).text.strip()
-    if not question or "\n\n" in question:
+    asked = await model.generate([ChatMessage.user(question_prompt)])
+    question = asked.text.strip()
+    # (a reply cut at its token limit, or by a content filter, is no whole question)
+    if not question or "\n\n" in question or asked.stop_reason in ("max_tokens", "content_filter"):
         question = task.spec.question
     records: dict[str, list[str]] = {}
     problems: list[str] = []

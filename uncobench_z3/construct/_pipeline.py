@@ -474,10 +474,17 @@ def _check_yield(out: Path, chunks: dict[int, list[CandidateOutcome]], groups: i
         return
     reasons = Counter(f"{o.stage}: {o.reason}" for o in outcomes if not o.retained)
     common, count = reasons.most_common(1)[0] if reasons else ("-", 0)
+    # (the solver's budget decides logical verification only: a generator model whose specs
+    # all fail their checks is not helped by a larger one)
+    budget = (
+        "; a solver budget (--timeout-ms, --rlimit) may be too small"
+        if common.startswith("logical_verification:")
+        else ""
+    )
     raise ConfigError(
         f"only {kept} of {groups} groups kept after {len(outcomes)} candidates (most common "
-        f"rejection, {count} times: {common}); a solver budget (--timeout-ms, --rlimit) may be "
-        f"too small. The finished work stays in {out / WORK_DIR}"
+        f"rejection, {count} times: {common}){budget}. The finished work stays in "
+        f"{out / WORK_DIR}"
     )
 
 
