@@ -357,6 +357,14 @@ def _share(trials: Mapping[Trial, SampleRecord], justified: bool = False) -> Fra
     return Fraction(good, len(trials))
 
 
+def group_mean_accuracy(samples: Iterable[SampleRecord]) -> Fraction | None:
+    """One cell's ``accuracy`` without its interval (the mean over groups of each group's
+    share of correct trials; None without a scored sample): for a figure on a subset of a
+    cell's groups, where the bootstrap is not wanted."""
+    shares = [_share(trials) for trials in by_group_and_trial(samples).values()]
+    return sum(shares, Fraction(0)) / len(shares) if shares else None
+
+
 def _label(sample: SampleRecord) -> str:
     return "unknown" if sample.justification is None else sample.justification.label
 

@@ -113,11 +113,8 @@ def sample_prompts(config: RunConfig, agent: str, arm: InterventionArm) -> str:
     parts = []
     if is_model_agent(agent):
         parts.append(f"instructions:{config.instructions_hash}")
-    if config.prompts_hash and (
-        read := prompts_digest(
-            config.colleague, config.colleague_mode, config.followup_reader, (arm,)
-        )
-    ):
+    read = prompts_digest(config.colleague, config.colleague_mode, config.followup_reader, (arm,))
+    if read:
         parts.append(f"prompts:{read}")
     return "+".join(parts)
 

@@ -14,9 +14,9 @@ from ..evaluation import (
     GroupKey,
     SampleRecord,
     SettingMetrics,
-    by_group_and_trial,
     cells,
     configuration_of,
+    group_mean_accuracy,
     group_of,
     is_scored,
 )
@@ -163,9 +163,9 @@ def single_defects_on_mixed_groups(
     ]
     accuracies = {}
     for (label, setting, _arm), cell in cells(chosen).items():
-        groups = by_group_and_trial(cell)
-        shares = [Fraction(sum(t.correct for t in g.values()), len(g)) for g in groups.values()]
-        accuracies[label, setting] = sum(shares, Fraction(0)) / len(shares)
+        accuracy = group_mean_accuracy(cell)
+        if accuracy is not None:
+            accuracies[label, setting] = accuracy
     return accuracies
 
 
@@ -175,10 +175,10 @@ def mixed_table(
     """Mixed beside each single defect. With ``same_groups``
     (:func:`single_defects_on_mixed_groups`) the single defects, the hardest of them and the
     gap are on the Mixed groups; without, on all groups (as ``metrics.json``'s cells)."""
-    cells_ = plain(metrics)
-    found = {(row_label(m), m.setting): m for m in cells_}
+    shown = plain(metrics)
+    found = {(row_label(m), m.setting): m for m in shown}
     rows = []
-    for agent in dict.fromkeys(row_label(m) for m in cells_ if m.setting == "mixed"):
+    for agent in dict.fromkeys(row_label(m) for m in shown if m.setting == "mixed"):
         mixed = found[(agent, "mixed")]
         singles: dict[str, Fraction | None] = {}
         for setting in SINGLE_DEFECTS:

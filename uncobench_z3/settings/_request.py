@@ -293,6 +293,8 @@ def read_request(
         pronoun = focus
         named.append(focus)
     all_candidates = hits.all_candidates is not None
+    # (the tokens' places in the tagged words, made once when a reading below needs them)
+    position: list[int] | None = None
     if hits.excluded and named:  # (a candidate named to be left out: few messages)
         position = stretch_positions(layout, written)
         kept, out = _named_and_left_out(CANDIDATES, matches, hits.excluded, position)
@@ -316,14 +318,16 @@ def read_request(
     if members:
         facts.update([f for f, _ in members])
     if weak:
-        position = stretch_positions(layout, written)
+        if position is None:
+            position = stretch_positions(layout, written)
         in_context = _in_context(words, position, _to_read(matches))
         _facts_from_weak_words(facts, role_facts, weak, in_context, None)
     if named_contexts and not facts & role_facts:  # (else the contexts' words name no fact)
         worded = [(m.ref[0], _span(text, tokens, m.indexes)) for m in named_contexts]
         _fact_from_contexts(facts, role_facts, worded, None)
     if hits.excluded and facts:  # "forget the allowance - his availability date?"
-        position = stretch_positions(layout, written)
+        if position is None:
+            position = stretch_positions(layout, written)
         facts.difference_update(_named_and_left_out(FACTS, matches, hits.excluded, position)[1])
     # (made as :func:`made_frozen` makes one, but for the fields :class:`_MadeOnDemand`
     # makes from what is kept under _REST when one is first read)
